@@ -1,0 +1,345 @@
+//! The step loop: apply every event of the next event time in the documented order, then invoke
+//! the policy once.
+//!
+//! Same-time order: job completions; downtime ends; maintenance announcements and downtime
+//! starts; job submissions. Then one scheduling invocation sees their combined effect.
+
+use std::sync::Arc;
+
+use crate::engine::record::RunLog;
+use crate::engine::state::{Completion, Running, SimState};
+use crate::engine::view::View;
+use crate::error::{CoreError, Result};
+use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun};
+use crate::sched::admission::Admission;
+use crate::sched::{Decision, Policy};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum BoundaryKind {
+    End,
+    Announce,
+    Begin,
+}
+
+impl BoundaryKind {
+    /// Ends come before announcements and starts at the same instant.
+    fn rank(self) -> u8 {
+        match self {
+            BoundaryKind::End => 0,
+            BoundaryKind::Announce | BoundaryKind::Begin => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Boundary {
+    time: f64,
+    kind: BoundaryKind,
+    window: u32,
+}
+
+/// The immutable inputs of a run, shared by every clone of its state.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub jobs: JobTable,
+    pub machine: Machine,
+    pub calendar: Calendar,
+    pub overrun: Overrun,
+    boundaries: Vec<Boundary>,
+}
+
+impl Inputs {
+    pub fn new(jobs: JobTable, machine: Machine, calendar: Calendar, overrun: Overrun) -> Result<Self> {
+        if machine.nodes == 0 {
+            return Err(CoreError::input("the machine has 0 nodes"));
+        }
+        if let Some(job) = jobs.iter().find(|j| j.nodes > machine.nodes) {
+            return Err(CoreError::input(format!(
+                "job {} needs {} nodes, more than the machine's {}",
+                job.id, job.nodes, machine.nodes
+            )));
+        }
+        let mut boundaries = Vec::with_capacity(calendar.windows().len() * 3);
+        for (i, w) in calendar.windows().iter().enumerate() {
+            let window = i as u32;
+            if w.kind == DowntimeKind::Scheduled {
+                let time = calendar.announced_at(w);
+                boundaries.push(Boundary { time, kind: BoundaryKind::Announce, window });
+            }
+            boundaries.push(Boundary { time: w.start, kind: BoundaryKind::Begin, window });
+            boundaries.push(Boundary { time: w.end, kind: BoundaryKind::End, window });
+        }
+        boundaries.sort_by(|a, b| {
+            a.time
+                .total_cmp(&b.time)
+                .then(a.kind.rank().cmp(&b.kind.rank()))
+                .then(a.window.cmp(&b.window))
+                .then(a.kind.cmp(&b.kind))
+        });
+        Ok(Inputs { jobs, machine, calendar, overrun, boundaries })
+    }
+}
+
+/// A simulation in progress: shared inputs, the small mutable state, and the run's record.
+pub struct Engine {
+    inputs: Arc<Inputs>,
+    state: SimState,
+    log: RunLog,
+    decision: Decision,
+}
+
+impl Engine {
+    pub fn new(inputs: Arc<Inputs>) -> Self {
+        let log = RunLog::new(inputs.jobs.len());
+        let now = inputs.jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
+        let state = SimState { now, ..SimState::default() };
+        Engine { inputs, state, log, decision: Decision::default() }
+    }
+
+    pub fn inputs(&self) -> &Arc<Inputs> {
+        &self.inputs
+    }
+
+    pub fn now(&self) -> f64 {
+        self.state.now
+    }
+
+    pub fn state(&self) -> &SimState {
+        &self.state
+    }
+
+    pub fn log(&self) -> &RunLog {
+        &self.log
+    }
+
+    pub fn into_log(self) -> RunLog {
+        self.log
+    }
+
+    /// Jobs submitted so far.
+    pub fn submitted(&self) -> usize {
+        self.state.next_submit as usize
+    }
+
+    /// Time of the next event, or `None` when the run is over.
+    pub fn peek(&self) -> Option<f64> {
+        let s = &self.state;
+        let mut next = f64::INFINITY;
+        if let Some(c) = s.completions.peek() {
+            next = next.min(c.end);
+        }
+        if let Some(job) = (s.next_submit as usize).lt(&self.inputs.jobs.len()).then_some(s.next_submit) {
+            next = next.min(self.inputs.jobs.get(job).submit);
+        }
+        if let Some(b) = self.inputs.boundaries.get(s.next_boundary as usize) {
+            next = next.min(b.time);
+        }
+        next.is_finite().then_some(next)
+    }
+
+    /// Processes every event of the next event time, then invokes `policy` once.
+    /// Returns `false` when there was nothing left to do.
+    pub fn step(&mut self, policy: &mut dyn Policy) -> Result<bool> {
+        let Some(t) = self.peek() else { return Ok(false) };
+        self.state.now = t;
+        self.log.event_times += 1;
+        self.complete_jobs(t);
+        self.apply_boundaries(t);
+        self.submit_jobs(t);
+        if !self.state.queue.is_empty() {
+            self.log.invocations += 1;
+            let mut decision = std::mem::take(&mut self.decision);
+            decision.clear();
+            policy.decide(&self.view(), &mut decision);
+            let applied = self.apply(&decision);
+            self.decision = decision;
+            applied?;
+        }
+        Ok(true)
+    }
+
+    /// Steps while the next event time is at most `until`.
+    pub fn run_until(&mut self, until: f64, policy: &mut dyn Policy) -> Result<()> {
+        while self.peek().is_some_and(|t| t <= until) {
+            self.step(policy)?;
+        }
+        Ok(())
+    }
+
+    /// Runs to the end of the workload.
+    pub fn run(&mut self, policy: &mut dyn Policy) -> Result<()> {
+        while self.step(policy)? {}
+        Ok(())
+    }
+
+    pub fn view(&self) -> View<'_> {
+        let s = &self.state;
+        let capacity = self.inputs.machine.nodes - s.down;
+        View {
+            now: s.now,
+            jobs: &self.inputs.jobs,
+            machine_nodes: self.inputs.machine.nodes,
+            free: capacity.saturating_sub(s.busy),
+            queue: &s.queue,
+            running: &s.running,
+            partial_down: &s.partial_down,
+            announced: &s.announced,
+        }
+    }
+
+    fn complete_jobs(&mut self, t: f64) {
+        while let Some(c) = self.state.completions.peek().copied() {
+            if c.end > t {
+                break;
+            }
+            self.state.completions.pop();
+            self.state.remove_running(c.job, c.requested_end);
+            self.state.busy -= self.inputs.jobs.get(c.job).nodes;
+        }
+    }
+
+    fn submit_jobs(&mut self, t: f64) {
+        let jobs = &self.inputs.jobs;
+        while (self.state.next_submit as usize) < jobs.len()
+            && jobs.get(self.state.next_submit).submit <= t
+        {
+            self.state.queue.push(self.state.next_submit);
+            self.state.next_submit += 1;
+        }
+    }
+
+    fn apply_boundaries(&mut self, t: f64) {
+        let inputs = Arc::clone(&self.inputs);
+        while let Some(b) = inputs.boundaries.get(self.state.next_boundary as usize) {
+            if b.time > t {
+                break;
+            }
+            self.state.next_boundary += 1;
+            let window = inputs.calendar.windows()[b.window as usize];
+            let nodes_down = window.nodes_down(inputs.machine.nodes);
+            let s = &mut self.state;
+            match b.kind {
+                BoundaryKind::Announce => s.announced.push(window),
+                BoundaryKind::Begin => {
+                    if window.kind == DowntimeKind::Scheduled {
+                        if let Some(pos) = s.announced.iter().position(|w| *w == window) {
+                            s.announced.remove(pos);
+                        }
+                    }
+                    s.active.push((b.window, window.end, nodes_down));
+                    self.refresh_down();
+                    self.kill_for_capacity(t);
+                }
+                BoundaryKind::End => {
+                    if let Some(pos) = s.active.iter().position(|a| a.0 == b.window) {
+                        s.active.remove(pos);
+                    }
+                    self.refresh_down();
+                }
+            }
+        }
+    }
+
+    fn refresh_down(&mut self) {
+        let n = self.inputs.machine.nodes;
+        let s = &mut self.state;
+        let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
+        s.down = total.min(u64::from(n)) as u32;
+        s.partial_down.clear();
+        s.partial_down.extend(s.active.iter().filter(|a| a.2 < n).map(|a| (a.1, a.2)));
+        s.partial_down.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+
+    /// At a window's start, kills running jobs until the remaining nodes hold them: all of them
+    /// for a whole-machine window, else the most recently started first. Killed jobs go back to
+    /// the front of the queue, in FCFS order, with their original submit time.
+    fn kill_for_capacity(&mut self, t: f64) {
+        let capacity = self.inputs.machine.nodes - self.state.down;
+        if self.state.busy <= capacity {
+            return;
+        }
+        let mut victims: Vec<Running> = self.state.running.clone();
+        victims.sort_by(|a, b| b.start.total_cmp(&a.start).then(b.job.cmp(&a.job)));
+        let mut killed = Vec::new();
+        for v in victims {
+            if self.state.busy <= capacity {
+                break;
+            }
+            self.state.remove_running(v.job, v.requested_end);
+            self.state.busy -= self.inputs.jobs.get(v.job).nodes;
+            self.log.lost_attempts.push((v.job, v.start, t));
+            self.log.requeues[v.job as usize] += 1;
+            self.log.start[v.job as usize] = f64::NAN;
+            self.log.end[v.job as usize] = f64::NAN;
+            self.log.killed[v.job as usize] = false;
+            killed.push(v.job);
+        }
+        self.state.completions.retain(|c| !killed.contains(&c.job));
+        killed.sort_unstable();
+        self.state.queue.splice(0..0, killed);
+    }
+
+    /// Validates and applies a decision: the only place jobs start.
+    fn apply(&mut self, decision: &Decision) -> Result<()> {
+        if decision.starts.is_empty() {
+            return Ok(());
+        }
+        let mut admission = Admission::new(&self.view());
+        let mut free = self.view().free;
+        let now = self.state.now;
+        let inputs = Arc::clone(&self.inputs);
+        for start in &decision.starts {
+            let queued = self.state.queue.get(start.pos as usize).copied();
+            if queued != Some(start.job) {
+                return Err(CoreError::decision(format!(
+                    "job index {} is not at queue position {}",
+                    start.job, start.pos
+                )));
+            }
+            let job = inputs.jobs.get(start.job);
+            let requested_end = now + job.requested_time;
+            if job.nodes > free {
+                return Err(CoreError::decision(format!(
+                    "job {} needs {} nodes but only {free} are free",
+                    job.id, job.nodes
+                )));
+            }
+            if !admission.admits(requested_end, job.nodes) {
+                return Err(CoreError::decision(format!(
+                    "job {} would run into an announced maintenance window",
+                    job.id
+                )));
+            }
+            admission.commit(requested_end, job.nodes);
+            free -= job.nodes;
+            let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;
+            let end = now + if killed { job.requested_time } else { job.run_time };
+            let j = start.job as usize;
+            self.log.start[j] = now;
+            self.log.end[j] = end;
+            self.log.start_kind[j] = start.kind;
+            self.log.killed[j] = killed;
+            self.state.insert_running(Running { requested_end, job: start.job, start: now });
+            self.state.completions.push(Completion { end, job: start.job, requested_end });
+            self.state.busy += job.nodes;
+        }
+        remove_positions(&mut self.state.queue, decision);
+        Ok(())
+    }
+}
+
+/// Removes the started positions from the queue, keeping the order of the rest.
+fn remove_positions(queue: &mut Vec<u32>, decision: &Decision) {
+    let mut positions: Vec<u32> = decision.starts.iter().map(|s| s.pos).collect();
+    positions.sort_unstable();
+    let mut next = positions.iter().peekable();
+    let mut index = 0u32;
+    queue.retain(|_| {
+        let keep = next.peek() != Some(&&index);
+        if !keep {
+            next.next();
+        }
+        index += 1;
+        keep
+    });
+}

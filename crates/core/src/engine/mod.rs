@@ -1,0 +1,11 @@
+//! The discrete-event engine: state, events, the step loop and what it records.
+
+mod core;
+mod record;
+mod state;
+mod view;
+
+pub use self::core::{Engine, Inputs};
+pub use record::RunLog;
+pub use state::{Running, SimState};
+pub use view::View;

@@ -1,0 +1,93 @@
+//! The mutable part of a simulation: small and cheap to clone.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+use crate::model::Downtime;
+
+/// A running job as the scheduler knows it.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Running {
+    /// `start + requested time`: the estimate of its end, before clamping at `now`.
+    pub requested_end: f64,
+    pub job: u32,
+    pub start: f64,
+}
+
+/// A completion in the event queue: when the job really ends.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Completion {
+    pub end: f64,
+    pub job: u32,
+    pub requested_end: f64,
+}
+
+impl Eq for Completion {}
+
+impl Ord for Completion {
+    // Reversed: BinaryHeap is a max-heap, we pop the earliest (end, job) first.
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.end.total_cmp(&self.end).then(other.job.cmp(&self.job))
+    }
+}
+
+impl PartialOrd for Completion {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+/// Everything that changes during a run. Inputs (job table, calendar) are shared, not here.
+#[derive(Debug, Clone, Default)]
+pub struct SimState {
+    pub now: f64,
+    /// Next job (replay index) to be submitted.
+    pub(crate) next_submit: u32,
+    /// Next downtime boundary event to apply.
+    pub(crate) next_boundary: u32,
+    pub(crate) queue: Vec<u32>,
+    /// Running jobs sorted by (requested end, job).
+    pub(crate) running: Vec<Running>,
+    pub(crate) completions: BinaryHeap<Completion>,
+    pub(crate) busy: u32,
+    /// Windows in progress: (window index, end, nodes down).
+    pub(crate) active: Vec<(u32, f64, u32)>,
+    /// Partial windows in progress, as the view shows them: (end, nodes down).
+    pub(crate) partial_down: Vec<(f64, u32)>,
+    /// Announced scheduled windows not yet started.
+    pub(crate) announced: Vec<Downtime>,
+    pub(crate) down: u32,
+}
+
+impl SimState {
+    pub fn queue(&self) -> &[u32] {
+        &self.queue
+    }
+
+    pub fn running(&self) -> &[Running] {
+        &self.running
+    }
+
+    pub fn busy_nodes(&self) -> u32 {
+        self.busy
+    }
+
+    pub fn down_nodes(&self) -> u32 {
+        self.down
+    }
+
+    pub(crate) fn insert_running(&mut self, r: Running) {
+        let pos = self
+            .running
+            .partition_point(|x| (x.requested_end, x.job) < (r.requested_end, r.job));
+        self.running.insert(pos, r);
+    }
+
+    pub(crate) fn remove_running(&mut self, job: u32, requested_end: f64) -> Running {
+        let pos = self
+            .running
+            .partition_point(|x| (x.requested_end, x.job) < (requested_end, job));
+        debug_assert_eq!(self.running[pos].job, job);
+        self.running.remove(pos)
+    }
+}

@@ -1,0 +1,36 @@
+//! The read-only view a policy gets at each scheduling invocation.
+
+use crate::engine::state::Running;
+use crate::model::{Downtime, JobTable};
+
+/// What a real scheduler knows at time `now`: never the actual run time of a running job.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    pub now: f64,
+    pub jobs: &'a JobTable,
+    pub machine_nodes: u32,
+    /// Nodes that are up and not running anything.
+    pub free: u32,
+    /// Waiting jobs (indices into `jobs`), FCFS order (requeued jobs first).
+    pub queue: &'a [u32],
+    /// Running jobs sorted by (estimated end, job index).
+    pub running: &'a [Running],
+    /// Downtime windows in progress that take part of the machine: (end, nodes down).
+    pub partial_down: &'a [(f64, u32)],
+    /// Announced scheduled windows that have not started yet.
+    pub announced: &'a [Downtime],
+}
+
+impl View<'_> {
+    /// A running job's estimated end: `max(start + requested time, now)`.
+    #[inline]
+    pub fn estimated_end(&self, running: &Running) -> f64 {
+        running.requested_end.max(self.now)
+    }
+
+    /// A waiting job's estimated end if it started now.
+    #[inline]
+    pub fn estimated_end_if_started(&self, job: u32) -> f64 {
+        self.now + self.jobs.get(job).requested_time
+    }
+}

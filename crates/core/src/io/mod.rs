@@ -1,0 +1,3 @@
+//! Fast readers for large input files.
+
+pub mod swf;

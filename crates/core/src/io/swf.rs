@@ -1,0 +1,233 @@
+//! Standard Workload Format: the raw columns of a trace, parsed in one pass.
+//!
+//! This reader only tokenises: it checks that every job line has at least 18 numeric fields and
+//! returns the fields hpcsched uses, plus the header. Which jobs to keep (unknown run time,
+//! sizes, the machine size) is decided by the Python reader, where the options live.
+
+use crate::error::{CoreError, Result};
+
+/// Number of fields of a valid SWF job line; extra fields are ignored.
+pub const SWF_FIELDS: usize = 18;
+
+/// Names of the 18 SWF fields, 1-based in the standard; used in error messages.
+pub const FIELD_NAMES: [&str; SWF_FIELDS] = [
+    "job id",
+    "submit time",
+    "wait time",
+    "run time",
+    "allocated processors",
+    "average cpu time",
+    "used memory",
+    "requested processors",
+    "requested time",
+    "requested memory",
+    "status",
+    "user id",
+    "group id",
+    "executable",
+    "queue",
+    "partition",
+    "preceding job",
+    "think time",
+];
+
+/// A line that could not be read, kept when parsing leniently.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Malformed {
+    pub line: u64,
+    pub field: Option<String>,
+    pub reason: String,
+}
+
+/// The raw columns of the job lines, in file order.
+#[derive(Debug, Clone, Default)]
+pub struct SwfTable {
+    /// `(key, value)` of every `; Key: value` header line, in file order.
+    pub header: Vec<(String, String)>,
+    pub job_id: Vec<i64>,
+    pub submit: Vec<f64>,
+    pub run_time: Vec<f64>,
+    pub allocated_procs: Vec<f64>,
+    pub requested_procs: Vec<f64>,
+    pub requested_time: Vec<f64>,
+    pub status: Vec<i64>,
+    pub user: Vec<i64>,
+    pub group: Vec<i64>,
+    pub queue: Vec<i64>,
+    pub partition: Vec<i64>,
+    /// 1-based line number of each job in the file.
+    pub line: Vec<u64>,
+    /// Lines skipped as malformed (only when lenient).
+    pub malformed: Vec<Malformed>,
+}
+
+fn field_label(index: usize) -> String {
+    format!("{} ({})", index + 1, FIELD_NAMES[index])
+}
+
+/// Parses an SWF trace held in memory. With `lenient`, malformed lines are skipped and listed;
+/// otherwise the first one is an error naming its line and field.
+pub fn parse_swf(data: &[u8], lenient: bool) -> Result<SwfTable> {
+    let mut table = SwfTable::default();
+    let approx_lines = data.len() / 60 + 1;
+    for col in [
+        &mut table.submit,
+        &mut table.run_time,
+        &mut table.allocated_procs,
+        &mut table.requested_procs,
+        &mut table.requested_time,
+    ] {
+        col.reserve(approx_lines);
+    }
+    let mut fields = [0f64; SWF_FIELDS];
+    for (number, raw) in data.split(|&b| b == b'\n').enumerate() {
+        let line_no = number as u64 + 1;
+        let line = trim_ascii(raw);
+        if line.is_empty() {
+            continue;
+        }
+        if line[0] == b';' {
+            if let Some(entry) = parse_header(&line[1..]) {
+                table.header.push(entry);
+            }
+            continue;
+        }
+        match parse_job_line(line, &mut fields) {
+            Ok(()) => push_job(&mut table, &fields, line_no),
+            Err((field, reason)) => {
+                let problem = Malformed { line: line_no, field, reason };
+                if lenient {
+                    table.malformed.push(problem);
+                } else {
+                    return Err(CoreError::InvalidInput {
+                        reason: problem.reason,
+                        line: Some(problem.line),
+                        field: problem.field,
+                    });
+                }
+            }
+        }
+    }
+    Ok(table)
+}
+
+fn push_job(table: &mut SwfTable, f: &[f64; SWF_FIELDS], line: u64) {
+    table.job_id.push(f[0] as i64);
+    table.submit.push(f[1]);
+    table.run_time.push(f[3]);
+    table.allocated_procs.push(f[4]);
+    table.requested_procs.push(f[7]);
+    table.requested_time.push(f[8]);
+    table.status.push(f[10] as i64);
+    table.user.push(f[11] as i64);
+    table.group.push(f[12] as i64);
+    table.queue.push(f[14] as i64);
+    table.partition.push(f[15] as i64);
+    table.line.push(line);
+}
+
+type LineProblem = (Option<String>, String);
+
+fn parse_job_line(line: &[u8], out: &mut [f64; SWF_FIELDS]) -> std::result::Result<(), LineProblem> {
+    let mut count = 0usize;
+    for token in line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()) {
+        if count < SWF_FIELDS {
+            out[count] = parse_number(token).ok_or_else(|| {
+                (
+                    Some(field_label(count)),
+                    format!("not a number: {:?}", String::from_utf8_lossy(token)),
+                )
+            })?;
+        }
+        count += 1;
+    }
+    if count < SWF_FIELDS {
+        return Err((
+            None,
+            format!("expected {SWF_FIELDS} fields, found {count} (a short or truncated line)"),
+        ));
+    }
+    Ok(())
+}
+
+fn parse_number(token: &[u8]) -> Option<f64> {
+    // Fast path: plain (possibly negative) integers, the vast majority of SWF fields.
+    let (negative, digits) = match token.first() {
+        Some(b'-') => (true, &token[1..]),
+        _ => (false, token),
+    };
+    if !digits.is_empty() && digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
+        let value = digits.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')) as f64;
+        return Some(if negative { -value } else { value });
+    }
+    let text = std::str::from_utf8(token).ok()?;
+    let value: f64 = text.parse().ok()?;
+    value.is_finite().then_some(value)
+}
+
+fn parse_header(rest: &[u8]) -> Option<(String, String)> {
+    let text = String::from_utf8_lossy(rest);
+    let (key, value) = text.split_once(':')?;
+    let key = key.trim();
+    if key.is_empty() || key.contains(char::is_whitespace) {
+        return None;
+    }
+    Some((key.to_string(), value.trim().to_string()))
+}
+
+fn trim_ascii(bytes: &[u8]) -> &[u8] {
+    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    &bytes[start..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = "1 0 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1";
+
+    #[test]
+    fn reads_header_and_fields() {
+        let text = format!("; MaxNodes: 338 (batch partition)\n;\n{LINE}\n  \n");
+        let t = parse_swf(text.as_bytes(), false).unwrap();
+        assert_eq!(t.header, vec![("MaxNodes".into(), "338 (batch partition)".into())]);
+        assert_eq!(t.job_id, vec![1]);
+        assert_eq!(t.run_time, vec![100.0]);
+        assert_eq!(t.requested_time, vec![200.0]);
+        assert_eq!(t.user, vec![3]);
+        assert_eq!(t.line, vec![3]);
+    }
+
+    #[test]
+    fn extra_fields_are_ignored_and_floats_accepted() {
+        let text = "2 1.5 0 552.21 8 -1 -1 8 43200 -1 1 4 1 -1 -1 1 -1 -1 99 98\n";
+        let t = parse_swf(text.as_bytes(), false).unwrap();
+        assert_eq!(t.submit, vec![1.5]);
+        assert_eq!(t.run_time, vec![552.21]);
+    }
+
+    #[test]
+    fn non_numeric_field_names_line_and_field() {
+        let text = format!("{LINE}\n1 0 5 abc 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1\n");
+        let err = parse_swf(text.as_bytes(), false).unwrap_err();
+        match err {
+            CoreError::InvalidInput { line, field, .. } => {
+                assert_eq!(line, Some(2));
+                assert_eq!(field.as_deref(), Some("4 (run time)"));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn short_line_is_an_error_or_skipped_when_lenient() {
+        let text = format!("{LINE}\n1 0 5 100\n{LINE}\n");
+        let err = parse_swf(text.as_bytes(), false).unwrap_err();
+        assert!(matches!(err, CoreError::InvalidInput { line: Some(2), .. }));
+        let t = parse_swf(text.as_bytes(), true).unwrap();
+        assert_eq!(t.job_id.len(), 2);
+        assert_eq!(t.malformed.len(), 1);
+        assert_eq!(t.malformed[0].line, 2);
+    }
+}

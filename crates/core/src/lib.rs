@@ -1,0 +1,18 @@
+//! hpcsched-core: the engine of hpcsched. Internal crate: use it through the `hpcsched`
+//! Python package.
+//!
+//! - [`model`]: immutable inputs (jobs, machine, downtime calendar);
+//! - [`engine`]: the event loop, the cloneable simulation state, the view policies get;
+//! - [`sched`]: queue ordering (MARS Table II), EASY backfilling, SNF;
+//! - [`io`]: fast parsing of large trace files.
+
+pub mod engine;
+pub mod error;
+pub mod io;
+pub mod model;
+pub mod sched;
+
+pub use engine::{Engine, Inputs, RunLog, SimState, View};
+pub use error::{CoreError, Result};
+pub use model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun};
+pub use sched::{Backfill, Decision, Heuristic, Policy, QueuePolicy, Snf, Start, StartKind};

@@ -1,0 +1,27 @@
+//! The machine: a pool of identical nodes, and what happens to jobs that overrun.
+
+/// What happens when a job runs longer than it requested.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Overrun {
+    /// The trace is the truth: the job runs for its full run time.
+    #[default]
+    Continue,
+    /// The job is killed at its requested time, and recorded as killed.
+    Kill,
+}
+
+impl Overrun {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "continue" => Some(Overrun::Continue),
+            "kill" => Some(Overrun::Kill),
+            _ => None,
+        }
+    }
+}
+
+/// A machine of `nodes` identical nodes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Machine {
+    pub nodes: u32,
+}

@@ -1,0 +1,12 @@
+//! Scheduling policies: queue ordering, the scan, EASY backfilling, SNF.
+//!
+//! A policy sees a read-only [`View`](crate::engine::View) and fills a [`Decision`]; the engine
+//! applies it. Policies never touch the simulation state.
+
+pub mod admission;
+pub mod easy;
+pub mod order;
+pub mod policy;
+
+pub use order::Heuristic;
+pub use policy::{Backfill, Decision, Policy, QueuePolicy, Snf, Start, StartKind};

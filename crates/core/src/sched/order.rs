@@ -1,0 +1,145 @@
+//! The 17 queue-ordering heuristics of MARS Table II.
+//!
+//! Jobs are sorted by ascending score; ties keep FCFS order. Inputs: `r` requested time (s),
+//! `n` nodes, `s` submit time (s since the trace start), `w` current wait (s), `N` machine size.
+//!
+//! Guards for the undefined cases (documented in docs/semantics.md):
+//! - `r` is floored at 1 s (a request of 0 s would divide by zero or take log10(0));
+//! - `s` is floored at 1 s inside `log10(s)` (the first job is submitted at 0);
+//! - UNICEF's `log2(n/N)` is 0 when `n = N`: the score tends to +inf as `n -> N`, so a
+//!   whole-machine job scores +inf (sorted last, ties by FCFS).
+
+use crate::model::Job;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Heuristic {
+    Fcfs,
+    Lcfs,
+    Sjf,
+    Ljf,
+    Srf,
+    Lrf,
+    Scf,
+    Lcf,
+    Fcsj,
+    Wfp1,
+    Wfp3,
+    Fat,
+    Unicef,
+    F1,
+    F2,
+    F3,
+    F4,
+}
+
+impl Heuristic {
+    /// All heuristics, FCFS first, in the order of MARS Table II.
+    pub const ALL: [Heuristic; 17] = [
+        Heuristic::Fcfs,
+        Heuristic::Lcfs,
+        Heuristic::Sjf,
+        Heuristic::Ljf,
+        Heuristic::Srf,
+        Heuristic::Lrf,
+        Heuristic::Scf,
+        Heuristic::Lcf,
+        Heuristic::Fcsj,
+        Heuristic::Wfp1,
+        Heuristic::Wfp3,
+        Heuristic::Fat,
+        Heuristic::Unicef,
+        Heuristic::F1,
+        Heuristic::F2,
+        Heuristic::F3,
+        Heuristic::F4,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Heuristic::Fcfs => "fcfs",
+            Heuristic::Lcfs => "lcfs",
+            Heuristic::Sjf => "sjf",
+            Heuristic::Ljf => "ljf",
+            Heuristic::Srf => "srf",
+            Heuristic::Lrf => "lrf",
+            Heuristic::Scf => "scf",
+            Heuristic::Lcf => "lcf",
+            Heuristic::Fcsj => "fcsj",
+            Heuristic::Wfp1 => "wfp1",
+            Heuristic::Wfp3 => "wfp3",
+            Heuristic::Fat => "fat",
+            Heuristic::Unicef => "unicef",
+            Heuristic::F1 => "f1",
+            Heuristic::F2 => "f2",
+            Heuristic::F3 => "f3",
+            Heuristic::F4 => "f4",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        let lower = name.to_ascii_lowercase();
+        Heuristic::ALL.into_iter().find(|h| h.name() == lower)
+    }
+
+    /// Score of `job` at time `now` on a machine of `machine_nodes`; lower goes first.
+    #[inline]
+    pub fn score(self, job: &Job, now: f64, machine_nodes: u32) -> f64 {
+        let r = job.requested_time.max(1.0);
+        let n = f64::from(job.nodes);
+        let s = job.submit;
+        let w = (now - s).max(0.0);
+        let log_s = || s.max(1.0).log10();
+        match self {
+            Heuristic::Fcfs => s,
+            Heuristic::Lcfs => -s,
+            Heuristic::Sjf => r,
+            Heuristic::Ljf => -r,
+            Heuristic::Srf => n,
+            Heuristic::Lrf => -n,
+            Heuristic::Scf => r * n,
+            Heuristic::Lcf => -(r * n),
+            Heuristic::Fcsj => -w / r,
+            Heuristic::Wfp1 => -(w / r) * n,
+            Heuristic::Wfp3 => -(w / r).powi(3) * n,
+            Heuristic::Fat => -(w / r) * (n / f64::from(machine_nodes)).powi(3),
+            Heuristic::Unicef => {
+                if job.nodes >= machine_nodes {
+                    f64::INFINITY
+                } else {
+                    -w / ((n / f64::from(machine_nodes)).log2() * r)
+                }
+            }
+            Heuristic::F1 => r.log10() * n + 870.0 * log_s(),
+            Heuristic::F2 => r.sqrt() * n + 2.56e4 * log_s(),
+            Heuristic::F3 => r * n + 6.86e6 * log_s(),
+            Heuristic::F4 => r * n.sqrt() + 5.30e5 * log_s(),
+        }
+    }
+}
+
+/// Writes into `out` the queue positions of the first `window` jobs in the order `heuristic`
+/// gives them; the positions `out.len()..queue.len()` follow in FCFS order. `scores` is scratch.
+pub fn order_window(
+    heuristic: Heuristic,
+    window: usize,
+    queue: &[u32],
+    jobs: &crate::model::JobTable,
+    now: f64,
+    machine_nodes: u32,
+    scores: &mut Vec<(f64, u32)>,
+    out: &mut Vec<u32>,
+) {
+    out.clear();
+    let w = window.min(queue.len());
+    if heuristic == Heuristic::Fcfs || w <= 1 {
+        out.extend(0..w as u32);
+        return;
+    }
+    scores.clear();
+    scores.extend(queue[..w].iter().enumerate().map(|(pos, &j)| {
+        // `+ 0.0` folds -0.0 into 0.0 so that total_cmp ties them.
+        (heuristic.score(jobs.get(j), now, machine_nodes) + 0.0, pos as u32)
+    }));
+    scores.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    out.extend(scores.iter().map(|&(_, pos)| pos));
+}

@@ -1,0 +1,222 @@
+//! The policy contract (a view in, a decision out) and the built-in queue policies.
+
+use crate::engine::View;
+use crate::sched::admission::Admission;
+use crate::sched::easy::Reservation;
+use crate::sched::order::{order_window, Heuristic};
+
+/// How a job came to start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[repr(u8)]
+pub enum StartKind {
+    /// Started by the queue scan, in priority order.
+    #[default]
+    Primary = 0,
+    /// Started by EASY backfilling, behind a blocked top job.
+    Backfill = 1,
+    /// Started after a deliberate drain (MARS).
+    Drain = 2,
+}
+
+impl StartKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            StartKind::Primary => "primary",
+            StartKind::Backfill => "backfill",
+            StartKind::Drain => "drain",
+        }
+    }
+}
+
+/// One job to start now: its queue position in the view, its index, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Start {
+    pub pos: u32,
+    pub job: u32,
+    pub kind: StartKind,
+}
+
+/// What a policy decides at one invocation.
+#[derive(Debug, Clone, Default)]
+pub struct Decision {
+    pub starts: Vec<Start>,
+}
+
+impl Decision {
+    pub fn clear(&mut self) {
+        self.starts.clear();
+    }
+}
+
+/// A scheduling policy: called once per invocation with a read-only view.
+pub trait Policy: Send {
+    fn name(&self) -> String;
+    fn decide(&mut self, view: &View, decision: &mut Decision);
+}
+
+/// Whether the jobs behind a blocked top job may start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Backfill {
+    #[default]
+    Easy,
+    None,
+}
+
+impl Backfill {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "easy" => Some(Backfill::Easy),
+            "none" => Some(Backfill::None),
+            _ => None,
+        }
+    }
+}
+
+/// A production heuristic on a window of the queue, then the scan, then (optionally) EASY.
+#[derive(Debug, Clone)]
+pub struct QueuePolicy {
+    pub heuristic: Heuristic,
+    /// How many jobs at the head of the queue the heuristic sorts (`usize::MAX` = all).
+    pub window: usize,
+    pub backfill: Backfill,
+    scores: Vec<(f64, u32)>,
+    order: Vec<u32>,
+    started: Vec<(f64, u32)>,
+}
+
+impl QueuePolicy {
+    pub fn new(heuristic: Heuristic, window: usize, backfill: Backfill) -> Self {
+        QueuePolicy {
+            heuristic,
+            window: window.max(1),
+            backfill,
+            scores: Vec::new(),
+            order: Vec::new(),
+            started: Vec::new(),
+        }
+    }
+}
+
+impl Policy for QueuePolicy {
+    fn name(&self) -> String {
+        let window = if self.window == usize::MAX { "all".to_string() } else { self.window.to_string() };
+        let backfill = match self.backfill {
+            Backfill::Easy => "easy",
+            Backfill::None => "none",
+        };
+        format!("{}(window={window}, backfill={backfill})", self.heuristic.name())
+    }
+
+    fn decide(&mut self, view: &View, decision: &mut Decision) {
+        let queue = view.queue;
+        if view.free == 0 || queue.is_empty() {
+            return;
+        }
+        order_window(
+            self.heuristic,
+            self.window,
+            queue,
+            view.jobs,
+            view.now,
+            view.machine_nodes,
+            &mut self.scores,
+            &mut self.order,
+        );
+        let sorted = self.order.len();
+        let position = |k: usize| if k < sorted { self.order[k] } else { k as u32 };
+        let mut admission = Admission::new(view);
+        let mut free = view.free;
+        self.started.clear();
+
+        // The scan: start in order while jobs fit; the first eligible misfit is the top job.
+        let mut top = None;
+        for k in 0..queue.len() {
+            let pos = position(k);
+            let job_index = queue[pos as usize];
+            let job = view.jobs.get(job_index);
+            let est_end = view.now + job.requested_time;
+            if !admission.admits(est_end, job.nodes) {
+                continue;
+            }
+            if job.nodes > free {
+                top = Some((k, job.nodes));
+                break;
+            }
+            admission.commit(est_end, job.nodes);
+            free -= job.nodes;
+            self.started.push((est_end, job.nodes));
+            decision.starts.push(Start { pos, job: job_index, kind: StartKind::Primary });
+        }
+        let Some((top_k, top_nodes)) = top else { return };
+        if self.backfill == Backfill::None || free == 0 {
+            return;
+        }
+        let Some(mut reservation) = Reservation::compute(view, free, top_nodes, &mut self.started) else {
+            return;
+        };
+        for k in top_k + 1..queue.len() {
+            if free == 0 {
+                break;
+            }
+            let pos = position(k);
+            let job_index = queue[pos as usize];
+            let job = view.jobs.get(job_index);
+            if job.nodes > free {
+                continue;
+            }
+            let est_end = view.now + job.requested_time;
+            if !admission.admits(est_end, job.nodes) || !reservation.admits(est_end, job.nodes) {
+                continue;
+            }
+            admission.commit(est_end, job.nodes);
+            free -= job.nodes;
+            decision.starts.push(Start { pos, job: job_index, kind: StartKind::Backfill });
+        }
+    }
+}
+
+/// Smallest need first: key (nodes, requested time, id); start while jobs fit, stop at the
+/// first that does not; no backfilling.
+#[derive(Debug, Clone, Default)]
+pub struct Snf {
+    candidates: Vec<(u32, f64, i64, u32)>,
+}
+
+impl Policy for Snf {
+    fn name(&self) -> String {
+        "snf".to_string()
+    }
+
+    fn decide(&mut self, view: &View, decision: &mut Decision) {
+        if view.free == 0 {
+            return;
+        }
+        // Jobs wider than the free nodes sort after every job that could start and can never
+        // start in this call (free only shrinks), so leaving them out is exact.
+        self.candidates.clear();
+        for (pos, &j) in view.queue.iter().enumerate() {
+            let job = view.jobs.get(j);
+            if job.nodes <= view.free {
+                self.candidates.push((job.nodes, job.requested_time, job.id, pos as u32));
+            }
+        }
+        self.candidates.sort_unstable_by(|a, b| {
+            a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3))
+        });
+        let mut admission = Admission::new(view);
+        let mut free = view.free;
+        for &(nodes, requested, _, pos) in &self.candidates {
+            let est_end = view.now + requested;
+            if !admission.admits(est_end, nodes) {
+                continue;
+            }
+            if nodes > free {
+                break;
+            }
+            admission.commit(est_end, nodes);
+            free -= nodes;
+            let job = view.queue[pos as usize];
+            decision.starts.push(Start { pos, job, kind: StartKind::Primary });
+        }
+    }
+}

@@ -1,0 +1,65 @@
+use std::sync::Arc;
+
+use hpcsched_core::{
+    Backfill, Calendar, Downtime, DowntimeKind, Engine, Heuristic, Inputs, Job, JobTable, Machine,
+    Overrun, Policy, QueuePolicy, RunLog, StartKind,
+};
+
+/// (submit, run time, requested time, nodes); ids are 1, 2, ... in this order.
+pub type Spec = (f64, f64, f64, u32);
+
+pub fn table(specs: &[Spec]) -> JobTable {
+    let jobs = specs
+        .iter()
+        .enumerate()
+        .map(|(i, &(submit, run_time, requested_time, nodes))| Job {
+            id: i as i64 + 1,
+            submit,
+            run_time,
+            requested_time,
+            nodes,
+        })
+        .collect();
+    JobTable::new(jobs).unwrap()
+}
+
+pub fn run_with(
+    nodes: u32,
+    specs: &[Spec],
+    windows: Vec<Downtime>,
+    lead: f64,
+    overrun: Overrun,
+    policy: &mut dyn Policy,
+) -> RunLog {
+    let calendar = Calendar::new(windows, lead).unwrap();
+    let inputs = Inputs::new(table(specs), Machine { nodes }, calendar, overrun).unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run(policy).unwrap();
+    engine.into_log()
+}
+
+pub fn run(nodes: u32, specs: &[Spec], policy: &mut dyn Policy) -> RunLog {
+    run_with(nodes, specs, Vec::new(), 0.0, Overrun::Continue, policy)
+}
+
+pub fn fcfs_easy() -> QueuePolicy {
+    QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy)
+}
+
+pub fn fcfs_none() -> QueuePolicy {
+    QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::None)
+}
+
+pub fn window(start: f64, end: f64, kind: DowntimeKind, nodes: Option<u32>) -> Downtime {
+    Downtime { start, end, kind, nodes }
+}
+
+pub const P: StartKind = StartKind::Primary;
+pub const B: StartKind = StartKind::Backfill;
+
+/// Asserts (start, kind) per job.
+pub fn assert_starts(log: &RunLog, expected: &[(f64, StartKind)]) {
+    let got: Vec<(f64, StartKind)> =
+        log.start.iter().copied().zip(log.start_kind.iter().copied()).collect();
+    assert_eq!(got, expected);
+}

@@ -1,0 +1,7 @@
+//! Integration tests of the engine: one binary, one module per area.
+
+mod common;
+mod downtime;
+mod easy;
+mod heuristics;
+mod jobs;

@@ -1,0 +1,54 @@
+"""Exceptions raised by hpcsched.
+
+Every error a user can cause (a malformed trace, an impossible job, a wrong option) is an
+``HpcschedError``; the CLI turns these into one clear line on stderr and exit code 2. Details are
+attributes, never parsed out of the message.
+"""
+
+from __future__ import annotations
+
+
+class HpcschedError(Exception):
+    """Base class of every error caused by the user's inputs or options."""
+
+
+class InputError(HpcschedError, ValueError):
+    """A workload, calendar or platform file cannot be read.
+
+    Attributes name where: ``path`` (the file), ``line`` (1-based line number, when known),
+    ``field`` (the field's name or number, when known).
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        field: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.path = path
+        self.line = line
+        self.field = field
+        super().__init__(self._format())
+
+    def _format(self) -> str:
+        where = self.path or "<input>"
+        if self.line is not None:
+            where += f", line {self.line}"
+        if self.field is not None:
+            where += f", field {self.field}"
+        return f"{where}: {self.reason}"
+
+
+class OptionError(HpcschedError, ValueError):
+    """An option or argument has an invalid value (unknown policy, negative window, ...)."""
+
+    def __init__(self, reason: str, *, option: str | None = None) -> None:
+        self.reason = reason
+        self.option = option
+        super().__init__(f"{option}: {reason}" if option else reason)
+
+
+__all__ = ["HpcschedError", "InputError", "OptionError"]

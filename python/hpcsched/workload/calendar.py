@@ -1,0 +1,223 @@
+"""Downtime calendars: maintenance reservations and unscheduled outages (DESIGN §3.4).
+
+File format, one window per line::
+
+    # start      end        kind  [nodes]  [note...]
+    86400        93600      S     -        monthly maintenance    # whole machine
+    200000       203600     U     16       PDU failure, rack 3
+
+- ``start`` and ``end`` are numbers (seconds) in the trace's clock, i.e. the same units and origin
+  as the trace's submit column *before* the workload's time-origin shift. Use
+  :meth:`DowntimeCalendar.shifted` with ``workload.time_origin`` to put them on the replay clock.
+- ``kind`` is ``S`` (scheduled maintenance, announced ``announce_lead`` seconds before its start,
+  48 h by default) or ``U`` (unscheduled outage, no notice); lower case is accepted.
+- ``nodes`` is a node *count* (a positive integer): how many nodes go down. Absent means the whole
+  machine; ``-``, ``*`` or ``all`` also mean the whole machine, which lets a note start with a
+  number. The fourth token is read as ``nodes`` when it looks like a number (so ``2.5`` or ``0`` is
+  an error, not a note); otherwise the note starts there.
+- ``note`` is the rest of the line (free text, no ``#``), kept for reports.
+- ``#`` starts a comment, on its own line or after a window; blank lines are ignored.
+
+Windows may overlap (e.g. a partial outage during a maintenance): the calendar keeps them as
+written, sorted by start time (ties in file order); how overlapping windows combine is the
+engine's business. Windows must have ``end > start``.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
+from typing import Literal
+
+from hpcsched.exceptions import InputError, OptionError
+from hpcsched.workload._io import read_bytes
+
+Kind = Literal["scheduled", "unscheduled"]
+
+#: default notice of a scheduled maintenance: 48 hours
+DEFAULT_ANNOUNCE_LEAD = 172800.0
+
+_KINDS: dict[str, Kind] = {"S": "scheduled", "U": "unscheduled"}
+_WHOLE_MACHINE = {"-", "*", "all"}
+
+
+@dataclass(frozen=True)
+class Downtime:
+    """One window during which ``nodes`` nodes (``None``: all of them) are unavailable."""
+
+    start: float
+    end: float
+    kind: Kind
+    nodes: int | None = None
+    note: str = ""
+    #: 1-based line in the calendar file (for error messages); not part of equality
+    line: int | None = field(default=None, compare=False)
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.start) and math.isfinite(self.end)):
+            raise InputError(f"window times must be finite: {self.start}..{self.end}")
+        if self.end <= self.start:
+            raise InputError(f"window ends ({self.end}) at or before its start ({self.start})")
+        if self.kind not in ("scheduled", "unscheduled"):
+            raise InputError(f"kind must be 'scheduled' or 'unscheduled', not {self.kind!r}")
+        if self.nodes is not None and (
+            isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes <= 0
+        ):
+            raise InputError(f"nodes must be a positive integer, not {self.nodes!r}")
+
+    @property
+    def duration(self) -> float:
+        return self.end - self.start
+
+
+@dataclass(frozen=True)
+class DowntimeCalendar:
+    """Downtime windows sorted by start (ties in file order)."""
+
+    windows: tuple[Downtime, ...] = ()
+    announce_lead: float = DEFAULT_ANNOUNCE_LEAD
+    source: str = "<memory>"
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.announce_lead) and self.announce_lead >= 0):
+            raise OptionError(
+                f"must be a non-negative number of seconds, not {self.announce_lead!r}",
+                option="announce_lead",
+            )
+        ordered = tuple(sorted(self.windows, key=lambda w: w.start))  # sorted() is stable
+        if ordered != self.windows or type(self.windows) is not tuple:
+            object.__setattr__(self, "windows", ordered)
+
+    def __len__(self) -> int:
+        return len(self.windows)
+
+    def __iter__(self) -> Iterator[Downtime]:
+        return iter(self.windows)
+
+    def announce_time(self, window: Downtime) -> float:
+        """When the scheduler learns of ``window``: ``start - announce_lead`` for a scheduled
+        maintenance, ``start`` for an unscheduled outage."""
+        if window.kind == "scheduled":
+            return window.start - self.announce_lead
+        return window.start
+
+    def shifted(self, origin: float) -> DowntimeCalendar:
+        """The same calendar with ``origin`` (the workload's ``time_origin``) subtracted."""
+        return replace(
+            self,
+            windows=tuple(
+                replace(w, start=w.start - origin, end=w.end - origin) for w in self.windows
+            ),
+        )
+
+    def validate_against(self, nodes_total: int) -> None:
+        """Raise ``InputError`` if a window takes down more nodes than the machine has."""
+        for w in self.windows:
+            if w.nodes is not None and w.nodes > nodes_total:
+                raise InputError(
+                    f"window takes down {w.nodes} nodes, the machine has {nodes_total}",
+                    path=self.source,
+                    line=w.line,
+                    field="nodes",
+                )
+
+
+def parse_calendar(
+    text: str, path: str = "<input>", announce_lead: float = DEFAULT_ANNOUNCE_LEAD
+) -> DowntimeCalendar:
+    """Parse the text of a downtime calendar; see the module docstring for the format."""
+    windows = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        content = raw.split("#", 1)[0].strip()
+        if not content:
+            continue
+        tokens = content.split(None, 4)
+        if len(tokens) < 3:
+            field_name = ("start", "end", "kind")[len(tokens)]
+            raise InputError(
+                "a window needs <start> <end> <S|U> [nodes] [note]",
+                path=path,
+                line=number,
+                field=field_name,
+            )
+        start = _time(tokens[0], path, number, "start")
+        end = _time(tokens[1], path, number, "end")
+        if end <= start:
+            raise InputError(
+                f"the window ends ({tokens[1]}) at or before its start ({tokens[0]})",
+                path=path,
+                line=number,
+                field="end",
+            )
+        kind = _KINDS.get(tokens[2].upper())
+        if kind is None:
+            raise InputError(
+                f"kind must be S (scheduled) or U (unscheduled), not {tokens[2]!r}",
+                path=path,
+                line=number,
+                field="kind",
+            )
+        nodes: int | None = None
+        note = content.split(None, 3)[3] if len(tokens) > 3 else ""
+        if len(tokens) > 3 and (tokens[3].lower() in _WHOLE_MACHINE or _looks_numeric(tokens[3])):
+            if tokens[3].lower() not in _WHOLE_MACHINE:
+                nodes = _count(tokens[3], path, number)
+            note = tokens[4] if len(tokens) > 4 else ""
+        windows.append(Downtime(start, end, kind, nodes, note.strip(), line=number))
+    return DowntimeCalendar(tuple(windows), announce_lead=announce_lead, source=path)
+
+
+def read_calendar(
+    path: str | os.PathLike[str], announce_lead: float = DEFAULT_ANNOUNCE_LEAD
+) -> DowntimeCalendar:
+    """Read a downtime calendar file, plain or gzip-compressed."""
+    name = os.fspath(path)
+    data = read_bytes(name)
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+    return parse_calendar(text, name, announce_lead=announce_lead)
+
+
+def _looks_numeric(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def _time(token: str, path: str, line: int, name: str) -> float:
+    try:
+        value = float(token)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value):
+        raise InputError(
+            f"{name} must be a number of seconds, not {token!r}", path=path, line=line, field=name
+        )
+    return value
+
+
+def _count(token: str, path: str, line: int) -> int:
+    value = float(token)
+    if not (math.isfinite(value) and value == int(value) and value > 0):
+        raise InputError(
+            f"nodes must be a positive whole number, not {token!r}",
+            path=path,
+            line=line,
+            field="nodes",
+        )
+    return int(value)
+
+
+__all__ = [
+    "DEFAULT_ANNOUNCE_LEAD",
+    "Downtime",
+    "DowntimeCalendar",
+    "parse_calendar",
+    "read_calendar",
+]

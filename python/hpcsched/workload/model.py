@@ -1,0 +1,50 @@
+"""The in-memory workload every reader and generator produces."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+#: Columns of ``Workload.jobs``, in replay order ((submit, job_id), stable).
+JOB_COLUMNS = {
+    "job_id": np.int64,  # the trace's job id
+    "submit": np.float64,  # seconds since the first kept submission
+    "run_time": np.float64,  # actual run time (s), what the replay executes
+    "requested_time": np.float64,  # the estimate (s): requested walltime, or run time if unknown
+    "nodes": np.int64,  # nodes the rigid job needs
+    "user": np.int64,  # user id, -1 when unknown
+}
+
+
+@dataclass
+class Workload:
+    """A workload ready for replay.
+
+    ``jobs`` holds one row per kept job in replay order, with the columns of ``JOB_COLUMNS``
+    (readers may add more, e.g. ``procs``, ``line``, ``requested_known``).
+    ``skipped`` counts the jobs left out, by reason; nothing is dropped silently.
+    """
+
+    jobs: pd.DataFrame
+    nodes: int
+    source: str = "<memory>"
+    format: str = "memory"
+    skipped: dict[str, int] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    header: dict[str, object] = field(default_factory=dict)
+    #: the absolute clock value (trace units) of time 0, i.e. the first kept submission
+    time_origin: float = 0.0
+    procs_per_node: int = 1
+
+    def __len__(self) -> int:
+        return len(self.jobs)
+
+    @property
+    def unix_start_time(self) -> float | None:
+        """Wall-clock (Unix seconds) of simulated time 0, when the trace says."""
+        start = self.header.get("UnixStartTime")
+        if start is None:
+            return None
+        return float(start) + self.time_origin

@@ -1,0 +1,121 @@
+"""What a user wants to know about a workload before replaying it.
+
+``describe(workload)`` returns a plain dict (JSON-serialisable: Python ints, floats, str, None):
+
+- ``jobs``: jobs kept; ``skipped`` (reason -> count) and ``skipped_total``; ``warnings``.
+- ``machine_nodes``.
+- ``first_submit`` / ``last_submit`` (seconds on the replay clock, so ``first_submit`` is 0 for a
+  freshly read trace), ``span_seconds`` and ``span_days`` between them; ``time_origin``;
+  ``first_submit_date`` / ``last_submit_date``: ISO 8601 wall-clock dates when the trace gives
+  ``UnixStartTime`` (in the header's ``TimeZoneString`` when it names a known time zone, else UTC),
+  else None.
+- ``offered_load`` = Σ(nodes · run_time) / (machine_nodes · (last_submit − first_submit)): the
+  utilisation the machine would need to keep up with the work submitted during the submission
+  span. Above 1 the trace overloads the machine (queues grow); it ignores the work still running
+  after the last submission, so short traces overstate it a little. None when the span is 0.
+- ``size_classes``: for each of S, M, L, XL (:mod:`hpcsched.classes`), ``jobs``, ``share`` of the
+  jobs and ``work_share`` of Σ(nodes · run_time).
+- ``requested_known_jobs``: jobs whose requested time was given (column ``requested_known``; all of
+  them when the column is absent); ``overrun_share``: among those, the share whose run time
+  exceeds the requested time (None when there are none).
+- ``run_time_mean`` / ``run_time_median`` over all kept jobs; ``requested_time_mean`` /
+  ``requested_time_median`` over the jobs whose requested time was known (an estimate copied from
+  the run time says nothing about users' requests). None when there are no such jobs.
+- ``users``: distinct known users (user ids >= 0).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+import numpy as np
+
+from hpcsched.classes import SIZE_CLASSES, size_class
+from hpcsched.workload.model import Workload
+
+_DAY = 86400.0
+
+
+def describe(workload: Workload) -> dict[str, Any]:
+    """Summary statistics of ``workload``; see the module docstring for every entry."""
+    jobs = workload.jobs
+    n = len(jobs)
+    machine = int(workload.nodes)
+    submit = jobs["submit"].to_numpy(np.float64)
+    run = jobs["run_time"].to_numpy(np.float64)
+    requested = jobs["requested_time"].to_numpy(np.float64)
+    nodes = jobs["nodes"].to_numpy(np.int64)
+    if "requested_known" in jobs:
+        known = jobs["requested_known"].to_numpy(bool)
+    else:
+        known = np.ones(n, dtype=bool)
+
+    first = float(submit.min()) if n else None
+    last = float(submit.max()) if n else None
+    span = last - first if n else None
+    work = nodes * run
+    total_work = float(work.sum())
+    offered = total_work / (machine * span) if span else None
+
+    classes = size_class(nodes, machine) if machine > 0 else np.array([], dtype=str)
+    size_classes = {}
+    for name in SIZE_CLASSES:
+        mask = classes == name
+        count = int(mask.sum())
+        size_classes[name] = {
+            "jobs": count,
+            "share": count / n if n else None,
+            "work_share": float(work[mask].sum()) / total_work if total_work > 0 else None,
+        }
+
+    n_known = int(known.sum())
+    users = jobs["user"].to_numpy(np.int64)
+    return {
+        "source": workload.source,
+        "format": workload.format,
+        "jobs": n,
+        "skipped": dict(workload.skipped),
+        "skipped_total": int(sum(workload.skipped.values())),
+        "warnings": list(workload.warnings),
+        "machine_nodes": machine,
+        "time_origin": float(workload.time_origin),
+        "first_submit": first,
+        "last_submit": last,
+        "span_seconds": span,
+        "span_days": span / _DAY if span is not None else None,
+        "first_submit_date": _date(workload, first),
+        "last_submit_date": _date(workload, last),
+        "offered_load": offered,
+        "size_classes": size_classes,
+        "requested_known_jobs": n_known,
+        "overrun_share": float((run[known] > requested[known]).mean()) if n_known else None,
+        "run_time_mean": float(run.mean()) if n else None,
+        "run_time_median": float(np.median(run)) if n else None,
+        "requested_time_mean": float(requested[known].mean()) if n_known else None,
+        "requested_time_median": float(np.median(requested[known])) if n_known else None,
+        "users": int(np.unique(users[users >= 0]).size),
+    }
+
+
+def _zone(workload: Workload) -> dt.tzinfo:
+    name = workload.header.get("TimeZoneString")
+    if isinstance(name, str) and name.strip():
+        try:
+            from zoneinfo import ZoneInfo
+
+            return ZoneInfo(name.strip())
+        except (ImportError, ValueError, OSError, KeyError):
+            pass
+    return dt.timezone.utc
+
+
+def _date(workload: Workload, seconds: float | None) -> str | None:
+    start = workload.unix_start_time
+    if start is None or seconds is None:
+        return None
+    moment = dt.datetime.fromtimestamp(start + seconds, tz=_zone(workload))
+    return moment.isoformat(timespec="seconds")
+
+
+__all__ = ["describe"]
