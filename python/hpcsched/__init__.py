@@ -1,0 +1,27 @@
+"""hpcsched: simulate and run HPC batch-job scheduling.
+
+Replay real workloads (SWF, Batsim/SPARS JSON, generators) under production queue heuristics
+with EASY backfilling, SNF, and (coming) MARS look-ahead and SNF-ICON power management.
+"""
+
+from hpcsched._core import __version__
+from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
+from hpcsched.policies import PolicySpec, policy_names
+from hpcsched.run import Result, simulate
+from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
+
+__all__ = [
+    "DecisionError",
+    "DowntimeCalendar",
+    "HpcschedError",
+    "InputError",
+    "OptionError",
+    "PolicySpec",
+    "Result",
+    "Workload",
+    "__version__",
+    "load_workload",
+    "policy_names",
+    "read_calendar",
+    "simulate",
+]

@@ -51,4 +51,14 @@ class OptionError(HpcschedError, ValueError):
         super().__init__(f"{option}: {reason}" if option else reason)
 
 
-__all__ = ["HpcschedError", "InputError", "OptionError"]
+
+
+class DecisionError(HpcschedError):
+    """A policy asked for something illegal (starting a job that does not fit, an unknown job)."""
+
+    def __init__(self, reason: str, **_: object) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+__all__ = ["DecisionError", "HpcschedError", "InputError", "OptionError"]

@@ -1,0 +1,70 @@
+"""Workloads: readers for SWF and Batsim JSON traces, generators, downtime calendars."""
+
+from __future__ import annotations
+
+import os
+
+from hpcsched.exceptions import InputError, OptionError
+from hpcsched.workload.batsim import read_batsim_file
+from hpcsched.workload.calendar import (
+    DEFAULT_ANNOUNCE_LEAD,
+    Downtime,
+    DowntimeCalendar,
+    read_calendar,
+)
+from hpcsched.workload.model import Workload
+from hpcsched.workload.swf import read_swf
+
+FORMATS = ("swf", "json")
+
+
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """``swf`` or ``json`` from the file name (``.gz`` allowed)."""
+    name = os.fspath(path).lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    if name.endswith(".swf"):
+        return "swf"
+    if name.endswith(".json"):
+        return "json"
+    raise InputError(
+        "cannot tell the format from the name (expected .swf or .json, optionally .gz); "
+        "give --format swf|json",
+        path=os.fspath(path),
+    )
+
+
+def load_workload(
+    path: str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    nodes: int | None = None,
+    procs_per_node: int | str = 1,
+    lenient: bool = False,
+    strict: bool = False,
+) -> Workload:
+    """Reads a trace (SWF or Batsim/SPARS JSON, plain or gzip) ready for replay."""
+    fmt = format or detect_format(path)
+    if fmt == "swf":
+        return read_swf(
+            path, nodes=nodes, procs_per_node=procs_per_node, lenient=lenient, strict=strict
+        )
+    if fmt == "json":
+        if procs_per_node not in (1, "1"):
+            raise OptionError("JSON workloads give sizes in nodes already", option="--procs-per-node")
+        if nodes is not None and nodes <= 0:
+            raise OptionError(f"must be positive, got {nodes}", option="--nodes")
+        return read_batsim_file(path, nodes=nodes, strict=strict)
+    raise OptionError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}", option="--format")
+
+
+__all__ = [
+    "DEFAULT_ANNOUNCE_LEAD",
+    "FORMATS",
+    "Downtime",
+    "DowntimeCalendar",
+    "Workload",
+    "detect_format",
+    "load_workload",
+    "read_calendar",
+]

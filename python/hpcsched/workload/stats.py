@@ -9,7 +9,7 @@
   ``first_submit_date`` / ``last_submit_date``: ISO 8601 wall-clock dates when the trace gives
   ``UnixStartTime`` (in the header's ``TimeZoneString`` when it names a known time zone, else UTC),
   else None.
-- ``offered_load`` = Σ(nodes · run_time) / (machine_nodes · (last_submit − first_submit)): the
+- ``offered_load`` = Σ(nodes · run_time) / (machine_nodes · (last_submit - first_submit)): the
   utilisation the machine would need to keep up with the work submitted during the submission
   span. Above 1 the trace overloads the machine (queues grow); it ignores the work still running
   after the last submission, so short traces overstate it a little. None when the span is 0.

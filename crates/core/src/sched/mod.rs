@@ -7,6 +7,8 @@ pub mod admission;
 pub mod easy;
 pub mod order;
 pub mod policy;
+pub mod registry;
 
 pub use order::Heuristic;
 pub use policy::{Backfill, Decision, Policy, QueuePolicy, Snf, Start, StartKind};
+pub use registry::{build_policy, policy_names};

@@ -9,6 +9,7 @@
 //! - UNICEF's `log2(n/N)` is 0 when `n = N`: the score tends to +inf as `n -> N`, so a
 //!   whole-machine job scores +inf (sorted last, ties by FCFS).
 
+use crate::engine::View;
 use crate::model::Job;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -122,14 +123,12 @@ impl Heuristic {
 pub fn order_window(
     heuristic: Heuristic,
     window: usize,
-    queue: &[u32],
-    jobs: &crate::model::JobTable,
-    now: f64,
-    machine_nodes: u32,
+    view: &View,
     scores: &mut Vec<(f64, u32)>,
     out: &mut Vec<u32>,
 ) {
     out.clear();
+    let queue = view.queue;
     let w = window.min(queue.len());
     if heuristic == Heuristic::Fcfs || w <= 1 {
         out.extend(0..w as u32);
@@ -138,7 +137,7 @@ pub fn order_window(
     scores.clear();
     scores.extend(queue[..w].iter().enumerate().map(|(pos, &j)| {
         // `+ 0.0` folds -0.0 into 0.0 so that total_cmp ties them.
-        (heuristic.score(jobs.get(j), now, machine_nodes) + 0.0, pos as u32)
+        (heuristic.score(view.jobs.get(j), view.now, view.machine_nodes) + 0.0, pos as u32)
     }));
     scores.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     out.extend(scores.iter().map(|&(_, pos)| pos));

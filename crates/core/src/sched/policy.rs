@@ -49,7 +49,7 @@ impl Decision {
 }
 
 /// A scheduling policy: called once per invocation with a read-only view.
-pub trait Policy: Send {
+pub trait Policy: Send + Sync {
     fn name(&self) -> String;
     fn decide(&mut self, view: &View, decision: &mut Decision);
 }
@@ -112,16 +112,7 @@ impl Policy for QueuePolicy {
         if view.free == 0 || queue.is_empty() {
             return;
         }
-        order_window(
-            self.heuristic,
-            self.window,
-            queue,
-            view.jobs,
-            view.now,
-            view.machine_nodes,
-            &mut self.scores,
-            &mut self.order,
-        );
+        order_window(self.heuristic, self.window, view, &mut self.scores, &mut self.order);
         let sorted = self.order.len();
         let position = |k: usize| if k < sorted { self.order[k] } else { k as u32 };
         let mut admission = Admission::new(view);

@@ -1,5 +1,5 @@
 use hpcsched_core::sched::order::order_window;
-use hpcsched_core::{Heuristic, Job};
+use hpcsched_core::{Heuristic, Job, View};
 
 use crate::common::*;
 
@@ -74,7 +74,17 @@ fn queue_order(h: Heuristic, window: usize) -> String {
     let jobs = table(&specs);
     let queue: Vec<u32> = (0..5).collect();
     let (mut scores, mut out) = (Vec::new(), Vec::new());
-    order_window(h, window, &queue, &jobs, 1000.0, 100, &mut scores, &mut out);
+    let view = View {
+        now: 1000.0,
+        jobs: &jobs,
+        machine_nodes: 100,
+        free: 0,
+        queue: &queue,
+        running: &[],
+        partial_down: &[],
+        announced: &[],
+    };
+    order_window(h, window, &view, &mut scores, &mut out);
     let mut order: Vec<u32> = out.clone();
     order.extend(out.len() as u32..5);
     order.iter().map(|&p| (b'A' + p as u8) as char).collect()

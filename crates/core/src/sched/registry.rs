@@ -1,0 +1,28 @@
+//! Built-in policies by name: the one place policy names are defined.
+
+use crate::error::{CoreError, Result};
+use crate::sched::{Backfill, Heuristic, Policy, QueuePolicy, Snf};
+
+/// Names of the built-in policies: the 17 heuristics and `snf`.
+pub fn policy_names() -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Heuristic::ALL.iter().map(|h| h.name()).collect();
+    names.push("snf");
+    names
+}
+
+/// Builds a built-in policy. `window` is the number of queue-head jobs a heuristic sorts
+/// (`None` = the whole queue); `backfill` is "easy" or "none". SNF has neither.
+pub fn build_policy(name: &str, window: Option<usize>, backfill: &str) -> Result<Box<dyn Policy>> {
+    let backfill = Backfill::from_name(backfill)
+        .ok_or_else(|| CoreError::input(format!("unknown backfill {backfill:?} (easy, none)")))?;
+    if window == Some(0) {
+        return Err(CoreError::input("window must be at least 1"));
+    }
+    if name.eq_ignore_ascii_case("snf") {
+        return Ok(Box::new(Snf::default()));
+    }
+    let heuristic = Heuristic::from_name(name).ok_or_else(|| {
+        CoreError::input(format!("unknown policy {name:?}; choose one of: {}", policy_names().join(", ")))
+    })?;
+    Ok(Box::new(QueuePolicy::new(heuristic, window.unwrap_or(usize::MAX), backfill)))
+}

@@ -1,0 +1,160 @@
+//! `Simulation`: one engine run driven from Python.
+
+use std::sync::Arc;
+
+use hpcsched_core::sched::build_policy;
+use hpcsched_core::{
+    Calendar, CoreError, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine, Overrun,
+    Policy,
+};
+use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::error::IntoPyResult;
+
+/// A simulation of one workload under one built-in policy.
+#[pyclass(name = "Simulation", module = "hpcsched._core")]
+pub struct PySimulation {
+    engine: Engine,
+    policy: Box<dyn Policy>,
+}
+
+fn input_err(reason: impl Into<String>) -> CoreError {
+    CoreError::input(reason)
+}
+
+#[pymethods]
+impl PySimulation {
+    /// Jobs are given as columns in replay order. Downtime windows as columns too:
+    /// `down_nodes` 0 means the whole machine.
+    #[new]
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (
+        job_id, submit, run_time, requested_time, nodes, machine_nodes,
+        policy, window, backfill, overrun,
+        down_start, down_end, down_scheduled, down_nodes, announce_lead
+    ))]
+    fn new(
+        py: Python<'_>,
+        job_id: PyReadonlyArray1<'_, i64>,
+        submit: PyReadonlyArray1<'_, f64>,
+        run_time: PyReadonlyArray1<'_, f64>,
+        requested_time: PyReadonlyArray1<'_, f64>,
+        nodes: PyReadonlyArray1<'_, i64>,
+        machine_nodes: u32,
+        policy: &str,
+        window: Option<usize>,
+        backfill: &str,
+        overrun: &str,
+        down_start: PyReadonlyArray1<'_, f64>,
+        down_end: PyReadonlyArray1<'_, f64>,
+        down_scheduled: PyReadonlyArray1<'_, bool>,
+        down_nodes: PyReadonlyArray1<'_, i64>,
+        announce_lead: f64,
+    ) -> PyResult<Self> {
+        let (ids, sub, run, req, nod) = (
+            job_id.as_slice()?,
+            submit.as_slice()?,
+            run_time.as_slice()?,
+            requested_time.as_slice()?,
+            nodes.as_slice()?,
+        );
+        let n = ids.len();
+        if [sub.len(), run.len(), req.len(), nod.len()].iter().any(|&l| l != n) {
+            return Err(input_err("job columns have different lengths")).py_result(py);
+        }
+        let jobs: Vec<Job> = (0..n)
+            .map(|i| Job {
+                id: ids[i],
+                submit: sub[i],
+                run_time: run[i],
+                requested_time: req[i],
+                nodes: u32::try_from(nod[i]).unwrap_or(0),
+            })
+            .collect();
+        let (ds, de, dk, dn) =
+            (down_start.as_slice()?, down_end.as_slice()?, down_scheduled.as_slice()?, down_nodes.as_slice()?);
+        let windows: Vec<Downtime> = (0..ds.len())
+            .map(|i| Downtime {
+                start: ds[i],
+                end: de[i],
+                kind: if dk[i] { DowntimeKind::Scheduled } else { DowntimeKind::Unscheduled },
+                nodes: (dn[i] > 0).then(|| u32::try_from(dn[i]).unwrap_or(u32::MAX)),
+            })
+            .collect();
+        let overrun = Overrun::from_name(overrun)
+            .ok_or_else(|| input_err(format!("unknown overrun policy {overrun:?} (continue, kill)")))
+            .py_result(py)?;
+        let inputs = (|| {
+            let table = JobTable::new(jobs)?;
+            let calendar = Calendar::new(windows, announce_lead)?;
+            Inputs::new(table, Machine { nodes: machine_nodes }, calendar, overrun)
+        })()
+        .py_result(py)?;
+        let policy = build_policy(policy, window, backfill).py_result(py)?;
+        Ok(PySimulation { engine: Engine::new(Arc::new(inputs)), policy })
+    }
+
+    /// Current simulated time (s).
+    #[getter]
+    fn now(&self) -> f64 {
+        self.engine.now()
+    }
+
+    /// Jobs submitted so far.
+    #[getter]
+    fn submitted(&self) -> usize {
+        self.engine.submitted()
+    }
+
+    /// Name of the policy with its parameters.
+    #[getter]
+    fn policy_name(&self) -> String {
+        self.policy.name()
+    }
+
+    /// Time of the next event, or None when the run is over.
+    fn peek(&self) -> Option<f64> {
+        self.engine.peek()
+    }
+
+    /// Processes every event up to and including time `until` (GIL released).
+    fn run_until(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
+        let (engine, policy) = (&mut self.engine, &mut self.policy);
+        py.detach(|| engine.run_until(until, policy.as_mut())).py_result(py)
+    }
+
+    /// Runs to the end (GIL released).
+    fn run(&mut self, py: Python<'_>) -> PyResult<()> {
+        let (engine, policy) = (&mut self.engine, &mut self.policy);
+        py.detach(|| engine.run(policy.as_mut())).py_result(py)
+    }
+
+    /// Per-job results (numpy arrays in replay order) and run counters.
+    fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let log = self.engine.log();
+        let out = PyDict::new(py);
+        out.set_item("start", log.start.clone().into_pyarray(py))?;
+        out.set_item("end", log.end.clone().into_pyarray(py))?;
+        let kinds: Vec<u8> = log.start_kind.iter().map(|k| *k as u8).collect();
+        out.set_item("start_kind", kinds.into_pyarray(py))?;
+        out.set_item("requeues", log.requeues.clone().into_pyarray(py))?;
+        out.set_item("killed", log.killed.clone().into_pyarray(py))?;
+        let (lj, ls, le): (Vec<u32>, Vec<f64>, Vec<f64>) = log.lost_attempts.iter().fold(
+            (Vec::new(), Vec::new(), Vec::new()),
+            |(mut j, mut s, mut e), &(job, start, end)| {
+                j.push(job);
+                s.push(start);
+                e.push(end);
+                (j, s, e)
+            },
+        );
+        out.set_item("lost_job", lj.into_pyarray(py))?;
+        out.set_item("lost_start", ls.into_pyarray(py))?;
+        out.set_item("lost_end", le.into_pyarray(py))?;
+        out.set_item("invocations", log.invocations)?;
+        out.set_item("event_times", log.event_times)?;
+        Ok(out)
+    }
+}

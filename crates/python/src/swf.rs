@@ -1,0 +1,42 @@
+//! `parse_swf`: the SWF tokenizer, returning numpy columns.
+
+use hpcsched_core::io::swf::parse_swf as core_parse_swf;
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList};
+
+use crate::error::to_py_err;
+
+/// Parses SWF text. Returns a dict with `header` (list of (key, value)), `malformed` (list of
+/// (line, field or None, reason)) and one numpy array per column.
+#[pyfunction]
+#[pyo3(signature = (data, path, lenient=false))]
+pub fn parse_swf<'py>(
+    py: Python<'py>,
+    data: &Bound<'py, PyBytes>,
+    path: &str,
+    lenient: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let bytes = data.as_bytes();
+    let table = py
+        .detach(|| core_parse_swf(bytes, lenient))
+        .map_err(|e| to_py_err(py, e, Some(path)))?;
+    let out = PyDict::new(py);
+    out.set_item("header", PyList::new(py, table.header)?)?;
+    let malformed: Vec<(u64, Option<String>, String)> =
+        table.malformed.into_iter().map(|m| (m.line, m.field, m.reason)).collect();
+    out.set_item("malformed", PyList::new(py, malformed)?)?;
+    out.set_item("job_id", table.job_id.into_pyarray(py))?;
+    out.set_item("submit", table.submit.into_pyarray(py))?;
+    out.set_item("run_time", table.run_time.into_pyarray(py))?;
+    out.set_item("allocated_procs", table.allocated_procs.into_pyarray(py))?;
+    out.set_item("requested_procs", table.requested_procs.into_pyarray(py))?;
+    out.set_item("requested_time", table.requested_time.into_pyarray(py))?;
+    out.set_item("status", table.status.into_pyarray(py))?;
+    out.set_item("user", table.user.into_pyarray(py))?;
+    out.set_item("group", table.group.into_pyarray(py))?;
+    out.set_item("queue", table.queue.into_pyarray(py))?;
+    out.set_item("partition", table.partition.into_pyarray(py))?;
+    out.set_item("line", table.line.into_pyarray(py))?;
+    Ok(out)
+}

@@ -1,0 +1,121 @@
+"""Metrics users compare policies with (DESIGN §8), computed from a run's job table.
+
+All times are seconds on the replay clock (0 = first submission). Utilization counts every
+node-second a job held nodes, including attempts later killed by downtime (the nodes were busy);
+the killed work is reported separately as lost node-seconds.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hpcsched.classes import SIZE_CLASSES
+from hpcsched.workload.calendar import DowntimeCalendar
+
+#: bounded-slowdown threshold (s)
+BSLD_TAU = 10.0
+#: length of the window before each scheduled maintenance whose utilization is reported (s)
+PRE_MAINTENANCE = 48 * 3600.0
+
+_QUANTILES = {"median": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
+
+
+def wait_stats(wait: np.ndarray) -> dict[str, float | int | None]:
+    """Mean, median, P75, P95, P99 and max of the waits (seconds) of started jobs."""
+    wait = np.asarray(wait, dtype=float)
+    wait = wait[~np.isnan(wait)]
+    if len(wait) == 0:
+        return {"count": 0, "mean": None, **dict.fromkeys(_QUANTILES), "max": None}
+    stats: dict[str, float | int | None] = {"count": len(wait), "mean": float(wait.mean())}
+    for name, q in _QUANTILES.items():
+        stats[name] = float(np.quantile(wait, q))
+    stats["max"] = float(wait.max())
+    return stats
+
+
+def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = BSLD_TAU) -> np.ndarray:
+    """``max(1, (wait + run) / max(run, tau))`` per job."""
+    return np.maximum(1.0, (wait + run) / np.maximum(run, tau))
+
+
+def busy_node_seconds(
+    a: float, b: float, start: np.ndarray, end: np.ndarray, nodes: np.ndarray
+) -> float:
+    """Node-seconds of the intervals ``[start, end)`` (held by ``nodes``) that fall in [a, b)."""
+    overlap = np.clip(np.minimum(end, b) - np.maximum(start, a), 0.0, None)
+    return float(np.nansum(overlap * nodes))
+
+
+def available_node_seconds(a: float, b: float, machine: int, calendar: DowntimeCalendar) -> float:
+    """Node-seconds the machine was up during [a, b). Overlapping windows never take more than
+    the whole machine at any instant."""
+    points = sorted({a, b, *(t for w in calendar for t in (w.start, w.end) if a < t < b)})
+    total = 0.0
+    for lo, hi in zip(points, points[1:], strict=False):
+        down = sum(
+            machine if w.nodes is None else min(w.nodes, machine)
+            for w in calendar
+            if w.start <= lo and w.end >= hi
+        )
+        total += (hi - lo) * (machine - min(down, machine))
+    return total
+
+
+def uptime_periods(a: float, b: float, machine: int, calendar: DowntimeCalendar) -> list[tuple[float, float]]:
+    """The periods of [a, b) outside whole-machine downtime windows."""
+    whole = sorted(
+        (w.start, w.end) for w in calendar if w.nodes is None or w.nodes >= machine
+    )
+    periods, cursor = [], a
+    for start, end in whole:
+        if start > cursor:
+            periods.append((cursor, min(start, b)))
+        cursor = max(cursor, end)
+        if cursor >= b:
+            break
+    if cursor < b:
+        periods.append((cursor, b))
+    return [(lo, hi) for lo, hi in periods if hi > lo]
+
+
+def utilization(
+    jobs: pd.DataFrame,
+    lost: pd.DataFrame,
+    machine: int,
+    calendar: DowntimeCalendar,
+    horizon: tuple[float, float],
+) -> dict[str, Any]:
+    """Utilization over uptime (whole run and per uptime period) and in the 48 h before each
+    scheduled maintenance. ``lost`` holds the attempts killed by downtime (start, end, nodes)."""
+    start = np.concatenate([jobs["start"].to_numpy(), lost["start"].to_numpy()])
+    end = np.concatenate([jobs["end"].to_numpy(), lost["end"].to_numpy()])
+    nodes = np.concatenate([jobs["nodes"].to_numpy(), lost["nodes"].to_numpy()]).astype(float)
+
+    def ratio(a: float, b: float) -> float | None:
+        available = available_node_seconds(a, b, machine, calendar)
+        return busy_node_seconds(a, b, start, end, nodes) / available if available > 0 else None
+
+    a, b = horizon
+    periods = uptime_periods(a, b, machine, calendar)
+    before = []
+    for w in calendar:
+        if w.kind != "scheduled" or not (a < w.start <= b):
+            continue
+        lo = max(a, w.start - PRE_MAINTENANCE)
+        before.append({"maintenance_start": w.start, "from": lo, "utilization": ratio(lo, w.start)})
+    return {
+        "overall_uptime": ratio(a, b) if b > a else None,
+        "uptime_periods": [{"from": lo, "to": hi, "utilization": ratio(lo, hi)} for lo, hi in periods],
+        "before_maintenance": before,
+    }
+
+
+def by_class(jobs: pd.DataFrame) -> dict[str, dict[str, float | int | None]]:
+    """Wait statistics per size class (S, M, L, XL)."""
+    return {
+        cls: wait_stats(jobs.loc[jobs["size_class"] == cls, "wait"].to_numpy())
+        for cls in SIZE_CLASSES
+    }

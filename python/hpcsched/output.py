@@ -1,0 +1,78 @@
+"""Run directories, written atomically (DESIGN §8).
+
+Everything goes to a temporary sibling folder first, which is renamed into place when complete:
+an interrupted run never leaves a half-written result that looks whole.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import shutil
+import tempfile
+from typing import TYPE_CHECKING, Any
+
+from hpcsched.exceptions import OptionError
+
+if TYPE_CHECKING:
+    from hpcsched.run import Result
+
+RUN_MARKER = "summary.json"
+
+
+def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False) -> str:
+    """Writes ``jobs.parquet``, ``summary.json`` (and ``jobs.csv``) into ``out``."""
+    target = os.path.abspath(os.fspath(out))
+    if os.path.exists(target) and not _replaceable(target):
+        raise OptionError(
+            f"{target} exists and is not an hpcsched run directory; choose another --out",
+            option="--out",
+        )
+    parent = os.path.dirname(target)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
+    try:
+        result.jobs.to_parquet(os.path.join(staging, "jobs.parquet"), index=False)
+        if csv:
+            result.jobs.to_csv(os.path.join(staging, "jobs.csv"), index=False)
+        with open(os.path.join(staging, RUN_MARKER), "w", encoding="utf-8") as f:
+            json.dump(_jsonable(result.info), f, indent=2, allow_nan=False)
+            f.write("\n")
+        _swap_into_place(staging, target)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    return target
+
+
+def _replaceable(path: str) -> bool:
+    """An existing run directory (or an empty folder) may be replaced by a new run."""
+    return os.path.isdir(path) and (
+        not os.listdir(path) or os.path.isfile(os.path.join(path, RUN_MARKER))
+    )
+
+
+def _swap_into_place(staging: str, target: str) -> None:
+    old = None
+    if os.path.exists(target):
+        old = target + f".old-{os.getpid()}"
+        os.rename(target, old)
+    os.rename(staging, target)
+    if old is not None:
+        with contextlib.suppress(OSError):
+            shutil.rmtree(old)
+
+
+def _jsonable(value: Any) -> Any:
+    """JSON-safe copy: NaN and infinities become null, numpy scalars plain numbers."""
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_jsonable(v) for v in value]
+    if hasattr(value, "item") and not isinstance(value, str):
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value

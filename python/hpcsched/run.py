@@ -1,0 +1,284 @@
+"""Running one simulation: ``simulate(...) -> Result``."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hpcsched import _core, metrics
+from hpcsched.classes import size_class
+from hpcsched.exceptions import OptionError
+from hpcsched.policies import PolicySpec
+from hpcsched.workload import (
+    DEFAULT_ANNOUNCE_LEAD,
+    DowntimeCalendar,
+    Workload,
+    load_workload,
+    read_calendar,
+)
+
+OVERRUNS = ("continue", "kill")
+START_KINDS = tuple(_core.start_kind_names())
+
+#: Called with (simulated time, jobs submitted) while a run progresses.
+ProgressHook = Callable[[float, int], None]
+
+
+@dataclass
+class Result:
+    """The outcome of one run: ``jobs`` (one row per job, replay order), ``summary`` (one-row
+    DataFrame of the scalar metrics) and ``info`` (the full nested summary, as in
+    ``summary.json``)."""
+
+    jobs: pd.DataFrame
+    info: dict[str, Any]
+    lost: pd.DataFrame = field(repr=False)
+    workload: Workload = field(repr=False)
+    calendar: DowntimeCalendar = field(repr=False)
+
+    @property
+    def summary(self) -> pd.DataFrame:
+        flat = pd.json_normalize(_scalars(self.info), sep=".")
+        return flat
+
+    @property
+    def decisions(self) -> pd.DataFrame:
+        """Per-invocation decision log; empty for the built-in queue policies."""
+        return pd.DataFrame()
+
+    def write(self, out: str | os.PathLike[str], *, csv: bool = False) -> str:
+        """Writes the run directory atomically; returns its path."""
+        from hpcsched.output import write_run
+
+        return write_run(self, out, csv=csv)
+
+
+def _scalars(tree: dict[str, Any]) -> dict[str, Any]:
+    """The nested dict without its lists (per-window details stay in ``info``)."""
+    return {
+        k: _scalars(v) if isinstance(v, dict) else v
+        for k, v in tree.items()
+        if not isinstance(v, list)
+    }
+
+
+def simulate(
+    workload: Workload | str | os.PathLike[str],
+    policy: str | PolicySpec = "fcfs",
+    *,
+    window: int | None = None,
+    backfill: str = "easy",
+    nodes: int | None = None,
+    procs_per_node: int | str = 1,
+    format: str | None = None,
+    lenient: bool = False,
+    strict: bool = False,
+    downtime: DowntimeCalendar | str | os.PathLike[str] | None = None,
+    announce_lead: float | None = None,
+    overrun: str = "continue",
+    out: str | os.PathLike[str] | None = None,
+    csv: bool = False,
+    progress: ProgressHook | None = None,
+) -> Result:
+    """Replays ``workload`` (a :class:`Workload` or a trace path) under ``policy``.
+
+    ``policy`` is a name (a MARS Table II heuristic such as ``fcfs``, ``wfp3``, ``sjf``, or
+    ``snf``) with ``window`` and ``backfill``, or a :class:`PolicySpec`. ``downtime`` is a
+    calendar file or object in the trace's clock. With ``out``, the run directory is written
+    (atomically). ``progress`` is called with (simulated time, jobs submitted) as the run goes.
+    """
+    spec = policy if isinstance(policy, PolicySpec) else PolicySpec(policy, window, backfill)
+    if overrun not in OVERRUNS:
+        raise OptionError(f"unknown overrun policy {overrun!r}; choose one of: continue, kill",
+                          option="--overrun")
+    t0 = time.perf_counter()
+    if not isinstance(workload, Workload):
+        workload = load_workload(
+            workload, format=format, nodes=nodes, procs_per_node=procs_per_node,
+            lenient=lenient, strict=strict,
+        )
+    calendar = _calendar(downtime, announce_lead, workload)
+    t1 = time.perf_counter()
+
+    jobs = workload.jobs
+    windows = calendar.windows
+    sim = _core.Simulation(
+        jobs["job_id"].to_numpy(np.int64),
+        jobs["submit"].to_numpy(np.float64),
+        jobs["run_time"].to_numpy(np.float64),
+        jobs["requested_time"].to_numpy(np.float64),
+        jobs["nodes"].to_numpy(np.int64),
+        workload.nodes,
+        spec.name,
+        spec.window,
+        spec.backfill,
+        overrun,
+        np.array([w.start for w in windows], dtype=np.float64),
+        np.array([w.end for w in windows], dtype=np.float64),
+        np.array([w.kind == "scheduled" for w in windows], dtype=bool),
+        np.array([w.nodes or 0 for w in windows], dtype=np.int64),
+        calendar.announce_lead,
+    )
+    _drive(sim, workload, progress)
+    t2 = time.perf_counter()
+
+    raw = sim.results()
+    table = _job_table(workload, raw)
+    lost = pd.DataFrame(
+        {
+            "job_index": raw["lost_job"],
+            "start": raw["lost_start"],
+            "end": raw["lost_end"],
+            "nodes": jobs["nodes"].to_numpy()[raw["lost_job"].astype(np.int64)],
+        }
+    )
+    info = _summary(workload, calendar, spec, overrun, table, lost, raw,
+                    load_seconds=t1 - t0, simulate_seconds=t2 - t1,
+                    options={"format": format, "procs_per_node": procs_per_node,
+                             "lenient": lenient, "strict": strict, "nodes": nodes},
+                    downtime_source=None if downtime is None else getattr(downtime, "source", os.fspath(downtime)))
+    result = Result(jobs=table, info=info, lost=lost, workload=workload, calendar=calendar)
+    if out is not None:
+        result.write(out, csv=csv)
+    return result
+
+
+def _calendar(
+    downtime: DowntimeCalendar | str | os.PathLike[str] | None,
+    announce_lead: float | None,
+    workload: Workload,
+) -> DowntimeCalendar:
+    lead = DEFAULT_ANNOUNCE_LEAD if announce_lead is None else float(announce_lead)
+    if lead < 0 or not np.isfinite(lead):
+        raise OptionError(f"must be a non-negative number of seconds, not {announce_lead!r}",
+                          option="--announce-lead")
+    if downtime is None:
+        return DowntimeCalendar((), announce_lead=lead)
+    if not isinstance(downtime, DowntimeCalendar):
+        downtime = read_calendar(downtime, announce_lead=lead)
+    elif announce_lead is not None:
+        downtime = DowntimeCalendar(downtime.windows, announce_lead=lead, source=downtime.source)
+    downtime.validate_against(workload.nodes)
+    # Calendars are in the trace's clock; the replay clock starts at the first submission.
+    return downtime.shifted(workload.time_origin)
+
+
+def _drive(sim: Any, workload: Workload, progress: ProgressHook | None) -> None:
+    """Runs to the end; in slices of simulated time when someone watches the progress."""
+    if progress is None:
+        sim.run()
+        return
+    span = float(workload.jobs["submit"].iloc[-1]) if len(workload) else 0.0
+    step = max(span / 200.0, 1.0)
+    target = step
+    while sim.peek() is not None:
+        sim.run_until(target)
+        progress(sim.now, sim.submitted)
+        target += step
+
+
+def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
+    jobs = workload.jobs
+    start, end = raw["start"], raw["end"]
+    kinds = np.array(START_KINDS, dtype=object)[raw["start_kind"].astype(np.int64)]
+    kinds[np.isnan(start)] = None
+    return pd.DataFrame(
+        {
+            "job_id": jobs["job_id"].to_numpy(),
+            "submit": jobs["submit"].to_numpy(),
+            "start": start,
+            "end": end,
+            "wait": start - jobs["submit"].to_numpy(),
+            "nodes": jobs["nodes"].to_numpy(),
+            "requested_time": jobs["requested_time"].to_numpy(),
+            "run_time": jobs["run_time"].to_numpy(),
+            "size_class": pd.Categorical(
+                size_class(jobs["nodes"].to_numpy(), workload.nodes), categories=["S", "M", "L", "XL"]
+            ),
+            "start_kind": pd.Categorical(kinds, categories=list(START_KINDS)),
+            "requeues": raw["requeues"].astype(np.int64),
+            "killed": raw["killed"],
+            "user": jobs["user"].to_numpy() if "user" in jobs else -1,
+        }
+    )
+
+
+def _summary(
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    spec: PolicySpec,
+    overrun: str,
+    table: pd.DataFrame,
+    lost: pd.DataFrame,
+    raw: dict[str, Any],
+    *,
+    load_seconds: float,
+    simulate_seconds: float,
+    options: dict[str, Any],
+    downtime_source: str | None,
+) -> dict[str, Any]:
+    from hpcsched import __version__
+
+    started = table[~table["start"].isna()]
+    executed = (started["end"] - started["start"]).to_numpy()
+    wait = started["wait"].to_numpy()
+    last_end = float(np.nanmax(table["end"])) if len(started) else 0.0
+    n = len(table)
+    return {
+        "hpcsched_version": __version__,
+        "inputs": {
+            "trace": workload.source,
+            "format": workload.format,
+            "policy": spec.to_dict(),
+            "nodes": workload.nodes,
+            "nodes_option": options["nodes"],
+            "procs_per_node": workload.procs_per_node,
+            "lenient": options["lenient"],
+            "strict": options["strict"],
+            "downtime": downtime_source,
+            "announce_lead": calendar.announce_lead,
+            "overrun": overrun,
+        },
+        "workload": {
+            "jobs": n,
+            "skipped": dict(workload.skipped),
+            "skipped_total": int(sum(workload.skipped.values())),
+            "warnings": list(workload.warnings),
+            "time_origin": workload.time_origin,
+            "unix_start_time": workload.unix_start_time,
+        },
+        "jobs": {
+            "completed": len(started),
+            "never_started": n - len(started),
+            "requeued_jobs": int((table["requeues"] > 0).sum()),
+            "requeues": int(table["requeues"].sum()),
+            "killed_overrun": int(table["killed"].sum()),
+            "start_kinds": {k: int((table["start_kind"] == k).sum()) for k in START_KINDS},
+        },
+        "wait": metrics.wait_stats(wait),
+        "wait_by_class": metrics.by_class(started),
+        "bounded_slowdown": {
+            "tau": metrics.BSLD_TAU,
+            "mean": float(metrics.bounded_slowdown(wait, executed).mean()) if len(started) else None,
+        },
+        "response_time": {"mean": float((started["end"] - started["submit"]).mean()) if len(started) else None},
+        "makespan": last_end,
+        "utilization": metrics.utilization(table, lost, workload.nodes, calendar, (0.0, last_end)),
+        "downtime": {
+            "windows": len(calendar),
+            "killed_attempts": len(lost),
+            "lost_node_seconds": float(((lost["end"] - lost["start"]) * lost["nodes"]).sum()),
+        },
+        "engine": {"invocations": int(raw["invocations"]), "event_times": int(raw["event_times"])},
+        "timing": {
+            "load_seconds": load_seconds,
+            "simulate_seconds": simulate_seconds,
+            "jobs_per_second": n / simulate_seconds if simulate_seconds > 0 else None,
+        },
+    }

@@ -1,0 +1,177 @@
+"""Standard Workload Format traces (DESIGN §3.1).
+
+The Rust core tokenises the file (one pass, numeric checks, line numbers); this module applies
+the rules that depend on options: job sizes in nodes, the machine size, which jobs are kept.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import numpy as np
+import pandas as pd
+
+from hpcsched import _core
+from hpcsched.exceptions import InputError, OptionError
+from hpcsched.workload._io import read_bytes
+from hpcsched.workload.model import Workload
+
+#: Header keys read as integers (their leading integer: "MaxNodes: 338 (batch partition)").
+_INT_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxQueues", "TimeZone")
+#: Header keys kept as text; repeated keys (Note) are joined with newlines.
+_TEXT_KEYS = ("TimeZoneString", "Note", "Computer", "Installation", "Version")
+
+_LEADING_INT = re.compile(r"^\s*([+-]?\d+)")
+
+
+def parse_header(entries: list[tuple[str, str]]) -> dict[str, object]:
+    """The header values hpcsched uses, from ``(key, value)`` pairs."""
+    header: dict[str, object] = {}
+    for key, value in entries:
+        if key in _INT_KEYS:
+            match = _LEADING_INT.match(value)
+            if match and key not in header:
+                header[key] = int(match.group(1))
+        elif key in _TEXT_KEYS:
+            previous = header.get(key)
+            header[key] = value if previous is None else f"{previous}\n{value}"
+    return header
+
+
+def read_swf(
+    path: str | os.PathLike[str],
+    *,
+    nodes: int | None = None,
+    procs_per_node: int | str = 1,
+    lenient: bool = False,
+    strict: bool = False,
+) -> Workload:
+    """Reads an SWF trace (plain or gzip) into a :class:`Workload` ready for replay.
+
+    - size = requested processors (field 8) if > 0, else allocated (field 5), converted to
+      nodes as ``ceil(procs / procs_per_node)``; ``procs_per_node="auto"`` takes
+      ``MaxProcs / MaxNodes`` from the header;
+    - machine size: ``nodes``, else ``MaxProcs / procs_per_node``, else ``MaxNodes``, else
+      the largest job;
+    - skipped and counted: unknown run time (-1), size <= 0, larger than the machine (an error
+      with ``strict``), malformed lines (only with ``lenient``; otherwise an error);
+    - requested time <= 0: the estimate is the run time (reported in ``warnings``);
+    - replay order (submit, id), stable; time 0 is the first kept submission.
+    """
+    name = os.fspath(path)
+    raw = _core.parse_swf(read_bytes(name), name, lenient)
+    header = parse_header(raw["header"])
+    ppn = _procs_per_node(procs_per_node, header, name)
+
+    procs = np.where(raw["requested_procs"] > 0, raw["requested_procs"], raw["allocated_procs"])
+    job_nodes = np.ceil(procs / ppn)
+    machine = _machine_nodes(nodes, header, ppn, job_nodes, name)
+
+    run_time = raw["run_time"]
+    unknown_run = run_time < 0
+    bad_size = ~unknown_run & (job_nodes <= 0)
+    too_large = ~unknown_run & ~bad_size & (job_nodes > machine)
+    if strict and too_large.any():
+        first = int(np.flatnonzero(too_large)[0])
+        raise InputError(
+            f"job {raw['job_id'][first]} needs {int(job_nodes[first])} nodes, more than the "
+            f"machine's {machine} (drop --strict to skip such jobs)",
+            path=name,
+            line=int(raw["line"][first]),
+            field="8 (requested processors)",
+        )
+    keep = ~(unknown_run | bad_size | too_large)
+    skipped = {
+        "unknown run time": int(unknown_run.sum()),
+        "non-positive size": int(bad_size.sum()),
+        "larger than machine": int(too_large.sum()),
+        "malformed line": len(raw["malformed"]),
+    }
+
+    requested = raw["requested_time"][keep]
+    run = run_time[keep]
+    requested_known = requested > 0
+    warnings = [f"{name}, line {line}: {reason} (skipped)" for line, _, reason in raw["malformed"][:5]]
+    if (~requested_known).any():
+        warnings.append(
+            f"{int((~requested_known).sum())} jobs have no requested time; "
+            "their estimate is their run time"
+        )
+
+    submit = raw["submit"][keep]
+    job_id = raw["job_id"][keep]
+    order = np.lexsort((job_id, submit))  # stable: (submit, id), ties keep file order
+    origin = float(submit[order[0]]) if len(order) else 0.0
+    jobs = pd.DataFrame(
+        {
+            "job_id": job_id[order],
+            "submit": submit[order] - origin,
+            "run_time": run[order],
+            "requested_time": np.where(requested_known, requested, run)[order],
+            "nodes": job_nodes[keep][order].astype(np.int64),
+            "user": raw["user"][keep][order],
+            "procs": procs[keep][order].astype(np.int64),
+            "requested_known": requested_known[order],
+            "status": raw["status"][keep][order],
+            "group": raw["group"][keep][order],
+            "queue": raw["queue"][keep][order],
+            "partition": raw["partition"][keep][order],
+            "line": raw["line"][keep][order].astype(np.int64),
+        }
+    )
+    return Workload(
+        jobs=jobs,
+        nodes=machine,
+        source=name,
+        format="swf",
+        skipped=skipped,
+        warnings=warnings,
+        header=header,
+        time_origin=origin,
+        procs_per_node=ppn,
+    )
+
+
+def _procs_per_node(option: int | str, header: dict[str, object], path: str) -> int:
+    if option == "auto":
+        max_procs, max_nodes = header.get("MaxProcs"), header.get("MaxNodes")
+        if not (isinstance(max_procs, int) and isinstance(max_nodes, int)) or max_nodes <= 0:
+            raise OptionError(
+                f"{path}: --procs-per-node auto needs MaxProcs and MaxNodes in the header",
+                option="--procs-per-node",
+            )
+        if max_procs <= 0 or max_procs % max_nodes:
+            raise OptionError(
+                f"{path}: MaxProcs {max_procs} is not a multiple of MaxNodes {max_nodes}; "
+                "give --procs-per-node explicitly",
+                option="--procs-per-node",
+            )
+        return max_procs // max_nodes
+    try:
+        value = int(option)
+    except (TypeError, ValueError):
+        raise OptionError(f"expected a positive integer or 'auto', got {option!r}",
+                          option="--procs-per-node") from None
+    if value <= 0:
+        raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
+    return value
+
+
+def _machine_nodes(
+    option: int | None, header: dict[str, object], ppn: int, job_nodes: np.ndarray, path: str
+) -> int:
+    if option is not None:
+        if option <= 0:
+            raise OptionError(f"must be positive, got {option}", option="--nodes")
+        return int(option)
+    max_procs = header.get("MaxProcs")
+    if isinstance(max_procs, int) and max_procs > 0:
+        return max_procs // ppn
+    max_nodes = header.get("MaxNodes")
+    if isinstance(max_nodes, int) and max_nodes > 0:
+        return max_nodes
+    largest = int(job_nodes.max()) if len(job_nodes) else 0
+    if largest <= 0:
+        raise InputError("no job with a positive size, and no machine size in the header", path=path)
+    return largest
