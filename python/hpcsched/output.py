@@ -34,6 +34,9 @@ def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
     try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it private; a run dir is not
         result.jobs.to_parquet(os.path.join(staging, "jobs.parquet"), index=False)
         if csv:
             result.jobs.to_csv(os.path.join(staging, "jobs.csv"), index=False)

@@ -94,9 +94,7 @@ def simulate(
     (atomically). ``progress`` is called with (simulated time, jobs submitted) as the run goes.
     """
     spec = policy if isinstance(policy, PolicySpec) else PolicySpec(policy, window, backfill)
-    if overrun not in OVERRUNS:
-        raise OptionError(f"unknown overrun policy {overrun!r}; choose one of: continue, kill",
-                          option="--overrun")
+    check_overrun(overrun)
     t0 = time.perf_counter()
     if not isinstance(workload, Workload):
         workload = load_workload(
@@ -147,6 +145,12 @@ def simulate(
     if out is not None:
         result.write(out, csv=csv)
     return result
+
+
+def check_overrun(overrun: str) -> None:
+    if overrun not in OVERRUNS:
+        raise OptionError(f"unknown overrun policy {overrun!r}; choose one of: continue, kill",
+                          option="--overrun")
 
 
 def _calendar(

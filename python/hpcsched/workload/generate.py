@@ -197,29 +197,44 @@ def write_batsim(workload: Workload, path: str | os.PathLike[str]) -> None:
     """
     jobs = workload.jobs
     subtime = jobs["submit"].to_numpy(np.float64) + workload.time_origin
+    requested = jobs["requested_time"].to_numpy(np.float64)
+    run = jobs["run_time"].to_numpy(np.float64)
+    for name, values in (("submit", subtime), ("requested_time", requested), ("run_time", run)):
+        if not np.isfinite(values).all():
+            raise ValueError(f"cannot write non-finite {name} values to JSON")
+    # json.dumps with indent is slow (pure Python): lay out the jobs by hand, in exactly the
+    # layout json.dumps(indent=4) gives, and let json lay out the rest around a placeholder.
+    pad = " " * 12
     records = []
-    for job_id, res, sub, req, run, user in zip(
+    for job_id, res, sub, req, rt, user in zip(
         jobs["job_id"].tolist(),
         jobs["nodes"].tolist(),
         subtime.tolist(),
-        jobs["requested_time"].tolist(),
-        jobs["run_time"].tolist(),
+        requested.tolist(),
+        run.tolist(),
         jobs["user"].tolist(),
         strict=True,
     ):
-        record: dict[str, Any] = {
-            "job_id": job_id,
-            "res": res,
-            "subtime": _number(sub),
-            "reqtime": _number(req),
-            "runtime": _number(run),
-            "profile": "100",
-        }
+        fields = [
+            f'"job_id": {job_id}',
+            f'"res": {res}',
+            f'"subtime": {_number(sub)!r}',
+            f'"reqtime": {_number(req)!r}',
+            f'"runtime": {_number(rt)!r}',
+            '"profile": "100"',
+        ]
         if user >= 0:
-            record["user_id"] = user
-        records.append(record)
-    document = {"nb_res": int(workload.nodes), "jobs": records, "profiles": BATSIM_PROFILES}
-    text = json.dumps(document, indent=4, allow_nan=False)
+            fields.append(f'"user_id": {user}')
+        records.append("        {\n" + pad + (",\n" + pad).join(fields) + "\n        }")
+    placeholder = "@@hpcsched-jobs@@"
+    document = {
+        "nb_res": int(workload.nodes),
+        "jobs": [placeholder] if records else [],
+        "profiles": BATSIM_PROFILES,
+    }
+    text = json.dumps(document, indent=4)
+    if records:
+        text = text.replace(f'        "{placeholder}"', ",\n".join(records), 1)
     atomic_write_bytes(path, text.encode("utf-8"))
 
 

@@ -1,0 +1,63 @@
+"""The ``hpcsched`` command: a typer app with one error boundary.
+
+User errors (``HpcschedError``, bad options) print one line on stderr and exit 2; anything else
+is a bug: exit 1 with a traceback (the full one with ``--debug``).
+"""
+
+from __future__ import annotations
+
+import sys
+import traceback
+
+import click
+import typer
+
+from hpcsched.cli import generate, inspect, simulate
+from hpcsched.cli._console import err_console
+from hpcsched.exceptions import HpcschedError
+
+app = typer.Typer(
+    name="hpcsched",
+    help="Simulate HPC batch-job scheduling: replay workloads under queue policies.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("simulate")(simulate.simulate)
+app.command("inspect")(inspect.inspect)
+app.add_typer(generate.app, name="generate")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the console script; returns the exit code."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    if debug:
+        args.remove("--debug")
+    try:
+        result = app(args=args, prog_name="hpcsched", standalone_mode=False)
+    except click.exceptions.ClickException as exc:  # usage errors: bad or missing options
+        exc.show(file=sys.stderr)
+        return 2
+    except click.exceptions.Abort:
+        err_console.print("aborted")
+        return 130
+    except HpcschedError as exc:
+        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        return 2
+    except Exception:
+        if debug:
+            traceback.print_exc()
+        else:
+            exc_type, exc_value, _ = sys.exc_info()
+            err_console.print(
+                f"[bold red]internal error[/] ({exc_type.__name__}: {exc_value}); "
+                "this is a bug in hpcsched. Rerun with --debug for the traceback.",
+                highlight=False,
+                soft_wrap=True,
+            )
+        return 1
+    return result if isinstance(result, int) else 0
+
+
+__all__ = ["app", "main"]
