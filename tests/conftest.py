@@ -16,3 +16,35 @@ def traces_dir() -> Path:
     if not path.is_dir():
         pytest.skip(f"real traces not found at {path}: tests need ../shared/traces")
     return path
+
+
+def workload_from(specs, nodes: int):
+    """A Workload from (submit, run time, requested time, nodes) tuples; ids 1, 2, ..."""
+    import numpy as np
+    import pandas as pd
+
+    from hpcsched.workload.model import Workload
+
+    submit, run, req, size = (np.array(col, dtype=float) for col in zip(*specs, strict=True))
+    jobs = pd.DataFrame(
+        {
+            "job_id": np.arange(1, len(specs) + 1, dtype=np.int64),
+            "submit": submit,
+            "run_time": run,
+            "requested_time": req,
+            "nodes": size.astype(np.int64),
+            "user": np.zeros(len(specs), dtype=np.int64),
+        }
+    )
+    return Workload(jobs=jobs, nodes=nodes, source="<test>")
+
+
+PWA_TRACES = [
+    "KTH-SP2-1996-2.1-cln.swf.gz",
+    "CTC-SP2-1996-3.1-cln.swf.gz",
+    "SDSC-BLUE-2000-4.2-cln.swf.gz",
+    "HPC2N-2002-2.2-cln.swf.gz",
+    "DAS2-fs1-2003-1.swf.gz",
+    "ALCF-Theta-2022.swf.gz",
+    "lublin_256.swf.gz",
+]

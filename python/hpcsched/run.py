@@ -39,6 +39,8 @@ class Result:
     jobs: pd.DataFrame
     info: dict[str, Any]
     lost: pd.DataFrame = field(repr=False)
+    #: EASY reservations as decided: time, top job (replay index), shadow time, extra nodes
+    reservations: pd.DataFrame = field(repr=False)
     workload: Workload = field(repr=False)
     calendar: DowntimeCalendar = field(repr=False)
 
@@ -140,8 +142,17 @@ def simulate(
                     load_seconds=t1 - t0, simulate_seconds=t2 - t1,
                     options={"format": format, "procs_per_node": procs_per_node,
                              "lenient": lenient, "strict": strict, "nodes": nodes},
-                    downtime_source=None if downtime is None else getattr(downtime, "source", os.fspath(downtime)))
-    result = Result(jobs=table, info=info, lost=lost, workload=workload, calendar=calendar)
+                    downtime_source=None if downtime is None else calendar.source)
+    reservations = pd.DataFrame(
+        {
+            "time": raw["reservation_time"],
+            "job_index": raw["reservation_job"].astype(np.int64),
+            "shadow_time": raw["reservation_shadow"],
+            "extra": raw["reservation_extra"].astype(np.int64),
+        }
+    )
+    result = Result(jobs=table, info=info, lost=lost, reservations=reservations,
+                    workload=workload, calendar=calendar)
     if out is not None:
         result.write(out, csv=csv)
     return result

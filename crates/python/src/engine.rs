@@ -153,6 +153,11 @@ impl PySimulation {
         out.set_item("lost_job", lj.into_pyarray(py))?;
         out.set_item("lost_start", ls.into_pyarray(py))?;
         out.set_item("lost_end", le.into_pyarray(py))?;
+        let res = &log.reservations;
+        out.set_item("reservation_time", res.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("reservation_job", res.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("reservation_shadow", res.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("reservation_extra", res.iter().map(|r| r.3).collect::<Vec<_>>().into_pyarray(py))?;
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;
         Ok(out)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 
 from hpcsched.exceptions import InputError, OptionError
+from hpcsched.workload import generate
 from hpcsched.workload.batsim import read_batsim_file
 from hpcsched.workload.calendar import (
     DEFAULT_ANNOUNCE_LEAD,
@@ -65,6 +66,7 @@ __all__ = [
     "DowntimeCalendar",
     "Workload",
     "detect_format",
+    "generate",
     "load_workload",
     "read_calendar",
 ]

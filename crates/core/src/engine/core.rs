@@ -282,6 +282,9 @@ impl Engine {
     /// Validates and applies a decision: the only place jobs start.
     fn apply(&mut self, decision: &Decision) -> Result<()> {
         if decision.starts.is_empty() {
+            if let Some(r) = decision.reservation {
+                self.log.reservations.push((self.state.now, r.job, r.shadow_time, r.extra));
+            }
             return Ok(());
         }
         let mut admission = Admission::new(&self.view());
@@ -324,6 +327,9 @@ impl Engine {
             self.state.busy += job.nodes;
         }
         remove_positions(&mut self.state.queue, decision);
+        if let Some(r) = decision.reservation {
+            self.log.reservations.push((now, r.job, r.shadow_time, r.extra));
+        }
         Ok(())
     }
 }

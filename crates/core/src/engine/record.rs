@@ -16,6 +16,8 @@ pub struct RunLog {
     pub killed: Vec<bool>,
     /// Attempts cut short by downtime: (job, start, kill time).
     pub lost_attempts: Vec<(u32, f64, f64)>,
+    /// EASY reservations as decided: (time, top job, shadow time, extra nodes).
+    pub reservations: Vec<(f64, u32, f64, u32)>,
     /// Scheduling invocations (one per distinct event time with jobs waiting).
     pub invocations: u64,
     /// Distinct event times processed.
@@ -31,6 +33,7 @@ impl RunLog {
             requeues: vec![0; jobs],
             killed: vec![false; jobs],
             lost_attempts: Vec::new(),
+            reservations: Vec::new(),
             invocations: 0,
             event_times: 0,
         }

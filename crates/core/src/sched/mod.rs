@@ -10,5 +10,5 @@ pub mod policy;
 pub mod registry;
 
 pub use order::Heuristic;
-pub use policy::{Backfill, Decision, Policy, QueuePolicy, Snf, Start, StartKind};
+pub use policy::{Backfill, Decision, Policy, QueuePolicy, Reserve, Snf, Start, StartKind};
 pub use registry::{build_policy, policy_names};

@@ -36,15 +36,25 @@ pub struct Start {
     pub kind: StartKind,
 }
 
+/// The reservation a policy holds for its top job (recorded, for explanation and checks).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reserve {
+    pub job: u32,
+    pub shadow_time: f64,
+    pub extra: u32,
+}
+
 /// What a policy decides at one invocation.
 #[derive(Debug, Clone, Default)]
 pub struct Decision {
     pub starts: Vec<Start>,
+    pub reservation: Option<Reserve>,
 }
 
 impl Decision {
     pub fn clear(&mut self) {
         self.starts.clear();
+        self.reservation = None;
     }
 }
 
@@ -145,6 +155,11 @@ impl Policy for QueuePolicy {
         let Some(mut reservation) = Reservation::compute(view, free, top_nodes, &mut self.started) else {
             return;
         };
+        decision.reservation = Some(Reserve {
+            job: queue[position(top_k) as usize],
+            shadow_time: reservation.shadow_time,
+            extra: reservation.extra,
+        });
         for k in top_k + 1..queue.len() {
             if free == 0 {
                 break;

@@ -1,0 +1,80 @@
+"""Invariants every run must satisfy, checked from its outputs only (DESIGN §10)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hpcsched.run import Result
+
+
+def executed_intervals(result: Result) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(start, end, nodes) of every attempt that held nodes: completed ones and killed ones."""
+    jobs, lost = result.jobs, result.lost
+    started = ~jobs["start"].isna()
+    start = np.concatenate([jobs.loc[started, "start"].to_numpy(), lost["start"].to_numpy()])
+    end = np.concatenate([jobs.loc[started, "end"].to_numpy(), lost["end"].to_numpy()])
+    nodes = np.concatenate([jobs.loc[started, "nodes"].to_numpy(), lost["nodes"].to_numpy()])
+    return start, end, nodes
+
+
+def max_busy_nodes(result: Result) -> int:
+    """The most nodes ever held at once (a job ending at t frees its nodes for jobs starting at
+    t)."""
+    start, end, nodes = executed_intervals(result)
+    times = np.concatenate([end, start])
+    delta = np.concatenate([-nodes, nodes])
+    # At equal times, releases (kind 0) come before acquisitions (kind 1).
+    kind = np.concatenate([np.zeros(len(end)), np.ones(len(start))])
+    order = np.lexsort((kind, times))
+    return int(np.cumsum(delta[order]).max(initial=0))
+
+
+def check_jobs(result: Result, overrun: str = "continue") -> None:
+    """Every job starts at or after its submission and completes exactly once, after running
+    exactly its run time (or its requested time when killed for overrunning)."""
+    jobs = result.jobs
+    assert len(jobs) == len(result.workload.jobs)
+    assert not jobs["start"].isna().any(), "a job never started"
+    assert (jobs["start"] >= jobs["submit"]).all(), "a job started before its submission"
+    expected = jobs["run_time"].to_numpy()
+    if overrun == "kill":
+        expected = np.minimum(expected, jobs["requested_time"].to_numpy())
+        assert (jobs["killed"] == (jobs["run_time"] > jobs["requested_time"])).all()
+    np.testing.assert_array_equal((jobs["end"] - jobs["start"]).to_numpy(), expected)
+    assert (result.lost["end"] >= result.lost["start"]).all()
+    assert len(result.lost) == int(jobs["requeues"].sum())
+
+
+def check_capacity(result: Result) -> None:
+    machine = result.workload.nodes
+    assert max_busy_nodes(result) <= machine, "more nodes busy than the machine has"
+
+
+def check_reservations_honoured(result: Result) -> None:
+    """With FCFS, estimates that never under-run (overrun=kill) and no downtime, EASY promises
+    the top job a start no later than its shadow time: backfilled jobs must not delay it."""
+    res = result.reservations
+    if res.empty:
+        return
+    start = result.jobs["start"].to_numpy()[res["job_index"].to_numpy()]
+    late = start > res["shadow_time"].to_numpy()
+    assert not late.any(), f"{int(late.sum())} reservations broken, e.g.\n{res[late].head()}"
+
+
+def check_reservation_capacity(result: Result) -> None:
+    """At every reservation, the jobs running after the decision (by their estimated ends)
+    leave the top job its nodes at the shadow time. Loops in Python: small runs only."""
+    jobs = result.jobs
+    start, end = jobs["start"].to_numpy(), jobs["end"].to_numpy()
+    requested, nodes = jobs["requested_time"].to_numpy(), jobs["nodes"].to_numpy()
+    machine = result.workload.nodes
+    # Zero-length jobs give several invocations at one instant: the last one sees every start.
+    res = result.reservations.drop_duplicates("time", keep="last")
+    for t, top, shadow in zip(res["time"], res["job_index"], res["shadow_time"], strict=True):
+        running = (start <= t) & (end > t)
+        running[top] = False  # the top job itself may start later at this same instant
+        estimated_end = np.maximum(start + requested, t)
+        still_busy = nodes[running & (estimated_end > shadow)].sum()
+        assert still_busy + nodes[top] <= machine, (
+            f"at t={t}, the reservation of job index {top} at {shadow} is over-committed"
+        )

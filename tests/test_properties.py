@@ -1,0 +1,93 @@
+"""Property tests: the invariants hold on random small workloads, for every policy."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import hpcsched
+from hpcsched.workload import DowntimeCalendar
+from hpcsched.workload.calendar import Downtime
+from tests.conftest import workload_from
+from tests.invariants import (
+    check_capacity,
+    check_jobs,
+    check_reservation_capacity,
+    check_reservations_honoured,
+)
+
+MACHINE = 8
+
+job = st.tuples(
+    st.integers(0, 200).map(float),  # submit
+    st.integers(0, 60).map(float),  # run time
+    st.integers(0, 80).map(float),  # requested time
+    st.integers(1, MACHINE),  # nodes
+)
+workloads = st.lists(job, min_size=1, max_size=40).map(
+    lambda specs: workload_from(sorted(specs, key=lambda s: s[0]), MACHINE)
+)
+policies = st.sampled_from(hpcsched.policy_names())
+windows = st.one_of(st.none(), st.integers(1, 8))
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(workloads, policies, windows, st.sampled_from(["easy", "none"]),
+       st.sampled_from(["continue", "kill"]))
+def test_invariants_hold_for_every_policy(workload, policy, window, backfill, overrun):
+    if policy == "snf":
+        window = None
+    result = hpcsched.simulate(workload, policy, window=window, backfill=backfill, overrun=overrun)
+    check_jobs(result, overrun)
+    check_capacity(result)
+    check_reservation_capacity(result)
+    if backfill == "none" or policy == "snf":
+        assert result.info["jobs"]["start_kinds"]["backfill"] == 0
+        assert result.reservations.empty
+
+
+@SETTINGS
+@given(workloads)
+def test_fcfs_easy_reservations_are_honoured_when_estimates_hold(workload):
+    result = hpcsched.simulate(workload, "fcfs", overrun="kill")
+    check_reservations_honoured(result)
+
+
+@st.composite
+def calendars(draw):
+    windows = []
+    for _ in range(draw(st.integers(0, 3))):
+        start = float(draw(st.integers(0, 300)))
+        length = float(draw(st.integers(1, 100)))
+        nodes = draw(st.one_of(st.none(), st.integers(1, MACHINE)))
+        kind = draw(st.sampled_from(["scheduled", "unscheduled"]))
+        windows.append(Downtime(start, start + length, kind, nodes))
+    return DowntimeCalendar(tuple(windows), announce_lead=float(draw(st.integers(0, 200))))
+
+
+@SETTINGS
+@given(workloads, calendars(), st.sampled_from(["fcfs", "wfp3", "sjf", "snf"]))
+def test_invariants_hold_under_downtime(workload, calendar, policy):
+    result = hpcsched.simulate(workload, policy, downtime=calendar)
+    check_jobs(result)
+    # Busy nodes never exceed what the windows leave up.
+    jobs, lost = result.jobs, result.lost
+    import numpy as np
+
+    start = np.concatenate([jobs["start"], lost["start"]])
+    end = np.concatenate([jobs["end"], lost["end"]])
+    nodes = np.concatenate([jobs["nodes"], lost["nodes"]])
+    for t in np.unique(start):
+        busy = nodes[(start <= t) & (end > t)].sum()
+        down = sum(MACHINE if w.nodes is None else w.nodes
+                   for w in calendar if w.start <= t < w.end)
+        assert busy <= max(MACHINE - down, 0), f"t={t}: {busy} busy, {down} down"
+    # No job runs through the start of a scheduled window that it knew about.
+    for w in calendar:
+        if w.kind != "scheduled" or w.nodes is not None:
+            continue
+        known = jobs["start"] >= w.start - calendar.announce_lead
+        crosses = (jobs["start"] < w.start) & (jobs["start"] + jobs["requested_time"] > w.start)
+        assert not (known & crosses).any()
