@@ -103,7 +103,7 @@ def replay_fcfs_easy(
             extra += nodes[j]
 
         # Backfill scan over the rest of the queue.
-        remaining = queue[: i + 1]
+        remaining = [top]
         for k in range(i + 1, len(queue)):
             j = queue[k]
             nj = nodes[j]

@@ -16,6 +16,9 @@ from hpcsched.cli import generate, inspect, simulate
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import HpcschedError
 
+# typer >= 0.22 vendors click: its usage errors derive from typer.TyperException.
+_USAGE_ERRORS = (click.exceptions.ClickException, getattr(typer, "TyperException", ()))
+
 app = typer.Typer(
     name="hpcsched",
     help="Simulate HPC batch-job scheduling: replay workloads under queue policies.",
@@ -36,10 +39,10 @@ def main(argv: list[str] | None = None) -> int:
         args.remove("--debug")
     try:
         result = app(args=args, prog_name="hpcsched", standalone_mode=False)
-    except click.exceptions.ClickException as exc:  # usage errors: bad or missing options
+    except _USAGE_ERRORS as exc:  # usage errors: bad or missing options
         exc.show(file=sys.stderr)
-        return 2
-    except click.exceptions.Abort:
+        return int(getattr(exc, "exit_code", 2))
+    except (click.exceptions.Abort, typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         return 130
     except HpcschedError as exc:

@@ -1,0 +1,122 @@
+"""The command line as a user meets it: results, help, and mistakes (exit code 2, one line)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from hpcsched.cli import main
+
+GOOD = "1 0 5 10 2 -1 -1 2 20 -1 1 3 1 -1 1 1 -1 -1\n"
+
+
+@pytest.fixture
+def trace(tmp_path):
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 4\n" + GOOD + "2 1 5 10 4 -1 -1 4 20 -1 1 3 1 -1 1 1 -1 -1\n")
+    return path
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_simulate_writes_the_run_directory(tmp_path, trace, capsys):
+    out_dir = tmp_path / "run"
+    code, out, _ = run(["simulate", trace, "--policy", "wfp3", "--window", "8", "--out", out_dir,
+                        "--csv"], capsys)
+    assert code == 0
+    assert "wait mean" in out
+    assert sorted(os.listdir(out_dir)) == ["jobs.csv", "jobs.parquet", "summary.json"]
+    summary = json.loads((out_dir / "summary.json").read_text())
+    assert summary["inputs"]["policy"]["window"] == 8
+
+
+def test_default_run_directory_is_under_runs(tmp_path, trace, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code, _, _ = run(["simulate", trace, "--policy", "sjf"], capsys)
+    assert code == 0
+    assert (tmp_path / "runs" / "t-sjf" / "jobs.parquet").is_file()
+
+
+def test_inspect_and_generate(tmp_path, capsys):
+    out = tmp_path / "m.json.gz"
+    assert run(["generate", "markovian", out, "--jobs", "200"], capsys)[0] == 0
+    code, text, _ = run(["inspect", out], capsys)
+    assert code == 0
+    assert "offered load" in text and "jobs skipped" in text
+    code, text, _ = run(["inspect", out, "--json"], capsys)
+    assert json.loads(text)["jobs"] == 200
+    swf = tmp_path / "k.swf"
+    assert run(["generate", "mmk", swf, "--jobs", "100", "--servers", "4"], capsys)[0] == 0
+    assert run(["simulate", swf, "--out", tmp_path / "r"], capsys)[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("content", "args", "expected"),
+    [
+        ("; MaxProcs: 4\n" + GOOD + "2 1 5 x 4 -1 -1 4 20 -1 1 3 1 -1 1 1 -1 -1\n", [],
+         "line 3, field 4 (run time): not a number"),
+        ("; MaxProcs: 4\n" + GOOD + "2 1 5 10\n", [], "line 3: expected 18 fields, found 4"),
+        (GOOD, ["--policy", "best"], "--policy: unknown policy 'best'"),
+        (GOOD, ["--window", "-4"], "--window: must be at least 1, not -4"),
+        (GOOD, ["--backfill", "maybe"], "--backfill: unknown backfill"),
+        (GOOD, ["--overrun", "later"], "--overrun: unknown overrun policy"),
+        (GOOD, ["--procs-per-node", "many"], "--procs-per-node: expected a positive integer"),
+        (GOOD, ["--nodes", "0"], "--nodes: must be positive"),
+    ],
+)
+def test_mistakes_give_one_clear_line_and_exit_2(tmp_path, capsys, content, args, expected):
+    trace = tmp_path / "bad.swf"
+    trace.write_text(content)
+    out_dir = tmp_path / "out"
+    code, _, err = run(["simulate", trace, "--out", out_dir, *args], capsys)
+    assert code == 2
+    assert expected in err
+    assert err.count("\n") == 1, err
+    assert "Traceback" not in err
+    assert not out_dir.exists()
+    assert sorted(os.listdir(tmp_path)) == ["bad.swf"]
+
+
+def test_missing_file_and_bad_calendar(tmp_path, trace, capsys):
+    code, _, err = run(["simulate", tmp_path / "nope.swf"], capsys)
+    assert code == 2 and "nope.swf: cannot read file" in err
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("100 50 S\n")
+    code, _, err = run(["simulate", trace, "--downtime", calendar], capsys)
+    assert code == 2 and "down.txt, line 1, field end" in err
+    code, _, err = run(["simulate", tmp_path / "trace.txt"], capsys)
+    assert code == 2 and "--format swf|json" in err
+
+
+def test_usage_errors_exit_2(capsys):
+    assert run(["simulate"], capsys)[0] == 2
+    assert run(["simulate", "x.swf", "--window", "many"], capsys)[0] == 2
+    assert run(["frobnicate"], capsys)[0] == 2
+
+
+def test_help_works_for_every_command(capsys):
+    for args in (["--help"], ["simulate", "--help"], ["inspect", "--help"],
+                 ["generate", "--help"], ["generate", "markovian", "--help"]):
+        code, out, _ = run(args, capsys)
+        assert code == 0 and "Usage" in out
+
+
+def test_console_script_exit_code_without_traceback(tmp_path):
+    trace = tmp_path / "bad.swf"
+    trace.write_text("1 2 3\n")
+    proc = subprocess.run(
+        [sys.executable, "-c", "import sys; from hpcsched.cli import main; sys.exit(main())",
+         "simulate", str(trace)],
+        capture_output=True, text=True, cwd=tmp_path, check=False,
+    )
+    assert proc.returncode == 2
+    assert "bad.swf, line 1" in proc.stderr
+    assert "Traceback" not in proc.stderr
