@@ -14,8 +14,8 @@ Semantics (product spec):
   fit; the first job that does not fit is the *top job*.
 * EASY: the top job is reserved at the *shadow time*, found by walking running
   jobs by estimated end (ties by job index) until the top job fits. Estimated
-  end = ``max(start + requested_time, now)``. ``extra`` = free nodes now + nodes
-  of every running job with estimated end <= shadow - top job's nodes. Each later
+  end = ``max(start + requested_time, now)``. ``extra`` = (free nodes now + nodes
+  of every running job with estimated end <= shadow) - top job's nodes. Each later
   queued job that fits in the free nodes starts if ``now + requested_time <=
   shadow`` or else if ``nodes <= extra`` (then ``extra -= nodes``).
 * A started job ends at ``start + run_time`` (overrun policy "continue").
@@ -75,7 +75,7 @@ def replay_fcfs_easy(
         bisect.insort(running, (now + requested_time[j], j))
 
     def schedule(now: float) -> None:
-        nonlocal queue, free
+        nonlocal queue
         # Primary FCFS scan.
         i = 0
         while i < len(queue) and nodes[queue[i]] <= free:
@@ -95,7 +95,7 @@ def replay_fcfs_easy(
             if avail >= need:
                 shadow = max(est_raw, now)
                 break
-        # extra = free now + nodes of every running job with est end <= shadow - need.
+        # extra = (free now + nodes of every running job with est end <= shadow) - need.
         extra = free - need
         for est_raw, j in running:
             if max(est_raw, now) > shadow:
@@ -107,7 +107,7 @@ def replay_fcfs_easy(
         for k in range(i + 1, len(queue)):
             j = queue[k]
             nj = nodes[j]
-            if free > 0 and nj <= free:
+            if nj <= free:
                 if now + requested_time[j] <= shadow:
                     start_job(j, now, 1)
                     continue

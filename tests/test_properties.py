@@ -34,8 +34,13 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 
 
 @SETTINGS
-@given(workloads, policies, windows, st.sampled_from(["easy", "none"]),
-       st.sampled_from(["continue", "kill"]))
+@given(
+    workloads,
+    policies,
+    windows,
+    st.sampled_from(["easy", "none"]),
+    st.sampled_from(["continue", "kill"]),
+)
 def test_invariants_hold_for_every_policy(workload, policy, window, backfill, overrun):
     if policy == "snf":
         window = None
@@ -81,8 +86,9 @@ def test_invariants_hold_under_downtime(workload, calendar, policy):
     nodes = np.concatenate([jobs["nodes"], lost["nodes"]])
     for t in np.unique(start):
         busy = nodes[(start <= t) & (end > t)].sum()
-        down = sum(MACHINE if w.nodes is None else w.nodes
-                   for w in calendar if w.start <= t < w.end)
+        down = sum(
+            MACHINE if w.nodes is None else w.nodes for w in calendar if w.start <= t < w.end
+        )
         assert busy <= max(MACHINE - down, 0), f"t={t}: {busy} busy, {down} down"
     # No job runs through the start of a scheduled window that it knew about.
     for w in calendar:

@@ -51,8 +51,6 @@ class OptionError(HpcschedError, ValueError):
         super().__init__(f"{option}: {reason}" if option else reason)
 
 
-
-
 class DecisionError(HpcschedError):
     """A policy asked for something illegal (starting a job that does not fit, an unknown job)."""
 

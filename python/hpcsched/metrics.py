@@ -7,6 +7,7 @@ the killed work is reported separately as lost node-seconds.
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 import numpy as np
@@ -54,7 +55,7 @@ def available_node_seconds(a: float, b: float, machine: int, calendar: DowntimeC
     the whole machine at any instant."""
     points = sorted({a, b, *(t for w in calendar for t in (w.start, w.end) if a < t < b)})
     total = 0.0
-    for lo, hi in zip(points, points[1:], strict=False):
+    for lo, hi in itertools.pairwise(points):
         down = sum(
             machine if w.nodes is None else min(w.nodes, machine)
             for w in calendar
@@ -64,11 +65,11 @@ def available_node_seconds(a: float, b: float, machine: int, calendar: DowntimeC
     return total
 
 
-def uptime_periods(a: float, b: float, machine: int, calendar: DowntimeCalendar) -> list[tuple[float, float]]:
+def uptime_periods(
+    a: float, b: float, machine: int, calendar: DowntimeCalendar
+) -> list[tuple[float, float]]:
     """The periods of [a, b) outside whole-machine downtime windows."""
-    whole = sorted(
-        (w.start, w.end) for w in calendar if w.nodes is None or w.nodes >= machine
-    )
+    whole = sorted((w.start, w.end) for w in calendar if w.nodes is None or w.nodes >= machine)
     periods, cursor = [], a
     for start, end in whole:
         if start > cursor:
@@ -108,7 +109,9 @@ def utilization(
         before.append({"maintenance_start": w.start, "from": lo, "utilization": ratio(lo, w.start)})
     return {
         "overall_uptime": ratio(a, b) if b > a else None,
-        "uptime_periods": [{"from": lo, "to": hi, "utilization": ratio(lo, hi)} for lo, hi in periods],
+        "uptime_periods": [
+            {"from": lo, "to": hi, "utilization": ratio(lo, hi)} for lo, hi in periods
+        ],
         "before_maintenance": before,
     }
 

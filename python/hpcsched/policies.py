@@ -38,11 +38,15 @@ class PolicySpec:
             )
         if self.window is not None:
             if isinstance(self.window, bool) or not isinstance(self.window, int):
-                raise OptionError(f"must be a positive integer, not {self.window!r}", option="--window")
+                raise OptionError(
+                    f"must be a positive integer, not {self.window!r}", option="--window"
+                )
             if self.window < 1:
                 raise OptionError(f"must be at least 1, not {self.window}", option="--window")
             if name == "snf":
-                raise OptionError("snf orders the whole queue; it takes no window", option="--window")
+                raise OptionError(
+                    "snf orders the whole queue; it takes no window", option="--window"
+                )
         if self.backfill not in BACKFILLS:
             raise OptionError(
                 f"unknown backfill {self.backfill!r}; choose one of: {', '.join(BACKFILLS)}",

@@ -100,8 +100,12 @@ def simulate(
     t0 = time.perf_counter()
     if not isinstance(workload, Workload):
         workload = load_workload(
-            workload, format=format, nodes=nodes, procs_per_node=procs_per_node,
-            lenient=lenient, strict=strict,
+            workload,
+            format=format,
+            nodes=nodes,
+            procs_per_node=procs_per_node,
+            lenient=lenient,
+            strict=strict,
         )
     calendar = _calendar(downtime, announce_lead, workload)
     t1 = time.perf_counter()
@@ -138,11 +142,25 @@ def simulate(
             "nodes": jobs["nodes"].to_numpy()[raw["lost_job"].astype(np.int64)],
         }
     )
-    info = _summary(workload, calendar, spec, overrun, table, lost, raw,
-                    load_seconds=t1 - t0, simulate_seconds=t2 - t1,
-                    options={"format": format, "procs_per_node": procs_per_node,
-                             "lenient": lenient, "strict": strict, "nodes": nodes},
-                    downtime_source=None if downtime is None else calendar.source)
+    info = _summary(
+        workload,
+        calendar,
+        spec,
+        overrun,
+        table,
+        lost,
+        raw,
+        load_seconds=t1 - t0,
+        simulate_seconds=t2 - t1,
+        options={
+            "format": format,
+            "procs_per_node": procs_per_node,
+            "lenient": lenient,
+            "strict": strict,
+            "nodes": nodes,
+        },
+        downtime_source=None if downtime is None else calendar.source,
+    )
     reservations = pd.DataFrame(
         {
             "time": raw["reservation_time"],
@@ -151,8 +169,14 @@ def simulate(
             "extra": raw["reservation_extra"].astype(np.int64),
         }
     )
-    result = Result(jobs=table, info=info, lost=lost, reservations=reservations,
-                    workload=workload, calendar=calendar)
+    result = Result(
+        jobs=table,
+        info=info,
+        lost=lost,
+        reservations=reservations,
+        workload=workload,
+        calendar=calendar,
+    )
     if out is not None:
         result.write(out, csv=csv)
     return result
@@ -160,8 +184,9 @@ def simulate(
 
 def check_overrun(overrun: str) -> None:
     if overrun not in OVERRUNS:
-        raise OptionError(f"unknown overrun policy {overrun!r}; choose one of: continue, kill",
-                          option="--overrun")
+        raise OptionError(
+            f"unknown overrun policy {overrun!r}; choose one of: continue, kill", option="--overrun"
+        )
 
 
 def _calendar(
@@ -171,8 +196,10 @@ def _calendar(
 ) -> DowntimeCalendar:
     lead = DEFAULT_ANNOUNCE_LEAD if announce_lead is None else float(announce_lead)
     if lead < 0 or not np.isfinite(lead):
-        raise OptionError(f"must be a non-negative number of seconds, not {announce_lead!r}",
-                          option="--announce-lead")
+        raise OptionError(
+            f"must be a non-negative number of seconds, not {announce_lead!r}",
+            option="--announce-lead",
+        )
     if downtime is None:
         return DowntimeCalendar((), announce_lead=lead)
     if not isinstance(downtime, DowntimeCalendar):
@@ -214,7 +241,8 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
             "requested_time": jobs["requested_time"].to_numpy(),
             "run_time": jobs["run_time"].to_numpy(),
             "size_class": pd.Categorical(
-                size_class(jobs["nodes"].to_numpy(), workload.nodes), categories=["S", "M", "L", "XL"]
+                size_class(jobs["nodes"].to_numpy(), workload.nodes),
+                categories=["S", "M", "L", "XL"],
             ),
             "start_kind": pd.Categorical(kinds, categories=list(START_KINDS)),
             "requeues": raw["requeues"].astype(np.int64),
@@ -280,9 +308,13 @@ def _summary(
         "wait_by_class": metrics.by_class(started),
         "bounded_slowdown": {
             "tau": metrics.BSLD_TAU,
-            "mean": float(metrics.bounded_slowdown(wait, executed).mean()) if len(started) else None,
+            "mean": float(metrics.bounded_slowdown(wait, executed).mean())
+            if len(started)
+            else None,
         },
-        "response_time": {"mean": float((started["end"] - started["submit"]).mean()) if len(started) else None},
+        "response_time": {
+            "mean": float((started["end"] - started["submit"]).mean()) if len(started) else None
+        },
         "makespan": last_end,
         "utilization": metrics.utilization(table, lost, workload.nodes, calendar, (0.0, last_end)),
         "downtime": {

@@ -29,8 +29,9 @@ def run(args, capsys):
 
 def test_simulate_writes_the_run_directory(tmp_path, trace, capsys):
     out_dir = tmp_path / "run"
-    code, out, _ = run(["simulate", trace, "--policy", "wfp3", "--window", "8", "--out", out_dir,
-                        "--csv"], capsys)
+    code, out, _ = run(
+        ["simulate", trace, "--policy", "wfp3", "--window", "8", "--out", out_dir, "--csv"], capsys
+    )
     assert code == 0
     assert "wait mean" in out
     assert sorted(os.listdir(out_dir)) == ["jobs.csv", "jobs.parquet", "summary.json"]
@@ -61,8 +62,11 @@ def test_inspect_and_generate(tmp_path, capsys):
 @pytest.mark.parametrize(
     ("content", "args", "expected"),
     [
-        ("; MaxProcs: 4\n" + GOOD + "2 1 5 x 4 -1 -1 4 20 -1 1 3 1 -1 1 1 -1 -1\n", [],
-         "line 3, field 4 (run time): not a number"),
+        (
+            "; MaxProcs: 4\n" + GOOD + "2 1 5 x 4 -1 -1 4 20 -1 1 3 1 -1 1 1 -1 -1\n",
+            [],
+            "line 3, field 4 (run time): not a number",
+        ),
         ("; MaxProcs: 4\n" + GOOD + "2 1 5 10\n", [], "line 3: expected 18 fields, found 4"),
         (GOOD, ["--policy", "best"], "--policy: unknown policy 'best'"),
         (GOOD, ["--window", "-4"], "--window: must be at least 1, not -4"),
@@ -103,8 +107,13 @@ def test_usage_errors_exit_2(capsys):
 
 
 def test_help_works_for_every_command(capsys):
-    for args in (["--help"], ["simulate", "--help"], ["inspect", "--help"],
-                 ["generate", "--help"], ["generate", "markovian", "--help"]):
+    for args in (
+        ["--help"],
+        ["simulate", "--help"],
+        ["inspect", "--help"],
+        ["generate", "--help"],
+        ["generate", "markovian", "--help"],
+    ):
         code, out, _ = run(args, capsys)
         assert code == 0 and "Usage" in out
 
@@ -113,9 +122,17 @@ def test_console_script_exit_code_without_traceback(tmp_path):
     trace = tmp_path / "bad.swf"
     trace.write_text("1 2 3\n")
     proc = subprocess.run(
-        [sys.executable, "-c", "import sys; from hpcsched.cli import main; sys.exit(main())",
-         "simulate", str(trace)],
-        capture_output=True, text=True, cwd=tmp_path, check=False,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from hpcsched.cli import main; sys.exit(main())",
+            "simulate",
+            str(trace),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
     )
     assert proc.returncode == 2
     assert "bad.swf, line 1" in proc.stderr

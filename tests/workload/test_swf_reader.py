@@ -12,8 +12,26 @@ from hpcsched.workload import load_workload
 
 
 def line(job_id, submit, run, alloc, req_procs, req_time, *, user=3, extra=""):
-    fields = [job_id, submit, 5, run, alloc, -1, -1, req_procs, req_time, -1, 1, user, 1, -1, 1, 1,
-              -1, -1]
+    fields = [
+        job_id,
+        submit,
+        5,
+        run,
+        alloc,
+        -1,
+        -1,
+        req_procs,
+        req_time,
+        -1,
+        1,
+        user,
+        1,
+        -1,
+        1,
+        1,
+        -1,
+        -1,
+    ]
     return " ".join(str(f) for f in fields) + extra + "\n"
 
 

@@ -21,22 +21,36 @@ pub type Result<T> = std::result::Result<T, CoreError>;
 
 impl CoreError {
     pub fn input(reason: impl Into<String>) -> Self {
-        CoreError::InvalidInput { reason: reason.into(), line: None, field: None }
+        CoreError::InvalidInput {
+            reason: reason.into(),
+            line: None,
+            field: None,
+        }
     }
 
     pub fn input_at(reason: impl Into<String>, line: u64, field: impl Into<String>) -> Self {
-        CoreError::InvalidInput { reason: reason.into(), line: Some(line), field: Some(field.into()) }
+        CoreError::InvalidInput {
+            reason: reason.into(),
+            line: Some(line),
+            field: Some(field.into()),
+        }
     }
 
     pub fn decision(reason: impl Into<String>) -> Self {
-        CoreError::InvalidDecision { reason: reason.into() }
+        CoreError::InvalidDecision {
+            reason: reason.into(),
+        }
     }
 }
 
 impl fmt::Display for CoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CoreError::InvalidInput { reason, line, field } => {
+            CoreError::InvalidInput {
+                reason,
+                line,
+                field,
+            } => {
                 if let Some(line) = line {
                     write!(f, "line {line}")?;
                     if let Some(field) = field {

@@ -61,7 +61,10 @@ impl PySimulation {
             nodes.as_slice()?,
         );
         let n = ids.len();
-        if [sub.len(), run.len(), req.len(), nod.len()].iter().any(|&l| l != n) {
+        if [sub.len(), run.len(), req.len(), nod.len()]
+            .iter()
+            .any(|&l| l != n)
+        {
             return Err(input_err("job columns have different lengths")).py_result(py);
         }
         let jobs: Vec<Job> = (0..n)
@@ -73,27 +76,49 @@ impl PySimulation {
                 nodes: u32::try_from(nod[i]).unwrap_or(0),
             })
             .collect();
-        let (ds, de, dk, dn) =
-            (down_start.as_slice()?, down_end.as_slice()?, down_scheduled.as_slice()?, down_nodes.as_slice()?);
+        let (ds, de, dk, dn) = (
+            down_start.as_slice()?,
+            down_end.as_slice()?,
+            down_scheduled.as_slice()?,
+            down_nodes.as_slice()?,
+        );
         let windows: Vec<Downtime> = (0..ds.len())
             .map(|i| Downtime {
                 start: ds[i],
                 end: de[i],
-                kind: if dk[i] { DowntimeKind::Scheduled } else { DowntimeKind::Unscheduled },
+                kind: if dk[i] {
+                    DowntimeKind::Scheduled
+                } else {
+                    DowntimeKind::Unscheduled
+                },
                 nodes: (dn[i] > 0).then(|| u32::try_from(dn[i]).unwrap_or(u32::MAX)),
             })
             .collect();
         let overrun = Overrun::from_name(overrun)
-            .ok_or_else(|| input_err(format!("unknown overrun policy {overrun:?} (continue, kill)")))
+            .ok_or_else(|| {
+                input_err(format!(
+                    "unknown overrun policy {overrun:?} (continue, kill)"
+                ))
+            })
             .py_result(py)?;
         let inputs = (|| {
             let table = JobTable::new(jobs)?;
             let calendar = Calendar::new(windows, announce_lead)?;
-            Inputs::new(table, Machine { nodes: machine_nodes }, calendar, overrun)
+            Inputs::new(
+                table,
+                Machine {
+                    nodes: machine_nodes,
+                },
+                calendar,
+                overrun,
+            )
         })()
         .py_result(py)?;
         let policy = build_policy(policy, window, backfill).py_result(py)?;
-        Ok(PySimulation { engine: Engine::new(Arc::new(inputs)), policy })
+        Ok(PySimulation {
+            engine: Engine::new(Arc::new(inputs)),
+            policy,
+        })
     }
 
     /// Current simulated time (s).
@@ -122,7 +147,8 @@ impl PySimulation {
     /// Processes every event up to and including time `until` (GIL released).
     fn run_until(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
         let (engine, policy) = (&mut self.engine, &mut self.policy);
-        py.detach(|| engine.run_until(until, policy.as_mut())).py_result(py)
+        py.detach(|| engine.run_until(until, policy.as_mut()))
+            .py_result(py)
     }
 
     /// Runs to the end (GIL released).
@@ -154,10 +180,22 @@ impl PySimulation {
         out.set_item("lost_start", ls.into_pyarray(py))?;
         out.set_item("lost_end", le.into_pyarray(py))?;
         let res = &log.reservations;
-        out.set_item("reservation_time", res.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("reservation_job", res.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("reservation_shadow", res.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("reservation_extra", res.iter().map(|r| r.3).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item(
+            "reservation_time",
+            res.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py),
+        )?;
+        out.set_item(
+            "reservation_job",
+            res.iter().map(|r| r.1).collect::<Vec<_>>().into_pyarray(py),
+        )?;
+        out.set_item(
+            "reservation_shadow",
+            res.iter().map(|r| r.2).collect::<Vec<_>>().into_pyarray(py),
+        )?;
+        out.set_item(
+            "reservation_extra",
+            res.iter().map(|r| r.3).collect::<Vec<_>>().into_pyarray(py),
+        )?;
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;
         Ok(out)

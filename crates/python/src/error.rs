@@ -15,7 +15,11 @@ pub fn to_py_err(py: Python<'_>, err: CoreError, path: Option<&str>) -> PyErr {
         let exceptions = py.import("hpcsched.exceptions")?;
         let kwargs = PyDict::new(py);
         let (class, reason) = match err {
-            CoreError::InvalidInput { reason, line, field } => {
+            CoreError::InvalidInput {
+                reason,
+                line,
+                field,
+            } => {
                 kwargs.set_item("path", path)?;
                 kwargs.set_item("line", line)?;
                 kwargs.set_item("field", field)?;
@@ -23,7 +27,9 @@ pub fn to_py_err(py: Python<'_>, err: CoreError, path: Option<&str>) -> PyErr {
             }
             CoreError::InvalidDecision { reason } => ("DecisionError", reason),
             CoreError::Internal { reason } => {
-                return Ok(PyRuntimeError::new_err(format!("hpcsched internal error: {reason}")));
+                return Ok(PyRuntimeError::new_err(format!(
+                    "hpcsched internal error: {reason}"
+                )));
             }
         };
         let value = exceptions.getattr(class)?.call((reason,), Some(&kwargs))?;

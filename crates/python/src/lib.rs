@@ -15,14 +15,20 @@ fn policy_names() -> Vec<&'static str> {
 /// Names of the 17 queue-ordering heuristics of MARS Table II.
 #[pyfunction]
 fn heuristic_names() -> Vec<&'static str> {
-    hpcsched_core::Heuristic::ALL.iter().map(|h| h.name()).collect()
+    hpcsched_core::Heuristic::ALL
+        .iter()
+        .map(|h| h.name())
+        .collect()
 }
 
 /// Names of the start kinds, indexed by the codes in `Simulation.results()["start_kind"]`.
 #[pyfunction]
 fn start_kind_names() -> Vec<&'static str> {
     use hpcsched_core::StartKind;
-    [StartKind::Primary, StartKind::Backfill, StartKind::Drain].iter().map(|k| k.name()).collect()
+    [StartKind::Primary, StartKind::Backfill, StartKind::Drain]
+        .iter()
+        .map(|k| k.name())
+        .collect()
 }
 
 #[pymodule]

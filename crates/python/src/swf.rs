@@ -23,8 +23,11 @@ pub fn parse_swf<'py>(
         .map_err(|e| to_py_err(py, e, Some(path)))?;
     let out = PyDict::new(py);
     out.set_item("header", PyList::new(py, table.header)?)?;
-    let malformed: Vec<(u64, Option<String>, String)> =
-        table.malformed.into_iter().map(|m| (m.line, m.field, m.reason)).collect();
+    let malformed: Vec<(u64, Option<String>, String)> = table
+        .malformed
+        .into_iter()
+        .map(|m| (m.line, m.field, m.reason))
+        .collect();
     out.set_item("malformed", PyList::new(py, malformed)?)?;
     out.set_item("job_id", table.job_id.into_pyarray(py))?;
     out.set_item("submit", table.submit.into_pyarray(py))?;

@@ -12,8 +12,10 @@ from hpcsched.exceptions import OptionError
 from hpcsched.workload import generate as gen
 from hpcsched.workload.model import Workload
 
-app = typer.Typer(help="Generate synthetic workloads (written as .swf or .json, optionally .gz).",
-                  no_args_is_help=True)
+app = typer.Typer(
+    help="Generate synthetic workloads (written as .swf or .json, optionally .gz).",
+    no_args_is_help=True,
+)
 
 
 def _write(workload: Workload, out: Path) -> None:
@@ -23,7 +25,9 @@ def _write(workload: Workload, out: Path) -> None:
     elif name.endswith(".swf"):
         gen.write_swf(workload, out)
     else:
-        raise OptionError(f"{out}: the name must end in .swf or .json (optionally .gz)", option="OUT")
+        raise OptionError(
+            f"{out}: the name must end in .swf or .json (optionally .gz)", option="OUT"
+        )
     console.print(f"wrote {len(workload):,} jobs on {workload.nodes} nodes to {out}")
 
 

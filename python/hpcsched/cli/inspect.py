@@ -34,17 +34,25 @@ def inspect(
     skipped = ", ".join(f"{k}: {v}" for k, v in info["skipped"].items() if v) or "none"
     table.add_row("jobs kept", f"{info['jobs']:,}")
     table.add_row("jobs skipped", f"{info['skipped_total']:,} ({skipped})")
-    table.add_row("machine", f"{info['machine_nodes']:,} nodes"
-                  + (f" ({workload.procs_per_node} procs per node)" if workload.procs_per_node > 1 else ""))
+    table.add_row(
+        "machine",
+        f"{info['machine_nodes']:,} nodes"
+        + (f" ({workload.procs_per_node} procs per node)" if workload.procs_per_node > 1 else ""),
+    )
     span = f"{info['span_days']:.1f} days" if info["span_days"] is not None else "-"
     if info.get("first_submit_date"):
         span += f" ({info['first_submit_date']} to {info['last_submit_date']})"
     table.add_row("submissions span", span)
     load = info["offered_load"]
     table.add_row("offered load", "-" if load is None else f"{load:.3f}")
-    table.add_row("run time mean / median", f"{hours(info['run_time_mean'])} / {hours(info['run_time_median'])}")
-    table.add_row("requested time mean / median",
-                  f"{hours(info['requested_time_mean'])} / {hours(info['requested_time_median'])}")
+    table.add_row(
+        "run time mean / median",
+        f"{hours(info['run_time_mean'])} / {hours(info['run_time_median'])}",
+    )
+    table.add_row(
+        "requested time mean / median",
+        f"{hours(info['requested_time_mean'])} / {hours(info['requested_time_median'])}",
+    )
     table.add_row("jobs past their requested time", percent(info["overrun_share"]))
     table.add_row("users", str(info["users"]))
     console.print(table)

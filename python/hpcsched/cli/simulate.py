@@ -18,26 +18,47 @@ from hpcsched.workload import load_workload
 
 def simulate(
     trace: Annotated[Path, typer.Argument(help="Workload: .swf or .json, optionally .gz.")],
-    policy: Annotated[str, typer.Option(help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, "
-                                        "wfp1, wfp3, fat, unicef, f1, f2, f3, f4, or snf.")] = "fcfs",
-    window: Annotated[int | None, typer.Option(help="Jobs at the head of the queue the "
-                                               "heuristic sorts (default: all).")] = None,
+    policy: Annotated[
+        str,
+        typer.Option(
+            help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, "
+            "wfp1, wfp3, fat, unicef, f1, f2, f3, f4, or snf."
+        ),
+    ] = "fcfs",
+    window: Annotated[
+        int | None,
+        typer.Option(help="Jobs at the head of the queue the heuristic sorts (default: all)."),
+    ] = None,
     backfill: Annotated[str, typer.Option(help="easy or none.")] = "easy",
-    nodes: Annotated[int | None, typer.Option(help="Machine size in nodes (default: from the "
-                                              "trace header).")] = None,
-    procs_per_node: Annotated[str, typer.Option(help="Processors per node, or 'auto' "
-                                                "(MaxProcs / MaxNodes).")] = "1",
-    format: Annotated[str | None, typer.Option(help="swf or json (default: from the name).")] = None,
+    nodes: Annotated[
+        int | None, typer.Option(help="Machine size in nodes (default: from the trace header).")
+    ] = None,
+    procs_per_node: Annotated[
+        str, typer.Option(help="Processors per node, or 'auto' (MaxProcs / MaxNodes).")
+    ] = "1",
+    format: Annotated[
+        str | None, typer.Option(help="swf or json (default: from the name).")
+    ] = None,
     downtime: Annotated[Path | None, typer.Option(help="Downtime calendar file.")] = None,
-    announce_lead: Annotated[float, typer.Option(help="Notice of scheduled maintenance (s).")] = 172800.0,
-    overrun: Annotated[str, typer.Option(help="continue or kill jobs past their requested "
-                                         "time.")] = "continue",
-    out: Annotated[Path | None, typer.Option(help="Run directory (default: runs/<trace>-<policy>).")] = None,
+    announce_lead: Annotated[
+        float, typer.Option(help="Notice of scheduled maintenance (s).")
+    ] = 172800.0,
+    overrun: Annotated[
+        str, typer.Option(help="continue or kill jobs past their requested time.")
+    ] = "continue",
+    out: Annotated[
+        Path | None, typer.Option(help="Run directory (default: runs/<trace>-<policy>).")
+    ] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write jobs.csv.")] = False,
-    lenient: Annotated[bool, typer.Option("--lenient", help="Skip malformed lines instead of "
-                                          "failing.")] = False,
-    strict: Annotated[bool, typer.Option("--strict", help="Fail on jobs larger than the "
-                                         "machine instead of skipping them.")] = False,
+    lenient: Annotated[
+        bool, typer.Option("--lenient", help="Skip malformed lines instead of failing.")
+    ] = False,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict", help="Fail on jobs larger than the machine instead of skipping them."
+        ),
+    ] = False,
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json)."""
     spec = PolicySpec(policy, window, backfill)
@@ -49,14 +70,23 @@ def simulate(
         trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
     )
     if out is None:
-        out = Path("runs") / f"{_stem(trace)}-{spec.name}" if spec.window is None else Path(
-            "runs") / f"{_stem(trace)}-{spec.name}-w{spec.window}"
+        out = (
+            Path("runs") / f"{_stem(trace)}-{spec.name}"
+            if spec.window is None
+            else Path("runs") / f"{_stem(trace)}-{spec.name}-w{spec.window}"
+        )
     span = float(workload.jobs["submit"].iloc[-1]) if len(workload) else 0.0
     progress = LazyProgress(span, f"{spec.label} on {trace.name}")
     try:
         result = run_simulation(
-            workload, spec, downtime=downtime, announce_lead=announce_lead, overrun=overrun,
-            out=out, csv=csv, progress=progress,
+            workload,
+            spec,
+            downtime=downtime,
+            announce_lead=announce_lead,
+            overrun=overrun,
+            out=out,
+            csv=csv,
+            progress=progress,
         )
     finally:
         progress.close()
@@ -70,8 +100,9 @@ def parse_procs_per_node(text: str) -> int | str:
     try:
         value = int(text)
     except ValueError:
-        raise OptionError(f"expected a positive integer or 'auto', got {text!r}",
-                          option="--procs-per-node") from None
+        raise OptionError(
+            f"expected a positive integer or 'auto', got {text!r}", option="--procs-per-node"
+        ) from None
     if value <= 0:
         raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
     return value
@@ -86,24 +117,42 @@ def _stem(path: Path) -> str:
 
 def _print_summary(info: dict, out: Path) -> None:
     wait, jobs, wl = info["wait"], info["jobs"], info["workload"]
-    table = Table(title=f"{info['inputs']['policy']['name']} on {Path(wl and info['inputs']['trace']).name}",
-                  show_header=False, title_justify="left")
-    table.add_row("jobs", f"{wl['jobs']} replayed, {wl['skipped_total']} skipped"
-                  + (f" ({', '.join(f'{k}: {v}' for k, v in wl['skipped'].items() if v)})"
-                     if wl["skipped_total"] else ""))
+    table = Table(
+        title=f"{info['inputs']['policy']['name']} on {Path(wl and info['inputs']['trace']).name}",
+        show_header=False,
+        title_justify="left",
+    )
+    table.add_row(
+        "jobs",
+        f"{wl['jobs']} replayed, {wl['skipped_total']} skipped"
+        + (
+            f" ({', '.join(f'{k}: {v}' for k, v in wl['skipped'].items() if v)})"
+            if wl["skipped_total"]
+            else ""
+        ),
+    )
     table.add_row("machine", f"{info['inputs']['nodes']} nodes")
     table.add_row("starts", ", ".join(f"{k} {v}" for k, v in jobs["start_kinds"].items() if v))
-    table.add_row("wait mean / median / P95 / max",
-                  " / ".join(hours(wait[k]) for k in ("mean", "median", "p95", "max")))
+    table.add_row(
+        "wait mean / median / P95 / max",
+        " / ".join(hours(wait[k]) for k in ("mean", "median", "p95", "max")),
+    )
     bsld = info["bounded_slowdown"]["mean"]
     table.add_row("bounded slowdown (mean)", "-" if bsld is None else f"{bsld:.2f}")
     table.add_row("utilization over uptime", percent(info["utilization"]["overall_uptime"]))
     if info["downtime"]["windows"]:
-        table.add_row("downtime", f"{info['downtime']['windows']} windows, "
-                      f"{info['downtime']['killed_attempts']} jobs killed and requeued")
+        table.add_row(
+            "downtime",
+            f"{info['downtime']['windows']} windows, "
+            f"{info['downtime']['killed_attempts']} jobs killed and requeued",
+        )
     timing = info["timing"]
-    table.add_row("simulated in", f"{timing['simulate_seconds']:.2f} s "
-                  f"({timing['jobs_per_second']:,.0f} jobs/s)" if timing["jobs_per_second"] else "-")
+    table.add_row(
+        "simulated in",
+        f"{timing['simulate_seconds']:.2f} s ({timing['jobs_per_second']:,.0f} jobs/s)"
+        if timing["jobs_per_second"]
+        else "-",
+    )
     table.add_row("results", str(out))
     console.print(table)
     for warning in wl["warnings"]:

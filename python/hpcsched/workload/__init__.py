@@ -52,11 +52,15 @@ def load_workload(
         )
     if fmt == "json":
         if procs_per_node not in (1, "1"):
-            raise OptionError("JSON workloads give sizes in nodes already", option="--procs-per-node")
+            raise OptionError(
+                "JSON workloads give sizes in nodes already", option="--procs-per-node"
+            )
         if nodes is not None and nodes <= 0:
             raise OptionError(f"must be positive, got {nodes}", option="--nodes")
         return read_batsim_file(path, nodes=nodes, strict=strict)
-    raise OptionError(f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}", option="--format")
+    raise OptionError(
+        f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}", option="--format"
+    )
 
 
 __all__ = [

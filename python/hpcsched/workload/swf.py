@@ -92,7 +92,9 @@ def read_swf(
     requested = raw["requested_time"][keep]
     run = run_time[keep]
     requested_known = requested > 0
-    warnings = [f"{name}, line {line}: {reason} (skipped)" for line, _, reason in raw["malformed"][:5]]
+    warnings = [
+        f"{name}, line {line}: {reason} (skipped)" for line, _, reason in raw["malformed"][:5]
+    ]
     if (~requested_known).any():
         warnings.append(
             f"{int((~requested_known).sum())} jobs have no requested time; "
@@ -151,8 +153,9 @@ def _procs_per_node(option: int | str, header: dict[str, object], path: str) -> 
     try:
         value = int(option)
     except (TypeError, ValueError):
-        raise OptionError(f"expected a positive integer or 'auto', got {option!r}",
-                          option="--procs-per-node") from None
+        raise OptionError(
+            f"expected a positive integer or 'auto', got {option!r}", option="--procs-per-node"
+        ) from None
     if value <= 0:
         raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
     return value
@@ -173,5 +176,7 @@ def _machine_nodes(
         return max_nodes
     largest = int(job_nodes.max()) if len(job_nodes) else 0
     if largest <= 0:
-        raise InputError("no job with a positive size, and no machine size in the header", path=path)
+        raise InputError(
+            "no job with a positive size, and no machine size in the header", path=path
+        )
     return largest

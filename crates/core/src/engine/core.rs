@@ -49,7 +49,12 @@ pub struct Inputs {
 }
 
 impl Inputs {
-    pub fn new(jobs: JobTable, machine: Machine, calendar: Calendar, overrun: Overrun) -> Result<Self> {
+    pub fn new(
+        jobs: JobTable,
+        machine: Machine,
+        calendar: Calendar,
+        overrun: Overrun,
+    ) -> Result<Self> {
         if machine.nodes == 0 {
             return Err(CoreError::input("the machine has 0 nodes"));
         }
@@ -64,10 +69,22 @@ impl Inputs {
             let window = i as u32;
             if w.kind == DowntimeKind::Scheduled {
                 let time = calendar.announced_at(w);
-                boundaries.push(Boundary { time, kind: BoundaryKind::Announce, window });
+                boundaries.push(Boundary {
+                    time,
+                    kind: BoundaryKind::Announce,
+                    window,
+                });
             }
-            boundaries.push(Boundary { time: w.start, kind: BoundaryKind::Begin, window });
-            boundaries.push(Boundary { time: w.end, kind: BoundaryKind::End, window });
+            boundaries.push(Boundary {
+                time: w.start,
+                kind: BoundaryKind::Begin,
+                window,
+            });
+            boundaries.push(Boundary {
+                time: w.end,
+                kind: BoundaryKind::End,
+                window,
+            });
         }
         boundaries.sort_by(|a, b| {
             a.time
@@ -76,7 +93,13 @@ impl Inputs {
                 .then(a.window.cmp(&b.window))
                 .then(a.kind.cmp(&b.kind))
         });
-        Ok(Inputs { jobs, machine, calendar, overrun, boundaries })
+        Ok(Inputs {
+            jobs,
+            machine,
+            calendar,
+            overrun,
+            boundaries,
+        })
     }
 }
 
@@ -92,8 +115,16 @@ impl Engine {
     pub fn new(inputs: Arc<Inputs>) -> Self {
         let log = RunLog::new(inputs.jobs.len());
         let now = inputs.jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
-        let state = SimState { now, ..SimState::default() };
-        Engine { inputs, state, log, decision: Decision::default() }
+        let state = SimState {
+            now,
+            ..SimState::default()
+        };
+        Engine {
+            inputs,
+            state,
+            log,
+            decision: Decision::default(),
+        }
     }
 
     pub fn inputs(&self) -> &Arc<Inputs> {
@@ -128,7 +159,10 @@ impl Engine {
         if let Some(c) = s.completions.peek() {
             next = next.min(c.end);
         }
-        if let Some(job) = (s.next_submit as usize).lt(&self.inputs.jobs.len()).then_some(s.next_submit) {
+        if let Some(job) = (s.next_submit as usize)
+            .lt(&self.inputs.jobs.len())
+            .then_some(s.next_submit)
+        {
             next = next.min(self.inputs.jobs.get(job).submit);
         }
         if let Some(b) = self.inputs.boundaries.get(s.next_boundary as usize) {
@@ -140,7 +174,9 @@ impl Engine {
     /// Processes every event of the next event time, then invokes `policy` once.
     /// Returns `false` when there was nothing left to do.
     pub fn step(&mut self, policy: &mut dyn Policy) -> Result<bool> {
-        let Some(t) = self.peek() else { return Ok(false) };
+        let Some(t) = self.peek() else {
+            return Ok(false);
+        };
         self.state.now = t;
         self.log.event_times += 1;
         self.complete_jobs(t);
@@ -246,7 +282,8 @@ impl Engine {
         let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
         s.down = total.min(u64::from(n)) as u32;
         s.partial_down.clear();
-        s.partial_down.extend(s.active.iter().filter(|a| a.2 < n).map(|a| (a.1, a.2)));
+        s.partial_down
+            .extend(s.active.iter().filter(|a| a.2 < n).map(|a| (a.1, a.2)));
         s.partial_down.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
 
@@ -283,7 +320,9 @@ impl Engine {
     fn apply(&mut self, decision: &Decision) -> Result<()> {
         if decision.starts.is_empty() {
             if let Some(r) = decision.reservation {
-                self.log.reservations.push((self.state.now, r.job, r.shadow_time, r.extra));
+                self.log
+                    .reservations
+                    .push((self.state.now, r.job, r.shadow_time, r.extra));
             }
             return Ok(());
         }
@@ -316,19 +355,34 @@ impl Engine {
             admission.commit(requested_end, job.nodes);
             free -= job.nodes;
             let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;
-            let end = now + if killed { job.requested_time } else { job.run_time };
+            let end = now
+                + if killed {
+                    job.requested_time
+                } else {
+                    job.run_time
+                };
             let j = start.job as usize;
             self.log.start[j] = now;
             self.log.end[j] = end;
             self.log.start_kind[j] = start.kind;
             self.log.killed[j] = killed;
-            self.state.insert_running(Running { requested_end, job: start.job, start: now });
-            self.state.completions.push(Completion { end, job: start.job, requested_end });
+            self.state.insert_running(Running {
+                requested_end,
+                job: start.job,
+                start: now,
+            });
+            self.state.completions.push(Completion {
+                end,
+                job: start.job,
+                requested_end,
+            });
             self.state.busy += job.nodes;
         }
         remove_positions(&mut self.state.queue, decision);
         if let Some(r) = decision.reservation {
-            self.log.reservations.push((now, r.job, r.shadow_time, r.extra));
+            self.log
+                .reservations
+                .push((now, r.job, r.shadow_time, r.extra));
         }
         Ok(())
     }

@@ -27,7 +27,10 @@ impl Eq for Completion {}
 impl Ord for Completion {
     // Reversed: BinaryHeap is a max-heap, we pop the earliest (end, job) first.
     fn cmp(&self, other: &Self) -> Ordering {
-        other.end.total_cmp(&self.end).then(other.job.cmp(&self.job))
+        other
+            .end
+            .total_cmp(&self.end)
+            .then(other.job.cmp(&self.job))
     }
 }
 

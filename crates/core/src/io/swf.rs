@@ -95,7 +95,11 @@ pub fn parse_swf(data: &[u8], lenient: bool) -> Result<SwfTable> {
         match parse_job_line(line, &mut fields) {
             Ok(()) => push_job(&mut table, &fields, line_no),
             Err((field, reason)) => {
-                let problem = Malformed { line: line_no, field, reason };
+                let problem = Malformed {
+                    line: line_no,
+                    field,
+                    reason,
+                };
                 if lenient {
                     table.malformed.push(problem);
                 } else {
@@ -128,9 +132,15 @@ fn push_job(table: &mut SwfTable, f: &[f64; SWF_FIELDS], line: u64) {
 
 type LineProblem = (Option<String>, String);
 
-fn parse_job_line(line: &[u8], out: &mut [f64; SWF_FIELDS]) -> std::result::Result<(), LineProblem> {
+fn parse_job_line(
+    line: &[u8],
+    out: &mut [f64; SWF_FIELDS],
+) -> std::result::Result<(), LineProblem> {
     let mut count = 0usize;
-    for token in line.split(|b| b.is_ascii_whitespace()).filter(|t| !t.is_empty()) {
+    for token in line
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|t| !t.is_empty())
+    {
         if count < SWF_FIELDS {
             out[count] = parse_number(token).ok_or_else(|| {
                 (
@@ -157,7 +167,9 @@ fn parse_number(token: &[u8]) -> Option<f64> {
         _ => (false, token),
     };
     if !digits.is_empty() && digits.len() <= 15 && digits.iter().all(u8::is_ascii_digit) {
-        let value = digits.iter().fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')) as f64;
+        let value = digits
+            .iter()
+            .fold(0i64, |acc, d| acc * 10 + i64::from(d - b'0')) as f64;
         return Some(if negative { -value } else { value });
     }
     let text = std::str::from_utf8(token).ok()?;
@@ -176,8 +188,14 @@ fn parse_header(rest: &[u8]) -> Option<(String, String)> {
 }
 
 fn trim_ascii(bytes: &[u8]) -> &[u8] {
-    let start = bytes.iter().position(|b| !b.is_ascii_whitespace()).unwrap_or(bytes.len());
-    let end = bytes.iter().rposition(|b| !b.is_ascii_whitespace()).map_or(start, |e| e + 1);
+    let start = bytes
+        .iter()
+        .position(|b| !b.is_ascii_whitespace())
+        .unwrap_or(bytes.len());
+    let end = bytes
+        .iter()
+        .rposition(|b| !b.is_ascii_whitespace())
+        .map_or(start, |e| e + 1);
     &bytes[start..end]
 }
 
@@ -191,7 +209,10 @@ mod tests {
     fn reads_header_and_fields() {
         let text = format!("; MaxNodes: 338 (batch partition)\n;\n{LINE}\n  \n");
         let t = parse_swf(text.as_bytes(), false).unwrap();
-        assert_eq!(t.header, vec![("MaxNodes".into(), "338 (batch partition)".into())]);
+        assert_eq!(
+            t.header,
+            vec![("MaxNodes".into(), "338 (batch partition)".into())]
+        );
         assert_eq!(t.job_id, vec![1]);
         assert_eq!(t.run_time, vec![100.0]);
         assert_eq!(t.requested_time, vec![200.0]);

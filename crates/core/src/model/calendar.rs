@@ -52,11 +52,17 @@ impl Calendar {
             }
         }
         windows.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.end.total_cmp(&b.end)));
-        Ok(Calendar { windows, announce_lead })
+        Ok(Calendar {
+            windows,
+            announce_lead,
+        })
     }
 
     pub fn empty() -> Self {
-        Calendar { windows: Vec::new(), announce_lead: 0.0 }
+        Calendar {
+            windows: Vec::new(),
+            announce_lead: 0.0,
+        }
     }
 
     pub fn windows(&self) -> &[Downtime] {

@@ -28,9 +28,7 @@ impl JobTable {
     /// Builds the table, checking what the engine relies on.
     pub fn new(jobs: Vec<Job>) -> Result<Self> {
         for (i, job) in jobs.iter().enumerate() {
-            let bad = |what: &str| {
-                CoreError::input(format!("job {} (index {i}): {what}", job.id))
-            };
+            let bad = |what: &str| CoreError::input(format!("job {} (index {i}): {what}", job.id));
             if !job.submit.is_finite() {
                 return Err(bad("submit time is not finite"));
             }

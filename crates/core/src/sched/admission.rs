@@ -29,7 +29,8 @@ impl Admission {
             if w.start <= view.now {
                 continue;
             }
-            let mut allowance = i64::from(view.machine_nodes) - i64::from(w.nodes_down(view.machine_nodes));
+            let mut allowance =
+                i64::from(view.machine_nodes) - i64::from(w.nodes_down(view.machine_nodes));
             if allowance > 0 {
                 // Whole-machine windows need no sum: nothing may run into them anyway.
                 for r in view.running {
@@ -38,7 +39,10 @@ impl Admission {
                     }
                 }
             }
-            rooms.push(Room { start: w.start, allowance });
+            rooms.push(Room {
+                start: w.start,
+                allowance,
+            });
         }
         Admission { rooms }
     }

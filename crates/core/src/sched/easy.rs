@@ -36,7 +36,11 @@ impl Reservation {
         let mut started = started_now.iter().copied().peekable();
         let mut windows = view.partial_down.iter().copied().peekable();
         let mut next_release = || -> Option<(f64, u32)> {
-            let candidates = [running.peek().copied(), started.peek().copied(), windows.peek().copied()];
+            let candidates = [
+                running.peek().copied(),
+                started.peek().copied(),
+                windows.peek().copied(),
+            ];
             let (source, _) = candidates
                 .iter()
                 .enumerate()
@@ -63,7 +67,10 @@ impl Reservation {
             }
         }
         let shadow_time = shadow?;
-        Some(Reservation { shadow_time, extra: (free - need).min(u64::from(u32::MAX)) as u32 })
+        Some(Reservation {
+            shadow_time,
+            extra: (free - need).min(u64::from(u32::MAX)) as u32,
+        })
     }
 
     /// Whether a job ending (by estimate) at `est_end` with `nodes` nodes may be backfilled;

@@ -137,7 +137,10 @@ pub fn order_window(
     scores.clear();
     scores.extend(queue[..w].iter().enumerate().map(|(pos, &j)| {
         // `+ 0.0` folds -0.0 into 0.0 so that total_cmp ties them.
-        (heuristic.score(view.jobs.get(j), view.now, view.machine_nodes) + 0.0, pos as u32)
+        (
+            heuristic.score(view.jobs.get(j), view.now, view.machine_nodes) + 0.0,
+            pos as u32,
+        )
     }));
     scores.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     out.extend(scores.iter().map(|&(_, pos)| pos));

@@ -109,12 +109,19 @@ impl QueuePolicy {
 
 impl Policy for QueuePolicy {
     fn name(&self) -> String {
-        let window = if self.window == usize::MAX { "all".to_string() } else { self.window.to_string() };
+        let window = if self.window == usize::MAX {
+            "all".to_string()
+        } else {
+            self.window.to_string()
+        };
         let backfill = match self.backfill {
             Backfill::Easy => "easy",
             Backfill::None => "none",
         };
-        format!("{}(window={window}, backfill={backfill})", self.heuristic.name())
+        format!(
+            "{}(window={window}, backfill={backfill})",
+            self.heuristic.name()
+        )
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
@@ -122,7 +129,13 @@ impl Policy for QueuePolicy {
         if view.free == 0 || queue.is_empty() {
             return;
         }
-        order_window(self.heuristic, self.window, view, &mut self.scores, &mut self.order);
+        order_window(
+            self.heuristic,
+            self.window,
+            view,
+            &mut self.scores,
+            &mut self.order,
+        );
         let sorted = self.order.len();
         let position = |k: usize| if k < sorted { self.order[k] } else { k as u32 };
         let mut admission = Admission::new(view);
@@ -146,13 +159,20 @@ impl Policy for QueuePolicy {
             admission.commit(est_end, job.nodes);
             free -= job.nodes;
             self.started.push((est_end, job.nodes));
-            decision.starts.push(Start { pos, job: job_index, kind: StartKind::Primary });
+            decision.starts.push(Start {
+                pos,
+                job: job_index,
+                kind: StartKind::Primary,
+            });
         }
-        let Some((top_k, top_nodes)) = top else { return };
+        let Some((top_k, top_nodes)) = top else {
+            return;
+        };
         if self.backfill == Backfill::None || free == 0 {
             return;
         }
-        let Some(mut reservation) = Reservation::compute(view, free, top_nodes, &mut self.started) else {
+        let Some(mut reservation) = Reservation::compute(view, free, top_nodes, &mut self.started)
+        else {
             return;
         };
         decision.reservation = Some(Reserve {
@@ -176,7 +196,11 @@ impl Policy for QueuePolicy {
             }
             admission.commit(est_end, job.nodes);
             free -= job.nodes;
-            decision.starts.push(Start { pos, job: job_index, kind: StartKind::Backfill });
+            decision.starts.push(Start {
+                pos,
+                job: job_index,
+                kind: StartKind::Backfill,
+            });
         }
     }
 }
@@ -203,11 +227,15 @@ impl Policy for Snf {
         for (pos, &j) in view.queue.iter().enumerate() {
             let job = view.jobs.get(j);
             if job.nodes <= view.free {
-                self.candidates.push((job.nodes, job.requested_time, job.id, pos as u32));
+                self.candidates
+                    .push((job.nodes, job.requested_time, job.id, pos as u32));
             }
         }
         self.candidates.sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3))
+            a.0.cmp(&b.0)
+                .then(a.1.total_cmp(&b.1))
+                .then(a.2.cmp(&b.2))
+                .then(a.3.cmp(&b.3))
         });
         let mut admission = Admission::new(view);
         let mut free = view.free;
@@ -222,7 +250,11 @@ impl Policy for Snf {
             admission.commit(est_end, nodes);
             free -= nodes;
             let job = view.queue[pos as usize];
-            decision.starts.push(Start { pos, job, kind: StartKind::Primary });
+            decision.starts.push(Start {
+                pos,
+                job,
+                kind: StartKind::Primary,
+            });
         }
     }
 }

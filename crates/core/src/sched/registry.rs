@@ -22,7 +22,14 @@ pub fn build_policy(name: &str, window: Option<usize>, backfill: &str) -> Result
         return Ok(Box::new(Snf::default()));
     }
     let heuristic = Heuristic::from_name(name).ok_or_else(|| {
-        CoreError::input(format!("unknown policy {name:?}; choose one of: {}", policy_names().join(", ")))
+        CoreError::input(format!(
+            "unknown policy {name:?}; choose one of: {}",
+            policy_names().join(", ")
+        ))
     })?;
-    Ok(Box::new(QueuePolicy::new(heuristic, window.unwrap_or(usize::MAX), backfill)))
+    Ok(Box::new(QueuePolicy::new(
+        heuristic,
+        window.unwrap_or(usize::MAX),
+        backfill,
+    )))
 }

@@ -51,7 +51,12 @@ pub fn fcfs_none() -> QueuePolicy {
 }
 
 pub fn window(start: f64, end: f64, kind: DowntimeKind, nodes: Option<u32>) -> Downtime {
-    Downtime { start, end, kind, nodes }
+    Downtime {
+        start,
+        end,
+        kind,
+        nodes,
+    }
 }
 
 pub const P: StartKind = StartKind::Primary;
@@ -59,7 +64,11 @@ pub const B: StartKind = StartKind::Backfill;
 
 /// Asserts (start, kind) per job.
 pub fn assert_starts(log: &RunLog, expected: &[(f64, StartKind)]) {
-    let got: Vec<(f64, StartKind)> =
-        log.start.iter().copied().zip(log.start_kind.iter().copied()).collect();
+    let got: Vec<(f64, StartKind)> = log
+        .start
+        .iter()
+        .copied()
+        .zip(log.start_kind.iter().copied())
+        .collect();
     assert_eq!(got, expected);
 }

@@ -20,8 +20,18 @@ fn scheduled_maintenance_announces_skips_kills_and_requeues() {
         (610.0, 500.0, 390.0, 2),
     ];
     let windows = vec![window(1000.0, 2000.0, S, None)];
-    let log = run_with(4, &specs, windows, 500.0, Overrun::Continue, &mut fcfs_easy());
-    assert_starts(&log, &[(0.0, P), (450.0, P), (2500.0, P), (600.0, P), (2000.0, P)]);
+    let log = run_with(
+        4,
+        &specs,
+        windows,
+        500.0,
+        Overrun::Continue,
+        &mut fcfs_easy(),
+    );
+    assert_starts(
+        &log,
+        &[(0.0, P), (450.0, P), (2500.0, P), (600.0, P), (2000.0, P)],
+    );
     assert_eq!(log.end, vec![300.0, 550.0, 3000.0, 900.0, 2500.0]);
     assert_eq!(log.requeues, vec![0, 0, 0, 0, 1]);
     assert_eq!(log.lost_attempts, vec![(4, 610.0, 1000.0)]);
@@ -32,9 +42,20 @@ fn scheduled_maintenance_announces_skips_kills_and_requeues() {
 /// in FCFS order ahead of the job submitted during the outage.
 #[test]
 fn unscheduled_outage_kills_without_notice() {
-    let specs = [(0.0, 150.0, 150.0, 2), (50.0, 300.0, 300.0, 2), (150.0, 10.0, 10.0, 1)];
+    let specs = [
+        (0.0, 150.0, 150.0, 2),
+        (50.0, 300.0, 300.0, 2),
+        (150.0, 10.0, 10.0, 1),
+    ];
     let windows = vec![window(100.0, 200.0, U, None)];
-    let log = run_with(4, &specs, windows, 172800.0, Overrun::Continue, &mut fcfs_easy());
+    let log = run_with(
+        4,
+        &specs,
+        windows,
+        172800.0,
+        Overrun::Continue,
+        &mut fcfs_easy(),
+    );
     assert_starts(&log, &[(200.0, P), (200.0, P), (350.0, P)]);
     assert_eq!(log.end, vec![350.0, 500.0, 360.0]);
     assert_eq!(log.requeues, vec![1, 1, 0]);
@@ -44,7 +65,11 @@ fn unscheduled_outage_kills_without_notice() {
 /// A window taking 2 of 4 nodes kills only what no longer fits, most recent start first.
 #[test]
 fn partial_outage_kills_the_most_recent_starts_until_the_rest_fits() {
-    let specs = [(0.0, 500.0, 500.0, 1), (10.0, 500.0, 500.0, 1), (20.0, 500.0, 500.0, 2)];
+    let specs = [
+        (0.0, 500.0, 500.0, 1),
+        (10.0, 500.0, 500.0, 1),
+        (20.0, 500.0, 500.0, 2),
+    ];
     let windows = vec![window(100.0, 200.0, U, Some(2))];
     let log = run_with(4, &specs, windows, 0.0, Overrun::Continue, &mut fcfs_easy());
     assert_starts(&log, &[(0.0, P), (10.0, P), (200.0, P)]);
@@ -54,9 +79,20 @@ fn partial_outage_kills_the_most_recent_starts_until_the_rest_fits() {
 /// A scheduled window taking 2 of 4 nodes leaves room for 2 nodes of jobs running into it.
 #[test]
 fn partial_maintenance_admits_what_the_window_leaves_room_for() {
-    let specs = [(0.0, 1500.0, 1500.0, 2), (0.0, 1500.0, 1500.0, 1), (0.0, 500.0, 500.0, 1)];
+    let specs = [
+        (0.0, 1500.0, 1500.0, 2),
+        (0.0, 1500.0, 1500.0, 1),
+        (0.0, 500.0, 500.0, 1),
+    ];
     let windows = vec![window(1000.0, 2000.0, S, Some(2))];
-    let log = run_with(4, &specs, windows, 2000.0, Overrun::Continue, &mut fcfs_easy());
+    let log = run_with(
+        4,
+        &specs,
+        windows,
+        2000.0,
+        Overrun::Continue,
+        &mut fcfs_easy(),
+    );
     // J1 takes the window's 2 spare nodes; J2 would over-commit it: skipped until J1 ends.
     assert_starts(&log, &[(0.0, P), (1500.0, P), (0.0, P)]);
     assert_eq!(log.requeues, vec![0, 0, 0]);
@@ -66,8 +102,19 @@ fn partial_maintenance_admits_what_the_window_leaves_room_for() {
 /// no reservation: the job behind it starts as primary, not as a backfill.
 #[test]
 fn ineligible_jobs_get_no_reservation() {
-    let specs = [(0.0, 100.0, 100.0, 1), (10.0, 100.0, 5000.0, 4), (20.0, 50.0, 50.0, 2)];
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (10.0, 100.0, 5000.0, 4),
+        (20.0, 50.0, 50.0, 2),
+    ];
     let windows = vec![window(1000.0, 1100.0, S, None)];
-    let log = run_with(4, &specs, windows, 1000.0, Overrun::Continue, &mut fcfs_easy());
+    let log = run_with(
+        4,
+        &specs,
+        windows,
+        1000.0,
+        Overrun::Continue,
+        &mut fcfs_easy(),
+    );
     assert_starts(&log, &[(0.0, P), (1100.0, P), (20.0, P)]);
 }

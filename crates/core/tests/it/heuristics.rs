@@ -11,7 +11,13 @@ fn close(a: f64, b: f64) -> bool {
 /// the Table II formula worked by hand.
 #[test]
 fn every_heuristic_scores_as_table_ii() {
-    let job = Job { id: 7, submit: 1000.0, run_time: 1.0, requested_time: 100.0, nodes: 4 };
+    let job = Job {
+        id: 7,
+        submit: 1000.0,
+        run_time: 1.0,
+        requested_time: 100.0,
+        nodes: 4,
+    };
     let expected = [
         (Heuristic::Fcfs, 1000.0),
         (Heuristic::Lcfs, -1000.0),
@@ -34,14 +40,24 @@ fn every_heuristic_scores_as_table_ii() {
     assert_eq!(expected.len(), Heuristic::ALL.len());
     for (h, value) in expected {
         let got = h.score(&job, 1500.0, 16);
-        assert!(close(got, value), "{}: got {got}, expected {value}", h.name());
+        assert!(
+            close(got, value),
+            "{}: got {got}, expected {value}",
+            h.name()
+        );
     }
 }
 
 #[test]
 fn guards_cover_the_undefined_cases() {
     // r = 0 is floored at 1 s; s = 0 is floored at 1 s inside log10; n = N makes UNICEF +inf.
-    let job = Job { id: 1, submit: 0.0, run_time: 0.0, requested_time: 0.0, nodes: 16 };
+    let job = Job {
+        id: 1,
+        submit: 0.0,
+        run_time: 0.0,
+        requested_time: 0.0,
+        nodes: 16,
+    };
     assert_eq!(Heuristic::Sjf.score(&job, 10.0, 16), 1.0);
     assert_eq!(Heuristic::Fcsj.score(&job, 10.0, 16), -10.0);
     assert_eq!(Heuristic::F1.score(&job, 10.0, 16), 0.0);
@@ -97,20 +113,20 @@ fn heuristics_order_a_hand_computed_queue() {
     let cases = [
         (Fcfs, "ABCDE"),
         (Lcfs, "EDCBA"),
-        (Sjf, "EDBAC"),   // r: 10, 60, 600, 3600, 7200
+        (Sjf, "EDBAC"), // r: 10, 60, 600, 3600, 7200
         (Ljf, "CABDE"),
-        (Srf, "CEABD"),   // n: 1 (C before E by FCFS), 1, 10, 50, 100
+        (Srf, "CEABD"), // n: 1 (C before E by FCFS), 1, 10, 50, 100
         (Lrf, "DBACE"),
-        (Scf, "EDCBA"),   // r*n: E 10, D 6000, C 7200, B 30000, A 36000
+        (Scf, "EDCBA"), // r*n: E 10, D 6000, C 7200, B 30000, A 36000
         (Lcf, "ABCDE"),
-        (Fcsj, "EDBAC"),  // -w/r: E -50, D -10, B -1.33, A -0.25, C -0.097
-        (Wfp1, "DBEAC"),  // -(w/r)n: D -1000, B -66.7, E -50, A -2.5, C -0.097
-        (Wfp3, "EDBAC"),  // -(w/r)^3 n: E -125000, D -100000, B -118.5, A -0.156, C ~0
-        (Fat, "DBAEC"),   // -(w/r)(n/N)^3: D -10, B -0.167, A -2.5e-4, E -5e-5, C ~0
+        (Fcsj, "EDBAC"),   // -w/r: E -50, D -10, B -1.33, A -0.25, C -0.097
+        (Wfp1, "DBEAC"),   // -(w/r)n: D -1000, B -66.7, E -50, A -2.5, C -0.097
+        (Wfp3, "EDBAC"),   // -(w/r)^3 n: E -125000, D -100000, B -118.5, A -0.156, C ~0
+        (Fat, "DBAEC"),    // -(w/r)(n/N)^3: D -10, B -0.167, A -2.5e-4, E -5e-5, C ~0
         (Unicef, "CABED"), // C 0.0146, A 0.0753, B 1.333, E 7.53, D +inf (n = N)
-        (F1, "ABCED"),    // A 1775.6, B 2140.8, C 2159.0, E 2349.1, D 2441.6
-        (F2, "ABCDE"),    // A 51800, B 60131, C 63499, D 67387, E 69097
-        (F3, "ABCDE"),    // the 6.86e6*log10(s) term dominates here
+        (F1, "ABCED"),     // A 1775.6, B 2140.8, C 2159.0, E 2349.1, D 2441.6
+        (F2, "ABCDE"),     // A 51800, B 60131, C 63499, D 67387, E 69097
+        (F3, "ABCDE"),     // the 6.86e6*log10(s) term dominates here
         (F4, "ABCDE"),
     ];
     for (h, expected) in cases {

@@ -34,8 +34,13 @@ fn overrun_kill_ends_jobs_at_their_requested_time() {
 
 #[test]
 fn jobs_larger_than_the_machine_are_rejected() {
-    let err = Inputs::new(table(&[(0.0, 1.0, 1.0, 5)]), Machine { nodes: 4 }, Calendar::empty(), Overrun::Continue)
-        .unwrap_err();
+    let err = Inputs::new(
+        table(&[(0.0, 1.0, 1.0, 5)]),
+        Machine { nodes: 4 },
+        Calendar::empty(),
+        Overrun::Continue,
+    )
+    .unwrap_err();
     assert!(err.to_string().contains("more than the machine"), "{err}");
 }
 
@@ -45,11 +50,22 @@ fn running_in_slices_changes_nothing() {
     let specs: Vec<Spec> = (0..200)
         .map(|i| {
             let i = i as f64;
-            (i * 7.0, (i * 37.0) % 113.0, (i * 53.0) % 150.0 + 1.0, 1 + (i as u32 * 7) % 8)
+            (
+                i * 7.0,
+                (i * 37.0) % 113.0,
+                (i * 53.0) % 150.0 + 1.0,
+                1 + (i as u32 * 7) % 8,
+            )
         })
         .collect();
     let whole = run(8, &specs, &mut fcfs_easy());
-    let inputs = Inputs::new(table(&specs), Machine { nodes: 8 }, Calendar::empty(), Overrun::Continue).unwrap();
+    let inputs = Inputs::new(
+        table(&specs),
+        Machine { nodes: 8 },
+        Calendar::empty(),
+        Overrun::Continue,
+    )
+    .unwrap();
     let mut engine = Engine::new(Arc::new(inputs));
     let mut policy = fcfs_easy();
     let mut t = 0.0;
