@@ -138,7 +138,7 @@ def test_an_interrupted_write_leaves_nothing_behind(tmp_path, monkeypatch):
     def explode(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(pd.DataFrame, "to_parquet", explode)
+    monkeypatch.setattr("pyarrow.parquet.write_table", explode)
     with pytest.raises(KeyboardInterrupt):
         hpcsched.simulate(workload_from([(0, 10, 10, 1)], 2), "fcfs", out=tmp_path / "run")
     assert os.listdir(tmp_path) == []

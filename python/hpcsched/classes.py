@@ -21,14 +21,19 @@ def size_class(nodes: ArrayLike, machine_nodes: int) -> np.ndarray:
     """The size class (``"S"``, ``"M"``, ``"L"`` or ``"XL"``) of each job, as an array of str."""
     if machine_nodes <= 0:
         raise OptionError(f"must be positive, not {machine_nodes}", option="machine_nodes")
+    return np.array(SIZE_CLASSES)[size_class_codes(nodes, machine_nodes)]
+
+
+def size_class_codes(nodes: ArrayLike, machine_nodes: int) -> np.ndarray:
+    """The index in ``SIZE_CLASSES`` of each job's class (0 = S ... 3 = XL), as int8."""
+    if machine_nodes <= 0:
+        raise OptionError(f"must be positive, not {machine_nodes}", option="machine_nodes")
     n = np.asarray(nodes, dtype=np.int64)
-    labels = np.array(SIZE_CLASSES)
-    index = np.select(
-        [n * 32 <= machine_nodes, n * 16 <= machine_nodes, n * 4 <= machine_nodes],
-        [0, 1, 2],
-        default=3,
-    )
-    return labels[index]
+    codes = np.full(n.shape, 3, dtype=np.int8)
+    codes[n * 4 <= machine_nodes] = 2
+    codes[n * 16 <= machine_nodes] = 1
+    codes[n * 32 <= machine_nodes] = 0
+    return codes
 
 
-__all__ = ["SIZE_CLASSES", "size_class"]
+__all__ = ["SIZE_CLASSES", "size_class", "size_class_codes"]

@@ -14,6 +14,10 @@ import shutil
 import tempfile
 from typing import TYPE_CHECKING, Any
 
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -37,7 +41,7 @@ def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it private; a run dir is not
-        result.jobs.to_parquet(os.path.join(staging, "jobs.parquet"), index=False)
+        write_parquet(result.jobs, os.path.join(staging, "jobs.parquet"))
         if csv:
             result.jobs.to_csv(os.path.join(staging, "jobs.csv"), index=False)
         with open(os.path.join(staging, RUN_MARKER), "w", encoding="utf-8") as f:
@@ -48,6 +52,14 @@ def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False)
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def write_parquet(frame: pd.DataFrame, path: str) -> None:
+    """Snappy-compressed Parquet, dictionary-encoding only the categorical columns (dictionary
+    encoding of float columns triples the write time for no gain)."""
+    table = pa.Table.from_pandas(frame, preserve_index=False)
+    categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    pq.write_table(table, path, compression="snappy", use_dictionary=categorical or False)
 
 
 def _replaceable(path: str) -> bool:

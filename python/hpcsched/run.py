@@ -12,8 +12,9 @@ import numpy as np
 import pandas as pd
 
 from hpcsched import _core, metrics
-from hpcsched.classes import size_class
+from hpcsched.classes import SIZE_CLASSES, size_class_codes
 from hpcsched.exceptions import OptionError
+from hpcsched.output import write_run
 from hpcsched.policies import PolicySpec
 from hpcsched.workload import (
     DEFAULT_ANNOUNCE_LEAD,
@@ -56,8 +57,6 @@ class Result:
 
     def write(self, out: str | os.PathLike[str], *, csv: bool = False) -> str:
         """Writes the run directory atomically; returns its path."""
-        from hpcsched.output import write_run
-
         return write_run(self, out, csv=csv)
 
 
@@ -228,8 +227,7 @@ def _drive(sim: Any, workload: Workload, progress: ProgressHook | None) -> None:
 def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
     jobs = workload.jobs
     start, end = raw["start"], raw["end"]
-    kinds = np.array(START_KINDS, dtype=object)[raw["start_kind"].astype(np.int64)]
-    kinds[np.isnan(start)] = None
+    kind_codes = np.where(np.isnan(start), -1, raw["start_kind"].astype(np.int8))
     return pd.DataFrame(
         {
             "job_id": jobs["job_id"].to_numpy(),
@@ -240,11 +238,10 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
             "nodes": jobs["nodes"].to_numpy(),
             "requested_time": jobs["requested_time"].to_numpy(),
             "run_time": jobs["run_time"].to_numpy(),
-            "size_class": pd.Categorical(
-                size_class(jobs["nodes"].to_numpy(), workload.nodes),
-                categories=["S", "M", "L", "XL"],
+            "size_class": pd.Categorical.from_codes(
+                size_class_codes(jobs["nodes"].to_numpy(), workload.nodes), SIZE_CLASSES
             ),
-            "start_kind": pd.Categorical(kinds, categories=list(START_KINDS)),
+            "start_kind": pd.Categorical.from_codes(kind_codes, START_KINDS),
             "requeues": raw["requeues"].astype(np.int64),
             "killed": raw["killed"],
             "user": jobs["user"].to_numpy() if "user" in jobs else -1,

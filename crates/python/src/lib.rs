@@ -36,6 +36,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<engine::PySimulation>()?;
     m.add_function(wrap_pyfunction!(swf::parse_swf, m)?)?;
+    m.add_function(wrap_pyfunction!(swf::parse_swf_file, m)?)?;
     m.add_function(wrap_pyfunction!(policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic_names, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;

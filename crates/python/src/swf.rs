@@ -1,6 +1,8 @@
 //! `parse_swf`: the SWF tokenizer, returning numpy columns.
 
-use hpcsched_core::io::swf::parse_swf as core_parse_swf;
+use std::path::PathBuf;
+
+use hpcsched_core::io::swf::{parse_swf as core_parse_swf, parse_swf_file as core_parse_swf_file, SwfTable};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};
@@ -21,6 +23,24 @@ pub fn parse_swf<'py>(
     let table = py
         .detach(|| core_parse_swf(bytes, lenient))
         .map_err(|e| to_py_err(py, e, Some(path)))?;
+    into_dict(py, table)
+}
+
+/// Reads and parses an SWF file (plain or gzip); same result as `parse_swf`.
+#[pyfunction]
+#[pyo3(signature = (path, lenient=false))]
+pub fn parse_swf_file<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    lenient: bool,
+) -> PyResult<Bound<'py, PyDict>> {
+    let table = py
+        .detach(|| core_parse_swf_file(&path, lenient))
+        .map_err(|e| to_py_err(py, e, Some(&path.to_string_lossy())))?;
+    into_dict(py, table)
+}
+
+fn into_dict(py: Python<'_>, table: SwfTable) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("header", PyList::new(py, table.header)?)?;
     let malformed: Vec<(u64, Option<String>, String)> = table

@@ -60,7 +60,9 @@ def read_swf(
     - replay order (submit, id), stable; time 0 is the first kept submission.
     """
     name = os.fspath(path)
-    raw = _core.parse_swf(read_bytes(name), name, lenient)
+    if not os.path.isfile(name):
+        read_bytes(name)  # raises the InputError that says why (missing, a folder, ...)
+    raw = _core.parse_swf_file(name, lenient)
     header = parse_header(raw["header"])
     ppn = _procs_per_node(procs_per_node, header, name)
 
@@ -103,8 +105,8 @@ def read_swf(
 
     submit = raw["submit"][keep]
     job_id = raw["job_id"][keep]
-    order = np.lexsort((job_id, submit))  # stable: (submit, id), ties keep file order
-    origin = float(submit[order[0]]) if len(order) else 0.0
+    order = replay_order(submit, job_id)
+    origin = float(submit[order][0]) if len(submit) else 0.0
     jobs = pd.DataFrame(
         {
             "job_id": job_id[order],
@@ -133,6 +135,15 @@ def read_swf(
         time_origin=origin,
         procs_per_node=ppn,
     )
+
+
+def replay_order(submit: np.ndarray, job_id: np.ndarray) -> np.ndarray | slice:
+    """Indices putting jobs in (submit, id) order, stable; a plain slice when the file is
+    already in that order (most traces are), which spares a sort and every column's copy."""
+    ds, di = np.diff(submit), np.diff(job_id)
+    if np.all((ds > 0) | ((ds == 0) & (di >= 0))):
+        return slice(None)
+    return np.lexsort((job_id, submit))
 
 
 def _procs_per_node(option: int | str, header: dict[str, object], path: str) -> int:

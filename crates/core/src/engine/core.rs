@@ -109,6 +109,8 @@ pub struct Engine {
     state: SimState,
     log: RunLog,
     decision: Decision,
+    /// The started positions of the decision being applied (kept to avoid an allocation).
+    scratch: Vec<u32>,
 }
 
 impl Engine {
@@ -124,6 +126,7 @@ impl Engine {
             state,
             log,
             decision: Decision::default(),
+            scratch: Vec::new(),
         }
     }
 
@@ -216,7 +219,7 @@ impl Engine {
             jobs: &self.inputs.jobs,
             machine_nodes: self.inputs.machine.nodes,
             free: capacity.saturating_sub(s.busy),
-            queue: &s.queue,
+            queue: s.queue.as_slice(),
             running: &s.running,
             partial_down: &s.partial_down,
             announced: &s.announced,
@@ -313,7 +316,7 @@ impl Engine {
         }
         self.state.completions.retain(|c| !killed.contains(&c.job));
         killed.sort_unstable();
-        self.state.queue.splice(0..0, killed);
+        self.state.queue.push_front(&killed);
     }
 
     /// Validates and applies a decision: the only place jobs start.
@@ -326,12 +329,18 @@ impl Engine {
             }
             return Ok(());
         }
+        self.scratch.clear();
+        self.scratch.extend(decision.starts.iter().map(|s| s.pos));
+        self.scratch.sort_unstable();
+        if self.scratch.windows(2).any(|w| w[0] == w[1]) {
+            return Err(CoreError::decision("the same queue position is started twice"));
+        }
         let mut admission = Admission::new(&self.view());
         let mut free = self.view().free;
         let now = self.state.now;
         let inputs = Arc::clone(&self.inputs);
         for start in &decision.starts {
-            let queued = self.state.queue.get(start.pos as usize).copied();
+            let queued = self.state.queue.as_slice().get(start.pos as usize).copied();
             if queued != Some(start.job) {
                 return Err(CoreError::decision(format!(
                     "job index {} is not at queue position {}",
@@ -378,7 +387,8 @@ impl Engine {
             });
             self.state.busy += job.nodes;
         }
-        remove_positions(&mut self.state.queue, decision);
+        // `scratch` holds the started positions, sorted and distinct (checked above).
+        self.state.queue.remove_sorted(&self.scratch);
         if let Some(r) = decision.reservation {
             self.log
                 .reservations
@@ -386,20 +396,4 @@ impl Engine {
         }
         Ok(())
     }
-}
-
-/// Removes the started positions from the queue, keeping the order of the rest.
-fn remove_positions(queue: &mut Vec<u32>, decision: &Decision) {
-    let mut positions: Vec<u32> = decision.starts.iter().map(|s| s.pos).collect();
-    positions.sort_unstable();
-    let mut next = positions.iter().peekable();
-    let mut index = 0u32;
-    queue.retain(|_| {
-        let keep = next.peek() != Some(&&index);
-        if !keep {
-            next.next();
-        }
-        index += 1;
-        keep
-    });
 }

@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::engine::queue::WaitQueue;
 use crate::model::Downtime;
 
 /// A running job as the scheduler knows it.
@@ -48,7 +49,7 @@ pub struct SimState {
     pub(crate) next_submit: u32,
     /// Next downtime boundary event to apply.
     pub(crate) next_boundary: u32,
-    pub(crate) queue: Vec<u32>,
+    pub(crate) queue: WaitQueue,
     /// Running jobs sorted by (requested end, job).
     pub(crate) running: Vec<Running>,
     pub(crate) completions: BinaryHeap<Completion>,
@@ -64,7 +65,7 @@ pub struct SimState {
 
 impl SimState {
     pub fn queue(&self) -> &[u32] {
-        &self.queue
+        self.queue.as_slice()
     }
 
     pub fn running(&self) -> &[Running] {

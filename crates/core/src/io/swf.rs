@@ -4,6 +4,13 @@
 //! returns the fields hpcsched uses, plus the header. Which jobs to keep (unknown run time,
 //! sizes, the machine size) is decided by the Python reader, where the options live.
 
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::Path;
+use std::sync::mpsc;
+
+use flate2::read::MultiGzDecoder;
+
 use crate::error::{CoreError, Result};
 
 /// Number of fields of a valid SWF job line; extra fields are ignored.
@@ -68,51 +75,129 @@ fn field_label(index: usize) -> String {
 /// Parses an SWF trace held in memory. With `lenient`, malformed lines are skipped and listed;
 /// otherwise the first one is an error naming its line and field.
 pub fn parse_swf(data: &[u8], lenient: bool) -> Result<SwfTable> {
-    let mut table = SwfTable::default();
-    let approx_lines = data.len() / 60 + 1;
-    for col in [
-        &mut table.submit,
-        &mut table.run_time,
-        &mut table.allocated_procs,
-        &mut table.requested_procs,
-        &mut table.requested_time,
-    ] {
-        col.reserve(approx_lines);
+    let mut parser = SwfParser::new(lenient, data.len());
+    parser.feed(data)?;
+    Ok(parser.table)
+}
+
+/// Reads and parses an SWF file, plain or gzip (recognised by its magic bytes). A gzip file is
+/// decompressed on a second thread while this one parses: both take about as long.
+pub fn parse_swf_file(path: &Path, lenient: bool) -> Result<SwfTable> {
+    let io_error = |e: std::io::Error| CoreError::input(format!("cannot read file: {e}"));
+    let file = File::open(path).map_err(io_error)?;
+    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let mut reader = BufReader::with_capacity(1 << 16, file);
+    if !reader.fill_buf().map_err(io_error)?.starts_with(&[0x1f, 0x8b]) {
+        let mut data = Vec::with_capacity(size);
+        reader.read_to_end(&mut data).map_err(io_error)?;
+        return parse_swf(&data, lenient);
     }
-    let mut fields = [0f64; SWF_FIELDS];
-    for (number, raw) in data.split(|&b| b == b'\n').enumerate() {
-        let line_no = number as u64 + 1;
-        let line = trim_ascii(raw);
-        if line.is_empty() {
-            continue;
-        }
-        if line[0] == b';' {
-            if let Some(entry) = parse_header(&line[1..]) {
-                table.header.push(entry);
+    let (sender, chunks) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(4);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut decoder = MultiGzDecoder::new(reader);
+            loop {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                match (&mut decoder).take(CHUNK as u64).read_to_end(&mut chunk) {
+                    Ok(0) => break,
+                    Ok(_) => {
+                        if sender.send(Ok(chunk)).is_err() {
+                            break; // the parser stopped on an error
+                        }
+                    }
+                    Err(e) => {
+                        let _ = sender.send(Err(e));
+                        break;
+                    }
+                }
             }
-            continue;
+        });
+        let mut parser = SwfParser::new(lenient, size * 8);
+        let mut pending: Vec<u8> = Vec::new();
+        for chunk in chunks {
+            let chunk = chunk.map_err(|e| CoreError::input(format!("corrupt gzip data: {e}")))?;
+            // Parse up to the last complete line; keep the rest for the next chunk.
+            let Some(last) = chunk.iter().rposition(|&b| b == b'\n') else {
+                pending.extend_from_slice(&chunk);
+                continue;
+            };
+            if pending.is_empty() {
+                parser.feed(&chunk[..=last])?;
+            } else {
+                pending.extend_from_slice(&chunk[..=last]);
+                parser.feed(&pending)?;
+                pending.clear();
+            }
+            pending.extend_from_slice(&chunk[last + 1..]);
         }
-        match parse_job_line(line, &mut fields) {
-            Ok(()) => push_job(&mut table, &fields, line_no),
-            Err((field, reason)) => {
-                let problem = Malformed {
-                    line: line_no,
-                    field,
-                    reason,
-                };
-                if lenient {
-                    table.malformed.push(problem);
-                } else {
-                    return Err(CoreError::InvalidInput {
-                        reason: problem.reason,
-                        line: Some(problem.line),
-                        field: problem.field,
-                    });
+        parser.feed(&pending)?;
+        Ok(parser.table)
+    })
+}
+
+/// Decompressed bytes handed from the decoder thread to the parser at a time.
+const CHUNK: usize = 1 << 20;
+
+/// Incremental parser: fed whole lines, keeps the line count across calls.
+struct SwfParser {
+    table: SwfTable,
+    lenient: bool,
+    lines_seen: u64,
+}
+
+impl SwfParser {
+    fn new(lenient: bool, expected_bytes: usize) -> Self {
+        let mut table = SwfTable::default();
+        let approx_lines = expected_bytes / 100 + 1;
+        for col in [
+            &mut table.submit,
+            &mut table.run_time,
+            &mut table.allocated_procs,
+            &mut table.requested_procs,
+            &mut table.requested_time,
+        ] {
+            col.reserve(approx_lines);
+        }
+        SwfParser { table, lenient, lines_seen: 0 }
+    }
+
+    /// Parses `data`, which ends at a line boundary (or at the end of the file).
+    fn feed(&mut self, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        let data = data.strip_suffix(b"\n").unwrap_or(data);
+        let mut fields = [0f64; SWF_FIELDS];
+        for raw in data.split(|&b| b == b'\n') {
+            self.lines_seen += 1;
+            let line_no = self.lines_seen;
+            let line = trim_ascii(raw);
+            if line.is_empty() {
+                continue;
+            }
+            if line[0] == b';' {
+                if let Some(entry) = parse_header(&line[1..]) {
+                    self.table.header.push(entry);
+                }
+                continue;
+            }
+            match parse_job_line(line, &mut fields) {
+                Ok(()) => push_job(&mut self.table, &fields, line_no),
+                Err((field, reason)) => {
+                    let problem = Malformed { line: line_no, field, reason };
+                    if !self.lenient {
+                        return Err(CoreError::InvalidInput {
+                            reason: problem.reason,
+                            line: Some(problem.line),
+                            field: problem.field,
+                        });
+                    }
+                    self.table.malformed.push(problem);
                 }
             }
         }
+        Ok(())
     }
-    Ok(table)
 }
 
 fn push_job(table: &mut SwfTable, f: &[f64; SWF_FIELDS], line: u64) {
@@ -239,6 +324,31 @@ mod tests {
             }
             other => panic!("unexpected {other:?}"),
         }
+    }
+
+    #[test]
+    fn gzip_files_parse_like_plain_text_across_chunk_boundaries() {
+        use std::io::Write;
+        let mut text = String::from("; MaxProcs: 4\n");
+        for i in 0..60_000 {
+            text.push_str(&format!("{i} {i} 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1\n"));
+        }
+        let dir = std::env::temp_dir().join(format!("hpcsched-swf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let gz = dir.join("t.swf.gz");
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(text.as_bytes()).unwrap();
+        std::fs::write(&gz, encoder.finish().unwrap()).unwrap();
+        let plain = dir.join("t.swf");
+        std::fs::write(&plain, &text).unwrap();
+        let a = parse_swf_file(&gz, false).unwrap();
+        let b = parse_swf_file(&plain, false).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(a.job_id.len(), 60_000);
+        assert_eq!(a.job_id, b.job_id);
+        assert_eq!(a.line, b.line);
+        assert_eq!(a.line[59_999], 60_001);
+        assert_eq!(a.header, b.header);
     }
 
     #[test]

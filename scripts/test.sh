@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: Rust (lints and tests of the engine) and Python (lints and tests),
+# after installing the package with its test dependencies.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+python3 -m pip install --quiet -e '.[test]'
+
+echo "== cargo fmt / clippy"
+cargo fmt --all --check
+cargo clippy --workspace --all-targets --quiet -- -D warnings
+echo "== cargo test (engine)"
+cargo test -p hpcsched-core --quiet
+echo "== ruff"
+python3 -m ruff check python tests benchmarks
+python3 -m ruff format --check python tests benchmarks
+echo "== pytest"
+python3 -m pytest -q
