@@ -67,8 +67,9 @@ BASELINE_RUN = textwrap.dedent(
 
 
 def measure(script: str, *args: str) -> dict:
-    proc = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True,
-                          check=True, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-c", script, *args], capture_output=True, text=True, check=True, cwd=REPO
+    )
     return json.loads(proc.stdout)
 
 
@@ -88,8 +89,10 @@ def main() -> None:
         sys.exit(f"traces not found in {args.traces} (give --traces DIR)")
 
     print(f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}")
-    header = (f"{'trace':<32} {'run':<26} {'jobs':>8} {'wall s':>7} {'jobs/s':>10} "
-              f"{'peak MB':>8} {'mean wait s':>12} {'vs baseline':>11}")
+    header = (
+        f"{'trace':<32} {'run':<26} {'jobs':>8} {'wall s':>7} {'jobs/s':>10} "
+        f"{'peak MB':>8} {'mean wait s':>12} {'vs baseline':>11}"
+    )
     print(header)
     print("-" * len(header))
     for name in TRACES:
@@ -102,15 +105,19 @@ def main() -> None:
         ]
         for label, r in rows:
             ratio = baseline["seconds"] / r["seconds"]
-            print(f"{name:<32} {label:<26} {r['jobs']:>8} {r['seconds']:>7.2f} "
-                  f"{r['jobs'] / r['seconds']:>10,.0f} {r['peak_mb']:>8.0f} "
-                  f"{r['mean_wait']:>12.1f} {ratio:>10.1f}x")
+            print(
+                f"{name:<32} {label:<26} {r['jobs']:>8} {r['seconds']:>7.2f} "
+                f"{r['jobs'] / r['seconds']:>10,.0f} {r['peak_mb']:>8.0f} "
+                f"{r['mean_wait']:>12.1f} {ratio:>10.1f}x"
+            )
         fcfs = rows[0][1]
-        assert abs(fcfs["mean_wait"] - baseline["mean_wait"]) < 1e-6 * max(1, baseline["mean_wait"]), (
-            "hpcsched and the baseline disagree on FCFS+EASY"
+        assert abs(fcfs["mean_wait"] - baseline["mean_wait"]) < 1e-6 * max(
+            1, baseline["mean_wait"]
+        ), "hpcsched and the baseline disagree on FCFS+EASY"
+        print(
+            f"{'':<32} (hpcsched fcfs: load {fcfs['load']:.2f} s, simulate {fcfs['simulate']:.2f} s;"
+            f" baseline: load {baseline['load']:.2f} s, replay {baseline['simulate']:.2f} s)"
         )
-        print(f"{'':<32} (hpcsched fcfs: load {fcfs['load']:.2f} s, simulate {fcfs['simulate']:.2f} s;"
-              f" baseline: load {baseline['load']:.2f} s, replay {baseline['simulate']:.2f} s)")
 
 
 if __name__ == "__main__":
