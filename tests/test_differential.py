@@ -7,11 +7,11 @@ EASY semantics of DESIGN §5; both must give the same schedule to the job.
 from __future__ import annotations
 
 import numpy as np
+from benchmarks.python_baseline import load_swf, replay_fcfs_easy
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hpcsched
-from benchmarks.python_baseline import load_swf, replay_fcfs_easy
 from tests.conftest import workload_from
 
 job = st.tuples(

@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use hpcsched_core::io::swf::{parse_swf as core_parse_swf, parse_swf_file as core_parse_swf_file, SwfTable};
+use hpcsched_core::io::swf::{
+    parse_swf as core_parse_swf, parse_swf_file as core_parse_swf_file, SwfTable,
+};
 use numpy::IntoPyArray;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyList};

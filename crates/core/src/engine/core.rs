@@ -233,7 +233,7 @@ impl Engine {
             }
             self.state.completions.pop();
             self.state.remove_running(c.job, c.requested_end);
-            self.state.busy -= self.inputs.jobs.get(c.job).nodes;
+            self.state.busy -= c.nodes;
         }
     }
 
@@ -248,6 +248,15 @@ impl Engine {
     }
 
     fn apply_boundaries(&mut self, t: f64) {
+        let due = |e: &Self| {
+            e.inputs
+                .boundaries
+                .get(e.state.next_boundary as usize)
+                .is_some_and(|b| b.time <= t)
+        };
+        if !due(self) {
+            return; // the common case: no Arc clone on the hot path
+        }
         let inputs = Arc::clone(&self.inputs);
         while let Some(b) = inputs.boundaries.get(self.state.next_boundary as usize) {
             if b.time > t {
@@ -306,7 +315,7 @@ impl Engine {
                 break;
             }
             self.state.remove_running(v.job, v.requested_end);
-            self.state.busy -= self.inputs.jobs.get(v.job).nodes;
+            self.state.busy -= v.nodes;
             self.log.lost_attempts.push((v.job, v.start, t));
             self.log.requeues[v.job as usize] += 1;
             self.log.start[v.job as usize] = f64::NAN;
@@ -333,12 +342,15 @@ impl Engine {
         self.scratch.extend(decision.starts.iter().map(|s| s.pos));
         self.scratch.sort_unstable();
         if self.scratch.windows(2).any(|w| w[0] == w[1]) {
-            return Err(CoreError::decision("the same queue position is started twice"));
+            return Err(CoreError::decision(
+                "the same queue position is started twice",
+            ));
         }
-        let mut admission = Admission::new(&self.view());
-        let mut free = self.view().free;
+        let view = self.view();
+        let mut admission = Admission::new(&view);
+        let mut free = view.free;
         let now = self.state.now;
-        let inputs = Arc::clone(&self.inputs);
+        let inputs = &*self.inputs;
         for start in &decision.starts {
             let queued = self.state.queue.as_slice().get(start.pos as usize).copied();
             if queued != Some(start.job) {
@@ -378,11 +390,13 @@ impl Engine {
             self.state.insert_running(Running {
                 requested_end,
                 job: start.job,
+                nodes: job.nodes,
                 start: now,
             });
             self.state.completions.push(Completion {
                 end,
                 job: start.job,
+                nodes: job.nodes,
                 requested_end,
             });
             self.state.busy += job.nodes;

@@ -37,14 +37,19 @@ impl WaitQueue {
             self.head -= jobs.len();
             self.items[self.head..self.head + jobs.len()].copy_from_slice(jobs);
         } else {
-            self.items.splice(self.head..self.head, jobs.iter().copied());
+            self.items
+                .splice(self.head..self.head, jobs.iter().copied());
         }
     }
 
     /// Removes the jobs at `positions` (sorted, distinct, relative to the live queue), keeping
     /// the order of the rest.
     pub fn remove_sorted(&mut self, positions: &[u32]) {
-        let prefix = positions.iter().enumerate().take_while(|&(i, &p)| p as usize == i).count();
+        let prefix = positions
+            .iter()
+            .enumerate()
+            .take_while(|&(i, &p)| p as usize == i)
+            .count();
         self.head += prefix;
         let rest = &positions[prefix..];
         if let Some(&first) = rest.first() {

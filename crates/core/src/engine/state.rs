@@ -12,6 +12,8 @@ pub struct Running {
     /// `start + requested time`: the estimate of its end, before clamping at `now`.
     pub requested_end: f64,
     pub job: u32,
+    /// Nodes it holds (copied from the job table: the hot loops then never touch it).
+    pub nodes: u32,
     pub start: f64,
 }
 
@@ -20,6 +22,7 @@ pub struct Running {
 pub(crate) struct Completion {
     pub end: f64,
     pub job: u32,
+    pub nodes: u32,
     pub requested_end: f64,
 }
 
@@ -81,17 +84,32 @@ impl SimState {
     }
 
     pub(crate) fn insert_running(&mut self, r: Running) {
+        let key = order_key(r.requested_end, r.job);
         let pos = self
             .running
-            .partition_point(|x| (x.requested_end, x.job) < (r.requested_end, r.job));
+            .partition_point(|x| order_key(x.requested_end, x.job) < key);
         self.running.insert(pos, r);
     }
 
     pub(crate) fn remove_running(&mut self, job: u32, requested_end: f64) -> Running {
+        let key = order_key(requested_end, job);
         let pos = self
             .running
-            .partition_point(|x| (x.requested_end, x.job) < (requested_end, job));
+            .partition_point(|x| order_key(x.requested_end, x.job) < key);
         debug_assert_eq!(self.running[pos].job, job);
         self.running.remove(pos)
     }
+}
+
+/// (time, job) as one integer ordered like `(t.total_cmp, job)`: integer compares keep the
+/// binary searches over running jobs cheap.
+#[inline]
+fn order_key(t: f64, job: u32) -> u128 {
+    let bits = t.to_bits();
+    let monotone = if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    };
+    (u128::from(monotone) << 32) | u128::from(job)
 }

@@ -87,7 +87,11 @@ pub fn parse_swf_file(path: &Path, lenient: bool) -> Result<SwfTable> {
     let file = File::open(path).map_err(io_error)?;
     let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    if !reader.fill_buf().map_err(io_error)?.starts_with(&[0x1f, 0x8b]) {
+    if !reader
+        .fill_buf()
+        .map_err(io_error)?
+        .starts_with(&[0x1f, 0x8b])
+    {
         let mut data = Vec::with_capacity(size);
         reader.read_to_end(&mut data).map_err(io_error)?;
         return parse_swf(&data, lenient);
@@ -158,7 +162,11 @@ impl SwfParser {
         ] {
             col.reserve(approx_lines);
         }
-        SwfParser { table, lenient, lines_seen: 0 }
+        SwfParser {
+            table,
+            lenient,
+            lines_seen: 0,
+        }
     }
 
     /// Parses `data`, which ends at a line boundary (or at the end of the file).
@@ -184,7 +192,11 @@ impl SwfParser {
             match parse_job_line(line, &mut fields) {
                 Ok(()) => push_job(&mut self.table, &fields, line_no),
                 Err((field, reason)) => {
-                    let problem = Malformed { line: line_no, field, reason };
+                    let problem = Malformed {
+                        line: line_no,
+                        field,
+                        reason,
+                    };
                     if !self.lenient {
                         return Err(CoreError::InvalidInput {
                             reason: problem.reason,
@@ -331,7 +343,9 @@ mod tests {
         use std::io::Write;
         let mut text = String::from("; MaxProcs: 4\n");
         for i in 0..60_000 {
-            text.push_str(&format!("{i} {i} 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1\n"));
+            text.push_str(&format!(
+                "{i} {i} 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1\n"
+            ));
         }
         let dir = std::env::temp_dir().join(format!("hpcsched-swf-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();

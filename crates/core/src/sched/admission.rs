@@ -35,7 +35,7 @@ impl Admission {
                 // Whole-machine windows need no sum: nothing may run into them anyway.
                 for r in view.running {
                     if view.estimated_end(r) > w.start {
-                        allowance -= i64::from(view.jobs.get(r.job).nodes);
+                        allowance -= i64::from(r.nodes);
                     }
                 }
             }

@@ -31,7 +31,7 @@ impl Reservation {
         let mut running = view
             .running
             .iter()
-            .map(|r| (view.estimated_end(r), view.jobs.get(r.job).nodes))
+            .map(|r| (view.estimated_end(r), r.nodes))
             .peekable();
         let mut started = started_now.iter().copied().peekable();
         let mut windows = view.partial_down.iter().copied().peekable();
