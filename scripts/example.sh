@@ -6,14 +6,19 @@ cd "$(dirname "$0")/.."
 
 python3 -m pip install --quiet -e .
 
-mkdir -p examples-out
-hpcsched generate markovian examples-out/markovian-3000.json.gz
-hpcsched inspect examples-out/markovian-3000.json.gz
-for policy in "fcfs" "wfp3 --window 256" "sjf --window 256" "snf"; do
+out=examples-out
+mkdir -p "$out"
+# A busy 64-node machine: the SNF-ICON paper's Markovian workload model at 92 % target load.
+hpcsched generate markovian "$out/markovian-5000.json.gz" --jobs 5000 --target-util 0.92
+hpcsched inspect "$out/markovian-5000.json.gz"
+# An 8-hour maintenance on day 10 (trace clock, seconds), announced 48 h ahead.
+printf '# start   end      kind nodes note\n864000    892800   S    -     monthly maintenance\n' \
+    > "$out/maintenance.txt"
+for policy in "fcfs" "wfp3 --window 256" "sjf --window 256" "f1 --window 256" "snf"; do
     name=${policy%% *}
     # shellcheck disable=SC2086
-    hpcsched simulate examples-out/markovian-3000.json.gz --policy $policy \
-        --out "examples-out/runs/$name"
+    hpcsched simulate "$out/markovian-5000.json.gz" --policy $policy \
+        --downtime "$out/maintenance.txt" --out "$out/runs/$name"
 done
 echo
-echo "Run directories (jobs.parquet, summary.json) are in examples-out/runs/."
+echo "Run directories (jobs.parquet, summary.json) are in $out/runs/."

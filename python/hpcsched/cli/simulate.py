@@ -140,12 +140,19 @@ def _print_summary(info: dict, out: Path) -> None:
     bsld = info["bounded_slowdown"]["mean"]
     table.add_row("bounded slowdown (mean)", "-" if bsld is None else f"{bsld:.2f}")
     table.add_row("utilization over uptime", percent(info["utilization"]["overall_uptime"]))
-    if info["downtime"]["windows"]:
+    down = info["downtime"]
+    if down["windows"]:
+        plural = "s" if down["windows"] != 1 else ""
         table.add_row(
             "downtime",
-            f"{info['downtime']['windows']} windows, "
-            f"{info['downtime']['killed_attempts']} jobs killed and requeued",
+            f"{down['windows']} window{plural}, {down['killed_attempts']} jobs killed and requeued",
         )
+        before = info["utilization"]["before_maintenance"]
+        if before:
+            table.add_row(
+                "utilization 48 h before maintenance",
+                ", ".join(percent(b["utilization"]) for b in before),
+            )
     timing = info["timing"]
     table.add_row(
         "simulated in",
