@@ -124,14 +124,14 @@ def _print_summary(info: dict, out: Path) -> None:
     )
     table.add_row(
         "jobs",
-        f"{wl['jobs']} replayed, {wl['skipped_total']} skipped"
+        f"{wl['jobs']:,} replayed, {wl['skipped_total']:,} skipped"
         + (
             f" ({', '.join(f'{k}: {v}' for k, v in wl['skipped'].items() if v)})"
             if wl["skipped_total"]
             else ""
         ),
     )
-    table.add_row("machine", f"{info['inputs']['nodes']} nodes")
+    table.add_row("machine", f"{info['inputs']['nodes']:,} nodes")
     table.add_row("starts", ", ".join(f"{k} {v}" for k, v in jobs["start_kinds"].items() if v))
     table.add_row(
         "wait mean / median / P95 / max",

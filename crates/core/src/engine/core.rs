@@ -130,6 +130,19 @@ impl Engine {
         }
     }
 
+    /// An engine that continues from `state` (a clone taken from another engine on the same
+    /// inputs) with an empty record: what look-ahead search builds on.
+    pub fn with_state(inputs: Arc<Inputs>, state: SimState) -> Self {
+        let log = RunLog::new(inputs.jobs.len());
+        Engine {
+            inputs,
+            state,
+            log,
+            decision: Decision::default(),
+            scratch: Vec::new(),
+        }
+    }
+
     pub fn inputs(&self) -> &Arc<Inputs> {
         &self.inputs
     }

@@ -76,3 +76,45 @@ fn running_in_slices_changes_nothing() {
     assert_eq!(engine.log().start, whole.start);
     assert_eq!(engine.log().end, whole.end);
 }
+
+/// A clone of the state taken mid-run continues exactly like the original: the state holds
+/// everything that changes, and the shared inputs everything else.
+#[test]
+fn a_cloned_state_continues_like_the_original() {
+    let specs: Vec<Spec> = (0..300)
+        .map(|i| {
+            let i = i as f64;
+            (
+                i * 5.0,
+                (i * 41.0) % 97.0,
+                (i * 29.0) % 130.0 + 1.0,
+                1 + (i as u32 * 5) % 8,
+            )
+        })
+        .collect();
+    let inputs = Arc::new(
+        Inputs::new(
+            table(&specs),
+            Machine { nodes: 8 },
+            Calendar::empty(),
+            Overrun::Continue,
+        )
+        .unwrap(),
+    );
+    let mut original = Engine::new(Arc::clone(&inputs));
+    let mut policy = fcfs_easy();
+    original.run_until(700.0, &mut policy).unwrap();
+    let mut fork = Engine::with_state(Arc::clone(&inputs), original.state().clone());
+    original.run(&mut policy).unwrap();
+    fork.run(&mut fcfs_easy()).unwrap();
+    let (a, b) = (original.log(), fork.log());
+    let mut compared = 0;
+    for j in 0..specs.len() {
+        if !b.start[j].is_nan() {
+            assert_eq!(a.start[j], b.start[j], "job {j}");
+            assert_eq!(a.end[j], b.end[j], "job {j}");
+            compared += 1;
+        }
+    }
+    assert!(compared > 100, "the fork started {compared} jobs");
+}
