@@ -14,6 +14,7 @@ from hpcsched.policies import PolicySpec
 from hpcsched.run import check_overrun
 from hpcsched.run import simulate as run_simulation
 from hpcsched.workload import load_workload
+from hpcsched.workload.swf import check_procs_per_node
 
 
 def simulate(
@@ -63,7 +64,7 @@ def simulate(
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json)."""
     spec = PolicySpec(policy, window, backfill)
     check_overrun(overrun)
-    ppn = parse_procs_per_node(procs_per_node)
+    ppn = check_procs_per_node(procs_per_node)
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
     workload = load_workload(
@@ -91,21 +92,6 @@ def simulate(
     finally:
         progress.close()
     _print_summary(result.info, out)
-
-
-def parse_procs_per_node(text: str) -> int | str:
-    """A positive integer or 'auto'."""
-    if text == "auto":
-        return text
-    try:
-        value = int(text)
-    except ValueError:
-        raise OptionError(
-            f"expected a positive integer or 'auto', got {text!r}", option="--procs-per-node"
-        ) from None
-    if value <= 0:
-        raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
-    return value
 
 
 def _stem(path: Path) -> str:

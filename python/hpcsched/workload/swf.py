@@ -161,6 +161,13 @@ def _procs_per_node(option: int | str, header: dict[str, object], path: str) -> 
                 option="--procs-per-node",
             )
         return max_procs // max_nodes
+    return check_procs_per_node(option)
+
+
+def check_procs_per_node(option: int | str) -> int | str:
+    """``option`` as a positive integer, or ``"auto"``; an ``OptionError`` otherwise."""
+    if option == "auto":
+        return option
     try:
         value = int(option)
     except (TypeError, ValueError):

@@ -115,19 +115,12 @@ pub struct Engine {
 
 impl Engine {
     pub fn new(inputs: Arc<Inputs>) -> Self {
-        let log = RunLog::new(inputs.jobs.len());
         let now = inputs.jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
         let state = SimState {
             now,
             ..SimState::default()
         };
-        Engine {
-            inputs,
-            state,
-            log,
-            decision: Decision::default(),
-            scratch: Vec::new(),
-        }
+        Engine::with_state(inputs, state)
     }
 
     /// An engine that continues from `state` (a clone taken from another engine on the same
