@@ -1,0 +1,45 @@
+"""Type stubs of the native module built from crates/python (PyO3). Bindings only."""
+
+from typing import Any, final
+
+import numpy as np
+import numpy.typing as npt
+
+__version__: str
+
+def policy_names() -> list[str]: ...
+def heuristic_names() -> list[str]: ...
+def start_kind_names() -> list[str]: ...
+def parse_swf(data: bytes, path: str, lenient: bool = False) -> dict[str, Any]: ...
+def parse_swf_file(path: str, lenient: bool = False) -> dict[str, Any]: ...
+
+@final
+class Simulation:
+    def __init__(
+        self,
+        job_id: npt.NDArray[np.int64],
+        submit: npt.NDArray[np.float64],
+        run_time: npt.NDArray[np.float64],
+        requested_time: npt.NDArray[np.float64],
+        nodes: npt.NDArray[np.int64],
+        machine_nodes: int,
+        policy: str,
+        window: int | None,
+        backfill: str,
+        overrun: str,
+        down_start: npt.NDArray[np.float64],
+        down_end: npt.NDArray[np.float64],
+        down_scheduled: npt.NDArray[np.bool_],
+        down_nodes: npt.NDArray[np.int64],
+        announce_lead: float,
+    ) -> None: ...
+    @property
+    def now(self) -> float: ...
+    @property
+    def submitted(self) -> int: ...
+    @property
+    def policy_name(self) -> str: ...
+    def peek(self) -> float | None: ...
+    def run_until(self, until: float) -> None: ...
+    def run(self) -> None: ...
+    def results(self) -> dict[str, Any]: ...
