@@ -168,11 +168,8 @@ impl Engine {
         if let Some(c) = s.completions.peek() {
             next = next.min(c.end);
         }
-        if let Some(job) = (s.next_submit as usize)
-            .lt(&self.inputs.jobs.len())
-            .then_some(s.next_submit)
-        {
-            next = next.min(self.inputs.jobs.get(job).submit);
+        if (s.next_submit as usize) < self.inputs.jobs.len() {
+            next = next.min(self.inputs.jobs.get(s.next_submit).submit);
         }
         if let Some(b) = self.inputs.boundaries.get(s.next_boundary as usize) {
             next = next.min(b.time);
