@@ -27,7 +27,8 @@ job = st.tuples(
 workloads = st.lists(job, min_size=1, max_size=40).map(
     lambda specs: workload_from(sorted(specs, key=lambda s: s[0]), MACHINE)
 )
-policies = st.sampled_from(hpcsched.policy_names())
+QUEUE_POLICIES = [p for p in hpcsched.policy_names() if not hpcsched.PolicySpec(p).is_search]
+policies = st.sampled_from(QUEUE_POLICIES)
 windows = st.one_of(st.none(), st.integers(1, 8))
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -58,6 +59,22 @@ def test_invariants_hold_for_every_policy(workload, policy, window, backfill, ov
 def test_fcfs_easy_reservations_are_honoured_when_estimates_hold(workload):
     result = hpcsched.simulate(workload, "fcfs", overrun="kill")
     check_reservations_honoured(result)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(workloads, st.sampled_from(["mars-cw", "mars-cu", "random"]), st.integers(0, 3))
+def test_invariants_hold_for_look_ahead_policies(workload, policy, seed):
+    search = hpcsched.SearchSpec(iterations=8, depth=6, trees=2, seed=seed)
+    result = hpcsched.simulate(workload, hpcsched.PolicySpec(policy, search=search))
+    check_jobs(result)
+    check_capacity(result)
+    check_reservation_capacity(result)
+    log = result.decisions
+    assert (log["outcomes"] >= 1).all()
+    # a drain starts nothing, and only look-ahead policies drain
+    assert (log.loc[log["drain"], "started"] == 0).all()
+    if policy == "random":
+        assert not log["drain"].any()
 
 
 @st.composite

@@ -105,7 +105,12 @@ def test_run_directory_is_complete_and_deterministic(tmp_path):
         "timing",
     ):
         assert key in summary
-    assert summary["inputs"]["policy"] == {"name": "wfp3", "window": 16, "backfill": "easy"}
+    assert summary["inputs"]["policy"] == {
+        "name": "wfp3",
+        "window": 16,
+        "backfill": "easy",
+        "search": None,
+    }
     assert set(summary["wait"]) >= {"mean", "median", "p75", "p95", "p99", "max"}
     # nothing left behind but the two run directories
     assert sorted(os.listdir(tmp_path)) == ["a", "b"]

@@ -6,7 +6,7 @@ with EASY backfilling, SNF, and (coming) MARS look-ahead and SNF-ICON power mana
 
 from hpcsched._core import __version__
 from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
-from hpcsched.policies import PolicySpec, policy_names
+from hpcsched.policies import PolicySpec, SearchSpec, policy_names
 from hpcsched.run import Result, simulate
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
 
@@ -18,6 +18,7 @@ __all__ = [
     "OptionError",
     "PolicySpec",
     "Result",
+    "SearchSpec",
     "Workload",
     "__version__",
     "load_workload",

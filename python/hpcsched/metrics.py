@@ -122,3 +122,35 @@ def by_class(jobs: pd.DataFrame) -> dict[str, dict[str, float | int | None]]:
         cls: wait_stats(jobs.loc[jobs["size_class"] == cls, "wait"].to_numpy())
         for cls in SIZE_CLASSES
     }
+
+
+def search_stats(decisions: pd.DataFrame) -> dict[str, Any]:
+    """MCTS statistics from a decision log: searches, iterations and search time per decision,
+    the effective branching factor (distinct root outcomes) and drains."""
+    searched = decisions[decisions["outcomes"] >= 2] if len(decisions) else decisions
+    stats: dict[str, Any] = {
+        "invocations": len(decisions),
+        "searches": len(searched),
+        "drains": int(decisions["drain"].sum()) if len(decisions) else 0,
+    }
+    if len(searched):
+        branching = searched["outcomes"].to_numpy()
+        stats.update(
+            iterations_per_search={
+                "mean": float(searched["iterations"].mean()),
+                "median": float(searched["iterations"].median()),
+            },
+            seconds_per_search={
+                "mean": float(searched["seconds"].mean()),
+                "p95": float(np.quantile(searched["seconds"], 0.95)),
+                "max": float(searched["seconds"].max()),
+            },
+            branching={
+                "median": float(np.median(branching)),
+                "p90": float(np.quantile(branching, 0.9)),
+                "max": int(branching.max()),
+                "counts": {int(k): int(v) for k, v in zip(*np.unique(branching, return_counts=True),
+                                                         strict=True)},
+            },
+        )
+    return stats

@@ -1,32 +1,130 @@
 """Policy specifications: a name plus its parameters, validated before any run starts.
 
-The names themselves come from the engine (``_core.policy_names()``): the 17 heuristics of
-MARS Table II and ``snf``.
+The engine names its policies (``_core.policy_names()``): the 17 heuristics of MARS Table II,
+``snf``, ``mars`` and ``random``. Two presets add a reward to ``mars``: ``mars-cw`` (cumulative
+wait) and ``mars-cu`` (cumulative utilization).
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+import math
+import os
+import tomllib
+from dataclasses import asdict, dataclass, field, replace
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import InputError, OptionError
 
 BACKFILLS = ("easy", "none")
+SEARCH_POLICIES = ("mars", "random")
+#: Named reward terms and the presets of the MARS paper.
+REWARD_TERMS = ("wait", "bsld", "utilization")
+REWARD_PRESETS = {"cw": {"wait": 1.0}, "cu": {"utilization": 1.0}}
+PRESETS = {"mars-cw": "cw", "mars-cu": "cu"}
 
 
 def policy_names() -> list[str]:
     """Names accepted by ``--policy``."""
-    return list(_core.policy_names())
+    return [*_core.policy_names(), *PRESETS]
+
+
+def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float]:
+    """Reward weights (wait, bsld, utilization) from ``cw``, ``cu``, ``"wait=1,utilization=0.5"``,
+    a TOML file with a ``[reward]`` table, or a dict."""
+    if isinstance(spec, dict):
+        weights = dict(spec)
+    elif spec.strip().lower() in REWARD_PRESETS:
+        weights = REWARD_PRESETS[spec.strip().lower()]
+    elif spec.endswith(".toml") or os.path.isfile(spec):
+        try:
+            with open(spec, "rb") as f:
+                document = tomllib.load(f)
+        except OSError as exc:
+            raise InputError(f"cannot read file: {exc.strerror or exc}", path=spec) from None
+        except tomllib.TOMLDecodeError as exc:
+            raise InputError(f"invalid TOML: {exc}", path=spec) from None
+        weights = document.get("reward", document)
+    else:
+        weights = {}
+        for item in spec.split(","):
+            name, sep, value = item.partition("=")
+            try:
+                weights[name.strip()] = float(value) if sep else 1.0
+            except ValueError:
+                raise OptionError(f"{item.strip()!r} is not term=weight", option="--reward") from None
+    unknown = sorted(set(weights) - set(REWARD_TERMS))
+    if unknown:
+        raise OptionError(
+            f"unknown reward term {unknown[0]!r}; terms: {', '.join(REWARD_TERMS)}", option="--reward"
+        )
+    values = tuple(float(weights.get(term, 0.0)) for term in REWARD_TERMS)
+    if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
+        raise OptionError("weights must be >= 0 with a positive sum", option="--reward")
+    return values  # type: ignore[return-value]
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """Parameters of MARS (and of the random baseline, which uses ``actions`` and ``seed``).
+
+    ``iterations`` is per tree and per decision; ``time_budget`` (seconds per decision) stops
+    every tree when reached. ``trees`` root-parallel trees run on ``threads`` threads; results
+    depend on ``trees`` and the seed, never on ``threads`` (with an iteration budget)."""
+
+    reward: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    actions: str = "paper"
+    iterations: int | None = 100
+    time_budget: float | None = None
+    depth: int = 50
+    gamma: float = 0.99
+    exploration: float = 1.0
+    trees: int = field(default_factory=lambda: os.cpu_count() or 1)
+    threads: int | None = None
+    seed: int = 17
+
+    def __post_init__(self) -> None:
+        def positive_int(name: str, value: object, minimum: int = 1) -> None:
+            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+                raise OptionError(f"must be an integer >= {minimum}, not {value!r}",
+                                  option=f"--{name.replace('_', '-')}")
+
+        if self.iterations is not None:
+            positive_int("iterations", self.iterations)
+        if self.time_budget is not None and not (
+            math.isfinite(self.time_budget) and self.time_budget > 0
+        ):
+            raise OptionError(f"must be a positive number of seconds, not {self.time_budget!r}",
+                              option="--time-budget")
+        if self.iterations is None and self.time_budget is None:
+            raise OptionError("give --iterations, --time-budget or both", option="--iterations")
+        positive_int("depth", self.depth)
+        positive_int("trees", self.trees)
+        if self.threads is not None:
+            positive_int("threads", self.threads)
+        positive_int("seed", self.seed, minimum=0)
+        if not 0 < self.gamma < 1:
+            raise OptionError(f"must be in (0, 1), not {self.gamma!r}", option="--gamma")
+        if not (math.isfinite(self.exploration) and self.exploration >= 0):
+            raise OptionError(f"must be >= 0, not {self.exploration!r}", option="--exploration")
+        object.__setattr__(self, "reward", parse_reward(dict(zip(REWARD_TERMS, self.reward,
+                                                                  strict=True))))
+
+    def to_native(self) -> dict[str, object]:
+        native = asdict(self)
+        native["threads"] = self.threads or self.trees
+        return native
 
 
 @dataclass(frozen=True)
 class PolicySpec:
-    """A built-in policy: ``name`` (a heuristic or ``snf``), the heuristic's ``window`` (jobs at
-    the head of the queue it sorts; ``None`` = the whole queue) and ``backfill``."""
+    """A policy: ``name`` (a heuristic, ``snf``, ``mars``, ``mars-cw``, ``mars-cu`` or
+    ``random``), the heuristic's ``window`` (jobs at the head of the queue it sorts; ``None`` =
+    the whole queue), ``backfill``, and for ``mars``/``random`` the ``search`` parameters."""
 
     name: str
     window: int | None = None
     backfill: str = "easy"
+    search: SearchSpec | None = None
 
     def __post_init__(self) -> None:
         name = str(self.name).strip().lower()
@@ -38,15 +136,16 @@ class PolicySpec:
             )
         if self.window is not None:
             if isinstance(self.window, bool) or not isinstance(self.window, int):
-                raise OptionError(
-                    f"must be a positive integer, not {self.window!r}", option="--window"
-                )
+                raise OptionError(f"must be a positive integer, not {self.window!r}",
+                                  option="--window")
             if self.window < 1:
                 raise OptionError(f"must be at least 1, not {self.window}", option="--window")
             if name == "snf":
-                raise OptionError(
-                    "snf orders the whole queue; it takes no window", option="--window"
-                )
+                raise OptionError("snf orders the whole queue; it takes no window",
+                                  option="--window")
+            if self.is_search:
+                raise OptionError(f"{name} chooses its own windows (see --actions)",
+                                  option="--window")
         if self.backfill not in BACKFILLS:
             raise OptionError(
                 f"unknown backfill {self.backfill!r}; choose one of: {', '.join(BACKFILLS)}",
@@ -55,12 +154,31 @@ class PolicySpec:
         if name == "snf":
             # SNF never backfills (DESIGN §5); record that instead of the default.
             object.__setattr__(self, "backfill", "none")
+        if self.is_search:
+            search = self.search or SearchSpec()
+            if name in PRESETS:
+                search = replace(search, reward=parse_reward(PRESETS[name]))
+            object.__setattr__(self, "search", search)
+            object.__setattr__(self, "backfill", "easy")  # every action ends with EASY
+        elif self.search is not None:
+            raise OptionError(f"{name} takes no search options", option="--policy")
+
+    @property
+    def is_search(self) -> bool:
+        return self.name in SEARCH_POLICIES or self.name in PRESETS
+
+    @property
+    def engine_name(self) -> str:
+        """The engine's name for this policy (presets are ``mars`` with a reward)."""
+        return "mars" if self.name in PRESETS else self.name
 
     @property
     def label(self) -> str:
-        """A short human-readable name, e.g. ``wfp3 w=256 +EASY``."""
+        """A short human-readable name, e.g. ``WFP3 w=256 +EASY``."""
         if self.name == "snf":
             return "SNF"
+        if self.is_search:
+            return self.name.upper() if self.name in PRESETS else self.name.capitalize()
         window = "" if self.window is None else f" w={self.window}"
         backfill = " +EASY" if self.backfill == "easy" else ""
         return f"{self.name.upper()}{window}{backfill}"

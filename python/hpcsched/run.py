@@ -42,6 +42,8 @@ class Result:
     lost: pd.DataFrame = field(repr=False)
     #: EASY reservations as decided: time, top job (replay index), shadow time, extra nodes
     reservations: pd.DataFrame = field(repr=False)
+    #: One row per invocation of a look-ahead policy (MARS, random); empty for the others
+    decisions: pd.DataFrame = field(repr=False)
     workload: Workload = field(repr=False)
     calendar: DowntimeCalendar = field(repr=False)
 
@@ -50,10 +52,6 @@ class Result:
         flat = pd.json_normalize(_scalars(self.info), sep=".")
         return flat
 
-    @property
-    def decisions(self) -> pd.DataFrame:
-        """Per-invocation decision log; empty for the built-in queue policies."""
-        return pd.DataFrame()
 
     def write(self, out: str | os.PathLike[str], *, csv: bool = False) -> str:
         """Writes the run directory atomically; returns its path."""
@@ -118,7 +116,7 @@ def simulate(
         jobs["requested_time"].to_numpy(np.float64),
         jobs["nodes"].to_numpy(np.int64),
         workload.nodes,
-        spec.name,
+        spec.engine_name,
         spec.window,
         spec.backfill,
         overrun,
@@ -127,6 +125,7 @@ def simulate(
         np.array([w.kind == "scheduled" for w in windows], dtype=bool),
         np.array([w.nodes or 0 for w in windows], dtype=np.int64),
         calendar.announce_lead,
+        spec.search.to_native() if spec.search else None,
     )
     _drive(sim, workload, progress)
     t2 = time.perf_counter()
@@ -168,11 +167,15 @@ def simulate(
             "extra": raw["reservation_extra"].astype(np.int64),
         }
     )
+    decisions = pd.DataFrame(sim.decisions())
+    if spec.search is not None:
+        info["search"] = metrics.search_stats(decisions)
     result = Result(
         jobs=table,
         info=info,
         lost=lost,
         reservations=reservations,
+        decisions=decisions,
         workload=workload,
         calendar=calendar,
     )

@@ -11,6 +11,7 @@ pub mod error;
 pub mod io;
 pub mod model;
 pub mod sched;
+pub mod search;
 
 pub use engine::{Engine, Inputs, RunLog, SimState, View};
 pub use error::{CoreError, Result};

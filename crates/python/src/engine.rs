@@ -2,7 +2,8 @@
 
 use std::sync::Arc;
 
-use hpcsched_core::sched::build_policy;
+use hpcsched_core::sched::{build_policy, build_search_policy, SearchOptions};
+use hpcsched_core::search::{Reward, SearchConfig};
 use hpcsched_core::{
     Calendar, CoreError, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine, Overrun,
     Policy,
@@ -33,7 +34,7 @@ impl PySimulation {
     #[pyo3(signature = (
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
-        down_start, down_end, down_scheduled, down_nodes, announce_lead
+        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None
     ))]
     fn new(
         py: Python<'_>,
@@ -52,6 +53,7 @@ impl PySimulation {
         down_scheduled: PyReadonlyArray1<'_, bool>,
         down_nodes: PyReadonlyArray1<'_, i64>,
         announce_lead: f64,
+        search: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -114,7 +116,11 @@ impl PySimulation {
             )
         })()
         .py_result(py)?;
-        let policy = build_policy(policy, window, backfill).py_result(py)?;
+        let policy = match search {
+            Some(options) => build_search_policy(policy, &search_options(options)?),
+            None => build_policy(policy, window, backfill),
+        }
+        .py_result(py)?;
         Ok(PySimulation {
             engine: Engine::new(Arc::new(inputs)),
             policy,
@@ -155,6 +161,27 @@ impl PySimulation {
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         let (engine, policy) = (&mut self.engine, &mut self.policy);
         py.detach(|| engine.run(policy.as_mut())).py_result(py)
+    }
+
+    /// The policy's decision log as columns (empty for policies that keep none).
+    fn decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let records = self.policy.decision_records();
+        let out = PyDict::new(py);
+        let column = |f: &dyn Fn(&hpcsched_core::sched::DecisionRecord) -> f64| -> Vec<f64> {
+            records.iter().map(f).collect()
+        };
+        out.set_item("time", column(&|r| r.time).into_pyarray(py))?;
+        out.set_item("queue_length", records.iter().map(|r| r.queue_length).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("outcomes", records.iter().map(|r| r.outcomes).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("iterations", records.iter().map(|r| r.iterations).collect::<Vec<_>>().into_pyarray(py))?;
+        let names: Vec<&str> = records.iter().map(|r| r.heuristic.name()).collect();
+        out.set_item("heuristic", names)?;
+        let windows: Vec<i64> = records.iter().map(|r| if r.window == u32::MAX { -1 } else { i64::from(r.window) }).collect();
+        out.set_item("window", windows.into_pyarray(py))?;
+        out.set_item("started", records.iter().map(|r| r.started).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("drain", records.iter().map(|r| r.drain).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("seconds", column(&|r| r.seconds).into_pyarray(py))?;
+        Ok(out)
     }
 
     /// Per-job results (numpy arrays in replay order) and run counters.
@@ -200,4 +227,29 @@ impl PySimulation {
         out.set_item("event_times", log.event_times)?;
         Ok(out)
     }
+}
+
+/// Reads the search options Python validated (see `hpcsched.policies.SearchSpec`).
+fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
+    fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+        d.get_item(key)?
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
+            .extract()
+            .map_err(Into::into)
+    }
+    let (wait, bsld, utilization): (f64, f64, f64) = get(d, "reward")?;
+    Ok(SearchOptions {
+        actions: get(d, "actions")?,
+        reward: Reward { wait, bsld, utilization },
+        config: SearchConfig {
+            iterations: get(d, "iterations")?,
+            time_budget: get(d, "time_budget")?,
+            depth: get(d, "depth")?,
+            gamma: get(d, "gamma")?,
+            exploration: get(d, "exploration")?,
+            trees: get(d, "trees")?,
+            seed: get(d, "seed")?,
+        },
+        threads: get(d, "threads")?,
+    })
 }

@@ -49,6 +49,11 @@ pub struct Inputs {
 }
 
 impl Inputs {
+    /// How many downtime boundaries fall at or before `t` (already applied at a decision at t).
+    pub(crate) fn boundaries_through(&self, t: f64) -> u32 {
+        self.boundaries.partition_point(|b| b.time <= t) as u32
+    }
+
     pub fn new(
         jobs: JobTable,
         machine: Machine,
@@ -136,6 +141,27 @@ impl Engine {
         }
     }
 
+    pub(crate) fn from_parts(inputs: Arc<Inputs>, state: SimState, log: RunLog) -> Self {
+        Engine {
+            inputs,
+            state,
+            log,
+            decision: Decision::default(),
+            scratch: Vec::new(),
+        }
+    }
+
+    /// The same engine state with a log that records only counters (for look-ahead copies).
+    pub fn fork(&self) -> Self {
+        Engine {
+            inputs: Arc::clone(&self.inputs),
+            state: self.state.clone(),
+            log: RunLog::counters_only(),
+            decision: Decision::default(),
+            scratch: Vec::new(),
+        }
+    }
+
     pub fn inputs(&self) -> &Arc<Inputs> {
         &self.inputs
     }
@@ -180,24 +206,46 @@ impl Engine {
     /// Processes every event of the next event time, then invokes `policy` once.
     /// Returns `false` when there was nothing left to do.
     pub fn step(&mut self, policy: &mut dyn Policy) -> Result<bool> {
-        let Some(t) = self.peek() else {
+        if !self.advance() {
             return Ok(false);
+        }
+        self.invoke(policy)?;
+        Ok(true)
+    }
+
+    /// Applies every event of the next event time (completions, downtime boundaries,
+    /// submissions), without invoking any policy. Returns `false` when no event is left.
+    pub fn advance(&mut self) -> bool {
+        let Some(t) = self.peek() else {
+            return false;
         };
+        let capacity = self.inputs.machine.nodes - self.state.down;
+        self.state.metrics.elapse(t - self.state.now, self.state.busy, capacity);
         self.state.now = t;
         self.log.event_times += 1;
         self.complete_jobs(t);
         self.apply_boundaries(t);
         self.submit_jobs(t);
-        if !self.state.queue.is_empty() {
-            self.log.invocations += 1;
-            let mut decision = std::mem::take(&mut self.decision);
-            decision.clear();
-            policy.decide(&self.view(), &mut decision);
-            let applied = self.apply(&decision);
-            self.decision = decision;
-            applied?;
+        true
+    }
+
+    /// Invokes `policy` at the current time if jobs are waiting, and applies its decision.
+    pub fn invoke(&mut self, policy: &mut dyn Policy) -> Result<()> {
+        if self.state.queue.is_empty() {
+            return Ok(());
         }
-        Ok(true)
+        self.log.invocations += 1;
+        let mut decision = std::mem::take(&mut self.decision);
+        decision.clear();
+        policy.decide(&self.view(), &mut decision);
+        let applied = self.apply(&decision);
+        self.decision = decision;
+        applied
+    }
+
+    /// Applies a decision computed elsewhere (look-ahead search replays the outcome it chose).
+    pub fn apply_decision(&mut self, decision: &Decision) -> Result<()> {
+        self.apply(decision)
     }
 
     /// Steps while the next event time is at most `until`.
@@ -224,7 +272,7 @@ impl Engine {
             free: capacity.saturating_sub(s.busy),
             queue: s.queue.as_slice(),
             running: &s.running,
-            partial_down: &s.partial_down,
+            down_windows: &s.down_windows,
             announced: &s.announced,
         }
     }
@@ -291,15 +339,14 @@ impl Engine {
         }
     }
 
-    fn refresh_down(&mut self) {
+    pub(crate) fn refresh_down(&mut self) {
         let n = self.inputs.machine.nodes;
         let s = &mut self.state;
         let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
         s.down = total.min(u64::from(n)) as u32;
-        s.partial_down.clear();
-        s.partial_down
-            .extend(s.active.iter().filter(|a| a.2 < n).map(|a| (a.1, a.2)));
-        s.partial_down.sort_by(|a, b| a.0.total_cmp(&b.0));
+        s.down_windows.clear();
+        s.down_windows.extend(s.active.iter().map(|a| (a.1, a.2)));
+        s.down_windows.sort_by(|a, b| a.0.total_cmp(&b.0));
     }
 
     /// At a window's start, kills running jobs until the remaining nodes hold them: all of them
@@ -319,11 +366,7 @@ impl Engine {
             }
             self.state.remove_running(v.job, v.requested_end);
             self.state.busy -= v.nodes;
-            self.log.lost_attempts.push((v.job, v.start, t));
-            self.log.requeues[v.job as usize] += 1;
-            self.log.start[v.job as usize] = f64::NAN;
-            self.log.end[v.job as usize] = f64::NAN;
-            self.log.killed[v.job as usize] = false;
+            self.log.record_kill(v.job, v.start, t);
             killed.push(v.job);
         }
         self.state.completions.retain(|c| !killed.contains(&c.job));
@@ -334,11 +377,7 @@ impl Engine {
     /// Validates and applies a decision: the only place jobs start.
     fn apply(&mut self, decision: &Decision) -> Result<()> {
         if decision.starts.is_empty() {
-            if let Some(r) = decision.reservation {
-                self.log
-                    .reservations
-                    .push((self.state.now, r.job, r.shadow_time, r.extra));
-            }
+            self.log.record_reservation(self.state.now, decision.reservation);
             return Ok(());
         }
         self.scratch.clear();
@@ -385,11 +424,8 @@ impl Engine {
                 } else {
                     job.run_time
                 };
-            let j = start.job as usize;
-            self.log.start[j] = now;
-            self.log.end[j] = end;
-            self.log.start_kind[j] = start.kind;
-            self.log.killed[j] = killed;
+            self.log.record_start(start.job, now, end, start.kind, killed);
+            self.state.metrics.on_start(now - job.submit, job.run_time);
             self.state.insert_running(Running {
                 requested_end,
                 job: start.job,
@@ -406,11 +442,7 @@ impl Engine {
         }
         // `scratch` holds the started positions, sorted and distinct (checked above).
         self.state.queue.remove_sorted(&self.scratch);
-        if let Some(r) = decision.reservation {
-            self.log
-                .reservations
-                .push((now, r.job, r.shadow_time, r.extra));
-        }
+        self.log.record_reservation(now, decision.reservation);
         Ok(())
     }
 }

@@ -1,5 +1,6 @@
 //! The discrete-event engine: state, events, the step loop and what it records.
 
+mod belief;
 mod core;
 mod queue;
 mod record;
@@ -7,7 +8,8 @@ mod state;
 mod view;
 
 pub use self::core::{Engine, Inputs};
+pub use belief::Belief;
 pub use queue::WaitQueue;
 pub use record::RunLog;
-pub use state::{Running, SimState};
+pub use state::{Metrics, Running, SimState};
 pub use view::View;

@@ -39,6 +39,42 @@ impl RunLog {
         }
     }
 
+    /// A log that records only the counters: what look-ahead search runs with.
+    pub fn counters_only() -> Self {
+        RunLog::default()
+    }
+
+    fn is_recording(&self) -> bool {
+        !self.start.is_empty()
+    }
+
+    pub(crate) fn record_start(&mut self, job: u32, start: f64, end: f64, kind: StartKind, killed: bool) {
+        if self.is_recording() {
+            let j = job as usize;
+            self.start[j] = start;
+            self.end[j] = end;
+            self.start_kind[j] = kind;
+            self.killed[j] = killed;
+        }
+    }
+
+    pub(crate) fn record_kill(&mut self, job: u32, start: f64, at: f64) {
+        if self.is_recording() {
+            let j = job as usize;
+            self.lost_attempts.push((job, start, at));
+            self.requeues[j] += 1;
+            self.start[j] = f64::NAN;
+            self.end[j] = f64::NAN;
+            self.killed[j] = false;
+        }
+    }
+
+    pub(crate) fn record_reservation(&mut self, at: f64, reserve: Option<crate::sched::Reserve>) {
+        if let (true, Some(r)) = (self.is_recording(), reserve) {
+            self.reservations.push((at, r.job, r.shadow_time, r.extra));
+        }
+    }
+
     /// Node-seconds lost to kills by downtime.
     pub fn lost_node_seconds(&self, nodes_of: impl Fn(u32) -> u32) -> f64 {
         self.lost_attempts

@@ -59,11 +59,49 @@ pub struct SimState {
     pub(crate) busy: u32,
     /// Windows in progress: (window index, end, nodes down).
     pub(crate) active: Vec<(u32, f64, u32)>,
-    /// Partial windows in progress, as the view shows them: (end, nodes down).
-    pub(crate) partial_down: Vec<(f64, u32)>,
+    /// Windows in progress as the view shows them: (end, nodes down), by end.
+    pub(crate) down_windows: Vec<(f64, u32)>,
     /// Announced scheduled windows not yet started.
     pub(crate) announced: Vec<Downtime>,
     pub(crate) down: u32,
+    /// Running totals since the state was created (rewards of look-ahead search read them).
+    pub(crate) metrics: Metrics,
+}
+
+/// Running totals of what happened since a state was created.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Metrics {
+    /// Jobs started.
+    pub started: u32,
+    /// Sum of their waits (s).
+    pub wait_sum: f64,
+    /// Sum of their bounded slowdowns (tau = 10 s), with the run time the engine knows.
+    pub bsld_sum: f64,
+    /// Node-seconds of busy nodes.
+    pub busy_node_seconds: f64,
+    /// Node-seconds of nodes that were up.
+    pub up_node_seconds: f64,
+    /// Seconds elapsed.
+    pub elapsed: f64,
+}
+
+impl Metrics {
+    /// Bounded-slowdown threshold (s).
+    pub const BSLD_TAU: f64 = 10.0;
+
+    pub(crate) fn on_start(&mut self, wait: f64, run_time: f64) {
+        self.started += 1;
+        self.wait_sum += wait;
+        self.bsld_sum += ((wait + run_time) / run_time.max(Self::BSLD_TAU)).max(1.0);
+    }
+
+    pub(crate) fn elapse(&mut self, dt: f64, busy: u32, capacity: u32) {
+        if dt > 0.0 {
+            self.elapsed += dt;
+            self.busy_node_seconds += dt * f64::from(busy);
+            self.up_node_seconds += dt * f64::from(capacity);
+        }
+    }
 }
 
 impl SimState {
@@ -81,6 +119,10 @@ impl SimState {
 
     pub fn down_nodes(&self) -> u32 {
         self.down
+    }
+
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     pub(crate) fn insert_running(&mut self, r: Running) {

@@ -15,8 +15,8 @@ pub struct View<'a> {
     pub queue: &'a [u32],
     /// Running jobs sorted by (estimated end, job index).
     pub running: &'a [Running],
-    /// Downtime windows in progress that take part of the machine: (end, nodes down).
-    pub partial_down: &'a [(f64, u32)],
+    /// Downtime windows in progress: (end, nodes down), by end.
+    pub down_windows: &'a [(f64, u32)],
     /// Announced scheduled windows that have not started yet.
     pub announced: &'a [Downtime],
 }

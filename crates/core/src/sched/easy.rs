@@ -6,8 +6,8 @@
 //! top job's size. A later job that fits now may start if it ends (by estimate) no later than
 //! the shadow time, or if its size is <= `extra` (which then shrinks by its size).
 //!
-//! Jobs started earlier in the same invocation are running too, and partial downtime windows in
-//! progress give their nodes back at their end: both are releases in the walk.
+//! Jobs started earlier in the same invocation are running too, and downtime windows in progress
+//! give their nodes back at their end: both are releases in the walk.
 
 use crate::engine::View;
 
@@ -34,7 +34,7 @@ impl Reservation {
             .map(|r| (view.estimated_end(r), r.nodes))
             .peekable();
         let mut started = started_now.iter().copied().peekable();
-        let mut windows = view.partial_down.iter().copied().peekable();
+        let mut windows = view.down_windows.iter().copied().peekable();
         let mut next_release = || -> Option<(f64, u32)> {
             let candidates = [
                 running.peek().copied(),

@@ -5,10 +5,12 @@
 
 pub mod admission;
 pub mod easy;
+pub mod mars;
 pub mod order;
 pub mod policy;
 pub mod registry;
 
+pub use mars::{Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;
 pub use policy::{Backfill, Decision, Policy, QueuePolicy, Reserve, Snf, Start, StartKind};
-pub use registry::{build_policy, policy_names};
+pub use registry::{build_policy, build_search_policy, policy_names, SearchOptions};

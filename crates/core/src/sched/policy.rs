@@ -62,6 +62,10 @@ impl Decision {
 pub trait Policy: Send + Sync {
     fn name(&self) -> String;
     fn decide(&mut self, view: &View, decision: &mut Decision);
+    /// The policy's decision log (look-ahead policies keep one; others have none).
+    fn decision_records(&self) -> &[crate::sched::mars::DecisionRecord] {
+        &[]
+    }
 }
 
 /// Whether the jobs behind a blocked top job may start.

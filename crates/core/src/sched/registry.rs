@@ -1,13 +1,35 @@
 //! Built-in policies by name: the one place policy names are defined.
 
 use crate::error::{CoreError, Result};
-use crate::sched::{Backfill, Heuristic, Policy, QueuePolicy, Snf};
+use crate::sched::{Backfill, Chooser, Heuristic, MarsPolicy, Policy, QueuePolicy, Snf};
+use crate::search::{ActionSet, Reward, SearchConfig};
 
-/// Names of the built-in policies: the 17 heuristics and `snf`.
+/// Names of the built-in policies: the 17 heuristics, `snf`, `mars` and `random`.
 pub fn policy_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Heuristic::ALL.iter().map(|h| h.name()).collect();
-    names.push("snf");
+    names.extend(["snf", "mars", "random"]);
     names
+}
+
+/// What `mars` and `random` need beyond a name.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Action set, as `ActionSet::parse` reads it.
+    pub actions: String,
+    pub reward: Reward,
+    pub config: SearchConfig,
+    pub threads: usize,
+}
+
+/// Builds `mars` (search) or `random` (the random baseline).
+pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dyn Policy>> {
+    let actions = ActionSet::parse(&options.actions)?;
+    let chooser = match name {
+        "mars" => Chooser::Search(options.reward),
+        "random" => Chooser::Random,
+        other => return Err(CoreError::input(format!("{other:?} is not a search policy"))),
+    };
+    Ok(Box::new(MarsPolicy::new(actions, chooser, options.config.clone(), options.threads)?))
 }
 
 /// Builds a built-in policy. `window` is the number of queue-head jobs a heuristic sorts

@@ -97,7 +97,7 @@ fn queue_order(h: Heuristic, window: usize) -> String {
         free: 0,
         queue: &queue,
         running: &[],
-        partial_down: &[],
+        down_windows: &[],
         announced: &[],
     };
     order_window(h, window, &view, &mut scores, &mut out);

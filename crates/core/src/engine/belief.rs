@@ -1,0 +1,96 @@
+//! The honest look-ahead model: an engine built only from what a scheduler knows at a decision.
+//!
+//! Built from a policy's [`View`], never from the real job table's future: waiting jobs run for
+//! their requested time, running jobs end at their estimated end `max(start + requested, now)`,
+//! no job arrives, scheduled maintenance is known only once announced, outages not at all
+//! (a window already in progress is known, with its end). Everything else is the engine
+//! itself, so look-ahead obeys exactly the rules of the replay.
+
+use std::sync::Arc;
+
+use crate::engine::core::{Engine, Inputs};
+use crate::engine::record::RunLog;
+use crate::engine::state::{Completion, Running, SimState};
+use crate::engine::view::View;
+use crate::error::Result;
+use crate::model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun};
+use crate::sched::Decision;
+
+/// An announced window is already known: its announcement lies far in the past.
+const KNOWN_LONG_AGO: f64 = 1e18;
+
+/// A look-ahead engine and the way back from its job indices to the real ones.
+pub struct Belief {
+    pub engine: Engine,
+    /// Real job index of each belief job.
+    pub real_index: Vec<u32>,
+}
+
+impl Belief {
+    /// Builds the look-ahead engine at the decision point `view` describes.
+    pub fn from_view(view: &View) -> Result<Belief> {
+        let now = view.now;
+        // Waiting and running jobs, in replay order (the job table's requirement).
+        let mut known: Vec<u32> = view.queue.iter().chain(view.running.iter().map(|r| &r.job)).copied().collect();
+        known.sort_unstable();
+        let belief_of = |real: u32| known.binary_search(&real).expect("known job") as u32;
+        let jobs = known
+            .iter()
+            .map(|&real| {
+                let job = view.jobs.get(real);
+                Job {
+                    id: job.id,
+                    submit: job.submit,
+                    // The estimate is all the scheduler has.
+                    run_time: job.requested_time,
+                    requested_time: job.requested_time,
+                    nodes: job.nodes,
+                }
+            })
+            .collect();
+        let mut windows: Vec<Downtime> = view.announced.iter().copied().filter(|w| w.start > now).collect();
+        windows.extend(view.down_windows.iter().map(|&(end, nodes)| Downtime {
+            start: now,
+            end,
+            kind: DowntimeKind::Unscheduled,
+            nodes: Some(nodes),
+        }));
+        let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
+        let inputs = Inputs::new(
+            JobTable::new(jobs)?,
+            Machine { nodes: view.machine_nodes },
+            calendar,
+            Overrun::Continue,
+        )?;
+        let mut state = SimState { now, ..SimState::default() };
+        state.next_submit = known.len() as u32; // no arrivals
+        state.next_boundary = inputs.boundaries_through(now);
+        for (i, w) in inputs.calendar.windows().iter().enumerate() {
+            if w.start <= now {
+                state.active.push((i as u32, w.end, w.nodes_down(view.machine_nodes)));
+            } else if w.kind == DowntimeKind::Scheduled {
+                state.announced.push(*w);
+            }
+        }
+        for &real in view.queue {
+            state.queue.push(belief_of(real));
+        }
+        for r in view.running {
+            let job = belief_of(r.job);
+            state.insert_running(Running { job, ..*r });
+            let end = r.requested_end.max(now);
+            state.completions.push(Completion { end, job, nodes: r.nodes, requested_end: r.requested_end });
+            state.busy += r.nodes;
+        }
+        let mut engine = Engine::from_parts(Arc::new(inputs), state, RunLog::counters_only());
+        engine.refresh_down();
+        Ok(Belief { engine, real_index: known })
+    }
+
+    /// Translates a decision taken on the belief into the real queue's positions and indices.
+    pub fn to_real(&self, decision: &Decision) -> Vec<u32> {
+        let mut real: Vec<u32> = decision.starts.iter().map(|s| self.real_index[s.job as usize]).collect();
+        real.sort_unstable();
+        real
+    }
+}

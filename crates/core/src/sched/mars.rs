@@ -1,0 +1,169 @@
+//! MARS as a policy: at each invocation with at least two distinct outcomes, search the
+//! consequences of the (heuristic, window) actions on the honest belief and start the most
+//! visited outcome. The random baseline picks uniformly among the distinct non-empty outcomes.
+
+use std::time::Instant;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use crate::engine::{Belief, View};
+use crate::error::{CoreError, Result};
+use crate::sched::{Decision, Heuristic, Policy, StartKind};
+use crate::search::action::{ActionSet, Branch};
+use crate::search::{search, Reward, SearchConfig};
+
+/// How the outcome is chosen among the distinct ones.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Chooser {
+    Search(Reward),
+    /// Uniform among the distinct outcomes that start at least one job.
+    Random,
+}
+
+/// One row of the decision log.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DecisionRecord {
+    pub time: f64,
+    pub queue_length: u32,
+    /// Distinct root outcomes: the effective branching factor.
+    pub outcomes: u32,
+    pub iterations: u64,
+    pub heuristic: Heuristic,
+    /// Window of the chosen action (`u32::MAX` = whole queue).
+    pub window: u32,
+    pub started: u32,
+    /// The chosen outcome starts nothing although another would have started jobs.
+    pub drain: bool,
+    pub seconds: f64,
+}
+
+pub struct MarsPolicy {
+    actions: ActionSet,
+    chooser: Chooser,
+    config: SearchConfig,
+    pool: Option<rayon::ThreadPool>,
+    rng: Pcg64Mcg,
+    /// Jobs that waited through a drain: their start is recorded as `Drain`.
+    drained: Vec<bool>,
+    records: Vec<DecisionRecord>,
+}
+
+impl MarsPolicy {
+    pub fn new(actions: ActionSet, chooser: Chooser, config: SearchConfig, threads: usize) -> Result<Self> {
+        if let Chooser::Search(reward) = chooser {
+            if !reward.is_valid() {
+                return Err(CoreError::input("reward weights must be >= 0 with a positive sum"));
+            }
+        }
+        if config.trees == 0 || config.depth == 0 {
+            return Err(CoreError::input("trees and depth must be at least 1"));
+        }
+        if !(config.gamma > 0.0 && config.gamma < 1.0) {
+            return Err(CoreError::input("gamma must be in (0, 1)"));
+        }
+        if config.iterations.is_none() && config.time_budget.is_none() {
+            return Err(CoreError::input("give an iteration budget, a time budget, or both"));
+        }
+        let pool = if threads > 1 {
+            Some(
+                rayon::ThreadPoolBuilder::new()
+                    .num_threads(threads)
+                    .build()
+                    .map_err(|e| CoreError::input(format!("cannot start {threads} threads: {e}")))?,
+            )
+        } else {
+            None
+        };
+        let rng = Pcg64Mcg::seed_from_u64(config.seed);
+        Ok(MarsPolicy { actions, chooser, config, pool, rng, drained: Vec::new(), records: Vec::new() })
+    }
+
+    /// Index of the branch to take among `branches` (at least two).
+    fn choose(&mut self, view: &View, branches: &[Branch]) -> (usize, u64) {
+        match self.chooser {
+            Chooser::Random => {
+                let starting: Vec<usize> = (0..branches.len()).filter(|&i| !branches[i].outcome.is_empty()).collect();
+                if starting.is_empty() {
+                    return (0, 0);
+                }
+                let pick = ((u128::from(self.rng.next_u64()) * starting.len() as u128) >> 64) as usize;
+                (starting[pick], 0)
+            }
+            Chooser::Search(reward) => {
+                let Ok(belief) = Belief::from_view(view) else {
+                    return (0, 0); // cannot happen with a valid view; FCFS order then
+                };
+                // The belief has the same queue and free nodes: the same branches, in the same
+                // order, with job indices of the belief.
+                let belief_branches = self.actions.outcomes(&belief.engine.view(), usize::MAX);
+                debug_assert_eq!(belief_branches.len(), branches.len());
+                let result =
+                    search(&belief.engine, &belief_branches, &self.actions, reward, &self.config, self.pool.as_ref());
+                let chosen = &result.children[result.chosen];
+                let real: Vec<u32> = {
+                    let mut r: Vec<u32> = chosen.outcome.iter().map(|&b| belief.real_index[b as usize]).collect();
+                    r.sort_unstable();
+                    r
+                };
+                let index = branches.iter().position(|b| b.outcome == real).unwrap_or(0);
+                (index, result.iterations)
+            }
+        }
+    }
+}
+
+impl Policy for MarsPolicy {
+    fn name(&self) -> String {
+        match self.chooser {
+            Chooser::Random => "random".to_string(),
+            Chooser::Search(r) => format!(
+                "mars(wait={}, bsld={}, utilization={}, depth={}, gamma={}, trees={})",
+                r.wait, r.bsld, r.utilization, self.config.depth, self.config.gamma, self.config.trees
+            ),
+        }
+    }
+
+    fn decide(&mut self, view: &View, decision: &mut Decision) {
+        if view.free == 0 || view.queue.is_empty() {
+            return;
+        }
+        let started_at = Instant::now();
+        let branches = self.actions.outcomes(view, usize::MAX);
+        let (chosen, iterations) = if branches.len() >= 2 { self.choose(view, &branches) } else { (0, 0) };
+        let Some(branch) = branches.get(chosen) else { return };
+        let drain = branch.outcome.is_empty() && branches.len() >= 2;
+        if self.drained.len() < view.jobs.len() {
+            self.drained.resize(view.jobs.len(), false);
+        }
+        if drain {
+            for &job in view.queue {
+                self.drained[job as usize] = true;
+            }
+        }
+        decision.starts.extend(branch.decision.starts.iter().map(|s| {
+            let mut s = *s;
+            if self.drained[s.job as usize] {
+                s.kind = StartKind::Drain;
+            }
+            s
+        }));
+        decision.reservation = branch.decision.reservation;
+        let action = self.actions.get(usize::from(branch.action));
+        self.records.push(DecisionRecord {
+            time: view.now,
+            queue_length: view.queue.len() as u32,
+            outcomes: branches.len() as u32,
+            iterations,
+            heuristic: action.heuristic,
+            window: action.window,
+            started: branch.outcome.len() as u32,
+            drain,
+            seconds: started_at.elapsed().as_secs_f64(),
+        });
+    }
+
+    fn decision_records(&self) -> &[DecisionRecord] {
+        &self.records
+    }
+}

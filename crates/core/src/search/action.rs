@@ -1,0 +1,190 @@
+//! Actions: a heuristic ordering of the first `window` waiting jobs, followed by EASY.
+
+use crate::engine::View;
+use crate::error::{CoreError, Result};
+use crate::sched::{Backfill, Decision, Heuristic, Policy, QueuePolicy};
+
+/// One action: sort the first `window` jobs by `heuristic`, scan, then EASY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Action {
+    pub heuristic: Heuristic,
+    /// `u32::MAX` = the whole queue.
+    pub window: u32,
+}
+
+impl Action {
+    pub fn name(&self) -> String {
+        if self.heuristic == Heuristic::Fcfs || self.window == u32::MAX {
+            self.heuristic.name().to_string()
+        } else {
+            format!("{}:{}", self.heuristic.name(), self.window)
+        }
+    }
+
+    /// The action that orders a queue of `len` jobs the same way (windows past the queue's end
+    /// and FCFS windows all collapse).
+    fn effective(self, len: usize) -> Action {
+        let window = (self.window as usize).min(len) as u32;
+        if self.heuristic == Heuristic::Fcfs || window <= 1 {
+            Action { heuristic: Heuristic::Fcfs, window: 1 }
+        } else {
+            Action { heuristic: self.heuristic, window }
+        }
+    }
+}
+
+/// Windows of the paper: 2, 4, ..., 1024.
+pub const PAPER_WINDOWS: [u32; 10] = [2, 4, 8, 16, 32, 64, 128, 256, 512, 1024];
+
+/// The actions a search branches on, with one ready policy per action.
+#[derive(Debug, Clone)]
+pub struct ActionSet {
+    actions: Vec<Action>,
+    policies: Vec<QueuePolicy>,
+}
+
+impl ActionSet {
+    /// FCFS plus every other heuristic with every window: the paper's 161 actions.
+    pub fn paper() -> Self {
+        ActionSet::new(&Heuristic::ALL, &PAPER_WINDOWS)
+    }
+
+    /// FCFS (once, if listed) plus each other heuristic with each window.
+    pub fn new(heuristics: &[Heuristic], windows: &[u32]) -> Self {
+        let mut actions = Vec::new();
+        if heuristics.contains(&Heuristic::Fcfs) {
+            actions.push(Action { heuristic: Heuristic::Fcfs, window: 1 });
+        }
+        for &h in heuristics.iter().filter(|&&h| h != Heuristic::Fcfs) {
+            for &w in windows {
+                actions.push(Action { heuristic: h, window: w });
+            }
+        }
+        ActionSet::from_actions(actions)
+    }
+
+    pub fn from_actions(actions: Vec<Action>) -> Self {
+        let policies = actions
+            .iter()
+            .map(|a| QueuePolicy::new(a.heuristic, a.window as usize, Backfill::Easy))
+            .collect();
+        ActionSet { actions, policies }
+    }
+
+    /// Parses `"paper"`, or a comma-separated list of `heuristic` (all paper windows),
+    /// `heuristic:window` and `heuristic:all`, e.g. `"fcfs,wfp3:256,sjf"`.
+    pub fn parse(spec: &str) -> Result<Self> {
+        let spec = spec.trim();
+        if spec.is_empty() || spec == "paper" || spec == "all" {
+            return Ok(ActionSet::paper());
+        }
+        let mut actions = Vec::new();
+        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+            let (name, window) = item.split_once(':').unwrap_or((item, ""));
+            let heuristic = Heuristic::from_name(name)
+                .ok_or_else(|| CoreError::input(format!("unknown heuristic {name:?} in actions {spec:?}")))?;
+            let windows: Vec<u32> = match window {
+                "" if heuristic == Heuristic::Fcfs => vec![1],
+                "" => PAPER_WINDOWS.to_vec(),
+                "all" => vec![u32::MAX],
+                w => vec![w
+                    .parse::<u32>()
+                    .ok()
+                    .filter(|&w| w >= 1)
+                    .ok_or_else(|| CoreError::input(format!("bad window {w:?} in actions {spec:?}")))?],
+            };
+            for w in windows {
+                let action = Action { heuristic, window: w };
+                if !actions.contains(&action) {
+                    actions.push(action);
+                }
+            }
+        }
+        if actions.is_empty() {
+            return Err(CoreError::input("the action set is empty"));
+        }
+        Ok(ActionSet::from_actions(actions))
+    }
+
+    pub fn len(&self) -> usize {
+        self.actions.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.actions.is_empty()
+    }
+
+    pub fn get(&self, index: usize) -> Action {
+        self.actions[index]
+    }
+
+    /// Applies action `index` to `view`, writing its decision.
+    pub fn decide(&mut self, index: usize, view: &View, decision: &mut Decision) {
+        decision.clear();
+        self.policies[index].decide(view, decision);
+    }
+
+    /// The distinct outcomes of the actions at `view`, each with the first action giving it and
+    /// its decision, in action order. Stops once `limit` distinct outcomes are found.
+    pub fn outcomes(&mut self, view: &View, limit: usize) -> Vec<Branch> {
+        let mut branches: Vec<Branch> = Vec::new();
+        let mut tried: Vec<Action> = Vec::new();
+        let mut decision = Decision::default();
+        for index in 0..self.actions.len() {
+            let effective = self.actions[index].effective(view.queue.len());
+            if tried.contains(&effective) {
+                continue;
+            }
+            tried.push(effective);
+            self.decide(index, view, &mut decision);
+            let outcome = outcome_of(&decision);
+            if !branches.iter().any(|b| b.outcome == outcome) {
+                branches.push(Branch { action: index as u16, outcome, decision: decision.clone() });
+                if branches.len() >= limit {
+                    break;
+                }
+            }
+        }
+        branches
+    }
+}
+
+/// One distinct outcome at a decision point.
+#[derive(Debug, Clone)]
+pub struct Branch {
+    /// The first action (index in the set) that gives this outcome.
+    pub action: u16,
+    /// Jobs started (job-table indices), sorted.
+    pub outcome: Vec<u32>,
+    pub decision: Decision,
+}
+
+/// The set of jobs a decision starts, as sorted job indices.
+pub fn outcome_of(decision: &Decision) -> Vec<u32> {
+    let mut jobs: Vec<u32> = decision.starts.iter().map(|s| s.job).collect();
+    jobs.sort_unstable();
+    jobs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_paper_set_has_161_actions() {
+        let set = ActionSet::paper();
+        assert_eq!(set.len(), 161);
+        assert_eq!(set.get(0).heuristic, Heuristic::Fcfs);
+        assert_eq!(set.get(1), Action { heuristic: Heuristic::Lcfs, window: 2 });
+    }
+
+    #[test]
+    fn parses_action_lists() {
+        let set = ActionSet::parse("fcfs, wfp3:256, sjf").unwrap();
+        assert_eq!(set.len(), 1 + 1 + 10);
+        assert_eq!(set.get(1).name(), "wfp3:256");
+        assert!(ActionSet::parse("wfp9").is_err());
+        assert!(ActionSet::parse("sjf:0").is_err());
+        assert_eq!(ActionSet::parse("lrf:all").unwrap().get(0).window, u32::MAX);
+    }
+}

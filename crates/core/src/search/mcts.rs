@@ -1,0 +1,327 @@
+//! The search: P independent seeded trees (root parallelism), merged by outcome.
+
+use std::time::Instant;
+
+use rand_core::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use rayon::prelude::*;
+
+use crate::engine::Engine;
+use crate::sched::Decision;
+use crate::search::action::{ActionSet, Branch};
+use crate::search::reward::{Reward, RootReference};
+use crate::search::tree::{backup, rollout_return, select_child, Node, NO_PARENT};
+
+/// Budgets and parameters of one decision's search.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchConfig {
+    /// Iterations per tree (deterministic with a seed).
+    pub iterations: Option<u32>,
+    /// Wall-clock seconds per decision (every tree stops then).
+    pub time_budget: Option<f64>,
+    /// Horizon D: counted scheduling cycles (those that start a job) from the root.
+    pub depth: u32,
+    pub gamma: f64,
+    /// c0 in `c = c0·(Qmax − Qmin)`.
+    pub exploration: f64,
+    /// P: independent trees.
+    pub trees: u32,
+    pub seed: u64,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            iterations: Some(200),
+            time_budget: None,
+            depth: 50,
+            gamma: 0.99,
+            exploration: 1.0,
+            trees: 2,
+            seed: 17,
+        }
+    }
+}
+
+/// A root outcome with its statistics merged over the trees.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RootChild {
+    pub action: u16,
+    pub outcome: Vec<u32>,
+    pub visits: u64,
+    pub value: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchOutcome {
+    /// One entry per root branch, in the branches' order.
+    pub children: Vec<RootChild>,
+    /// Index of the most visited child (ties: the earliest).
+    pub chosen: usize,
+    /// Iterations summed over the trees.
+    pub iterations: u64,
+}
+
+/// Runs the search from `root` (a belief engine at a decision point whose distinct outcomes are
+/// `branches`, at least two). Trees run on `pool` when given.
+pub fn search(
+    root: &Engine,
+    branches: &[Branch],
+    actions: &ActionSet,
+    reward: Reward,
+    config: &SearchConfig,
+    pool: Option<&rayon::ThreadPool>,
+) -> SearchOutcome {
+    let reference = Reward::reference(root);
+    let grow = |tree: u32| {
+        let seed = config.seed ^ u64::from(tree).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        Tree::new(root, branches, actions.clone(), reward, reference, config, seed).grow()
+    };
+    let trees: Vec<(Vec<(u32, f64)>, u64)> = match pool {
+        Some(pool) => pool.install(|| (0..config.trees).into_par_iter().map(grow).collect()),
+        None => (0..config.trees).map(grow).collect(),
+    };
+    let mut children: Vec<RootChild> = branches
+        .iter()
+        .map(|b| RootChild { action: b.action, outcome: b.outcome.clone(), visits: 0, value: 0.0 })
+        .collect();
+    let mut iterations = 0;
+    for (stats, count) in &trees {
+        iterations += count;
+        for (child, &(visits, q)) in children.iter_mut().zip(stats) {
+            let total = child.visits + u64::from(visits);
+            if total > 0 {
+                child.value = (child.value * child.visits as f64 + q * f64::from(visits)) / total as f64;
+            }
+            child.visits = total;
+        }
+    }
+    let chosen = children
+        .iter()
+        .enumerate()
+        .max_by(|(i, a), (j, b)| a.visits.cmp(&b.visits).then(j.cmp(i)))
+        .map_or(0, |(i, _)| i);
+    SearchOutcome { children, chosen, iterations }
+}
+
+/// Whether a transition stopped at a decision point or ran out of events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stop {
+    Decision,
+    Terminal,
+}
+
+/// Advances `engine` to the next invocation offering at least two distinct outcomes, applying
+/// the single outcome of every invocation in between (vertical merge). Returns how it stopped
+/// and the cycles that started jobs on the way.
+fn advance_to_decision(engine: &mut Engine, actions: &mut ActionSet) -> (Stop, u32) {
+    let mut counted = 0;
+    loop {
+        if !engine.advance() {
+            return (Stop::Terminal, counted);
+        }
+        let view = engine.view();
+        if view.queue.is_empty() || view.free == 0 {
+            continue;
+        }
+        let branches = actions.outcomes(&view, 2);
+        if branches.len() >= 2 {
+            return (Stop::Decision, counted);
+        }
+        if let Some(only) = branches.into_iter().next() {
+            if !only.outcome.is_empty() {
+                counted += 1;
+                engine.apply_decision(&only.decision).expect("an action's own decision is valid");
+            }
+        }
+    }
+}
+
+struct Tree<'a> {
+    nodes: Vec<Node>,
+    actions: ActionSet,
+    reward: Reward,
+    reference: RootReference,
+    config: &'a SearchConfig,
+    rng: Pcg64Mcg,
+    lowest: f64,
+    highest: f64,
+    seen: Vec<f64>,
+    decision: Decision,
+}
+
+impl<'a> Tree<'a> {
+    fn new(
+        root: &Engine,
+        branches: &[Branch],
+        actions: ActionSet,
+        reward: Reward,
+        reference: RootReference,
+        config: &'a SearchConfig,
+        seed: u64,
+    ) -> Self {
+        let mut tree = Tree {
+            nodes: Vec::with_capacity(1024),
+            actions,
+            reward,
+            reference,
+            config,
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            lowest: f64::INFINITY,
+            highest: f64::NEG_INFINITY,
+            seen: Vec::new(),
+            decision: Decision::default(),
+        };
+        let mut node = Node::new(NO_PARENT, 0, Vec::new(), None, 0);
+        node.state = Some(root.fork());
+        tree.nodes.push(node);
+        tree.add_children(0, branches.to_vec());
+        tree
+    }
+
+    /// Grows the tree within its budget; returns (visits, Q) of each root child and the
+    /// number of iterations.
+    fn grow(mut self) -> (Vec<(u32, f64)>, u64) {
+        let start = Instant::now();
+        let max_iterations = self.config.iterations.map_or(u64::MAX, u64::from);
+        let mut iterations = 0u64;
+        while iterations < max_iterations
+            && self.config.time_budget.is_none_or(|b| start.elapsed().as_secs_f64() < b)
+        {
+            self.iterate();
+            iterations += 1;
+        }
+        let stats = self.nodes[0].children.iter().map(|&c| (self.nodes[c as usize].visits, self.nodes[c as usize].q)).collect();
+        (stats, iterations)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        ((u128::from(self.rng.next_u64()) * n as u128) >> 64) as usize
+    }
+
+    fn add_children(&mut self, parent: u32, branches: Vec<Branch>) {
+        let depth = self.nodes[parent as usize].depth;
+        let mut ids = Vec::with_capacity(branches.len());
+        for b in branches {
+            let counted = depth + u32::from(!b.outcome.is_empty());
+            ids.push(self.nodes.len() as u32);
+            self.nodes.push(Node::new(parent, b.action, b.outcome, Some(b.decision), counted));
+        }
+        // Untried children are tried in a random order (popped from the end).
+        let mut untried = ids.clone();
+        for i in (1..untried.len()).rev() {
+            let j = self.below(i + 1);
+            untried.swap(i, j);
+        }
+        let p = &mut self.nodes[parent as usize];
+        p.children = ids;
+        p.untried = untried;
+        p.expanded = true;
+    }
+
+    fn exploration(&self) -> f64 {
+        if self.highest > self.lowest {
+            self.config.exploration * (self.highest - self.lowest)
+        } else {
+            0.0
+        }
+    }
+
+    fn iterate(&mut self) {
+        let horizon = self.config.depth;
+        let gamma = self.config.gamma;
+        let mut id = 0u32;
+        loop {
+            let node = &self.nodes[id as usize];
+            if node.terminal || (id != 0 && node.depth >= horizon) {
+                let padding = if node.terminal { horizon.saturating_sub(node.depth) as usize } else { 0 };
+                let g = rollout_return(&[], node.reward, padding, gamma);
+                self.backup(id, g);
+                return;
+            }
+            if !node.expanded {
+                let state = node.state.as_ref().expect("an unexpanded node keeps its state");
+                let branches = self.actions.outcomes(&state.view(), usize::MAX);
+                self.add_children(id, branches);
+            }
+            if let Some(child) = self.nodes[id as usize].untried.pop() {
+                self.try_child(id, child);
+                return;
+            }
+            id = select_child(&self.nodes, id, self.exploration());
+        }
+    }
+
+    /// Builds a child's state from its parent's, rolls out from it and backs up.
+    fn try_child(&mut self, parent: u32, child: u32) {
+        let mut engine = self.nodes[parent as usize].state.as_ref().expect("parent state").fork();
+        if self.nodes[parent as usize].untried.is_empty() {
+            self.nodes[parent as usize].state = None; // every child tried: the state is not needed
+        }
+        let decision = self.nodes[child as usize].decision.take().expect("edge decision");
+        engine.apply_decision(&decision).expect("an action's own decision is valid");
+        let (stop, counted) = advance_to_decision(&mut engine, &mut self.actions);
+        let reward = self.reward.evaluate(&engine, &self.reference);
+        let horizon = self.config.depth;
+        let node = &mut self.nodes[child as usize];
+        node.depth += counted;
+        node.reward = reward;
+        node.terminal = stop == Stop::Terminal;
+        let depth = node.depth;
+        let g = if node.terminal {
+            rollout_return(&[], reward, horizon.saturating_sub(depth) as usize, self.config.gamma)
+        } else if depth >= horizon {
+            0.0
+        } else {
+            let rollout_engine = engine.fork();
+            self.nodes[child as usize].state = Some(engine);
+            self.rollout(rollout_engine, (horizon - depth) as usize, reward)
+        };
+        self.backup(child, g);
+    }
+
+    /// Random actions from a decision point until `remaining` counted cycles (Eq. 4).
+    fn rollout(&mut self, mut engine: Engine, remaining: usize, mut last: f64) -> f64 {
+        let mut rewards = Vec::with_capacity(remaining);
+        let cap = 20 * remaining + 100; // hard cap on cycles, counted or not
+        let mut cycles = 0;
+        let mut decision = std::mem::take(&mut self.decision);
+        while rewards.len() < remaining && cycles < cap {
+            cycles += 1;
+            let action = self.below(self.actions.len());
+            self.actions.decide(action, &engine.view(), &mut decision);
+            engine.apply_decision(&decision).expect("an action's own decision is valid");
+            let started = !decision.starts.is_empty();
+            let mut terminal = false;
+            loop {
+                if !engine.advance() {
+                    terminal = true;
+                    break;
+                }
+                if !engine.state().queue().is_empty() {
+                    break;
+                }
+            }
+            if started {
+                last = self.reward.evaluate(&engine, &self.reference);
+                rewards.push(last);
+            }
+            if terminal {
+                last = self.reward.evaluate(&engine, &self.reference);
+                break;
+            }
+        }
+        self.decision = decision;
+        let padding = remaining.saturating_sub(rewards.len());
+        rollout_return(&rewards, last, padding, self.config.gamma)
+    }
+
+    fn backup(&mut self, node: u32, g: f64) {
+        self.seen.clear();
+        backup(&mut self.nodes, node, g, self.config.gamma, &mut self.seen);
+        for &v in &self.seen {
+            self.lowest = self.lowest.min(v);
+            self.highest = self.highest.max(v);
+        }
+    }
+}

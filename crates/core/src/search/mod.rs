@@ -1,0 +1,15 @@
+//! MARS: look-ahead scheduling by Monte Carlo Tree Search over queue orderings.
+//!
+//! An action is a (heuristic, window) ordering followed by EASY; its outcome is the set of jobs
+//! it starts now. The forward model is the engine itself on an honest belief
+//! ([`Belief`](crate::engine::Belief)); the tree merges actions with equal outcomes
+//! (horizontal) and fast-forwards invocations that offer a single outcome (vertical).
+
+pub mod action;
+pub mod mcts;
+pub mod reward;
+pub mod tree;
+
+pub use action::{Action, ActionSet};
+pub use mcts::{search, SearchConfig, SearchOutcome};
+pub use reward::Reward;
