@@ -167,7 +167,9 @@ def test_bad_options_are_option_errors(kwargs, message):
 def test_progress_hook_sees_simulated_time_and_does_not_change_results():
     workload = hpcsched.workload.generate.markovian(n_jobs=300, seed=5)
     seen = []
-    watched = hpcsched.simulate(workload, "sjf", progress=lambda now, n: seen.append((now, n)))
+    watched = hpcsched.simulate(
+        workload, "sjf", progress=lambda now, n, calls: seen.append((now, n))
+    )
     plain = hpcsched.simulate(workload, "sjf")
     assert len(seen) > 10
     assert seen[-1][1] == 300

@@ -149,8 +149,10 @@ def search_stats(decisions: pd.DataFrame) -> dict[str, Any]:
                 "median": float(np.median(branching)),
                 "p90": float(np.quantile(branching, 0.9)),
                 "max": int(branching.max()),
-                "counts": {int(k): int(v) for k, v in zip(*np.unique(branching, return_counts=True),
-                                                         strict=True)},
+                "counts": {
+                    int(k): int(v)
+                    for k, v in zip(*np.unique(branching, return_counts=True), strict=True)
+                },
             },
         )
     return stats

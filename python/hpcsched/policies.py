@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import asdict, dataclass, field, replace
+
+import tomllib
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError
@@ -51,11 +52,14 @@ def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float]:
             try:
                 weights[name.strip()] = float(value) if sep else 1.0
             except ValueError:
-                raise OptionError(f"{item.strip()!r} is not term=weight", option="--reward") from None
+                raise OptionError(
+                    f"{item.strip()!r} is not term=weight", option="--reward"
+                ) from None
     unknown = sorted(set(weights) - set(REWARD_TERMS))
     if unknown:
         raise OptionError(
-            f"unknown reward term {unknown[0]!r}; terms: {', '.join(REWARD_TERMS)}", option="--reward"
+            f"unknown reward term {unknown[0]!r}; terms: {', '.join(REWARD_TERMS)}",
+            option="--reward",
         )
     values = tuple(float(weights.get(term, 0.0)) for term in REWARD_TERMS)
     if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
@@ -85,16 +89,20 @@ class SearchSpec:
     def __post_init__(self) -> None:
         def positive_int(name: str, value: object, minimum: int = 1) -> None:
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise OptionError(f"must be an integer >= {minimum}, not {value!r}",
-                                  option=f"--{name.replace('_', '-')}")
+                raise OptionError(
+                    f"must be an integer >= {minimum}, not {value!r}",
+                    option=f"--{name.replace('_', '-')}",
+                )
 
         if self.iterations is not None:
             positive_int("iterations", self.iterations)
         if self.time_budget is not None and not (
             math.isfinite(self.time_budget) and self.time_budget > 0
         ):
-            raise OptionError(f"must be a positive number of seconds, not {self.time_budget!r}",
-                              option="--time-budget")
+            raise OptionError(
+                f"must be a positive number of seconds, not {self.time_budget!r}",
+                option="--time-budget",
+            )
         if self.iterations is None and self.time_budget is None:
             raise OptionError("give --iterations, --time-budget or both", option="--iterations")
         positive_int("depth", self.depth)
@@ -106,8 +114,9 @@ class SearchSpec:
             raise OptionError(f"must be in (0, 1), not {self.gamma!r}", option="--gamma")
         if not (math.isfinite(self.exploration) and self.exploration >= 0):
             raise OptionError(f"must be >= 0, not {self.exploration!r}", option="--exploration")
-        object.__setattr__(self, "reward", parse_reward(dict(zip(REWARD_TERMS, self.reward,
-                                                                  strict=True))))
+        object.__setattr__(
+            self, "reward", parse_reward(dict(zip(REWARD_TERMS, self.reward, strict=True)))
+        )
 
     def to_native(self) -> dict[str, object]:
         native = asdict(self)
@@ -136,16 +145,19 @@ class PolicySpec:
             )
         if self.window is not None:
             if isinstance(self.window, bool) or not isinstance(self.window, int):
-                raise OptionError(f"must be a positive integer, not {self.window!r}",
-                                  option="--window")
+                raise OptionError(
+                    f"must be a positive integer, not {self.window!r}", option="--window"
+                )
             if self.window < 1:
                 raise OptionError(f"must be at least 1, not {self.window}", option="--window")
             if name == "snf":
-                raise OptionError("snf orders the whole queue; it takes no window",
-                                  option="--window")
+                raise OptionError(
+                    "snf orders the whole queue; it takes no window", option="--window"
+                )
             if self.is_search:
-                raise OptionError(f"{name} chooses its own windows (see --actions)",
-                                  option="--window")
+                raise OptionError(
+                    f"{name} chooses its own windows (see --actions)", option="--window"
+                )
         if self.backfill not in BACKFILLS:
             raise OptionError(
                 f"unknown backfill {self.backfill!r}; choose one of: {', '.join(BACKFILLS)}",

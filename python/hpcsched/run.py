@@ -27,8 +27,8 @@ from hpcsched.workload import (
 OVERRUNS = ("continue", "kill")
 START_KINDS = tuple(_core.start_kind_names())
 
-#: Called with (simulated time, jobs submitted) while a run progresses.
-ProgressHook = Callable[[float, int], None]
+#: Called with (simulated time, jobs submitted, scheduling invocations) as a run progresses.
+ProgressHook = Callable[[float, int, int], None]
 
 
 @dataclass
@@ -51,7 +51,6 @@ class Result:
     def summary(self) -> pd.DataFrame:
         flat = pd.json_normalize(_scalars(self.info), sep=".")
         return flat
-
 
     def write(self, out: str | os.PathLike[str], *, csv: bool = False) -> str:
         """Writes the run directory atomically; returns its path."""
@@ -223,7 +222,7 @@ def _drive(sim: Any, workload: Workload, progress: ProgressHook | None) -> None:
     target = step
     while sim.peek() is not None:
         sim.run_until(target)
-        progress(sim.now, sim.submitted)
+        progress(sim.now, sim.submitted, sim.invocations)
         target += step
 
 

@@ -39,6 +39,65 @@ def test_simulate_writes_the_run_directory(tmp_path, trace, capsys):
     assert summary["inputs"]["policy"]["window"] == 8
 
 
+def test_look_ahead_policies_from_the_command_line(tmp_path, capsys):
+    trace = tmp_path / "m.json"
+    assert (
+        run(["generate", "markovian", trace, "--jobs", "300", "--target-util", "0.9"], capsys)[0]
+        == 0
+    )
+    out_dir = tmp_path / "cw"
+    code, out, _ = run(
+        [
+            "simulate",
+            trace,
+            "--policy",
+            "mars-cw",
+            "--iterations",
+            "5",
+            "--trees",
+            "1",
+            "--out",
+            out_dir,
+        ],
+        capsys,
+    )
+    assert code == 0
+    assert "look-ahead" in out
+    assert (out_dir / "decisions.parquet").is_file()
+    code, _, _ = run(
+        [
+            "simulate",
+            trace,
+            "--policy",
+            "mars",
+            "--reward",
+            "wait=1,utilization=1",
+            "--iterations",
+            "3",
+            "--trees",
+            "2",
+            "--threads",
+            "1",
+            "--out",
+            tmp_path / "mix",
+        ],
+        capsys,
+    )
+    assert code == 0
+    summary = json.loads((tmp_path / "mix" / "summary.json").read_text())
+    assert summary["inputs"]["policy"]["search"]["reward"] == [1.0, 0.0, 1.0]
+    for args, message in [
+        (["--policy", "mars", "--reward", "speed=1"], "unknown reward term 'speed'"),
+        (["--policy", "mars-cu", "--reward", "cw"], "has its reward built in"),
+        (["--policy", "mars-cw", "--window", "8"], "chooses its own windows"),
+        (["--policy", "mars-cw", "--gamma", "1.5"], "--gamma"),
+        (["--policy", "mars-cw", "--actions", "wfp9"], "unknown heuristic"),
+    ]:
+        code, _, err = run(["simulate", trace, "--out", tmp_path / "bad", *args], capsys)
+        assert code == 2 and message in err, (args, err)
+        assert not (tmp_path / "bad").exists()
+
+
 def test_default_run_directory_is_under_runs(tmp_path, trace, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, _ = run(["simulate", trace, "--policy", "sjf"], capsys)

@@ -139,6 +139,12 @@ impl PySimulation {
         self.engine.submitted()
     }
 
+    /// Scheduling invocations so far.
+    #[getter]
+    fn invocations(&self) -> u64 {
+        self.engine.log().invocations
+    }
+
     /// Name of the policy with its parameters.
     #[getter]
     fn policy_name(&self) -> String {
@@ -171,15 +177,59 @@ impl PySimulation {
             records.iter().map(f).collect()
         };
         out.set_item("time", column(&|r| r.time).into_pyarray(py))?;
-        out.set_item("queue_length", records.iter().map(|r| r.queue_length).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("outcomes", records.iter().map(|r| r.outcomes).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("iterations", records.iter().map(|r| r.iterations).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item(
+            "queue_length",
+            records
+                .iter()
+                .map(|r| r.queue_length)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "outcomes",
+            records
+                .iter()
+                .map(|r| r.outcomes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "iterations",
+            records
+                .iter()
+                .map(|r| r.iterations)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         let names: Vec<&str> = records.iter().map(|r| r.heuristic.name()).collect();
         out.set_item("heuristic", names)?;
-        let windows: Vec<i64> = records.iter().map(|r| if r.window == u32::MAX { -1 } else { i64::from(r.window) }).collect();
+        let windows: Vec<i64> = records
+            .iter()
+            .map(|r| {
+                if r.window == u32::MAX {
+                    -1
+                } else {
+                    i64::from(r.window)
+                }
+            })
+            .collect();
         out.set_item("window", windows.into_pyarray(py))?;
-        out.set_item("started", records.iter().map(|r| r.started).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("drain", records.iter().map(|r| r.drain).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item(
+            "started",
+            records
+                .iter()
+                .map(|r| r.started)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "drain",
+            records
+                .iter()
+                .map(|r| r.drain)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
         out.set_item("seconds", column(&|r| r.seconds).into_pyarray(py))?;
         Ok(out)
     }
@@ -231,7 +281,10 @@ impl PySimulation {
 
 /// Reads the search options Python validated (see `hpcsched.policies.SearchSpec`).
 fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
-    fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
+        d: &Bound<'py, PyDict>,
+        key: &str,
+    ) -> PyResult<T> {
         d.get_item(key)?
             .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
             .extract()
@@ -240,7 +293,11 @@ fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
     let (wait, bsld, utilization): (f64, f64, f64) = get(d, "reward")?;
     Ok(SearchOptions {
         actions: get(d, "actions")?,
-        reward: Reward { wait, bsld, utilization },
+        reward: Reward {
+            wait,
+            bsld,
+            utilization,
+        },
         config: SearchConfig {
             iterations: get(d, "iterations")?,
             time_budget: get(d, "time_budget")?,

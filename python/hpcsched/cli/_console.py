@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import time
 
 from rich.console import Console
@@ -21,32 +22,57 @@ def percent(x: float | None) -> str:
 
 class LazyProgress:
     """A progress bar on stderr that appears only once a run has lasted `delay` seconds, so
-    fast runs print nothing."""
+    fast runs print nothing. It shows the simulated date (wall clock when the trace says when it
+    started, else the day of the trace) and scheduling decisions per second."""
 
-    def __init__(self, total: float, description: str, delay: float = 1.0) -> None:
+    def __init__(
+        self,
+        total: float,
+        description: str,
+        *,
+        unix_start: float | None = None,
+        delay: float = 1.0,
+    ) -> None:
         self.total = max(total, 1.0)
         self.description = description
+        self.unix_start = unix_start
         self.delay = delay
         self.started = time.perf_counter()
         self.progress: Progress | None = None
         self.task = None
 
-    def __call__(self, now: float, submitted: int) -> None:
+    def _date(self, now: float) -> str:
+        if self.unix_start is None:
+            return f"day {now / 86400.0:.1f}"
+        moment = datetime.datetime.fromtimestamp(self.unix_start + now, tz=datetime.timezone.utc)
+        return moment.strftime("%Y-%m-%d %H:%M UTC")
+
+    def __call__(self, now: float, submitted: int, invocations: int = 0) -> None:
+        elapsed = time.perf_counter() - self.started
         if self.progress is None:
-            if time.perf_counter() - self.started < self.delay or not err_console.is_terminal:
+            if elapsed < self.delay or not err_console.is_terminal:
                 return
             self.progress = Progress(
                 TextColumn("{task.description}"),
                 BarColumn(),
-                TextColumn("day {task.fields[day]:.1f}, {task.fields[jobs]} jobs submitted"),
+                TextColumn(
+                    "{task.fields[date]}, {task.fields[jobs]:,} jobs submitted, "
+                    "{task.fields[rate]:,.0f} decisions/s"
+                ),
                 TimeElapsedColumn(),
                 console=err_console,
                 transient=True,
             )
             self.progress.start()
-            self.task = self.progress.add_task(self.description, total=self.total, day=0.0, jobs=0)
+            self.task = self.progress.add_task(
+                self.description, total=self.total, date="", jobs=0, rate=0.0
+            )
         self.progress.update(
-            self.task, completed=min(now, self.total), day=now / 86400.0, jobs=submitted
+            self.task,
+            completed=min(now, self.total),
+            date=self._date(now),
+            jobs=submitted,
+            rate=invocations / elapsed if elapsed > 0 else 0.0,
         )
 
     def close(self) -> None:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from hpcsched.cli._console import LazyProgress, console, hours, percent
 from hpcsched.exceptions import OptionError
-from hpcsched.policies import PolicySpec
+from hpcsched.policies import PolicySpec, SearchSpec, parse_reward
 from hpcsched.run import check_overrun
 from hpcsched.run import simulate as run_simulation
 from hpcsched.workload import load_workload
@@ -22,8 +22,9 @@ def simulate(
     policy: Annotated[
         str,
         typer.Option(
-            help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, "
-            "wfp1, wfp3, fat, unicef, f1, f2, f3, f4, or snf."
+            help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
+            "f1, f2, f3, f4, snf; or the look-ahead mars-cw, mars-cu, mars (with --reward), "
+            "random."
         ),
     ] = "fcfs",
     window: Annotated[
@@ -60,9 +61,86 @@ def simulate(
             "--strict", help="Fail on jobs larger than the machine instead of skipping them."
         ),
     ] = False,
+    reward: Annotated[
+        str | None,
+        typer.Option(
+            help="mars: cw, cu, 'wait=1,bsld=0.5,utilization=2', "
+            "or a TOML file with a \\[reward] table.",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = None,
+    iterations: Annotated[
+        int | None,
+        typer.Option(
+            help="Iterations per tree per decision (default 100).",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = None,
+    time_budget: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds per decision (wall clock; not deterministic).",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = None,
+    depth: Annotated[
+        int,
+        typer.Option(
+            help="Horizon D in scheduling cycles that start jobs.",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = 50,
+    gamma: Annotated[
+        float, typer.Option(help="Discount factor.", rich_help_panel="Look-ahead (mars, random)")
+    ] = 0.99,
+    exploration: Annotated[
+        float,
+        typer.Option(
+            help="c0 in c = c0 (Qmax - Qmin).", rich_help_panel="Look-ahead (mars, random)"
+        ),
+    ] = 1.0,
+    trees: Annotated[
+        int | None,
+        typer.Option(
+            help="Root-parallel trees (default: number of cores).",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = None,
+    threads: Annotated[
+        int | None,
+        typer.Option(
+            help="Threads for the trees (default: one per tree).",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = None,
+    seed: Annotated[
+        int, typer.Option(help="Random seed.", rich_help_panel="Look-ahead (mars, random)")
+    ] = 17,
+    actions: Annotated[
+        str,
+        typer.Option(
+            help="'paper' (161 actions) or e.g. 'fcfs,wfp3:256,sjf,lrf:all'.",
+            rich_help_panel="Look-ahead (mars, random)",
+        ),
+    ] = "paper",
 ) -> None:
-    """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json)."""
-    spec = PolicySpec(policy, window, backfill)
+    """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
+    and decisions.parquet for look-ahead policies)."""
+    spec = policy_spec(
+        policy,
+        window,
+        backfill,
+        reward=reward,
+        iterations=iterations,
+        time_budget=time_budget,
+        depth=depth,
+        gamma=gamma,
+        exploration=exploration,
+        trees=trees,
+        threads=threads,
+        seed=seed,
+        actions=actions,
+    )
     check_overrun(overrun)
     ppn = check_procs_per_node(procs_per_node)
     if nodes is not None and nodes <= 0:
@@ -77,7 +155,9 @@ def simulate(
             else Path("runs") / f"{_stem(trace)}-{spec.name}-w{spec.window}"
         )
     span = float(workload.jobs["submit"].iloc[-1]) if len(workload) else 0.0
-    progress = LazyProgress(span, f"{spec.label} on {trace.name}")
+    progress = LazyProgress(
+        span, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time
+    )
     try:
         result = run_simulation(
             workload,
@@ -92,6 +172,25 @@ def simulate(
     finally:
         progress.close()
     _print_summary(result.info, out)
+
+
+def policy_spec(
+    policy: str, window: int | None, backfill: str, *, reward: str | None, **search: object
+) -> PolicySpec:
+    """The policy the options describe; the search options apply to look-ahead policies only."""
+    base = PolicySpec(policy, window, backfill)
+    if not base.is_search:
+        return base
+    if reward is not None and base.name != "mars":
+        raise OptionError(
+            f"{base.name} has its reward built in; use --policy mars", option="--reward"
+        )
+    options = {k: v for k, v in search.items() if v is not None}
+    if "time_budget" in options and "iterations" not in options:
+        options["iterations"] = None  # a time budget alone
+    if reward is not None:
+        options["reward"] = parse_reward(reward)
+    return PolicySpec(policy, window, backfill, search=SearchSpec(**options))
 
 
 def _stem(path: Path) -> str:
@@ -139,6 +238,15 @@ def _print_summary(info: dict, out: Path) -> None:
                 "utilization 48 h before maintenance",
                 ", ".join(percent(b["utilization"]) for b in before),
             )
+    search = info.get("search")
+    if search and search["searches"]:
+        table.add_row(
+            "look-ahead",
+            f"{search['searches']:,} searches of {search['invocations']:,} invocations, "
+            f"{search['drains']:,} drains; median {search['branching']['median']:.0f} distinct "
+            f"outcomes, {search['iterations_per_search']['mean']:,.0f} iterations and "
+            f"{1000 * search['seconds_per_search']['mean']:.1f} ms per search",
+        )
     timing = info["timing"]
     table.add_row(
         "simulated in",

@@ -31,7 +31,12 @@ impl Belief {
     pub fn from_view(view: &View) -> Result<Belief> {
         let now = view.now;
         // Waiting and running jobs, in replay order (the job table's requirement).
-        let mut known: Vec<u32> = view.queue.iter().chain(view.running.iter().map(|r| &r.job)).copied().collect();
+        let mut known: Vec<u32> = view
+            .queue
+            .iter()
+            .chain(view.running.iter().map(|r| &r.job))
+            .copied()
+            .collect();
         known.sort_unstable();
         let belief_of = |real: u32| known.binary_search(&real).expect("known job") as u32;
         let jobs = known
@@ -48,7 +53,12 @@ impl Belief {
                 }
             })
             .collect();
-        let mut windows: Vec<Downtime> = view.announced.iter().copied().filter(|w| w.start > now).collect();
+        let mut windows: Vec<Downtime> = view
+            .announced
+            .iter()
+            .copied()
+            .filter(|w| w.start > now)
+            .collect();
         windows.extend(view.down_windows.iter().map(|&(end, nodes)| Downtime {
             start: now,
             end,
@@ -58,16 +68,23 @@ impl Belief {
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
         let inputs = Inputs::new(
             JobTable::new(jobs)?,
-            Machine { nodes: view.machine_nodes },
+            Machine {
+                nodes: view.machine_nodes,
+            },
             calendar,
             Overrun::Continue,
         )?;
-        let mut state = SimState { now, ..SimState::default() };
+        let mut state = SimState {
+            now,
+            ..SimState::default()
+        };
         state.next_submit = known.len() as u32; // no arrivals
         state.next_boundary = inputs.boundaries_through(now);
         for (i, w) in inputs.calendar.windows().iter().enumerate() {
             if w.start <= now {
-                state.active.push((i as u32, w.end, w.nodes_down(view.machine_nodes)));
+                state
+                    .active
+                    .push((i as u32, w.end, w.nodes_down(view.machine_nodes)));
             } else if w.kind == DowntimeKind::Scheduled {
                 state.announced.push(*w);
             }
@@ -79,17 +96,29 @@ impl Belief {
             let job = belief_of(r.job);
             state.insert_running(Running { job, ..*r });
             let end = r.requested_end.max(now);
-            state.completions.push(Completion { end, job, nodes: r.nodes, requested_end: r.requested_end });
+            state.completions.push(Completion {
+                end,
+                job,
+                nodes: r.nodes,
+                requested_end: r.requested_end,
+            });
             state.busy += r.nodes;
         }
         let mut engine = Engine::from_parts(Arc::new(inputs), state, RunLog::counters_only());
         engine.refresh_down();
-        Ok(Belief { engine, real_index: known })
+        Ok(Belief {
+            engine,
+            real_index: known,
+        })
     }
 
     /// Translates a decision taken on the belief into the real queue's positions and indices.
     pub fn to_real(&self, decision: &Decision) -> Vec<u32> {
-        let mut real: Vec<u32> = decision.starts.iter().map(|s| self.real_index[s.job as usize]).collect();
+        let mut real: Vec<u32> = decision
+            .starts
+            .iter()
+            .map(|s| self.real_index[s.job as usize])
+            .collect();
         real.sort_unstable();
         real
     }

@@ -220,7 +220,9 @@ impl Engine {
             return false;
         };
         let capacity = self.inputs.machine.nodes - self.state.down;
-        self.state.metrics.elapse(t - self.state.now, self.state.busy, capacity);
+        self.state
+            .metrics
+            .elapse(t - self.state.now, self.state.busy, capacity);
         self.state.now = t;
         self.log.event_times += 1;
         self.complete_jobs(t);
@@ -377,7 +379,8 @@ impl Engine {
     /// Validates and applies a decision: the only place jobs start.
     fn apply(&mut self, decision: &Decision) -> Result<()> {
         if decision.starts.is_empty() {
-            self.log.record_reservation(self.state.now, decision.reservation);
+            self.log
+                .record_reservation(self.state.now, decision.reservation);
             return Ok(());
         }
         self.scratch.clear();
@@ -424,7 +427,8 @@ impl Engine {
                 } else {
                     job.run_time
                 };
-            self.log.record_start(start.job, now, end, start.kind, killed);
+            self.log
+                .record_start(start.job, now, end, start.kind, killed);
             self.state.metrics.on_start(now - job.submit, job.run_time);
             self.state.insert_running(Running {
                 requested_end,

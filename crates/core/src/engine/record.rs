@@ -48,7 +48,14 @@ impl RunLog {
         !self.start.is_empty()
     }
 
-    pub(crate) fn record_start(&mut self, job: u32, start: f64, end: f64, kind: StartKind, killed: bool) {
+    pub(crate) fn record_start(
+        &mut self,
+        job: u32,
+        start: f64,
+        end: f64,
+        kind: StartKind,
+        killed: bool,
+    ) {
         if self.is_recording() {
             let j = job as usize;
             self.start[j] = start;

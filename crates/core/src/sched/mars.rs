@@ -50,10 +50,17 @@ pub struct MarsPolicy {
 }
 
 impl MarsPolicy {
-    pub fn new(actions: ActionSet, chooser: Chooser, config: SearchConfig, threads: usize) -> Result<Self> {
+    pub fn new(
+        actions: ActionSet,
+        chooser: Chooser,
+        config: SearchConfig,
+        threads: usize,
+    ) -> Result<Self> {
         if let Chooser::Search(reward) = chooser {
             if !reward.is_valid() {
-                return Err(CoreError::input("reward weights must be >= 0 with a positive sum"));
+                return Err(CoreError::input(
+                    "reward weights must be >= 0 with a positive sum",
+                ));
             }
         }
         if config.trees == 0 || config.depth == 0 {
@@ -63,31 +70,46 @@ impl MarsPolicy {
             return Err(CoreError::input("gamma must be in (0, 1)"));
         }
         if config.iterations.is_none() && config.time_budget.is_none() {
-            return Err(CoreError::input("give an iteration budget, a time budget, or both"));
+            return Err(CoreError::input(
+                "give an iteration budget, a time budget, or both",
+            ));
         }
         let pool = if threads > 1 {
             Some(
                 rayon::ThreadPoolBuilder::new()
                     .num_threads(threads)
                     .build()
-                    .map_err(|e| CoreError::input(format!("cannot start {threads} threads: {e}")))?,
+                    .map_err(|e| {
+                        CoreError::input(format!("cannot start {threads} threads: {e}"))
+                    })?,
             )
         } else {
             None
         };
         let rng = Pcg64Mcg::seed_from_u64(config.seed);
-        Ok(MarsPolicy { actions, chooser, config, pool, rng, drained: Vec::new(), records: Vec::new() })
+        Ok(MarsPolicy {
+            actions,
+            chooser,
+            config,
+            pool,
+            rng,
+            drained: Vec::new(),
+            records: Vec::new(),
+        })
     }
 
     /// Index of the branch to take among `branches` (at least two).
     fn choose(&mut self, view: &View, branches: &[Branch]) -> (usize, u64) {
         match self.chooser {
             Chooser::Random => {
-                let starting: Vec<usize> = (0..branches.len()).filter(|&i| !branches[i].outcome.is_empty()).collect();
+                let starting: Vec<usize> = (0..branches.len())
+                    .filter(|&i| !branches[i].outcome.is_empty())
+                    .collect();
                 if starting.is_empty() {
                     return (0, 0);
                 }
-                let pick = ((u128::from(self.rng.next_u64()) * starting.len() as u128) >> 64) as usize;
+                let pick =
+                    ((u128::from(self.rng.next_u64()) * starting.len() as u128) >> 64) as usize;
                 (starting[pick], 0)
             }
             Chooser::Search(reward) => {
@@ -98,11 +120,21 @@ impl MarsPolicy {
                 // order, with job indices of the belief.
                 let belief_branches = self.actions.outcomes(&belief.engine.view(), usize::MAX);
                 debug_assert_eq!(belief_branches.len(), branches.len());
-                let result =
-                    search(&belief.engine, &belief_branches, &self.actions, reward, &self.config, self.pool.as_ref());
+                let result = search(
+                    &belief.engine,
+                    &belief_branches,
+                    &self.actions,
+                    reward,
+                    &self.config,
+                    self.pool.as_ref(),
+                );
                 let chosen = &result.children[result.chosen];
                 let real: Vec<u32> = {
-                    let mut r: Vec<u32> = chosen.outcome.iter().map(|&b| belief.real_index[b as usize]).collect();
+                    let mut r: Vec<u32> = chosen
+                        .outcome
+                        .iter()
+                        .map(|&b| belief.real_index[b as usize])
+                        .collect();
                     r.sort_unstable();
                     r
                 };
@@ -119,7 +151,12 @@ impl Policy for MarsPolicy {
             Chooser::Random => "random".to_string(),
             Chooser::Search(r) => format!(
                 "mars(wait={}, bsld={}, utilization={}, depth={}, gamma={}, trees={})",
-                r.wait, r.bsld, r.utilization, self.config.depth, self.config.gamma, self.config.trees
+                r.wait,
+                r.bsld,
+                r.utilization,
+                self.config.depth,
+                self.config.gamma,
+                self.config.trees
             ),
         }
     }
@@ -130,8 +167,14 @@ impl Policy for MarsPolicy {
         }
         let started_at = Instant::now();
         let branches = self.actions.outcomes(view, usize::MAX);
-        let (chosen, iterations) = if branches.len() >= 2 { self.choose(view, &branches) } else { (0, 0) };
-        let Some(branch) = branches.get(chosen) else { return };
+        let (chosen, iterations) = if branches.len() >= 2 {
+            self.choose(view, &branches)
+        } else {
+            (0, 0)
+        };
+        let Some(branch) = branches.get(chosen) else {
+            return;
+        };
         let drain = branch.outcome.is_empty() && branches.len() >= 2;
         if self.drained.len() < view.jobs.len() {
             self.drained.resize(view.jobs.len(), false);
@@ -141,13 +184,15 @@ impl Policy for MarsPolicy {
                 self.drained[job as usize] = true;
             }
         }
-        decision.starts.extend(branch.decision.starts.iter().map(|s| {
-            let mut s = *s;
-            if self.drained[s.job as usize] {
-                s.kind = StartKind::Drain;
-            }
-            s
-        }));
+        decision
+            .starts
+            .extend(branch.decision.starts.iter().map(|s| {
+                let mut s = *s;
+                if self.drained[s.job as usize] {
+                    s.kind = StartKind::Drain;
+                }
+                s
+            }));
         decision.reservation = branch.decision.reservation;
         let action = self.actions.get(usize::from(branch.action));
         self.records.push(DecisionRecord {

@@ -27,9 +27,18 @@ pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dy
     let chooser = match name {
         "mars" => Chooser::Search(options.reward),
         "random" => Chooser::Random,
-        other => return Err(CoreError::input(format!("{other:?} is not a search policy"))),
+        other => {
+            return Err(CoreError::input(format!(
+                "{other:?} is not a search policy"
+            )))
+        }
     };
-    Ok(Box::new(MarsPolicy::new(actions, chooser, options.config.clone(), options.threads)?))
+    Ok(Box::new(MarsPolicy::new(
+        actions,
+        chooser,
+        options.config.clone(),
+        options.threads,
+    )?))
 }
 
 /// Builds a built-in policy. `window` is the number of queue-head jobs a heuristic sorts

@@ -26,9 +26,15 @@ impl Action {
     fn effective(self, len: usize) -> Action {
         let window = (self.window as usize).min(len) as u32;
         if self.heuristic == Heuristic::Fcfs || window <= 1 {
-            Action { heuristic: Heuristic::Fcfs, window: 1 }
+            Action {
+                heuristic: Heuristic::Fcfs,
+                window: 1,
+            }
         } else {
-            Action { heuristic: self.heuristic, window }
+            Action {
+                heuristic: self.heuristic,
+                window,
+            }
         }
     }
 }
@@ -53,11 +59,17 @@ impl ActionSet {
     pub fn new(heuristics: &[Heuristic], windows: &[u32]) -> Self {
         let mut actions = Vec::new();
         if heuristics.contains(&Heuristic::Fcfs) {
-            actions.push(Action { heuristic: Heuristic::Fcfs, window: 1 });
+            actions.push(Action {
+                heuristic: Heuristic::Fcfs,
+                window: 1,
+            });
         }
         for &h in heuristics.iter().filter(|&&h| h != Heuristic::Fcfs) {
             for &w in windows {
-                actions.push(Action { heuristic: h, window: w });
+                actions.push(Action {
+                    heuristic: h,
+                    window: w,
+                });
             }
         }
         ActionSet::from_actions(actions)
@@ -81,20 +93,22 @@ impl ActionSet {
         let mut actions = Vec::new();
         for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
             let (name, window) = item.split_once(':').unwrap_or((item, ""));
-            let heuristic = Heuristic::from_name(name)
-                .ok_or_else(|| CoreError::input(format!("unknown heuristic {name:?} in actions {spec:?}")))?;
+            let heuristic = Heuristic::from_name(name).ok_or_else(|| {
+                CoreError::input(format!("unknown heuristic {name:?} in actions {spec:?}"))
+            })?;
             let windows: Vec<u32> = match window {
                 "" if heuristic == Heuristic::Fcfs => vec![1],
                 "" => PAPER_WINDOWS.to_vec(),
                 "all" => vec![u32::MAX],
-                w => vec![w
-                    .parse::<u32>()
-                    .ok()
-                    .filter(|&w| w >= 1)
-                    .ok_or_else(|| CoreError::input(format!("bad window {w:?} in actions {spec:?}")))?],
+                w => vec![w.parse::<u32>().ok().filter(|&w| w >= 1).ok_or_else(|| {
+                    CoreError::input(format!("bad window {w:?} in actions {spec:?}"))
+                })?],
             };
             for w in windows {
-                let action = Action { heuristic, window: w };
+                let action = Action {
+                    heuristic,
+                    window: w,
+                };
                 if !actions.contains(&action) {
                     actions.push(action);
                 }
@@ -139,7 +153,11 @@ impl ActionSet {
             self.decide(index, view, &mut decision);
             let outcome = outcome_of(&decision);
             if !branches.iter().any(|b| b.outcome == outcome) {
-                branches.push(Branch { action: index as u16, outcome, decision: decision.clone() });
+                branches.push(Branch {
+                    action: index as u16,
+                    outcome,
+                    decision: decision.clone(),
+                });
                 if branches.len() >= limit {
                     break;
                 }
@@ -175,7 +193,13 @@ mod tests {
         let set = ActionSet::paper();
         assert_eq!(set.len(), 161);
         assert_eq!(set.get(0).heuristic, Heuristic::Fcfs);
-        assert_eq!(set.get(1), Action { heuristic: Heuristic::Lcfs, window: 2 });
+        assert_eq!(
+            set.get(1),
+            Action {
+                heuristic: Heuristic::Lcfs,
+                window: 2
+            }
+        );
     }
 
     #[test]

@@ -75,7 +75,16 @@ pub fn search(
     let reference = Reward::reference(root);
     let grow = |tree: u32| {
         let seed = config.seed ^ u64::from(tree).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        Tree::new(root, branches, actions.clone(), reward, reference, config, seed).grow()
+        Tree::new(
+            root,
+            branches,
+            actions.clone(),
+            reward,
+            reference,
+            config,
+            seed,
+        )
+        .grow()
     };
     let trees: Vec<(Vec<(u32, f64)>, u64)> = match pool {
         Some(pool) => pool.install(|| (0..config.trees).into_par_iter().map(grow).collect()),
@@ -83,7 +92,12 @@ pub fn search(
     };
     let mut children: Vec<RootChild> = branches
         .iter()
-        .map(|b| RootChild { action: b.action, outcome: b.outcome.clone(), visits: 0, value: 0.0 })
+        .map(|b| RootChild {
+            action: b.action,
+            outcome: b.outcome.clone(),
+            visits: 0,
+            value: 0.0,
+        })
         .collect();
     let mut iterations = 0;
     for (stats, count) in &trees {
@@ -91,7 +105,8 @@ pub fn search(
         for (child, &(visits, q)) in children.iter_mut().zip(stats) {
             let total = child.visits + u64::from(visits);
             if total > 0 {
-                child.value = (child.value * child.visits as f64 + q * f64::from(visits)) / total as f64;
+                child.value =
+                    (child.value * child.visits as f64 + q * f64::from(visits)) / total as f64;
             }
             child.visits = total;
         }
@@ -101,7 +116,11 @@ pub fn search(
         .enumerate()
         .max_by(|(i, a), (j, b)| a.visits.cmp(&b.visits).then(j.cmp(i)))
         .map_or(0, |(i, _)| i);
-    SearchOutcome { children, chosen, iterations }
+    SearchOutcome {
+        children,
+        chosen,
+        iterations,
+    }
 }
 
 /// Whether a transition stopped at a decision point or ran out of events.
@@ -131,7 +150,9 @@ fn advance_to_decision(engine: &mut Engine, actions: &mut ActionSet) -> (Stop, u
         if let Some(only) = branches.into_iter().next() {
             if !only.outcome.is_empty() {
                 counted += 1;
-                engine.apply_decision(&only.decision).expect("an action's own decision is valid");
+                engine
+                    .apply_decision(&only.decision)
+                    .expect("an action's own decision is valid");
             }
         }
     }
@@ -186,12 +207,19 @@ impl<'a> Tree<'a> {
         let max_iterations = self.config.iterations.map_or(u64::MAX, u64::from);
         let mut iterations = 0u64;
         while iterations < max_iterations
-            && self.config.time_budget.is_none_or(|b| start.elapsed().as_secs_f64() < b)
+            && self
+                .config
+                .time_budget
+                .is_none_or(|b| start.elapsed().as_secs_f64() < b)
         {
             self.iterate();
             iterations += 1;
         }
-        let stats = self.nodes[0].children.iter().map(|&c| (self.nodes[c as usize].visits, self.nodes[c as usize].q)).collect();
+        let stats = self.nodes[0]
+            .children
+            .iter()
+            .map(|&c| (self.nodes[c as usize].visits, self.nodes[c as usize].q))
+            .collect();
         (stats, iterations)
     }
 
@@ -205,7 +233,13 @@ impl<'a> Tree<'a> {
         for b in branches {
             let counted = depth + u32::from(!b.outcome.is_empty());
             ids.push(self.nodes.len() as u32);
-            self.nodes.push(Node::new(parent, b.action, b.outcome, Some(b.decision), counted));
+            self.nodes.push(Node::new(
+                parent,
+                b.action,
+                b.outcome,
+                Some(b.decision),
+                counted,
+            ));
         }
         // Untried children are tried in a random order (popped from the end).
         let mut untried = ids.clone();
@@ -234,13 +268,20 @@ impl<'a> Tree<'a> {
         loop {
             let node = &self.nodes[id as usize];
             if node.terminal || (id != 0 && node.depth >= horizon) {
-                let padding = if node.terminal { horizon.saturating_sub(node.depth) as usize } else { 0 };
+                let padding = if node.terminal {
+                    horizon.saturating_sub(node.depth) as usize
+                } else {
+                    0
+                };
                 let g = rollout_return(&[], node.reward, padding, gamma);
                 self.backup(id, g);
                 return;
             }
             if !node.expanded {
-                let state = node.state.as_ref().expect("an unexpanded node keeps its state");
+                let state = node
+                    .state
+                    .as_ref()
+                    .expect("an unexpanded node keeps its state");
                 let branches = self.actions.outcomes(&state.view(), usize::MAX);
                 self.add_children(id, branches);
             }
@@ -254,12 +295,21 @@ impl<'a> Tree<'a> {
 
     /// Builds a child's state from its parent's, rolls out from it and backs up.
     fn try_child(&mut self, parent: u32, child: u32) {
-        let mut engine = self.nodes[parent as usize].state.as_ref().expect("parent state").fork();
+        let mut engine = self.nodes[parent as usize]
+            .state
+            .as_ref()
+            .expect("parent state")
+            .fork();
         if self.nodes[parent as usize].untried.is_empty() {
             self.nodes[parent as usize].state = None; // every child tried: the state is not needed
         }
-        let decision = self.nodes[child as usize].decision.take().expect("edge decision");
-        engine.apply_decision(&decision).expect("an action's own decision is valid");
+        let decision = self.nodes[child as usize]
+            .decision
+            .take()
+            .expect("edge decision");
+        engine
+            .apply_decision(&decision)
+            .expect("an action's own decision is valid");
         let (stop, counted) = advance_to_decision(&mut engine, &mut self.actions);
         let reward = self.reward.evaluate(&engine, &self.reference);
         let horizon = self.config.depth;
@@ -269,7 +319,12 @@ impl<'a> Tree<'a> {
         node.terminal = stop == Stop::Terminal;
         let depth = node.depth;
         let g = if node.terminal {
-            rollout_return(&[], reward, horizon.saturating_sub(depth) as usize, self.config.gamma)
+            rollout_return(
+                &[],
+                reward,
+                horizon.saturating_sub(depth) as usize,
+                self.config.gamma,
+            )
         } else if depth >= horizon {
             0.0
         } else {
@@ -290,7 +345,9 @@ impl<'a> Tree<'a> {
             cycles += 1;
             let action = self.below(self.actions.len());
             self.actions.decide(action, &engine.view(), &mut decision);
-            engine.apply_decision(&decision).expect("an action's own decision is valid");
+            engine
+                .apply_decision(&decision)
+                .expect("an action's own decision is valid");
             let started = !decision.starts.is_empty();
             let mut terminal = false;
             loop {
@@ -323,5 +380,176 @@ impl<'a> Tree<'a> {
             self.lowest = self.lowest.min(v);
             self.highest = self.highest.max(v);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use super::*;
+    use crate::engine::{Belief, Inputs};
+    use crate::model::{Calendar, Job, JobTable, Machine, Overrun};
+    use crate::sched::{Backfill, Heuristic, QueuePolicy};
+
+    /// (submit, run, requested, nodes)
+    fn engine(nodes: u32, specs: &[(f64, f64, f64, u32)]) -> Engine {
+        let jobs = specs
+            .iter()
+            .enumerate()
+            .map(|(i, &(submit, run_time, requested_time, nodes))| Job {
+                id: i as i64 + 1,
+                submit,
+                run_time,
+                requested_time,
+                nodes,
+            })
+            .collect();
+        let inputs = Inputs::new(
+            JobTable::new(jobs).unwrap(),
+            Machine { nodes },
+            Calendar::empty(),
+            Overrun::Continue,
+        )
+        .unwrap();
+        Engine::new(Arc::new(inputs))
+    }
+
+    /// 4 nodes; three 1-node jobs run until 3600; the queue holds four long 1-node jobs and a
+    /// short 4-node job L. Orderings either start one small job (FCFS, SJF on small windows,
+    /// ...) or nothing, reserving the nodes for L (LRF, SJF with L in the window): two outcomes.
+    fn drain_case() -> Engine {
+        let mut specs = vec![(0.0, 3600.0, 3600.0, 1); 3];
+        specs.extend([(10.0, 36000.0, 36000.0, 1); 4]);
+        specs.push((20.0, 360.0, 360.0, 4));
+        let mut e = engine(4, &specs);
+        let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
+        e.step(&mut fcfs).unwrap(); // t = 0: the three running jobs start
+        e.advance(); // t = 10: the small jobs arrive ...
+        e.invoke(&mut NoStart).unwrap();
+        e.advance(); // t = 20: L arrives; decision point
+        e
+    }
+
+    struct NoStart;
+    impl crate::sched::Policy for NoStart {
+        fn name(&self) -> String {
+            "nothing".into()
+        }
+        fn decide(&mut self, _: &crate::engine::View, _: &mut Decision) {}
+    }
+
+    #[test]
+    fn horizontal_merge_keeps_one_branch_per_outcome() {
+        let e = drain_case();
+        let mut actions = ActionSet::paper();
+        let branches = actions.outcomes(&e.view(), usize::MAX);
+        // Queue: S1..S4 (indices 3..6) then L (index 7); one free node.
+        let outcomes: Vec<&Vec<u32>> = branches.iter().map(|b| &b.outcome).collect();
+        assert_eq!(outcomes, vec![&vec![3], &vec![]]);
+        // FCFS is the representative of the first; the first action putting L first for the
+        // second: LCFS with a window of 2 or more (L is the last submitted).
+        assert_eq!(
+            actions.get(branches[0].action as usize).heuristic,
+            Heuristic::Fcfs
+        );
+        assert_eq!(
+            actions.get(branches[1].action as usize).heuristic,
+            Heuristic::Lcfs
+        );
+    }
+
+    #[test]
+    fn vertical_merge_skips_invocations_with_a_single_outcome() {
+        // After a drain at t=20, the next events are the three completions at 3600 (one
+        // instant): there, every ordering either starts L or small jobs, a real decision.
+        let mut e = drain_case();
+        let mut actions = ActionSet::paper();
+        let (stop, counted) = advance_to_decision(&mut e, &mut actions);
+        assert_eq!((stop, counted, e.now()), (Stop::Decision, 0, 3600.0));
+        // With only small jobs left, every later invocation has a single outcome: the
+        // transition runs to the end.
+        let only_small = engine(
+            2,
+            &[
+                (0.0, 100.0, 100.0, 1),
+                (0.0, 100.0, 100.0, 1),
+                (5.0, 50.0, 50.0, 1),
+            ],
+        );
+        let mut e = only_small;
+        let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
+        e.step(&mut fcfs).unwrap();
+        let (stop, counted) = advance_to_decision(&mut e, &mut actions);
+        assert_eq!((stop, counted), (Stop::Terminal, 1));
+        assert!(e.state().queue().is_empty());
+    }
+
+    #[test]
+    fn search_finds_the_drain_that_lowers_mean_wait() {
+        let e = drain_case();
+        let view = e.view();
+        let belief = Belief::from_view(&view).unwrap();
+        let mut actions = ActionSet::paper();
+        let branches = actions.outcomes(&belief.engine.view(), usize::MAX);
+        let config = SearchConfig {
+            iterations: Some(300),
+            trees: 2,
+            ..SearchConfig::default()
+        };
+        let result = search(
+            &belief.engine,
+            &branches,
+            &actions,
+            Reward::CW,
+            &config,
+            None,
+        );
+        assert_eq!(result.children.len(), 2);
+        assert!(
+            result.children[result.chosen].outcome.is_empty(),
+            "{result:?}"
+        );
+        assert_eq!(result.iterations, 600);
+        // Same seed, same budget: the same tree, on threads or not.
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .unwrap();
+        let threaded = search(
+            &belief.engine,
+            &branches,
+            &actions,
+            Reward::CW,
+            &config,
+            Some(&pool),
+        );
+        assert_eq!(threaded, result);
+    }
+
+    #[test]
+    fn cw_and_cu_rewards_on_crafted_outcomes() {
+        // One node; J1 runs 0-3600; J2 (submitted at 0) waits an hour, then runs an hour.
+        let mut e = engine(1, &[(0.0, 3600.0, 3600.0, 1), (0.0, 3600.0, 3600.0, 1)]);
+        let root = e.fork();
+        let reference = Reward::reference(&root);
+        let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
+        e.run(&mut fcfs).unwrap();
+        // Waits 0 s and 3600 s: mean 0.5 h, CW = 1 / 1.5. Busy the whole 7200 s: CU = 1.
+        assert!((Reward::CW.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
+        assert!((Reward::CU.evaluate(&e, &reference) - 1.0).abs() < 1e-12);
+        let mixed = Reward {
+            wait: 1.0,
+            bsld: 0.0,
+            utilization: 3.0,
+        };
+        assert!((mixed.evaluate(&e, &reference) - (1.0 / 1.5 + 3.0) / 4.0).abs() < 1e-12);
+        // Bounded slowdowns 1 and 2: mean 1.5, term 1/1.5.
+        let bsld = Reward {
+            wait: 0.0,
+            bsld: 1.0,
+            utilization: 0.0,
+        };
+        assert!((bsld.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
     }
 }

@@ -28,9 +28,17 @@ pub struct RootReference {
 
 impl Reward {
     /// MARS-CW: cumulative wait.
-    pub const CW: Reward = Reward { wait: 1.0, bsld: 0.0, utilization: 0.0 };
+    pub const CW: Reward = Reward {
+        wait: 1.0,
+        bsld: 0.0,
+        utilization: 0.0,
+    };
     /// MARS-CU: cumulative utilization.
-    pub const CU: Reward = Reward { wait: 0.0, bsld: 0.0, utilization: 1.0 };
+    pub const CU: Reward = Reward {
+        wait: 0.0,
+        bsld: 0.0,
+        utilization: 1.0,
+    };
 
     pub fn is_valid(&self) -> bool {
         let weights = [self.wait, self.bsld, self.utilization];
@@ -48,7 +56,10 @@ impl Reward {
             wait += w;
             bsld += ((w + job.run_time) / job.run_time.max(Metrics::BSLD_TAU)).max(1.0);
         }
-        RootReference { wait_term: wait_term(wait / n), bsld_term: 1.0 / (bsld / n).max(1.0) }
+        RootReference {
+            wait_term: wait_term(wait / n),
+            bsld_term: 1.0 / (bsld / n).max(1.0),
+        }
     }
 
     /// The immediate reward of the state `engine` is in.
@@ -65,10 +76,15 @@ impl Reward {
         } else {
             let s = engine.state();
             let up = engine.inputs().machine.nodes - s.down_nodes();
-            if up == 0 { 0.0 } else { f64::from(s.busy_nodes()) / f64::from(up) }
+            if up == 0 {
+                0.0
+            } else {
+                f64::from(s.busy_nodes()) / f64::from(up)
+            }
         };
         let total = self.wait + self.bsld + self.utilization;
-        (self.wait * wait + self.bsld * bsld + self.utilization * utilization.clamp(0.0, 1.0)) / total
+        (self.wait * wait + self.bsld * bsld + self.utilization * utilization.clamp(0.0, 1.0))
+            / total
     }
 }
 

@@ -36,7 +36,13 @@ pub struct Node {
 }
 
 impl Node {
-    pub fn new(parent: u32, action: u16, outcome: Vec<u32>, decision: Option<Decision>, depth: u32) -> Self {
+    pub fn new(
+        parent: u32,
+        action: u16,
+        outcome: Vec<u32>,
+        decision: Option<Decision>,
+        depth: u32,
+    ) -> Self {
         Node {
             parent,
             action,
@@ -157,7 +163,10 @@ mod tests {
         // b: v = 0.5*0.6 + 0.5*0.4 = 0.5; a: v = 0.5*0.2 + 0.5*0.5 = 0.35
         assert!((nodes[2].q - 0.5).abs() < 1e-12);
         assert!((nodes[1].q - 0.35).abs() < 1e-12);
-        assert_eq!((nodes[0].visits, nodes[1].visits, nodes[2].visits), (1, 1, 1));
+        assert_eq!(
+            (nodes[0].visits, nodes[1].visits, nodes[2].visits),
+            (1, 1, 1)
+        );
         assert_eq!(seen, vec![0.5, 0.35]);
         // A second backup through b averages: b: v = 0.3 + 0.5*0.0 = 0.3, Q = (0.5+0.3)/2
         backup(&mut nodes, 2, 0.0, 0.5, &mut seen);
@@ -168,7 +177,12 @@ mod tests {
 
     #[test]
     fn selection_prefers_unvisited_then_uct() {
-        let mut nodes = vec![node(NO_PARENT, 0.0), node(0, 0.0), node(0, 0.0), node(0, 0.0)];
+        let mut nodes = vec![
+            node(NO_PARENT, 0.0),
+            node(0, 0.0),
+            node(0, 0.0),
+            node(0, 0.0),
+        ];
         nodes[0].children = vec![1, 2, 3];
         nodes[0].visits = 10;
         (nodes[1].q, nodes[1].visits) = (0.9, 5);

@@ -1,0 +1,178 @@
+"""MARS (look-ahead by MCTS) end to end: the paper's two behaviours on crafted scenarios,
+honest look-ahead, determinism, and the decision log."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hpcsched
+from hpcsched.workload import Downtime, DowntimeCalendar
+from tests.conftest import workload_from
+
+HOUR = 3600.0
+
+
+def mars(name: str, **search) -> hpcsched.PolicySpec:
+    options = {"iterations": 200, "trees": 2, "seed": 5, **search}
+    return hpcsched.PolicySpec(name, search=hpcsched.SearchSpec(**options))
+
+
+def starvation_case():
+    """4 nodes. Three 1-node jobs run for an hour; four 10-hour 1-node jobs and a short
+    4-node job L wait. Greedy starts the long jobs on nodes as they free up and L waits ~11 h;
+    draining the machine for an hour lets L run first (MARS Fig. 5)."""
+    specs = [(0, HOUR, HOUR, 1)] * 3 + [(10, 10 * HOUR, 10 * HOUR, 1)] * 4
+    specs.append((10, 0.1 * HOUR, 0.1 * HOUR, 4))
+    return workload_from(specs, 4)
+
+
+def test_mars_cw_drains_to_start_the_starving_large_job():
+    workload = starvation_case()
+    greedy = hpcsched.simulate(workload, "fcfs")
+    result = hpcsched.simulate(workload, mars("mars-cw"))
+    large = result.jobs.iloc[-1]
+    # FCFS+EASY (and any greedy order) starts the long jobs first: L waits until ~11 h.
+    assert greedy.jobs.iloc[-1]["start"] > 10 * HOUR
+    # MARS-CW leaves the free node idle at t=10 s and starts L when the 3 running jobs end.
+    assert large["start"] == HOUR
+    assert large["start_kind"] == "drain"
+    assert result.decisions["drain"].any()
+    assert result.info["search"]["drains"] >= 1
+    assert result.info["wait"]["mean"] < greedy.info["wait"]["mean"]
+    for policy in ("sjf", "srf", "wfp3", "f1"):
+        other = hpcsched.simulate(workload, policy, window=256)
+        assert result.info["wait"]["mean"] <= other.info["wait"]["mean"], policy
+
+
+def maintenance_case():
+    """10 nodes; whole-machine maintenance at 48 h, announced 48 h ahead (so known at once).
+    A 10-node job runs 0-38 h. Then ten 1-hour 1-node jobs (submitted first) compete with a
+    10-node job of exactly 10 hours, which fits the 10 hours left only if it starts at 38 h."""
+    t0, window_start = 38 * HOUR, 48 * HOUR
+    specs = [(0, t0, t0, 10)] + [(1, HOUR, HOUR, 1)] * 10 + [(2, 10 * HOUR, 10 * HOUR, 10)]
+    calendar = DowntimeCalendar((Downtime(window_start, window_start + HOUR, "scheduled"),))
+    return workload_from(specs, 10), calendar
+
+
+def test_mars_cu_packs_the_machine_before_an_announced_maintenance():
+    workload, calendar = maintenance_case()
+    fcfs = hpcsched.simulate(workload, "fcfs", downtime=calendar)
+    cu = hpcsched.simulate(workload, mars("mars-cu"), downtime=calendar)
+
+    def before(result):
+        (window,) = result.info["utilization"]["before_maintenance"]
+        return window["utilization"]
+
+    # FCFS+EASY starts the ten short jobs; the big job no longer fits before the window.
+    assert before(fcfs) == pytest.approx((38 * 10 + 10) / (48 * 10))
+    # MARS-CU starts the big job at 38 h: the machine is full until the maintenance.
+    assert before(cu) == pytest.approx(1.0)
+    assert cu.jobs.iloc[-1]["start"] == 38 * HOUR
+    # MARS-CW, asked for short waits instead, prefers the ten short jobs, as FCFS does.
+    cw = hpcsched.simulate(workload, mars("mars-cw"), downtime=calendar)
+    assert cw.info["wait"]["mean"] <= cu.info["wait"]["mean"]
+
+
+def test_search_is_honest_about_run_times():
+    """Changing the actual run times of running jobs and of jobs not yet submitted does not
+    change the first decision: the search sees requested times only."""
+    workload = hpcsched.workload.generate.markovian(n_jobs=400, target_util=0.95, seed=11)
+    spec = mars("mars-cw", iterations=40)
+    first = hpcsched.simulate(workload, spec)
+    searched = first.decisions[first.decisions["outcomes"] >= 2].iloc[0]
+    t = searched["time"]
+    jobs = workload.jobs.copy()
+    table = first.jobs
+    running = ((table["start"] <= t) & (table["end"] > t)).to_numpy()
+    future = (jobs["submit"] > t).to_numpy()
+    assert running.any() and future.any()
+    elapsed = t - table["start"].to_numpy()
+    remaining = table["end"].to_numpy() - t
+    jobs.loc[running, "run_time"] = (elapsed + 3 * remaining)[running]
+    jobs.loc[future, "run_time"] = jobs.loc[future, "run_time"] * 0.3
+    changed = hpcsched.Workload(jobs=jobs, nodes=workload.nodes)
+    second = hpcsched.simulate(changed, spec)
+    again = second.decisions[second.decisions["outcomes"] >= 2].iloc[0]
+    pd.testing.assert_series_equal(
+        searched.drop(["seconds"]), again.drop(["seconds"]), check_names=False
+    )
+
+
+def test_identical_results_with_one_and_two_threads(tmp_path):
+    workload = hpcsched.workload.generate.markovian(n_jobs=600, target_util=0.9, seed=2)
+    one = hpcsched.simulate(workload, mars("mars-cw", iterations=30, threads=1), out=tmp_path / "1")
+    two = hpcsched.simulate(workload, mars("mars-cw", iterations=30, threads=2), out=tmp_path / "2")
+    assert (tmp_path / "1" / "jobs.parquet").read_bytes() == (
+        tmp_path / "2" / "jobs.parquet"
+    ).read_bytes()
+    cols = ["time", "outcomes", "iterations", "heuristic", "window", "started", "drain"]
+    pd.testing.assert_frame_equal(one.decisions[cols], two.decisions[cols])
+    assert (tmp_path / "1" / "decisions.parquet").is_file()
+
+
+def test_decision_log_and_summary():
+    workload = hpcsched.workload.generate.markovian(n_jobs=300, target_util=0.9, seed=4)
+    result = hpcsched.simulate(workload, mars("mars-cu", iterations=10))
+    log = result.decisions
+    assert list(log.columns) == [
+        "time",
+        "queue_length",
+        "outcomes",
+        "iterations",
+        "heuristic",
+        "window",
+        "started",
+        "drain",
+        "seconds",
+    ]
+    searched = log[log["outcomes"] >= 2]
+    assert (searched["iterations"] == 20).all()  # 10 per tree, 2 trees
+    assert (log.loc[log["outcomes"] == 1, "iterations"] == 0).all()
+    assert np.all(np.diff(log["time"].to_numpy()) >= 0)
+    stats = result.info["search"]
+    assert stats["searches"] == len(searched)
+    assert stats["branching"]["max"] == searched["outcomes"].max()
+    assert tuple(result.info["inputs"]["policy"]["search"]["reward"]) == (0.0, 0.0, 1.0)
+
+
+def test_random_baseline_picks_only_outcomes_that_start_jobs():
+    workload = starvation_case()
+    result = hpcsched.simulate(workload, mars("random"))
+    assert not result.decisions["drain"].any()
+    assert (result.jobs["start_kind"] != "drain").all()
+
+
+def test_custom_reward_and_action_set():
+    workload = starvation_case()
+    spec = hpcsched.PolicySpec(
+        "mars",
+        search=hpcsched.SearchSpec(
+            reward=(1.0, 0.5, 0.0), actions="fcfs,lrf:all", iterations=50, trees=1
+        ),
+    )
+    result = hpcsched.simulate(workload, spec)
+    assert set(result.decisions["heuristic"]) <= {"fcfs", "lrf"}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"iterations": 0}, "--iterations"),
+        ({"iterations": None}, "give --iterations"),
+        ({"gamma": 1.0}, "--gamma"),
+        ({"depth": 0}, "--depth"),
+        ({"reward": (0.0, 0.0, 0.0)}, "positive sum"),
+        ({"time_budget": -1.0}, "--time-budget"),
+    ],
+)
+def test_bad_search_options(kwargs, message):
+    with pytest.raises(hpcsched.OptionError, match=message):
+        hpcsched.SearchSpec(**kwargs)
+
+
+def test_bad_action_set_is_an_input_error():
+    spec = hpcsched.PolicySpec("mars-cw", search=hpcsched.SearchSpec(actions="wfp9:2"))
+    with pytest.raises(hpcsched.HpcschedError, match="unknown heuristic"):
+        hpcsched.simulate(starvation_case(), spec)
