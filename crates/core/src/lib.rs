@@ -13,7 +13,7 @@ pub mod model;
 pub mod sched;
 pub mod search;
 
-pub use engine::{Engine, Inputs, RunLog, SimState, View};
+pub use engine::{Belief, Engine, Inputs, RunLog, SimState, View};
 pub use error::{CoreError, Result};
 pub use model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun};
 pub use sched::{Backfill, Decision, Heuristic, Policy, QueuePolicy, Snf, Start, StartKind};
