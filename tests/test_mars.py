@@ -176,3 +176,25 @@ def test_bad_action_set_is_an_input_error():
     spec = hpcsched.PolicySpec("mars-cw", search=hpcsched.SearchSpec(actions="wfp9:2"))
     with pytest.raises(hpcsched.HpcschedError, match="unknown heuristic"):
         hpcsched.simulate(starvation_case(), spec)
+
+
+def test_time_budget_alone_runs_searches():
+    spec = hpcsched.PolicySpec(
+        "mars-cw", search=hpcsched.SearchSpec(iterations=None, time_budget=0.005, trees=1)
+    )
+    result = hpcsched.simulate(starvation_case(), spec)
+    searched = result.decisions[result.decisions["outcomes"] >= 2]
+    assert len(searched) >= 1
+    assert (searched["iterations"] >= 1).all()
+
+
+def test_reward_from_a_toml_file(tmp_path):
+    path = tmp_path / "goal.toml"
+    path.write_text("[reward]\nwait = 2.0\nutilization = 1.0\n")
+    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0)
+    bad = tmp_path / "bad.toml"
+    bad.write_text("[reward]\nwait = 'a lot'\n")
+    with pytest.raises(hpcsched.HpcschedError):
+        hpcsched.policies.parse_reward(str(bad))
+    with pytest.raises(hpcsched.InputError, match="cannot read"):
+        hpcsched.policies.parse_reward(str(tmp_path / "missing.toml"))

@@ -61,7 +61,10 @@ def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float]:
             f"unknown reward term {unknown[0]!r}; terms: {', '.join(REWARD_TERMS)}",
             option="--reward",
         )
-    values = tuple(float(weights.get(term, 0.0)) for term in REWARD_TERMS)
+    try:
+        values = tuple(float(weights.get(term, 0.0)) for term in REWARD_TERMS)
+    except (TypeError, ValueError):
+        raise OptionError(f"weights must be numbers, got {weights!r}", option="--reward") from None
     if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
         raise OptionError("weights must be >= 0 with a positive sum", option="--reward")
     return values  # type: ignore[return-value]
