@@ -25,7 +25,10 @@ fn main() {
     let inputs = trace::load(path);
     let n = inputs.jobs.len();
     let machine = inputs.machine.nodes;
-    println!("loaded {n} jobs on {machine} nodes in {:.3} s", t0.elapsed().as_secs_f64());
+    println!(
+        "loaded {n} jobs on {machine} nodes in {:.3} s",
+        t0.elapsed().as_secs_f64()
+    );
     for _ in 0..repeat {
         let mut policy = build_policy(policy, window, "easy").unwrap();
         let mut engine = Engine::new(Arc::clone(&inputs));

@@ -14,7 +14,9 @@ mod trace;
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();
-    let path = args.get(1).expect("usage: search_speed TRACE [ITERATIONS] [MIN_QUEUE]");
+    let path = args
+        .get(1)
+        .expect("usage: search_speed TRACE [ITERATIONS] [MIN_QUEUE]");
     let iterations: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
     let min_queue: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200);
     let depth: u32 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(50);
@@ -24,7 +26,10 @@ fn main() {
     let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
     let mut actions = ActionSet::paper();
     loop {
-        assert!(engine.advance(), "no state with {min_queue} waiting jobs and a choice");
+        assert!(
+            engine.advance(),
+            "no state with {min_queue} waiting jobs and a choice"
+        );
         let view = engine.view();
         if view.queue.len() >= min_queue && view.free > 0 && actions.outcomes(&view, 2).len() >= 2 {
             break;
