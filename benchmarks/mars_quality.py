@@ -29,26 +29,42 @@ def theta_slice(trace: Path, start: int, size: int = 4000) -> Workload:
     jobs = full.jobs.iloc[start : start + size].reset_index(drop=True)
     origin = float(jobs["submit"].iloc[0])
     jobs["submit"] -= origin
-    return Workload(jobs=jobs, nodes=full.nodes, source=f"{trace.name}[{start}:{start + size}]",
-                    header=full.header, time_origin=full.time_origin + origin)
+    return Workload(
+        jobs=jobs,
+        nodes=full.nodes,
+        source=f"{trace.name}[{start}:{start + size}]",
+        header=full.header,
+        time_origin=full.time_origin + origin,
+    )
 
 
 def row(name: str, result: hpcsched.Result, seconds: float) -> dict:
     info = result.info
     hours = {k: info["wait"][k] / 3600 for k in ("mean", "median", "p75", "p95")}
-    classes = {c: (v["mean"] / 3600 if v["mean"] is not None else float("nan"),
-                   v["median"] / 3600 if v["median"] is not None else float("nan"))
-               for c, v in info["wait_by_class"].items()}
-    return {"policy": name, **hours, "bsld": info["bounded_slowdown"]["mean"],
-            "util": info["utilization"]["overall_uptime"], "classes": classes, "seconds": seconds}
+    classes = {
+        c: (
+            v["mean"] / 3600 if v["mean"] is not None else float("nan"),
+            v["median"] / 3600 if v["median"] is not None else float("nan"),
+        )
+        for c, v in info["wait_by_class"].items()
+    }
+    return {
+        "policy": name,
+        **hours,
+        "bsld": info["bounded_slowdown"]["mean"],
+        "util": info["utilization"]["overall_uptime"],
+        "classes": classes,
+        "seconds": seconds,
+    }
 
 
 def run_slice(workload: Workload, iterations: int, trees: int) -> list[dict]:
     rows = []
     for name, policy, window in BASELINES:
         t = time.perf_counter()
-        rows.append(row(name, hpcsched.simulate(workload, policy, window=window),
-                        time.perf_counter() - t))
+        rows.append(
+            row(name, hpcsched.simulate(workload, policy, window=window), time.perf_counter() - t)
+        )
     search = hpcsched.SearchSpec(iterations=iterations, trees=trees, seed=17)
     for name, policy in [("Random", "random"), ("MARS-CW", "mars-cw"), ("MARS-CU", "mars-cu")]:
         t = time.perf_counter()
@@ -59,14 +75,18 @@ def run_slice(workload: Workload, iterations: int, trees: int) -> list[dict]:
 
 def print_table(title: str, rows: list[dict]) -> None:
     print(f"\n{title}")
-    print("| policy | mean | median | P75 | P95 | bsld | util % | S mean/med | M mean/med | "
-          "L mean/med | XL mean/med | run s |")
+    print(
+        "| policy | mean | median | P75 | P95 | bsld | util % | S mean/med | M mean/med | "
+        "L mean/med | XL mean/med | run s |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         classes = " | ".join(f"{m:.2f} / {md:.2f}" for m, md in r["classes"].values())
-        print(f"| {r['policy']} | {r['mean']:.2f} | {r['median']:.2f} | {r['p75']:.2f} | "
-              f"{r['p95']:.2f} | {r['bsld']:.1f} | {100 * r['util']:.2f} | {classes} | "
-              f"{r['seconds']:.1f} |")
+        print(
+            f"| {r['policy']} | {r['mean']:.2f} | {r['median']:.2f} | {r['p75']:.2f} | "
+            f"{r['p95']:.2f} | {r['bsld']:.1f} | {100 * r['util']:.2f} | {classes} | "
+            f"{r['seconds']:.1f} |"
+        )
 
 
 def check(rows: list[dict]) -> list[str]:
@@ -74,11 +94,15 @@ def check(rows: list[dict]) -> list[str]:
     others = [r for r in rows if r["policy"] != "MARS-CW"]
     baselines = [by[n] for n, _, _ in BASELINES] + [by["Random"]]
     verdicts = [
-        ("MARS-CW has the lowest median wait",
-         all(by["MARS-CW"]["median"] <= r["median"] for r in others)),
+        (
+            "MARS-CW has the lowest median wait",
+            all(by["MARS-CW"]["median"] <= r["median"] for r in others),
+        ),
         ("MARS-CU mean wait < WFP3 mean wait", by["MARS-CU"]["mean"] < by["WFP3"]["mean"]),
-        ("MARS-CU utilization >= best baseline - 0.5 pt",
-         by["MARS-CU"]["util"] >= max(r["util"] for r in baselines) - 0.005),
+        (
+            "MARS-CU utilization >= best baseline - 0.5 pt",
+            by["MARS-CU"]["util"] >= max(r["util"] for r in baselines) - 0.005,
+        ),
     ]
     return [f"{'PASS' if ok else 'FAIL'}: {text}" for text, ok in verdicts]
 
@@ -92,8 +116,10 @@ def main() -> None:
     trace = args.traces / "ALCF-Theta-2022.swf.gz"
     if not trace.is_file():
         sys.exit(f"{trace} not found (give --traces DIR)")
-    print(f"MARS budget: {args.iterations} iterations per tree, {args.trees} trees, depth 50, "
-          "gamma 0.99, 161 actions, seed 17. Waits in hours (all jobs, zero waits included).")
+    print(
+        f"MARS budget: {args.iterations} iterations per tree, {args.trees} trees, depth 50, "
+        "gamma 0.99, 161 actions, seed 17. Waits in hours (all jobs, zero waits included)."
+    )
     failures = 0
     for title, start in SLICES.items():
         rows = run_slice(theta_slice(trace, start), args.iterations, args.trees)

@@ -32,21 +32,38 @@ def main() -> None:
     trace = args.traces / "ALCF-Theta-2022.swf.gz"
     if not trace.is_file():
         sys.exit(f"{trace} not found (give --traces DIR)")
-    subprocess.run(["cargo", "build", "--quiet", "--release", "-p", "hpcsched-core", "--example",
-                    "search_speed"], cwd=REPO, check=True)
+    subprocess.run(
+        [
+            "cargo",
+            "build",
+            "--quiet",
+            "--release",
+            "-p",
+            "hpcsched-core",
+            "--example",
+            "search_speed",
+        ],
+        cwd=REPO,
+        check=True,
+    )
     binary = REPO / "target" / "release" / "examples" / "search_speed"
     for min_queue in (200, 290):
-        out = subprocess.run([binary, trace, str(args.iterations), str(min_queue)],
-                             capture_output=True, text=True, check=True).stdout
+        out = subprocess.run(
+            [binary, trace, str(args.iterations), str(min_queue)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
         print(out.rstrip())
         for rate in re.findall(r"([\d.]+) iterations/s", out):
-            print(f"  -> {float(rate) / PAPER_RATE:,.0f}x the MARS paper's per-core rate "
-                  f"({PAPER_RATE:.1f} it/s/core)")
+            print(
+                f"  -> {float(rate) / PAPER_RATE:,.0f}x the MARS paper's per-core rate "
+                f"({PAPER_RATE:.1f} it/s/core)"
+            )
 
     sys.path.insert(0, str(REPO / "benchmarks"))
-    from mars_quality import theta_slice
-
     import hpcsched
+    from mars_quality import theta_slice
 
     workload = theta_slice(trace, 0)
     search = hpcsched.SearchSpec(iterations=200, trees=2, threads=2, seed=17)
@@ -54,11 +71,13 @@ def main() -> None:
     result = hpcsched.simulate(workload, hpcsched.PolicySpec("mars-cw", search=search))
     seconds = time.perf_counter() - start
     stats = result.info["search"]
-    print(f"\nfull replay of Theta's first 4000 jobs under MARS-CW (200 iterations x 2 trees, "
-          f"2 threads): {seconds:.1f} s, {stats['searches']} searches, "
-          f"{stats['seconds_per_search']['mean'] * 1000:.1f} ms per search (max "
-          f"{stats['seconds_per_search']['max'] * 1000:.0f} ms), median branching "
-          f"{stats['branching']['median']:.0f}")
+    print(
+        f"\nfull replay of Theta's first 4000 jobs under MARS-CW (200 iterations x 2 trees, "
+        f"2 threads): {seconds:.1f} s, {stats['searches']} searches, "
+        f"{stats['seconds_per_search']['mean'] * 1000:.1f} ms per search (max "
+        f"{stats['seconds_per_search']['max'] * 1000:.0f} ms), median branching "
+        f"{stats['branching']['median']:.0f}"
+    )
 
 
 if __name__ == "__main__":
