@@ -5,6 +5,16 @@ from typing import Any, final
 import numpy as np
 import numpy.typing as npt
 
+__all__ = [
+    "__version__",
+    "Simulation",
+    "heuristic_names",
+    "parse_swf",
+    "parse_swf_file",
+    "policy_names",
+    "start_kind_names",
+]
+
 __version__: str
 
 def policy_names() -> list[str]: ...
@@ -15,8 +25,8 @@ def parse_swf_file(path: str, lenient: bool = False) -> dict[str, Any]: ...
 
 @final
 class Simulation:
-    def __init__(
-        self,
+    def __new__(
+        cls,
         job_id: npt.NDArray[np.int64],
         submit: npt.NDArray[np.float64],
         run_time: npt.NDArray[np.float64],
@@ -33,7 +43,7 @@ class Simulation:
         down_nodes: npt.NDArray[np.int64],
         announce_lead: float,
         search: dict[str, Any] | None = None,
-    ) -> None: ...
+    ) -> Simulation: ...
     @property
     def now(self) -> float: ...
     @property
