@@ -6,8 +6,8 @@ import numpy as np
 import numpy.typing as npt
 
 __all__ = [
-    "__version__",
     "Simulation",
+    "__version__",
     "heuristic_names",
     "parse_swf",
     "parse_swf_file",
