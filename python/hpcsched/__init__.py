@@ -6,6 +6,7 @@ with EASY backfilling, SNF, and (coming) MARS look-ahead and SNF-ICON power mana
 
 from hpcsched._core import __version__
 from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
+from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec, SearchSpec, policy_names
 from hpcsched.run import Result, simulate
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
@@ -16,11 +17,13 @@ __all__ = [
     "HpcschedError",
     "InputError",
     "OptionError",
+    "Platform",
     "PolicySpec",
     "Result",
     "SearchSpec",
     "Workload",
     "__version__",
+    "load_platform",
     "load_workload",
     "policy_names",
     "read_calendar",

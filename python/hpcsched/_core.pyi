@@ -43,6 +43,7 @@ class Simulation:
         down_nodes: npt.NDArray[np.int64],
         announce_lead: float,
         search: dict[str, Any] | None = None,
+        power: dict[str, float] | None = None,
     ) -> Simulation: ...
     @property
     def now(self) -> float: ...

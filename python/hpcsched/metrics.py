@@ -156,3 +156,22 @@ def search_stats(decisions: pd.DataFrame) -> dict[str, Any]:
             },
         )
     return stats
+
+
+#: joules per MWh
+JOULES_PER_MWH = 3.6e9
+
+
+def energy_summary(
+    joules: dict[str, float], node_seconds: dict[str, float], horizon: float
+) -> dict[str, Any]:
+    """The energy object of ``summary.json``: MWh from 0 to the last completion, wasted energy
+    (everything not spent computing) and node-seconds per state."""
+    return {
+        "total_mwh": joules["total"] / JOULES_PER_MWH,
+        "wasted_mwh": joules["wasted"] / JOULES_PER_MWH,
+        "computing_mwh": joules["computing"] / JOULES_PER_MWH,
+        "idle_mwh": joules["idle"] / JOULES_PER_MWH,
+        "node_seconds": dict(node_seconds),
+        "horizon_seconds": horizon,
+    }

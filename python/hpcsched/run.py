@@ -15,6 +15,7 @@ from hpcsched import _core, metrics
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
 from hpcsched.exceptions import OptionError
 from hpcsched.output import write_run
+from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec
 from hpcsched.workload import (
     DEFAULT_ANNOUNCE_LEAD,
@@ -80,6 +81,7 @@ def simulate(
     downtime: DowntimeCalendar | str | os.PathLike[str] | None = None,
     announce_lead: float | None = None,
     overrun: str = "continue",
+    platform: Platform | str | None = None,
     out: str | os.PathLike[str] | None = None,
     csv: bool = False,
     progress: ProgressHook | None = None,
@@ -88,11 +90,14 @@ def simulate(
 
     ``policy`` is a name (a MARS Table II heuristic such as ``fcfs``, ``wfp3``, ``sjf``, or
     ``snf``) with ``window`` and ``backfill``, or a :class:`PolicySpec`. ``downtime`` is a
-    calendar file or object in the trace's clock. With ``out``, the run directory is written
+    calendar file or object in the trace's clock. ``platform`` (a preset name such as
+    ``"AOBA-64"``, a TOML file or a :class:`Platform`) sets the machine size and, with a power
+    model, adds energy to the summary. With ``out``, the run directory is written
     (atomically). ``progress`` is called with (simulated time, jobs submitted) as the run goes.
     """
     spec = policy if isinstance(policy, PolicySpec) else PolicySpec(policy, window, backfill)
     check_overrun(overrun)
+    platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
     if not isinstance(workload, Workload):
         workload = load_workload(
@@ -102,6 +107,12 @@ def simulate(
             procs_per_node=procs_per_node,
             lenient=lenient,
             strict=strict,
+        )
+    if platform is not None and workload.nodes != platform.nodes:
+        raise OptionError(
+            f"the workload was read for {workload.nodes} nodes but platform {platform.name} has "
+            f"{platform.nodes}; read it with nodes={platform.nodes}",
+            option="--platform",
         )
     calendar = _calendar(downtime, announce_lead, workload)
     t1 = time.perf_counter()
@@ -125,6 +136,7 @@ def simulate(
         np.array([w.nodes or 0 for w in windows], dtype=np.int64),
         calendar.announce_lead,
         spec.search.to_native() if spec.search else None,
+        platform.power.to_dict() if platform is not None and platform.power else None,
     )
     _drive(sim, workload, progress)
     t2 = time.perf_counter()
@@ -166,6 +178,11 @@ def simulate(
             "extra": raw["reservation_extra"].astype(np.int64),
         }
     )
+    info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
+    if "energy_j" in raw:
+        info["energy"] = metrics.energy_summary(
+            raw["energy_j"], raw["node_seconds"], raw["horizon"]
+        )
     decisions = pd.DataFrame(sim.decisions())
     if spec.search is not None:
         info["search"] = metrics.search_stats(decisions)
@@ -181,6 +198,22 @@ def simulate(
     if out is not None:
         result.write(out, csv=csv)
     return result
+
+
+def resolve_platform(
+    platform: Platform | str | os.PathLike[str] | None, nodes: int | None
+) -> tuple[Platform | None, int | None]:
+    """The platform (loaded when named) and the machine size it implies."""
+    if platform is None:
+        return None, nodes
+    if not isinstance(platform, Platform):
+        platform = load_platform(platform)
+    if nodes is not None and nodes != platform.nodes:
+        raise OptionError(
+            f"{nodes} nodes given but platform {platform.name} has {platform.nodes}",
+            option="--nodes",
+        )
+    return platform, platform.nodes
 
 
 def check_overrun(overrun: str) -> None:

@@ -98,6 +98,19 @@ def test_look_ahead_policies_from_the_command_line(tmp_path, capsys):
         assert not (tmp_path / "bad").exists()
 
 
+def test_platform_option_reports_energy(tmp_path, capsys):
+    trace = tmp_path / "m.json"
+    assert run(["generate", "markovian", trace, "--jobs", "100"], capsys)[0] == 0
+    code, out, _ = run(
+        ["simulate", trace, "--platform", "Taurus-64", "--out", tmp_path / "r"], capsys
+    )
+    assert code == 0 and "MWh" in out
+    summary = json.loads((tmp_path / "r" / "summary.json").read_text())
+    assert summary["energy"]["total_mwh"] > summary["energy"]["wasted_mwh"] > 0
+    code, _, err = run(["simulate", trace, "--platform", "Taurus-65"], capsys)
+    assert code == 2 and "neither a preset" in err
+
+
 def test_default_run_directory_is_under_runs(tmp_path, trace, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     code, _, _ = run(["simulate", trace, "--policy", "sjf"], capsys)

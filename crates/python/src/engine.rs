@@ -2,6 +2,7 @@
 
 use std::sync::Arc;
 
+use hpcsched_core::model::PowerModel;
 use hpcsched_core::sched::{build_policy, build_search_policy, SearchOptions};
 use hpcsched_core::search::{Reward, SearchConfig};
 use hpcsched_core::{
@@ -34,7 +35,7 @@ impl PySimulation {
     #[pyo3(signature = (
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
-        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None
+        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None
     ))]
     fn new(
         py: Python<'_>,
@@ -54,6 +55,7 @@ impl PySimulation {
         down_nodes: PyReadonlyArray1<'_, i64>,
         announce_lead: f64,
         search: Option<&Bound<'_, PyDict>>,
+        power: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -103,17 +105,18 @@ impl PySimulation {
                 ))
             })
             .py_result(py)?;
+        let power = power.map(power_model).transpose()?;
         let inputs = (|| {
             let table = JobTable::new(jobs)?;
             let calendar = Calendar::new(windows, announce_lead)?;
-            Inputs::new(
-                table,
-                Machine {
-                    nodes: machine_nodes,
-                },
-                calendar,
-                overrun,
-            )
+            if let Some(model) = &power {
+                model.validate()?;
+            }
+            let machine = Machine {
+                nodes: machine_nodes,
+                power,
+            };
+            Inputs::new(table, machine, calendar, overrun)
         })()
         .py_result(py)?;
         let policy = match search {
@@ -273,6 +276,22 @@ impl PySimulation {
             "reservation_extra",
             res.iter().map(|r| r.3).collect::<Vec<_>>().into_pyarray(py),
         )?;
+        let totals = &log.at_last_completion;
+        let node_seconds = PyDict::new(py);
+        node_seconds.set_item("computing", totals.busy_node_seconds)?;
+        node_seconds.set_item("idle", totals.idle_node_seconds())?;
+        node_seconds.set_item("down", totals.down_node_seconds)?;
+        out.set_item("node_seconds", node_seconds)?;
+        out.set_item("horizon", totals.elapsed)?;
+        if let Some(model) = self.engine.inputs().machine.power {
+            let energy = model.energy(totals);
+            let joules = PyDict::new(py);
+            joules.set_item("computing", energy.computing_j)?;
+            joules.set_item("idle", energy.idle_j)?;
+            joules.set_item("total", energy.total_j())?;
+            joules.set_item("wasted", energy.wasted_j())?;
+            out.set_item("energy_j", joules)?;
+        }
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;
         Ok(out)
@@ -308,5 +327,25 @@ fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             seed: get(d, "seed")?,
         },
         threads: get(d, "threads")?,
+    })
+}
+
+/// Reads the power model Python validated (see `hpcsched.platform.Platform`).
+fn power_model(d: &Bound<'_, PyDict>) -> PyResult<PowerModel> {
+    let get = |key: &str| -> PyResult<f64> {
+        d.get_item(key)?
+            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
+            .extract()
+    };
+    Ok(PowerModel {
+        computing_w: get("computing")?,
+        idle_w: get("idle")?,
+        sleeping_w: get("sleeping")?,
+        switching_on_w: get("switching_on")?,
+        switching_off_w: get("switching_off")?,
+        switch_on_s: get("switch_on")?,
+        switch_on_std_s: get("switch_on_std")?,
+        switch_off_s: get("switch_off")?,
+        switch_off_std_s: get("switch_off_std")?,
     })
 }

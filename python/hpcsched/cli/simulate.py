@@ -11,7 +11,7 @@ from rich.table import Table
 from hpcsched.cli._console import LazyProgress, console, hours, percent
 from hpcsched.exceptions import OptionError
 from hpcsched.policies import PolicySpec, SearchSpec, parse_reward
-from hpcsched.run import check_overrun
+from hpcsched.run import check_overrun, resolve_platform
 from hpcsched.run import simulate as run_simulation
 from hpcsched.workload import load_workload
 from hpcsched.workload.swf import check_procs_per_node
@@ -42,6 +42,13 @@ def simulate(
         str | None, typer.Option(help="swf or json (default: from the name).")
     ] = None,
     downtime: Annotated[Path | None, typer.Option(help="Downtime calendar file.")] = None,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            help="Platform preset (AOBA-64, AOBA-1152, Taurus-64, Taurus-1152) or TOML file: "
+            "sets the machine size and reports energy."
+        ),
+    ] = None,
     announce_lead: Annotated[
         float, typer.Option(help="Notice of scheduled maintenance (s).")
     ] = 172800.0,
@@ -145,6 +152,7 @@ def simulate(
     ppn = check_procs_per_node(procs_per_node)
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
+    machine, nodes = resolve_platform(platform, nodes)
     workload = load_workload(
         trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
     )
@@ -165,6 +173,7 @@ def simulate(
             downtime=downtime,
             announce_lead=announce_lead,
             overrun=overrun,
+            platform=machine,
             out=out,
             csv=csv,
             progress=progress,
@@ -238,6 +247,13 @@ def _print_summary(info: dict, out: Path) -> None:
                 "utilization 48 h before maintenance",
                 ", ".join(percent(b["utilization"]) for b in before),
             )
+    energy = info.get("energy")
+    if energy:
+        table.add_row(
+            "energy",
+            f"{energy['total_mwh']:,.2f} MWh, of which {energy['wasted_mwh']:,.2f} MWh wasted "
+            "(not computing)",
+        )
     search = info.get("search")
     if search and search["searches"]:
         table.add_row(

@@ -37,7 +37,7 @@ pub fn load(path: &str) -> Arc<Inputs> {
     Arc::new(
         Inputs::new(
             JobTable::new(jobs).unwrap(),
-            Machine { nodes: machine },
+            Machine::new(machine),
             Calendar::empty(),
             Overrun::Continue,
         )

@@ -68,9 +68,7 @@ impl Belief {
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
         let inputs = Inputs::new(
             JobTable::new(jobs)?,
-            Machine {
-                nodes: view.machine_nodes,
-            },
+            Machine::new(view.machine_nodes),
             calendar,
             Overrun::Continue,
         )?;

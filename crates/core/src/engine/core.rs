@@ -220,12 +220,16 @@ impl Engine {
             return false;
         };
         let capacity = self.inputs.machine.nodes - self.state.down;
+        // Totals cover the replay clock from 0 (a calendar may start earlier).
+        let dt = t.max(0.0) - self.state.now.max(0.0);
         self.state
             .metrics
-            .elapse(t - self.state.now, self.state.busy, capacity);
+            .elapse(dt, self.state.busy, capacity, self.state.down);
         self.state.now = t;
         self.log.event_times += 1;
-        self.complete_jobs(t);
+        if self.complete_jobs(t) {
+            self.log.at_last_completion = self.state.metrics;
+        }
         self.apply_boundaries(t);
         self.submit_jobs(t);
         true
@@ -279,15 +283,19 @@ impl Engine {
         }
     }
 
-    fn complete_jobs(&mut self, t: f64) {
+    /// Completes the jobs ending at `t`; returns whether there were any.
+    fn complete_jobs(&mut self, t: f64) -> bool {
+        let mut any = false;
         while let Some(c) = self.state.completions.peek().copied() {
             if c.end > t {
                 break;
             }
+            any = true;
             self.state.completions.pop();
             self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
         }
+        any
     }
 
     fn submit_jobs(&mut self, t: f64) {

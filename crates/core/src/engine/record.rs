@@ -18,6 +18,9 @@ pub struct RunLog {
     pub lost_attempts: Vec<(u32, f64, f64)>,
     /// EASY reservations as decided: (time, top job, shadow time, extra nodes).
     pub reservations: Vec<(f64, u32, f64, u32)>,
+    /// The running totals as they stood after the last job completion (energy is reported
+    /// from 0 to the last completion).
+    pub at_last_completion: crate::engine::Metrics,
     /// Scheduling invocations (one per distinct event time with jobs waiting).
     pub invocations: u64,
     /// Distinct event times processed.
@@ -34,6 +37,7 @@ impl RunLog {
             killed: vec![false; jobs],
             lost_attempts: Vec::new(),
             reservations: Vec::new(),
+            at_last_completion: crate::engine::Metrics::default(),
             invocations: 0,
             event_times: 0,
         }

@@ -79,8 +79,10 @@ pub struct Metrics {
     pub bsld_sum: f64,
     /// Node-seconds of busy nodes.
     pub busy_node_seconds: f64,
-    /// Node-seconds of nodes that were up.
+    /// Node-seconds of nodes that were up (not taken by a downtime window).
     pub up_node_seconds: f64,
+    /// Node-seconds of nodes taken by downtime windows.
+    pub down_node_seconds: f64,
     /// Seconds elapsed.
     pub elapsed: f64,
 }
@@ -95,12 +97,18 @@ impl Metrics {
         self.bsld_sum += ((wait + run_time) / run_time.max(Self::BSLD_TAU)).max(1.0);
     }
 
-    pub(crate) fn elapse(&mut self, dt: f64, busy: u32, capacity: u32) {
+    pub(crate) fn elapse(&mut self, dt: f64, busy: u32, capacity: u32, down: u32) {
         if dt > 0.0 {
             self.elapsed += dt;
             self.busy_node_seconds += dt * f64::from(busy);
             self.up_node_seconds += dt * f64::from(capacity);
+            self.down_node_seconds += dt * f64::from(down);
         }
+    }
+
+    /// Node-seconds of nodes up and awake but running nothing.
+    pub fn idle_node_seconds(&self) -> f64 {
+        self.up_node_seconds - self.busy_node_seconds
     }
 }
 

@@ -20,8 +20,16 @@ impl Overrun {
     }
 }
 
-/// A machine of `nodes` identical nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A machine of `nodes` identical nodes, with their power model when one is known.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Machine {
     pub nodes: u32,
+    pub power: Option<crate::model::PowerModel>,
+}
+
+impl Machine {
+    /// A machine without a power model.
+    pub fn new(nodes: u32) -> Self {
+        Machine { nodes, power: None }
+    }
 }

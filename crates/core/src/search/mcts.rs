@@ -407,7 +407,7 @@ mod tests {
             .collect();
         let inputs = Inputs::new(
             JobTable::new(jobs).unwrap(),
-            Machine { nodes },
+            Machine::new(nodes),
             Calendar::empty(),
             Overrun::Continue,
         )

@@ -32,7 +32,7 @@ pub fn run_with(
     policy: &mut dyn Policy,
 ) -> RunLog {
     let calendar = Calendar::new(windows, lead).unwrap();
-    let inputs = Inputs::new(table(specs), Machine { nodes }, calendar, overrun).unwrap();
+    let inputs = Inputs::new(table(specs), Machine::new(nodes), calendar, overrun).unwrap();
     let mut engine = Engine::new(Arc::new(inputs));
     engine.run(policy).unwrap();
     engine.into_log()

@@ -36,7 +36,7 @@ fn overrun_kill_ends_jobs_at_their_requested_time() {
 fn jobs_larger_than_the_machine_are_rejected() {
     let err = Inputs::new(
         table(&[(0.0, 1.0, 1.0, 5)]),
-        Machine { nodes: 4 },
+        Machine::new(4),
         Calendar::empty(),
         Overrun::Continue,
     )
@@ -61,7 +61,7 @@ fn running_in_slices_changes_nothing() {
     let whole = run(8, &specs, &mut fcfs_easy());
     let inputs = Inputs::new(
         table(&specs),
-        Machine { nodes: 8 },
+        Machine::new(8),
         Calendar::empty(),
         Overrun::Continue,
     )
@@ -95,7 +95,7 @@ fn a_cloned_state_continues_like_the_original() {
     let inputs = Arc::new(
         Inputs::new(
             table(&specs),
-            Machine { nodes: 8 },
+            Machine::new(8),
             Calendar::empty(),
             Overrun::Continue,
         )
