@@ -162,6 +162,17 @@ def search_stats(decisions: pd.DataFrame) -> dict[str, Any]:
 JOULES_PER_MWH = 3.6e9
 
 
+def mode_occupancy(decisions: pd.DataFrame, horizon: float) -> dict[str, float]:
+    """Share of [0, horizon] each SNF-ICON mode was in force: a call's mode holds until the
+    next call."""
+    if decisions.empty or horizon <= 0:
+        return {}
+    times = np.clip(decisions["time"].to_numpy(), 0.0, horizon)
+    spans = np.diff(np.append(times, horizon))
+    totals = pd.Series(spans).groupby(decisions["mode"].to_numpy()).sum()
+    return {str(mode): float(value / horizon) for mode, value in totals.items()}
+
+
 def energy_summary(
     joules: dict[str, float], node_seconds: dict[str, float], horizon: float
 ) -> dict[str, Any]:
@@ -172,6 +183,8 @@ def energy_summary(
         "wasted_mwh": joules["wasted"] / JOULES_PER_MWH,
         "computing_mwh": joules["computing"] / JOULES_PER_MWH,
         "idle_mwh": joules["idle"] / JOULES_PER_MWH,
+        "switching_mwh": (joules["switching_on"] + joules["switching_off"]) / JOULES_PER_MWH,
+        "sleeping_mwh": joules["sleeping"] / JOULES_PER_MWH,
         "node_seconds": dict(node_seconds),
         "horizon_seconds": horizon,
     }

@@ -46,6 +46,8 @@ def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False)
             result.jobs.to_csv(os.path.join(staging, "jobs.csv"), index=False)
         if len(result.decisions):
             write_parquet(result.decisions, os.path.join(staging, "decisions.parquet"))
+        if len(result.timeline):
+            write_parquet(result.timeline, os.path.join(staging, "timeline.parquet"))
         with open(os.path.join(staging, RUN_MARKER), "w", encoding="utf-8") as f:
             json.dump(_jsonable(result.info), f, indent=2, allow_nan=False)
             f.write("\n")

@@ -18,6 +18,7 @@ from hpcsched.exceptions import InputError, OptionError
 
 BACKFILLS = ("easy", "none")
 SEARCH_POLICIES = ("mars", "random")
+POWER_POLICIES = ("fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-ng", "snf-icon-nf", "snf-icon-ngnf")
 #: Named reward terms and the presets of the MARS paper.
 REWARD_TERMS = ("wait", "bsld", "utilization")
 REWARD_PRESETS = {"cw": {"wait": 1.0}, "cu": {"utilization": 1.0}}
@@ -128,6 +129,61 @@ class SearchSpec:
 
 
 @dataclass(frozen=True)
+class PowerSpec:
+    """Parameters of the power managers (IPM and SNF-ICON; SNF-ICON Table I defaults).
+
+    Times are in seconds. ``sample_transitions`` draws each transition's latency from
+    Normal(mean, std) clipped at 0 with that seed; by default transitions take their mean."""
+
+    idle_timeout: float = 7200.0
+    sample_transitions: int | None = None
+    alpha: float = 5000.0
+    beta: float = 1.0
+    initial_arrival_rate: float = 1.0 / 3600.0
+    arrival_smoothing: float = 0.2
+    service_smoothing: float = 0.1
+    resource_smoothing: float = 0.1
+    sigma_floor: float = 0.25
+    min_spares: int = 1
+    max_spares: int | None = None
+    max_horizon: float = 24 * 3600.0
+    recency_window: float = 12 * 3600.0
+    screen_window: float = 2 * 3600.0
+    screen_min_samples: int = 3
+    screen_max_samples: int = 1000
+    cv_tolerance: float = 0.45
+    max_autocorrelation: float = 0.65
+    ks_multiplier: float = 1.25
+    ks_scale: float = 3.0
+
+    def __post_init__(self) -> None:
+        for name, value in asdict(self).items():
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
+                value
+            ) or value < 0:
+                raise OptionError(f"must be a number >= 0, not {value!r}",
+                                  option=f"--{name.replace('_', '-')}")
+        for name in ("arrival_smoothing", "service_smoothing", "resource_smoothing"):
+            if not 0 < getattr(self, name) <= 1:
+                raise OptionError("must be in (0, 1]", option=f"--{name.replace('_', '-')}")
+        for name in ("initial_arrival_rate", "sigma_floor", "screen_window", "ks_scale",
+                     "ks_multiplier"):
+            if getattr(self, name) <= 0:
+                raise OptionError("must be > 0", option=f"--{name.replace('_', '-')}")
+        for name in ("min_spares", "max_spares", "screen_min_samples", "screen_max_samples",
+                     "sample_transitions"):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, int):
+                raise OptionError(f"must be an integer, not {value!r}",
+                                  option=f"--{name.replace('_', '-')}")
+
+    def to_native(self) -> dict[str, object]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
 class PolicySpec:
     """A policy: ``name`` (a heuristic, ``snf``, ``mars``, ``mars-cw``, ``mars-cu`` or
     ``random``), the heuristic's ``window`` (jobs at the head of the queue it sorts; ``None`` =
@@ -137,6 +193,7 @@ class PolicySpec:
     window: int | None = None
     backfill: str = "easy"
     search: SearchSpec | None = None
+    power: PowerSpec | None = None
 
     def __post_init__(self) -> None:
         name = str(self.name).strip().lower()
@@ -177,6 +234,18 @@ class PolicySpec:
             object.__setattr__(self, "backfill", "easy")  # every action ends with EASY
         elif self.search is not None:
             raise OptionError(f"{name} takes no search options", option="--policy")
+        if self.is_power:
+            if self.window is not None:
+                raise OptionError(f"{name} orders the queue itself; it takes no window",
+                                  option="--window")
+            object.__setattr__(self, "power", self.power or PowerSpec())
+            object.__setattr__(self, "backfill", "easy" if name == "fcfs-b+ipm" else "none")
+        elif self.power is not None:
+            raise OptionError(f"{name} does not manage power", option="--policy")
+
+    @property
+    def is_power(self) -> bool:
+        return self.name in POWER_POLICIES
 
     @property
     def is_search(self) -> bool:
@@ -192,6 +261,8 @@ class PolicySpec:
         """A short human-readable name, e.g. ``WFP3 w=256 +EASY``."""
         if self.name == "snf":
             return "SNF"
+        if self.is_power:
+            return self.name.upper().replace("FCFS-B", "FCFS/B")
         if self.is_search:
             return self.name.upper() if self.name in PRESETS else self.name.capitalize()
         window = "" if self.window is None else f" w={self.window}"

@@ -43,8 +43,11 @@ class Result:
     lost: pd.DataFrame = field(repr=False)
     #: EASY reservations as decided: time, top job (replay index), shadow time, extra nodes
     reservations: pd.DataFrame = field(repr=False)
-    #: One row per invocation of a look-ahead policy (MARS, random); empty for the others
+    #: One row per invocation of a look-ahead policy (MARS, random) or a power manager; empty for
+    #: the others
     decisions: pd.DataFrame = field(repr=False)
+    #: Node counts per power state over time (power managers only)
+    timeline: pd.DataFrame = field(repr=False)
     workload: Workload = field(repr=False)
     calendar: DowntimeCalendar = field(repr=False)
 
@@ -108,6 +111,12 @@ def simulate(
             lenient=lenient,
             strict=strict,
         )
+    if spec.is_power and (platform is None or platform.power is None):
+        raise OptionError(
+            f"{spec.name} switches nodes on and off: give a platform with a power model "
+            "(e.g. --platform AOBA-64)",
+            option="--platform",
+        )
     if platform is not None and workload.nodes != platform.nodes:
         raise OptionError(
             f"the workload was read for {workload.nodes} nodes but platform {platform.name} has "
@@ -137,6 +146,7 @@ def simulate(
         calendar.announce_lead,
         spec.search.to_native() if spec.search else None,
         platform.power.to_dict() if platform is not None and platform.power else None,
+        spec.power.to_native() if spec.power else None,
     )
     _drive(sim, workload, progress)
     t2 = time.perf_counter()
@@ -183,15 +193,20 @@ def simulate(
         info["energy"] = metrics.energy_summary(
             raw["energy_j"], raw["node_seconds"], raw["horizon"]
         )
-    decisions = pd.DataFrame(sim.decisions())
+    decisions = pd.DataFrame(sim.power_decisions() if spec.is_power else sim.decisions())
     if spec.search is not None:
         info["search"] = metrics.search_stats(decisions)
+    timeline = pd.DataFrame(sim.timeline())
+    if spec.is_power:
+        horizon = raw["horizon"]
+        info["energy"]["mode_occupancy"] = metrics.mode_occupancy(decisions, horizon)
     result = Result(
         jobs=table,
         info=info,
         lost=lost,
         reservations=reservations,
         decisions=decisions,
+        timeline=timeline,
         workload=workload,
         calendar=calendar,
     )

@@ -10,6 +10,7 @@ pub mod engine;
 pub mod error;
 pub mod io;
 pub mod model;
+pub mod power;
 pub mod sched;
 pub mod search;
 

@@ -3,7 +3,10 @@
 use std::sync::Arc;
 
 use hpcsched_core::model::PowerModel;
-use hpcsched_core::sched::{build_policy, build_search_policy, SearchOptions};
+use hpcsched_core::power::policy::IconConfig;
+use hpcsched_core::sched::{
+    build_policy, build_power_policy, build_search_policy, SearchOptions, POWER_POLICIES,
+};
 use hpcsched_core::search::{Reward, SearchConfig};
 use hpcsched_core::{
     Calendar, CoreError, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine, Overrun,
@@ -35,7 +38,7 @@ impl PySimulation {
     #[pyo3(signature = (
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
-        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None
+        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None
     ))]
     fn new(
         py: Python<'_>,
@@ -56,6 +59,7 @@ impl PySimulation {
         announce_lead: f64,
         search: Option<&Bound<'_, PyDict>>,
         power: Option<&Bound<'_, PyDict>>,
+        manager: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -119,11 +123,25 @@ impl PySimulation {
             Inputs::new(table, machine, calendar, overrun)
         })()
         .py_result(py)?;
-        let policy = match search {
-            Some(options) => build_search_policy(policy, &search_options(options)?),
-            None => build_policy(policy, window, backfill),
-        }
-        .py_result(py)?;
+        let managed = POWER_POLICIES.contains(&policy);
+        let (inputs, policy) = if managed {
+            let options = manager.ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err("power policies need manager options")
+            })?;
+            let sample: Option<u64> = get_item(options, "sample_transitions")?;
+            let inputs = inputs.with_power_management(sample).py_result(py)?;
+            let idle_timeout: f64 = get_item(options, "idle_timeout")?;
+            let icon = icon_config(options)?;
+            let policy = build_power_policy(policy, idle_timeout, icon).py_result(py)?;
+            (inputs, policy)
+        } else {
+            let policy = match search {
+                Some(options) => build_search_policy(policy, &search_options(options)?),
+                None => build_policy(policy, window, backfill),
+            }
+            .py_result(py)?;
+            (inputs, policy)
+        };
         Ok(PySimulation {
             engine: Engine::new(Arc::new(inputs)),
             policy,
@@ -237,6 +255,58 @@ impl PySimulation {
         Ok(out)
     }
 
+    /// The power manager's decision log as columns (empty for other policies).
+    fn power_decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let records = self.policy.power_records();
+        let out = PyDict::new(py);
+        let f = |g: &dyn Fn(&hpcsched_core::power::policy::PowerRecord) -> f64| -> Vec<f64> {
+            records.iter().map(g).collect()
+        };
+        let nan = f64::NAN;
+        out.set_item("time", f(&|r| r.time).into_pyarray(py))?;
+        out.set_item("mode", records.iter().map(|r| r.mode.name()).collect::<Vec<_>>())?;
+        out.set_item("rejection", records.iter().map(|r| r.rejection.as_str()).collect::<Vec<_>>())?;
+        for (prefix, pick) in [
+            ("arrival", &(|r: &hpcsched_core::power::policy::PowerRecord| r.arrivals) as &dyn Fn(&_) -> _),
+            ("service", &|r: &hpcsched_core::power::policy::PowerRecord| r.service),
+        ] {
+            out.set_item(format!("{prefix}_samples"), f(&|r| pick(r).map_or(0.0, |s| s.n as f64)).into_pyarray(py))?;
+            out.set_item(format!("{prefix}_cv"), f(&|r| pick(r).map_or(nan, |s| s.cv)).into_pyarray(py))?;
+            out.set_item(format!("{prefix}_lag1"), f(&|r| pick(r).map_or(nan, |s| s.autocorrelation)).into_pyarray(py))?;
+            out.set_item(format!("{prefix}_ks"), f(&|r| pick(r).map_or(nan, |s| s.ks_distance)).into_pyarray(py))?;
+            out.set_item(format!("{prefix}_ks_threshold"), f(&|r| pick(r).map_or(nan, |s| s.ks_threshold)).into_pyarray(py))?;
+        }
+        out.set_item("arrival_rate", f(&|r| r.arrival_rate).into_pyarray(py))?;
+        out.set_item("service_rate", f(&|r| r.service_rate).into_pyarray(py))?;
+        out.set_item("runtime_ratio", f(&|r| r.runtime_ratio).into_pyarray(py))?;
+        out.set_item("spare_planning", records.iter().map(|r| r.spare_planning).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("gate_open", records.iter().map(|r| r.gate_open).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("target", f(&|r| r.target.map_or(nan, f64::from)).into_pyarray(py))?;
+        let chosen = |r: &hpcsched_core::power::policy::PowerRecord| {
+            r.target.and_then(|t| r.candidates.iter().find(|c| c.0 == t).copied())
+        };
+        out.set_item("waiting_cost", f(&|r| chosen(r).map_or(nan, |c| c.1)).into_pyarray(py))?;
+        out.set_item("energy_cost", f(&|r| chosen(r).map_or(nan, |c| c.2)).into_pyarray(py))?;
+        out.set_item("total_cost", f(&|r| chosen(r).map_or(nan, |c| c.3)).into_pyarray(py))?;
+        out.set_item("candidates", records.iter().map(|r| r.candidates.len() as u32).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("started", records.iter().map(|r| r.started).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("wakes", records.iter().map(|r| r.wakes).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("shutdowns", records.iter().map(|r| r.shutdowns).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item("queue_length", records.iter().map(|r| r.queue_length).collect::<Vec<_>>().into_pyarray(py))?;
+        Ok(out)
+    }
+
+    /// Node counts per power state after each instant they changed (power-managed runs).
+    fn timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let rows = &self.engine.log().timeline;
+        let out = PyDict::new(py);
+        out.set_item("time", rows.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py))?;
+        for (k, name) in ["idle", "computing", "switching_on", "switching_off", "sleeping"].iter().enumerate() {
+            out.set_item(*name, rows.iter().map(|r| r.1[k]).collect::<Vec<_>>().into_pyarray(py))?;
+        }
+        Ok(out)
+    }
+
     /// Per-job results (numpy arrays in replay order) and run counters.
     fn results<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let log = self.engine.log();
@@ -281,6 +351,9 @@ impl PySimulation {
         node_seconds.set_item("computing", totals.busy_node_seconds)?;
         node_seconds.set_item("idle", totals.idle_node_seconds())?;
         node_seconds.set_item("down", totals.down_node_seconds)?;
+        node_seconds.set_item("switching_on", totals.switching_on_node_seconds)?;
+        node_seconds.set_item("switching_off", totals.switching_off_node_seconds)?;
+        node_seconds.set_item("sleeping", totals.sleeping_node_seconds)?;
         out.set_item("node_seconds", node_seconds)?;
         out.set_item("horizon", totals.elapsed)?;
         if let Some(model) = self.engine.inputs().machine.power {
@@ -288,6 +361,9 @@ impl PySimulation {
             let joules = PyDict::new(py);
             joules.set_item("computing", energy.computing_j)?;
             joules.set_item("idle", energy.idle_j)?;
+            joules.set_item("switching_on", energy.switching_on_j)?;
+            joules.set_item("switching_off", energy.switching_off_j)?;
+            joules.set_item("sleeping", energy.sleeping_j)?;
             joules.set_item("total", energy.total_j())?;
             joules.set_item("wasted", energy.wasted_j())?;
             out.set_item("energy_j", joules)?;
@@ -347,5 +423,41 @@ fn power_model(d: &Bound<'_, PyDict>) -> PyResult<PowerModel> {
         switch_on_std_s: get("switch_on_std")?,
         switch_off_s: get("switch_off")?,
         switch_off_std_s: get("switch_off_std")?,
+    })
+}
+
+fn get_item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+    d.get_item(key)?
+        .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
+        .extract()
+        .map_err(Into::into)
+}
+
+/// SNF-ICON parameters Python validated (see `hpcsched.policies.PowerSpec`).
+fn icon_config(d: &Bound<'_, PyDict>) -> PyResult<IconConfig> {
+    let defaults = IconConfig::default();
+    let screen = hpcsched_core::power::screen::ScreenConfig {
+        min_samples: get_item(d, "screen_min_samples")?,
+        max_samples: get_item(d, "screen_max_samples")?,
+        cv_tolerance: get_item(d, "cv_tolerance")?,
+        max_autocorrelation: get_item(d, "max_autocorrelation")?,
+        ks_multiplier: get_item(d, "ks_multiplier")?,
+        ks_scale: get_item(d, "ks_scale")?,
+    };
+    Ok(IconConfig {
+        alpha: get_item(d, "alpha")?,
+        beta: get_item(d, "beta")?,
+        initial_arrival_rate: get_item(d, "initial_arrival_rate")?,
+        arrival_smoothing: get_item(d, "arrival_smoothing")?,
+        service_smoothing: get_item(d, "service_smoothing")?,
+        resource_smoothing: get_item(d, "resource_smoothing")?,
+        sigma_floor: get_item(d, "sigma_floor")?,
+        min_spares: get_item(d, "min_spares")?,
+        max_spares: get_item(d, "max_spares")?,
+        max_horizon: get_item(d, "max_horizon")?,
+        recency_window: get_item(d, "recency_window")?,
+        screen_window: get_item(d, "screen_window")?,
+        screen,
+        ..defaults
     })
 }

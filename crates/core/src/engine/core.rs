@@ -6,8 +6,9 @@
 
 use std::sync::Arc;
 
+use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::RunLog;
-use crate::engine::state::{Completion, Running, SimState};
+use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun};
@@ -46,9 +47,30 @@ pub struct Inputs {
     pub calendar: Calendar,
     pub overrun: Overrun,
     boundaries: Vec<Boundary>,
+    /// The policy switches nodes on and off: nodes get identities and power states.
+    pub power_managed: bool,
+    /// Seed for drawing transition latencies (mean latencies when `None`).
+    pub sample_transitions: Option<u64>,
 }
 
 impl Inputs {
+    /// Turns on node power states for a policy that manages power.
+    pub fn with_power_management(mut self, sample_transitions: Option<u64>) -> Result<Self> {
+        if self.machine.power.is_none() {
+            return Err(CoreError::input(
+                "power management needs a platform with a power model",
+            ));
+        }
+        if !self.calendar.windows().is_empty() {
+            return Err(CoreError::input(
+                "downtime windows together with power management are not supported yet",
+            ));
+        }
+        self.power_managed = true;
+        self.sample_transitions = sample_transitions;
+        Ok(self)
+    }
+
     /// How many downtime boundaries fall at or before `t` (already applied at a decision at t).
     pub(crate) fn boundaries_through(&self, t: f64) -> u32 {
         self.boundaries.partition_point(|b| b.time <= t) as u32
@@ -104,6 +126,8 @@ impl Inputs {
             calendar,
             overrun,
             boundaries,
+            power_managed: false,
+            sample_transitions: None,
         })
     }
 }
@@ -121,8 +145,13 @@ pub struct Engine {
 impl Engine {
     pub fn new(inputs: Arc<Inputs>) -> Self {
         let now = inputs.jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
+        let nodes = match (inputs.power_managed, inputs.machine.power) {
+            (true, Some(model)) => Some(Nodes::new(inputs.machine.nodes, model, inputs.sample_transitions)),
+            _ => None,
+        };
         let state = SimState {
             now,
+            nodes,
             ..SimState::default()
         };
         Engine::with_state(inputs, state)
@@ -200,6 +229,12 @@ impl Engine {
         if let Some(b) = self.inputs.boundaries.get(s.next_boundary as usize) {
             next = next.min(b.time);
         }
+        if let Some(t) = s.nodes.as_ref().and_then(Nodes::next_transition) {
+            next = next.min(t);
+        }
+        if let Some(timer) = s.timers.peek() {
+            next = next.min(timer.0);
+        }
         next.is_finite().then_some(next)
     }
 
@@ -210,6 +245,9 @@ impl Engine {
             return Ok(false);
         }
         self.invoke(policy)?;
+        if let Some(nodes) = &self.state.nodes {
+            self.log.record_node_counts(self.state.now, nodes.counts());
+        }
         Ok(true)
     }
 
@@ -225,19 +263,31 @@ impl Engine {
         self.state
             .metrics
             .elapse(dt, self.state.busy, capacity, self.state.down);
+        if let Some(nodes) = &self.state.nodes {
+            self.state.metrics.elapse_power(dt, nodes.counts());
+        }
         self.state.now = t;
         self.log.event_times += 1;
+        self.state.arrived.clear();
+        self.state.completed.clear();
         if self.complete_jobs(t) {
             self.log.at_last_completion = self.state.metrics;
         }
+        if let Some(nodes) = self.state.nodes.as_mut() {
+            nodes.complete_transitions(t);
+        }
         self.apply_boundaries(t);
         self.submit_jobs(t);
+        while self.state.timers.peek().is_some_and(|timer| timer.0 <= t) {
+            self.state.timers.pop();
+        }
         true
     }
 
     /// Invokes `policy` at the current time if jobs are waiting, and applies its decision.
     pub fn invoke(&mut self, policy: &mut dyn Policy) -> Result<()> {
-        if self.state.queue.is_empty() {
+        // A power manager acts on idle nodes too; a queue policy has nothing to do then.
+        if self.state.queue.is_empty() && self.state.nodes.is_none() {
             return Ok(());
         }
         self.log.invocations += 1;
@@ -275,11 +325,18 @@ impl Engine {
             now: s.now,
             jobs: &self.inputs.jobs,
             machine_nodes: self.inputs.machine.nodes,
-            free: capacity.saturating_sub(s.busy),
+            free: match &s.nodes {
+                Some(nodes) => nodes.count(NodeState::Idle),
+                None => capacity.saturating_sub(s.busy),
+            },
             queue: s.queue.as_slice(),
             running: &s.running,
             down_windows: &s.down_windows,
             announced: &s.announced,
+            nodes: s.nodes.as_ref().map_or(&[], |n| n.as_slice()),
+            power: self.inputs.machine.power,
+            arrived: &s.arrived,
+            completed: &s.completed,
         }
     }
 
@@ -292,8 +349,12 @@ impl Engine {
             }
             any = true;
             self.state.completions.pop();
-            self.state.remove_running(c.job, c.requested_end);
+            let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
+            self.state.completed.push((c.job, running.start, c.end));
+            if let Some(nodes) = self.state.nodes.as_mut() {
+                nodes.release(c.job);
+            }
         }
         any
     }
@@ -304,6 +365,7 @@ impl Engine {
             && jobs.get(self.state.next_submit).submit <= t
         {
             self.state.queue.push(self.state.next_submit);
+            self.state.arrived.push(self.state.next_submit);
             self.state.next_submit += 1;
         }
     }
@@ -386,11 +448,36 @@ impl Engine {
 
     /// Validates and applies a decision: the only place jobs start.
     fn apply(&mut self, decision: &Decision) -> Result<()> {
-        if decision.starts.is_empty() {
-            self.log
-                .record_reservation(self.state.now, decision.reservation);
-            return Ok(());
+        if !decision.starts.is_empty() {
+            self.apply_starts(decision)?;
         }
+        self.log.record_reservation(self.state.now, decision.reservation);
+        self.apply_power(decision)
+    }
+
+    /// Switches nodes off, then on, and records the timers a decision asks for.
+    fn apply_power(&mut self, decision: &Decision) -> Result<()> {
+        let now = self.state.now;
+        if !(decision.power_on.is_empty() && decision.power_off.is_empty()) {
+            let Some(nodes) = self.state.nodes.as_mut() else {
+                return Err(CoreError::decision("this run does not manage node power"));
+            };
+            for &node in &decision.power_off {
+                nodes.power_off(node, now)?;
+            }
+            for &node in &decision.power_on {
+                nodes.power_on(node, now)?;
+            }
+        }
+        for &t in &decision.timers {
+            if t > now && t.is_finite() {
+                self.state.timers.push(Timer(t));
+            }
+        }
+        Ok(())
+    }
+
+    fn apply_starts(&mut self, decision: &Decision) -> Result<()> {
         self.scratch.clear();
         self.scratch.extend(decision.starts.iter().map(|s| s.pos));
         self.scratch.sort_unstable();
@@ -451,10 +538,12 @@ impl Engine {
                 requested_end,
             });
             self.state.busy += job.nodes;
+            if let Some(nodes) = self.state.nodes.as_mut() {
+                nodes.allocate(start.job, job.nodes);
+            }
         }
         // `scratch` holds the started positions, sorted and distinct (checked above).
         self.state.queue.remove_sorted(&self.scratch);
-        self.log.record_reservation(now, decision.reservation);
         Ok(())
     }
 }

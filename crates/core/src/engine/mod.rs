@@ -2,6 +2,7 @@
 
 mod belief;
 mod core;
+pub mod power;
 mod queue;
 mod record;
 mod state;

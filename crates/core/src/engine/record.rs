@@ -21,6 +21,9 @@ pub struct RunLog {
     /// The running totals as they stood after the last job completion (energy is reported
     /// from 0 to the last completion).
     pub at_last_completion: crate::engine::Metrics,
+    /// Node counts per power state (idle, computing, switching on, switching off, sleeping)
+    /// after each instant they changed, for power-managed runs.
+    pub timeline: Vec<(f64, [u32; 5])>,
     /// Scheduling invocations (one per distinct event time with jobs waiting).
     pub invocations: u64,
     /// Distinct event times processed.
@@ -38,6 +41,7 @@ impl RunLog {
             lost_attempts: Vec::new(),
             reservations: Vec::new(),
             at_last_completion: crate::engine::Metrics::default(),
+            timeline: Vec::new(),
             invocations: 0,
             event_times: 0,
         }
@@ -83,6 +87,15 @@ impl RunLog {
     pub(crate) fn record_reservation(&mut self, at: f64, reserve: Option<crate::sched::Reserve>) {
         if let (true, Some(r)) = (self.is_recording(), reserve) {
             self.reservations.push((at, r.job, r.shadow_time, r.extra));
+        }
+    }
+
+    pub(crate) fn record_node_counts(&mut self, at: f64, counts: [u32; 5]) {
+        if self.is_recording() && self.timeline.last().is_none_or(|last| last.1 != counts) {
+            if self.timeline.last().is_some_and(|last| last.0 == at) {
+                self.timeline.pop();
+            }
+            self.timeline.push((at, counts));
         }
     }
 

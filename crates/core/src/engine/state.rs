@@ -3,6 +3,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::engine::power::Nodes;
 use crate::engine::queue::WaitQueue;
 use crate::model::Downtime;
 
@@ -66,6 +67,32 @@ pub struct SimState {
     pub(crate) down: u32,
     /// Running totals since the state was created (rewards of look-ahead search read them).
     pub(crate) metrics: Metrics,
+    /// Node power states, when the policy manages power.
+    pub(crate) nodes: Option<Nodes>,
+    /// Times at which the policy asked to be invoked.
+    pub(crate) timers: BinaryHeap<Timer>,
+    /// Jobs submitted at the current event time.
+    pub(crate) arrived: Vec<u32>,
+    /// Jobs completed at the current event time: (job, start, end).
+    pub(crate) completed: Vec<(u32, f64, f64)>,
+}
+
+/// A requested invocation time (min-heap order).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Timer(pub f64);
+
+impl Eq for Timer {}
+
+impl Ord for Timer {
+    fn cmp(&self, other: &Self) -> Ordering {
+        other.0.total_cmp(&self.0)
+    }
+}
+
+impl PartialOrd for Timer {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 /// Running totals of what happened since a state was created.
@@ -83,6 +110,10 @@ pub struct Metrics {
     pub up_node_seconds: f64,
     /// Node-seconds of nodes taken by downtime windows.
     pub down_node_seconds: f64,
+    /// Node-seconds switching on, switching off and sleeping (power-managed runs).
+    pub switching_on_node_seconds: f64,
+    pub switching_off_node_seconds: f64,
+    pub sleeping_node_seconds: f64,
     /// Seconds elapsed.
     pub elapsed: f64,
 }
@@ -106,9 +137,21 @@ impl Metrics {
         }
     }
 
-    /// Node-seconds of nodes up and awake but running nothing.
+    pub(crate) fn elapse_power(&mut self, dt: f64, counts: [u32; 5]) {
+        if dt > 0.0 {
+            self.switching_on_node_seconds += dt * f64::from(counts[2]);
+            self.switching_off_node_seconds += dt * f64::from(counts[3]);
+            self.sleeping_node_seconds += dt * f64::from(counts[4]);
+        }
+    }
+
+    /// Node-seconds of nodes up, awake and running nothing.
     pub fn idle_node_seconds(&self) -> f64 {
-        self.up_node_seconds - self.busy_node_seconds
+        self.up_node_seconds
+            - self.busy_node_seconds
+            - self.switching_on_node_seconds
+            - self.switching_off_node_seconds
+            - self.sleeping_node_seconds
     }
 }
 

@@ -1,7 +1,8 @@
 //! The read-only view a policy gets at each scheduling invocation.
 
+use crate::engine::power::Node;
 use crate::engine::state::Running;
-use crate::model::{Downtime, JobTable};
+use crate::model::{Downtime, JobTable, PowerModel};
 
 /// What a real scheduler knows at time `now`: never the actual run time of a running job.
 #[derive(Debug, Clone, Copy)]
@@ -19,6 +20,14 @@ pub struct View<'a> {
     pub down_windows: &'a [(f64, u32)],
     /// Announced scheduled windows that have not started yet.
     pub announced: &'a [Downtime],
+    /// Node power states (empty unless the policy manages power).
+    pub nodes: &'a [Node],
+    /// The platform's power model, when it has one.
+    pub power: Option<PowerModel>,
+    /// Jobs submitted at this instant.
+    pub arrived: &'a [u32],
+    /// Jobs completed at this instant: (job, start, end); their run time is now known.
+    pub completed: &'a [(u32, f64, f64)],
 }
 
 impl View<'_> {

@@ -27,11 +27,14 @@ pub struct PowerModel {
 pub struct Energy {
     pub computing_j: f64,
     pub idle_j: f64,
+    pub switching_on_j: f64,
+    pub switching_off_j: f64,
+    pub sleeping_j: f64,
 }
 
 impl Energy {
     pub fn total_j(&self) -> f64 {
-        self.computing_j + self.idle_j
+        self.computing_j + self.idle_j + self.switching_on_j + self.switching_off_j + self.sleeping_j
     }
 
     /// Everything not spent computing.
@@ -68,6 +71,9 @@ impl PowerModel {
         Energy {
             computing_j: metrics.busy_node_seconds * self.computing_w,
             idle_j: metrics.idle_node_seconds() * self.idle_w,
+            switching_on_j: metrics.switching_on_node_seconds * self.switching_on_w,
+            switching_off_j: metrics.switching_off_node_seconds * self.switching_off_w,
+            sleeping_j: metrics.sleeping_node_seconds * self.sleeping_w,
         }
     }
 }

@@ -13,4 +13,6 @@ pub mod registry;
 pub use mars::{Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;
 pub use policy::{Backfill, Decision, Policy, QueuePolicy, Reserve, Snf, Start, StartKind};
-pub use registry::{build_policy, build_search_policy, policy_names, SearchOptions};
+pub use registry::{
+    build_policy, build_power_policy, build_search_policy, policy_names, SearchOptions, POWER_POLICIES,
+};

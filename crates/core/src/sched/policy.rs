@@ -49,13 +49,23 @@ pub struct Reserve {
 pub struct Decision {
     pub starts: Vec<Start>,
     pub reservation: Option<Reserve>,
+    /// Nodes to switch on (sleeping, or switching off: then as soon as asleep).
+    pub power_on: Vec<u32>,
+    /// Idle nodes to switch off.
+    pub power_off: Vec<u32>,
+    /// Times at which the policy wants to be invoked again.
+    pub timers: Vec<f64>,
 }
 
 impl Decision {
     pub fn clear(&mut self) {
         self.starts.clear();
         self.reservation = None;
+        self.power_on.clear();
+        self.power_off.clear();
+        self.timers.clear();
     }
+
 }
 
 /// A scheduling policy: called once per invocation with a read-only view.
@@ -64,6 +74,10 @@ pub trait Policy: Send + Sync {
     fn decide(&mut self, view: &View, decision: &mut Decision);
     /// The policy's decision log (look-ahead policies keep one; others have none).
     fn decision_records(&self) -> &[crate::sched::mars::DecisionRecord] {
+        &[]
+    }
+    /// The power manager's decision log (SNF-ICON and the IPM baselines keep one).
+    fn power_records(&self) -> &[crate::power::policy::PowerRecord] {
         &[]
     }
 }

@@ -1,6 +1,7 @@
 //! Built-in policies by name: the one place policy names are defined.
 
 use crate::error::{CoreError, Result};
+use crate::power::policy::{IconConfig, PowerPolicy, QueueOrder};
 use crate::sched::{Backfill, Chooser, Heuristic, MarsPolicy, Policy, QueuePolicy, Snf};
 use crate::search::{ActionSet, Reward, SearchConfig};
 
@@ -8,7 +9,35 @@ use crate::search::{ActionSet, Reward, SearchConfig};
 pub fn policy_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Heuristic::ALL.iter().map(|h| h.name()).collect();
     names.extend(["snf", "mars", "random"]);
+    names.extend(POWER_POLICIES);
     names
+}
+
+/// Policies that switch nodes on and off (they need a platform with a power model).
+pub const POWER_POLICIES: [&str; 6] =
+    ["fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-ng", "snf-icon-nf", "snf-icon-ngnf"];
+
+/// Builds one of [`POWER_POLICIES`]; `icon` carries SNF-ICON's parameters (its gate and
+/// fallback flags are set from the name's variant).
+pub fn build_power_policy(name: &str, idle_timeout: f64, icon: IconConfig) -> Result<Box<dyn Policy>> {
+    if !(idle_timeout.is_finite() && idle_timeout >= 0.0) {
+        return Err(CoreError::input("the idle timeout must be a number of seconds >= 0"));
+    }
+    let policy = match name {
+        "fcfs-b+ipm" => PowerPolicy::new(QueueOrder::FcfsBackfill, idle_timeout, None),
+        "snf+ipm" => PowerPolicy::new(QueueOrder::Snf, idle_timeout, None),
+        "snf-icon" | "snf-icon-ng" | "snf-icon-nf" | "snf-icon-ngnf" => {
+            let variant = name.trim_start_matches("snf-icon");
+            let icon = IconConfig {
+                gate: !variant.contains("ng"),
+                fallback: !variant.contains("nf"),
+                ..icon
+            };
+            PowerPolicy::new(QueueOrder::Snf, idle_timeout, Some(icon))
+        }
+        other => return Err(CoreError::input(format!("{other:?} is not a power policy"))),
+    };
+    Ok(Box::new(policy))
 }
 
 /// What `mars` and `random` need beyond a name.

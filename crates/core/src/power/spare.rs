@@ -1,0 +1,242 @@
+//! Warm-spare target optimisation (SNF-ICON Eqs. 27-39, Lemma 2).
+//!
+//! With idle nodes never switched off before their timeout (Table I), a candidate target only
+//! decides how many sleeping nodes to wake now. Their readiness delays and energies are then
+//! the same for every candidate except those woken, so instead of sorting `N` delays for each of
+//! up to `N + 1` candidates (O(N² log N)), the delays that do not depend on the target are sorted
+//! once and each candidate's request-weighted order statistic is read off prefix sums:
+//! O(N log N) per decision.
+
+use crate::engine::power::{Node, NodeState};
+use crate::model::PowerModel;
+
+/// Lemma 2: expected transition time still remaining when the next event (rate `rate`) occurs.
+pub fn unfinished(d: f64, rate: f64) -> f64 {
+    if d <= 0.0 {
+        return 0.0;
+    }
+    if rate <= 0.0 {
+        return 0.0; // no event ever comes: nothing remains unfinished at it
+    }
+    d - (1.0 - (-rate * d).exp()) / rate
+}
+
+/// Lemma 1: `E[min(T, cap)]` for `T ~ Exp(rate)`.
+pub fn capped_horizon(rate: f64, cap: f64) -> f64 {
+    if rate <= 0.0 {
+        cap
+    } else {
+        (1.0 - (-rate * cap).exp()) / rate
+    }
+}
+
+/// The state of the machine at a spare-planning point.
+#[derive(Debug, Clone)]
+pub struct SpareInput<'a> {
+    pub now: f64,
+    pub nodes: &'a [Node],
+    pub model: PowerModel,
+    /// Idle nodes whose timeout has expired: switched off in every plan.
+    pub expired: &'a [bool],
+    /// `p[r - 1]`: probability that the next job requests `r` nodes.
+    pub pmf: &'a [f64],
+    /// Next-event rate (arrivals + completions) and probability that it is an arrival.
+    pub event_rate: f64,
+    pub arrival_probability: f64,
+    /// Mean capped time to the next event, Eq. 25.
+    pub horizon: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    pub min_spares: u32,
+    pub max_spares: u32,
+}
+
+/// One candidate target with its costs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Candidate {
+    pub target: u32,
+    pub waiting: f64,
+    pub energy: f64,
+    pub cost: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct SpareChoice {
+    pub chosen: Candidate,
+    pub candidates: Vec<Candidate>,
+    /// Sleeping nodes to wake now (the cheapest: equal costs on a homogeneous machine, so the
+    /// lowest numbers).
+    pub wake: Vec<u32>,
+    /// Expired idle nodes to switch off.
+    pub switch_off: Vec<u32>,
+}
+
+/// The pieces every candidate shares.
+struct Parts {
+    /// Delays that do not depend on the target, sorted.
+    fixed: Vec<f64>,
+    /// Energy of the nodes that do not depend on the target.
+    fixed_energy: f64,
+    sleeping: Vec<u32>,
+    /// Target without waking any sleeping node: switching on + idle kept warm.
+    base: u32,
+    /// Non-computing nodes (K).
+    non_computing: usize,
+    woken_delay: f64,
+    woken_energy: f64,
+    asleep_energy: f64,
+    switch_off: Vec<u32>,
+}
+
+fn parts(input: &SpareInput) -> Parts {
+    let m = &input.model;
+    let h = input.horizon;
+    let (rate, now) = (input.event_rate, input.now);
+    let transition = |power_during: f64, left: f64, power_after: f64| {
+        power_during * left.min(h) + power_after * (h - left).max(0.0)
+    };
+    let mut p = Parts {
+        fixed: Vec::new(),
+        fixed_energy: 0.0,
+        sleeping: Vec::new(),
+        base: 0,
+        non_computing: 0,
+        woken_delay: unfinished(m.switch_on_s, rate),
+        woken_energy: transition(m.switching_on_w, m.switch_on_s, m.idle_w),
+        asleep_energy: m.sleeping_w * h,
+        switch_off: Vec::new(),
+    };
+    for (i, node) in input.nodes.iter().enumerate() {
+        match node.state {
+            NodeState::Computing => continue,
+            NodeState::Idle if input.expired[i] => {
+                p.fixed.push(m.switch_off_s + m.switch_on_s);
+                p.fixed_energy += transition(m.switching_off_w, m.switch_off_s, m.sleeping_w);
+                p.switch_off.push(i as u32);
+            }
+            NodeState::Idle => {
+                p.fixed.push(0.0);
+                p.fixed_energy += m.idle_w * h;
+                p.base += 1;
+            }
+            NodeState::SwitchingOn => {
+                let left = (node.until - now).max(0.0);
+                p.fixed.push(unfinished(left, rate));
+                p.fixed_energy += transition(m.switching_on_w, left, m.idle_w);
+                p.base += 1;
+            }
+            NodeState::SwitchingOff => {
+                let left = (node.until - now).max(0.0);
+                p.fixed.push(left + m.switch_on_s);
+                p.fixed_energy += transition(m.switching_off_w, left, m.sleeping_w);
+            }
+            NodeState::Sleeping => p.sleeping.push(i as u32),
+        }
+        p.non_computing += 1;
+    }
+    p.fixed.sort_unstable_by(f64::total_cmp);
+    p
+}
+
+/// Order-statistic weights `q[m]` (m = 0..K-1): `p[m]` below K, the tail mass at K.
+fn rank_weights(pmf: &[f64], k: usize) -> Vec<f64> {
+    let mut q = vec![0.0; k];
+    for (r, &p) in pmf.iter().enumerate() {
+        if k > 0 {
+            q[r.min(k - 1)] += p;
+        }
+    }
+    q
+}
+
+/// The candidate range {x_min, ..., x_max} (Eqs. 29-31) as numbers of nodes to wake.
+fn wake_range(input: &SpareInput, p: &Parts) -> (u32, u32) {
+    let sleeping = p.sleeping.len() as u32;
+    let real = p.base + sleeping;
+    let x_min = p.base.max(input.min_spares.min(real));
+    let x_max = x_min.max(input.max_spares.min(real));
+    (x_min - p.base, x_max - p.base)
+}
+
+fn candidate(input: &SpareInput, p: &Parts, wake: u32, waiting_delay: f64) -> Candidate {
+    let waiting = if p.non_computing > 0 && input.arrival_probability > 0.0 {
+        input.arrival_probability * waiting_delay
+    } else {
+        0.0
+    };
+    let sleeping = p.sleeping.len() as u32;
+    let energy = p.fixed_energy
+        + f64::from(wake) * p.woken_energy
+        + f64::from(sleeping - wake) * p.asleep_energy;
+    Candidate { target: p.base + wake, waiting, energy, cost: input.alpha * waiting + input.beta * energy }
+}
+
+fn better(a: &Candidate, b: &Candidate) -> bool {
+    let key = |c: &Candidate| (c.cost, c.waiting, c.energy, c.target);
+    let (ka, kb) = (key(a), key(b));
+    ka.0.total_cmp(&kb.0)
+        .then(ka.1.total_cmp(&kb.1))
+        .then(ka.2.total_cmp(&kb.2))
+        .then(ka.3.cmp(&kb.3))
+        .is_lt()
+}
+
+fn choose(input: &SpareInput, p: Parts, candidates: Vec<Candidate>) -> SpareChoice {
+    let chosen = *candidates.iter().reduce(|best, c| if better(c, best) { c } else { best }).expect("x_min exists");
+    let wake = p.sleeping[..(chosen.target - p.base) as usize].to_vec();
+    let _ = input;
+    SpareChoice { chosen, candidates, wake, switch_off: p.switch_off }
+}
+
+/// The optimal target, O(N log N).
+pub fn optimise(input: &SpareInput) -> SpareChoice {
+    let p = parts(input);
+    let k = p.non_computing;
+    let q = rank_weights(input.pmf, k);
+    let mut prefix = vec![0.0; k + 1];
+    for m in 0..k {
+        prefix[m + 1] = prefix[m] + q[m];
+    }
+    let (v, l) = (p.woken_delay, input.model.switch_on_s);
+    let s = p.sleeping.len();
+    // Fixed delays below v (region A), in [v, l) (B), at or above l (C).
+    let a = p.fixed.partition_point(|&f| f < v);
+    let b_end = p.fixed.partition_point(|&f| f < l).max(a);
+    let region_a: f64 = (0..a).map(|i| p.fixed[i] * q[i]).sum();
+    let region_c: f64 = (b_end..p.fixed.len()).map(|i| p.fixed[i] * q[i + s]).sum();
+    let (lo, hi) = wake_range(input, &p);
+    let mut candidates = Vec::with_capacity((hi - lo + 1) as usize);
+    for wake in lo..=hi {
+        let w = wake as usize;
+        let woken = v * (prefix[a + w] - prefix[a]);
+        let region_b: f64 = (a..b_end).map(|i| p.fixed[i] * q[i + w]).sum();
+        let first_asleep = b_end + w;
+        let asleep = l * (prefix[first_asleep + (s - w)] - prefix[first_asleep]);
+        candidates.push(candidate(input, &p, wake, region_a + woken + region_b + asleep + region_c));
+    }
+    choose(input, p, candidates)
+}
+
+/// The same choice by evaluating J(x) directly for every candidate: sort every non-computing
+/// node's delay, weight the order statistics (Eqs. 33-35). O(N² log N): a reference for tests.
+pub fn brute_force(input: &SpareInput) -> SpareChoice {
+    let p = parts(input);
+    let k = p.non_computing;
+    let (lo, hi) = wake_range(input, &p);
+    let mut candidates = Vec::new();
+    for wake in lo..=hi {
+        let mut delays = p.fixed.clone();
+        let s = p.sleeping.len() as u32;
+        delays.extend(std::iter::repeat_n(p.woken_delay, wake as usize));
+        delays.extend(std::iter::repeat_n(input.model.switch_on_s, (s - wake) as usize));
+        delays.sort_unstable_by(f64::total_cmp);
+        let mean: f64 = input
+            .pmf
+            .iter()
+            .enumerate()
+            .map(|(r, &pr)| if k == 0 { 0.0 } else { pr * delays[r.min(k - 1)] })
+            .sum();
+        candidates.push(candidate(input, &p, wake, mean));
+    }
+    choose(input, p, candidates)
+}
