@@ -33,7 +33,9 @@ pub struct Plan {
     pub starts: Vec<f64>,
 }
 
-/// Plans `jobs` from `now`. `releases[i]` is when node i is expected free (infinity: unknown),
+/// Plans `jobs` from `now`. With `barrier_rule` a job never starts before the one planned
+/// before it (SNF order); without it (FCFS with backfilling, behind the reserved head job)
+/// each job takes the earliest nodes the earlier ones left. `releases[i]` is when node i is expected free (infinity: unknown),
 /// `deadlines[i]` its idle-timeout deadline (NaN: none). Planning stops at the first job that
 /// cannot be planned, or that would start later than a wake latency plus a switch-off latency
 /// from now: a wake it needs is then at least a switch-off latency away, and `next_wake` makes
@@ -45,6 +47,7 @@ pub fn plan(
     releases: &mut [f64],
     deadlines: &[f64],
     model: &PowerModel,
+    barrier_rule: bool,
 ) -> Plan {
     let n = nodes.len();
     let mut out = Plan { needed_at: vec![f64::INFINITY; n], ..Plan::default() };
@@ -62,10 +65,14 @@ pub fn plan(
         }
         let (_, rth, _) = sorted.select_nth_unstable_by(r - 1, f64::total_cmp);
         let start = barrier.max(*rth);
-        if start > horizon {
+        let beyond = start > horizon;
+        if beyond {
+            // Any wake this job needs is a switch-off latency away at least: plan again then.
             let replan = start - model.switch_on_s;
             out.next_wake = Some(out.next_wake.map_or(replan, |w: f64| w.min(replan)));
-            break;
+            if barrier_rule {
+                break; // later jobs start later still
+            }
         }
         candidates.clear();
         for i in 0..n {
@@ -95,7 +102,8 @@ pub fn plan(
         let chosen: Vec<u32> = candidates.iter().map(|c| c.3).collect();
         for &i in &chosen {
             let node = &nodes[i as usize];
-            if !planned[i as usize]
+            if !beyond
+                && !planned[i as usize]
                 && matches!(node.state, NodeState::Sleeping | NodeState::SwitchingOff)
             {
                 let wake = start - model.switch_on_s;
@@ -114,7 +122,9 @@ pub fn plan(
             out.head = Some((start, chosen));
         }
         out.starts.push(start);
-        barrier = start;
+        if barrier_rule {
+            barrier = start;
+        }
     }
     out
 }

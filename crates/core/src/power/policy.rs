@@ -401,11 +401,8 @@ impl Policy for PowerPolicy {
             }
         };
         let mut agenda = releases(view.now, nodes, &model, |job| release_of[job as usize]);
-        // Nodes taken by this call's starts are busy from now on.
-        let taken = taken_nodes(nodes, decision.starts.iter().map(|s| view.jobs.get(s.job).nodes).sum());
-        for &i in &taken {
-            agenda[i] = f64::INFINITY;
-        }
+        // Nodes taken by this call's starts run them from now on.
+        let taken = occupy(nodes, &decision.starts, view, &duration, &mut agenda);
         let mut plan_out = Plan::default();
         if let Some(head) = first_blocked {
             if order == QueueOrder::FcfsBackfill {
@@ -420,28 +417,30 @@ impl Policy for PowerPolicy {
                     &mut head_agenda,
                     &self.deadlines,
                     &model,
+                    true,
                 );
-                if let Some((shadow, reserved)) = head_plan.head {
-                    let reserved_idle = reserved
-                        .iter()
-                        .filter(|&&i| nodes[i as usize].state == NodeState::Idle && !taken.contains(&(i as usize)))
-                        .count() as u32;
-                    let mut spare = idle.saturating_sub(reserved_idle);
-                    for (k, &(pos, job)) in queue.iter().enumerate().skip(head + 1) {
-                        let j = view.jobs.get(job);
-                        if j.nodes > idle {
-                            continue;
+                // Without a plan for the head job (a node it needs has no known release),
+                // nothing is reserved: every idle node may be backfilled.
+                let (shadow, reserved) = head_plan.head.unwrap_or((f64::INFINITY, Vec::new()));
+                let reserved_idle = reserved
+                    .iter()
+                    .filter(|&&i| nodes[i as usize].state == NodeState::Idle && !taken.contains(&(i as usize)))
+                    .count() as u32;
+                let mut spare = idle.saturating_sub(reserved_idle);
+                for (k, &(pos, job)) in queue.iter().enumerate().skip(head + 1) {
+                    let j = view.jobs.get(job);
+                    if j.nodes > idle {
+                        continue;
+                    }
+                    let ends_in_time = view.now + j.requested_time <= shadow;
+                    if j.nodes <= spare || ends_in_time {
+                        if j.nodes <= spare {
+                            spare -= j.nodes;
                         }
-                        let ends_in_time = view.now + j.requested_time <= shadow;
-                        if j.nodes <= spare || ends_in_time {
-                            if j.nodes <= spare {
-                                spare -= j.nodes;
-                            }
-                            idle -= j.nodes;
-                            spare = spare.min(idle);
-                            started[k] = true;
-                            decision.starts.push(Start { pos, job, kind: StartKind::Backfill });
-                        }
+                        idle -= j.nodes;
+                        spare = spare.min(idle);
+                        started[k] = true;
+                        decision.starts.push(Start { pos, job, kind: StartKind::Backfill });
                     }
                 }
             }
@@ -451,11 +450,11 @@ impl Policy for PowerPolicy {
                 .filter(|(k, _)| !started[*k])
                 .map(|(_, &(_, job))| PlanJob { job, nodes: view.jobs.get(job).nodes, duration: duration(job) })
                 .collect();
-            let all_taken = taken_nodes(nodes, decision.starts.iter().map(|s| view.jobs.get(s.job).nodes).sum());
-            for &i in &all_taken {
-                agenda[i] = f64::INFINITY;
-            }
-            plan_out = plan(view.now, &rest, nodes, &mut agenda, &self.deadlines, &model);
+            occupy(nodes, &decision.starts, view, &duration, &mut agenda);
+            // SNF plans in order (the barrier rule); FCFS/B plans the head job first and lets
+            // the others use what its reservation leaves, as backfilling does.
+            let barrier_rule = order == QueueOrder::Snf;
+            plan_out = plan(view.now, &rest, nodes, &mut agenda, &self.deadlines, &model, barrier_rule);
         }
         record.started = decision.starts.len() as u32;
         let used: Vec<usize> = taken_nodes(nodes, decision.starts.iter().map(|s| view.jobs.get(s.job).nodes).sum());
@@ -613,6 +612,27 @@ impl PowerPolicy {
         };
         optimise(&input)
     }
+}
+
+/// Marks the idle nodes the engine gives to `starts` (the lowest-numbered, in order) as busy
+/// until each job's expected end; returns them.
+fn occupy(
+    nodes: &[Node],
+    starts: &[Start],
+    view: &View,
+    duration: &dyn Fn(u32) -> f64,
+    agenda: &mut [f64],
+) -> Vec<usize> {
+    let mut idle = nodes.iter().enumerate().filter(|(_, n)| n.state == NodeState::Idle).map(|(i, _)| i);
+    let mut taken = Vec::new();
+    for start in starts {
+        let end = view.now + duration(start.job);
+        for i in idle.by_ref().take(view.jobs.get(start.job).nodes as usize) {
+            agenda[i] = end;
+            taken.push(i);
+        }
+    }
+    taken
 }
 
 /// The idle nodes the engine gives to `count` nodes' worth of starts: the lowest-numbered.
