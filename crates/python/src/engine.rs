@@ -264,35 +264,128 @@ impl PySimulation {
         };
         let nan = f64::NAN;
         out.set_item("time", f(&|r| r.time).into_pyarray(py))?;
-        out.set_item("mode", records.iter().map(|r| r.mode.name()).collect::<Vec<_>>())?;
-        out.set_item("rejection", records.iter().map(|r| r.rejection.as_str()).collect::<Vec<_>>())?;
+        out.set_item(
+            "mode",
+            records.iter().map(|r| r.mode.name()).collect::<Vec<_>>(),
+        )?;
+        out.set_item(
+            "rejection",
+            records
+                .iter()
+                .map(|r| r.rejection.as_str())
+                .collect::<Vec<_>>(),
+        )?;
         for (prefix, pick) in [
-            ("arrival", &(|r: &hpcsched_core::power::policy::PowerRecord| r.arrivals) as &dyn Fn(&_) -> _),
-            ("service", &|r: &hpcsched_core::power::policy::PowerRecord| r.service),
+            (
+                "arrival",
+                &(|r: &hpcsched_core::power::policy::PowerRecord| r.arrivals) as &dyn Fn(&_) -> _,
+            ),
+            (
+                "service",
+                &|r: &hpcsched_core::power::policy::PowerRecord| r.service,
+            ),
         ] {
-            out.set_item(format!("{prefix}_samples"), f(&|r| pick(r).map_or(0.0, |s| s.n as f64)).into_pyarray(py))?;
-            out.set_item(format!("{prefix}_cv"), f(&|r| pick(r).map_or(nan, |s| s.cv)).into_pyarray(py))?;
-            out.set_item(format!("{prefix}_lag1"), f(&|r| pick(r).map_or(nan, |s| s.autocorrelation)).into_pyarray(py))?;
-            out.set_item(format!("{prefix}_ks"), f(&|r| pick(r).map_or(nan, |s| s.ks_distance)).into_pyarray(py))?;
-            out.set_item(format!("{prefix}_ks_threshold"), f(&|r| pick(r).map_or(nan, |s| s.ks_threshold)).into_pyarray(py))?;
+            out.set_item(
+                format!("{prefix}_samples"),
+                f(&|r| pick(r).map_or(0.0, |s| s.n as f64)).into_pyarray(py),
+            )?;
+            out.set_item(
+                format!("{prefix}_cv"),
+                f(&|r| pick(r).map_or(nan, |s| s.cv)).into_pyarray(py),
+            )?;
+            out.set_item(
+                format!("{prefix}_lag1"),
+                f(&|r| pick(r).map_or(nan, |s| s.autocorrelation)).into_pyarray(py),
+            )?;
+            out.set_item(
+                format!("{prefix}_ks"),
+                f(&|r| pick(r).map_or(nan, |s| s.ks_distance)).into_pyarray(py),
+            )?;
+            out.set_item(
+                format!("{prefix}_ks_threshold"),
+                f(&|r| pick(r).map_or(nan, |s| s.ks_threshold)).into_pyarray(py),
+            )?;
         }
         out.set_item("arrival_rate", f(&|r| r.arrival_rate).into_pyarray(py))?;
         out.set_item("service_rate", f(&|r| r.service_rate).into_pyarray(py))?;
         out.set_item("runtime_ratio", f(&|r| r.runtime_ratio).into_pyarray(py))?;
-        out.set_item("spare_planning", records.iter().map(|r| r.spare_planning).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("gate_open", records.iter().map(|r| r.gate_open).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("target", f(&|r| r.target.map_or(nan, f64::from)).into_pyarray(py))?;
+        out.set_item(
+            "spare_planning",
+            records
+                .iter()
+                .map(|r| r.spare_planning)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "gate_open",
+            records
+                .iter()
+                .map(|r| r.gate_open)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "target",
+            f(&|r| r.target.map_or(nan, f64::from)).into_pyarray(py),
+        )?;
         let chosen = |r: &hpcsched_core::power::policy::PowerRecord| {
-            r.target.and_then(|t| r.candidates.iter().find(|c| c.0 == t).copied())
+            r.target
+                .and_then(|t| r.candidates.iter().find(|c| c.0 == t).copied())
         };
-        out.set_item("waiting_cost", f(&|r| chosen(r).map_or(nan, |c| c.1)).into_pyarray(py))?;
-        out.set_item("energy_cost", f(&|r| chosen(r).map_or(nan, |c| c.2)).into_pyarray(py))?;
-        out.set_item("total_cost", f(&|r| chosen(r).map_or(nan, |c| c.3)).into_pyarray(py))?;
-        out.set_item("candidates", records.iter().map(|r| r.candidates.len() as u32).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("started", records.iter().map(|r| r.started).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("wakes", records.iter().map(|r| r.wakes).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("shutdowns", records.iter().map(|r| r.shutdowns).collect::<Vec<_>>().into_pyarray(py))?;
-        out.set_item("queue_length", records.iter().map(|r| r.queue_length).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item(
+            "waiting_cost",
+            f(&|r| chosen(r).map_or(nan, |c| c.1)).into_pyarray(py),
+        )?;
+        out.set_item(
+            "energy_cost",
+            f(&|r| chosen(r).map_or(nan, |c| c.2)).into_pyarray(py),
+        )?;
+        out.set_item(
+            "total_cost",
+            f(&|r| chosen(r).map_or(nan, |c| c.3)).into_pyarray(py),
+        )?;
+        out.set_item(
+            "candidates",
+            records
+                .iter()
+                .map(|r| r.candidates.len() as u32)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "started",
+            records
+                .iter()
+                .map(|r| r.started)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "wakes",
+            records
+                .iter()
+                .map(|r| r.wakes)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "shutdowns",
+            records
+                .iter()
+                .map(|r| r.shutdowns)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item(
+            "queue_length",
+            records
+                .iter()
+                .map(|r| r.queue_length)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        out.set_item("seconds", f(&|r| r.seconds).into_pyarray(py))?;
         Ok(out)
     }
 
@@ -300,9 +393,30 @@ impl PySimulation {
     fn timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let rows = &self.engine.log().timeline;
         let out = PyDict::new(py);
-        out.set_item("time", rows.iter().map(|r| r.0).collect::<Vec<_>>().into_pyarray(py))?;
-        for (k, name) in ["idle", "computing", "switching_on", "switching_off", "sleeping"].iter().enumerate() {
-            out.set_item(*name, rows.iter().map(|r| r.1[k]).collect::<Vec<_>>().into_pyarray(py))?;
+        out.set_item(
+            "time",
+            rows.iter()
+                .map(|r| r.0)
+                .collect::<Vec<_>>()
+                .into_pyarray(py),
+        )?;
+        for (k, name) in [
+            "idle",
+            "computing",
+            "switching_on",
+            "switching_off",
+            "sleeping",
+        ]
+        .iter()
+        .enumerate()
+        {
+            out.set_item(
+                *name,
+                rows.iter()
+                    .map(|r| r.1[k])
+                    .collect::<Vec<_>>()
+                    .into_pyarray(py),
+            )?;
         }
         Ok(out)
     }
@@ -426,7 +540,10 @@ fn power_model(d: &Bound<'_, PyDict>) -> PyResult<PowerModel> {
     })
 }
 
-fn get_item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(d: &Bound<'py, PyDict>, key: &str) -> PyResult<T> {
+fn get_item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<T> {
     d.get_item(key)?
         .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
         .extract()

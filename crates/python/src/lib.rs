@@ -31,6 +31,37 @@ fn start_kind_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// The Markovianity screen's statistics of a series: (CV, lag-one autocorrelation, KS distance
+/// to the exponential with the sample mean). Exposed for checks against scipy.
+#[pyfunction]
+fn screen_statistics(samples: Vec<f64>) -> (f64, f64, f64) {
+    use hpcsched_core::power::screen;
+    let mut scratch = Vec::new();
+    (
+        screen::coefficient_of_variation(&samples),
+        screen::lag_one_autocorrelation(&samples),
+        screen::ks_distance_exponential(&samples, &mut scratch),
+    )
+}
+
+/// The runtime predictor after observing `(run time, requested time)` pairs: predicted remaining
+/// time of a job with `requested` seconds asked that has run `elapsed` seconds (Eq. 50).
+#[pyfunction]
+fn predict_remaining(
+    observed: Vec<(f64, f64)>,
+    requested: f64,
+    elapsed: f64,
+    smoothing: f64,
+    sigma_floor: f64,
+) -> f64 {
+    let mut predictor =
+        hpcsched_core::power::predict::RuntimePredictor::new(smoothing, sigma_floor);
+    for (run, req) in observed {
+        predictor.observe(run, req);
+    }
+    predictor.remaining(requested, elapsed)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -40,5 +71,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic_names, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
+    m.add_function(wrap_pyfunction!(screen_statistics, m)?)?;
+    m.add_function(wrap_pyfunction!(predict_remaining, m)?)?;
     Ok(())
 }

@@ -146,7 +146,11 @@ impl Engine {
     pub fn new(inputs: Arc<Inputs>) -> Self {
         let now = inputs.jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
         let nodes = match (inputs.power_managed, inputs.machine.power) {
-            (true, Some(model)) => Some(Nodes::new(inputs.machine.nodes, model, inputs.sample_transitions)),
+            (true, Some(model)) => Some(Nodes::new(
+                inputs.machine.nodes,
+                model,
+                inputs.sample_transitions,
+            )),
             _ => None,
         };
         let state = SimState {
@@ -451,7 +455,8 @@ impl Engine {
         if !decision.starts.is_empty() {
             self.apply_starts(decision)?;
         }
-        self.log.record_reservation(self.state.now, decision.reservation);
+        self.log
+            .record_reservation(self.state.now, decision.reservation);
         self.apply_power(decision)
     }
 

@@ -69,7 +69,10 @@ impl Eq for Transition {}
 
 impl Ord for Transition {
     fn cmp(&self, other: &Self) -> Ordering {
-        other.until.total_cmp(&self.until).then(other.node.cmp(&self.node))
+        other
+            .until
+            .total_cmp(&self.until)
+            .then(other.node.cmp(&self.node))
     }
 }
 
@@ -92,7 +95,12 @@ pub struct Nodes {
 impl Nodes {
     /// `count` nodes, all idle and awake.
     pub fn new(count: u32, model: PowerModel, sample_seed: Option<u64>) -> Self {
-        let idle = Node { state: NodeState::Idle, until: f64::NAN, job: NO_JOB, wake_when_asleep: false };
+        let idle = Node {
+            state: NodeState::Idle,
+            until: f64::NAN,
+            job: NO_JOB,
+            wake_when_asleep: false,
+        };
         let mut counts = [0; 5];
         counts[NodeState::Idle as usize] = count;
         Nodes {
@@ -171,7 +179,10 @@ impl Nodes {
                 Ok(())
             }
             Some(NodeState::SwitchingOn) => Ok(()), // already waking
-            Some(other) => Err(CoreError::decision(format!("cannot switch on node {node}: it is {}", other.name()))),
+            Some(other) => Err(CoreError::decision(format!(
+                "cannot switch on node {node}: it is {}",
+                other.name()
+            ))),
             None => Err(CoreError::decision(format!("no node {node}"))),
         }
     }
@@ -179,13 +190,17 @@ impl Nodes {
     pub fn power_off(&mut self, node: u32, now: f64) -> Result<()> {
         match self.nodes.get(node as usize).map(|n| n.state) {
             Some(NodeState::Idle) => {
-                let until = now + self.latency(self.model.switch_off_s, self.model.switch_off_std_s);
+                let until =
+                    now + self.latency(self.model.switch_off_s, self.model.switch_off_std_s);
                 self.set(node, NodeState::SwitchingOff);
                 self.nodes[node as usize].until = until;
                 self.transitions.push(Transition { until, node });
                 Ok(())
             }
-            Some(other) => Err(CoreError::decision(format!("cannot switch off node {node}: it is {}", other.name()))),
+            Some(other) => Err(CoreError::decision(format!(
+                "cannot switch off node {node}: it is {}",
+                other.name()
+            ))),
             None => Err(CoreError::decision(format!("no node {node}"))),
         }
     }

@@ -34,7 +34,11 @@ pub struct Energy {
 
 impl Energy {
     pub fn total_j(&self) -> f64 {
-        self.computing_j + self.idle_j + self.switching_on_j + self.switching_off_j + self.sleeping_j
+        self.computing_j
+            + self.idle_j
+            + self.switching_on_j
+            + self.switching_off_j
+            + self.sleeping_j
     }
 
     /// Everything not spent computing.

@@ -50,7 +50,10 @@ pub fn plan(
     barrier_rule: bool,
 ) -> Plan {
     let n = nodes.len();
-    let mut out = Plan { needed_at: vec![f64::INFINITY; n], ..Plan::default() };
+    let mut out = Plan {
+        needed_at: vec![f64::INFINITY; n],
+        ..Plan::default()
+    };
     let mut planned = vec![false; n];
     let mut barrier = now;
     let mut sorted: Vec<f64> = Vec::with_capacity(n);
@@ -82,16 +85,21 @@ pub fn plan(
                 } else {
                     node_cost(&nodes[i], releases[i], now, start, model)
                 };
-                let timeout = if nodes[i].state == NodeState::Idle && !planned[i] && deadlines[i].is_finite() {
-                    -(deadlines[i] - now)
-                } else {
-                    0.0
-                };
+                let timeout =
+                    if nodes[i].state == NodeState::Idle && !planned[i] && deadlines[i].is_finite()
+                    {
+                        -(deadlines[i] - now)
+                    } else {
+                        0.0
+                    };
                 candidates.push((energy, rank, timeout, i as u32));
             }
         }
         let key = |a: &(f64, u8, f64, u32), b: &(f64, u8, f64, u32)| {
-            a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)).then(a.2.total_cmp(&b.2)).then(a.3.cmp(&b.3))
+            a.0.total_cmp(&b.0)
+                .then(a.1.cmp(&b.1))
+                .then(a.2.total_cmp(&b.2))
+                .then(a.3.cmp(&b.3))
         };
         if candidates.len() > r {
             candidates.select_nth_unstable_by(r - 1, key);
@@ -135,11 +143,13 @@ fn node_cost(node: &Node, release: f64, now: f64, start: f64, m: &PowerModel) ->
     match node.state {
         NodeState::Idle => (m.idle_w * (start - now), 0),
         NodeState::Computing => (m.idle_w * (start - release), 1),
-        NodeState::SwitchingOn => {
-            (m.switching_on_w * (node.until - now) + m.idle_w * (start - node.until), 2)
-        }
+        NodeState::SwitchingOn => (
+            m.switching_on_w * (node.until - now) + m.idle_w * (start - node.until),
+            2,
+        ),
         NodeState::Sleeping => (
-            m.sleeping_w * (start - m.switch_on_s - now).max(0.0) + m.switching_on_w * m.switch_on_s,
+            m.sleeping_w * (start - m.switch_on_s - now).max(0.0)
+                + m.switching_on_w * m.switch_on_s,
             3,
         ),
         NodeState::SwitchingOff => (

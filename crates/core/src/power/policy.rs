@@ -112,6 +112,8 @@ pub struct PowerRecord {
     pub wakes: u32,
     pub shutdowns: u32,
     pub queue_length: u32,
+    /// Wall-clock time of the call (s).
+    pub seconds: f64,
 }
 
 pub struct PowerPolicy {
@@ -142,7 +144,10 @@ pub struct PowerPolicy {
 impl PowerPolicy {
     pub fn new(order: QueueOrder, idle_timeout: f64, icon: Option<IconConfig>) -> Self {
         let (mean_gap, predictor) = match &icon {
-            Some(c) => (1.0 / c.initial_arrival_rate, RuntimePredictor::new(c.service_smoothing, c.sigma_floor)),
+            Some(c) => (
+                1.0 / c.initial_arrival_rate,
+                RuntimePredictor::new(c.service_smoothing, c.sigma_floor),
+            ),
             None => (3600.0, RuntimePredictor::new(0.1, 0.25)),
         };
         PowerPolicy {
@@ -178,7 +183,8 @@ impl PowerPolicy {
             if let Some(last) = self.last_arrival {
                 let gap = (view.now - last).max(0.0);
                 self.arrival_gaps.push_back((view.now, gap));
-                self.mean_gap = config.arrival_smoothing * gap + (1.0 - config.arrival_smoothing) * self.mean_gap;
+                self.mean_gap = config.arrival_smoothing * gap
+                    + (1.0 - config.arrival_smoothing) * self.mean_gap;
             }
             self.last_arrival = Some(view.now);
             let size = (j.nodes as usize).min(n);
@@ -205,7 +211,8 @@ impl PowerPolicy {
             let req = j.requested_time;
             if req > 0.0 {
                 let s = config.service_smoothing;
-                self.mean_requested = Some(self.mean_requested.map_or(req, |m| s * req + (1.0 - s) * m));
+                self.mean_requested =
+                    Some(self.mean_requested.map_or(req, |m| s * req + (1.0 - s) * m));
             }
         }
         for &(job, start, end) in view.completed {
@@ -215,7 +222,8 @@ impl PowerPolicy {
             if run > 0.0 {
                 self.service_times.push_back((end, run));
                 let s = config.service_smoothing;
-                self.mean_service = Some(self.mean_service.map_or(run, |m| s * run + (1.0 - s) * m));
+                self.mean_service =
+                    Some(self.mean_service.map_or(run, |m| s * run + (1.0 - s) * m));
             }
         }
         let horizon = view.now - config.screen_window;
@@ -232,10 +240,12 @@ impl PowerPolicy {
     /// The screen (Definition 4): both series must pass.
     fn screen(&mut self, config: &IconConfig) -> (bool, String, SeriesStats, SeriesStats) {
         self.series.clear();
-        self.series.extend(self.arrival_gaps.iter().map(|&(_, g)| g));
+        self.series
+            .extend(self.arrival_gaps.iter().map(|&(_, g)| g));
         let arrivals = screen(&self.series, &config.screen, &mut self.scratch);
         self.series.clear();
-        self.series.extend(self.service_times.iter().map(|&(_, d)| d));
+        self.series
+            .extend(self.service_times.iter().map(|&(_, d)| d));
         let service = screen(&self.series, &config.screen, &mut self.scratch);
         let mut reasons = Vec::new();
         for (name, s) in [("arrivals", &arrivals), ("service", &service)] {
@@ -252,7 +262,10 @@ impl PowerPolicy {
                     reasons.push(format!("{name}: lag-1 r {:.2}", s.autocorrelation));
                 }
                 if s.ks_distance > s.ks_threshold {
-                    reasons.push(format!("{name}: ks {:.3} > {:.3}", s.ks_distance, s.ks_threshold));
+                    reasons.push(format!(
+                        "{name}: ks {:.3} > {:.3}",
+                        s.ks_distance, s.ks_threshold
+                    ));
                 }
             }
         }
@@ -270,7 +283,12 @@ impl PowerPolicy {
 
 /// The queue in the order the policy serves it, as (queue position, job).
 fn ordered_queue(view: &View, order: QueueOrder) -> Vec<(u32, u32)> {
-    let mut queue: Vec<(u32, u32)> = view.queue.iter().enumerate().map(|(p, &j)| (p as u32, j)).collect();
+    let mut queue: Vec<(u32, u32)> = view
+        .queue
+        .iter()
+        .enumerate()
+        .map(|(p, &j)| (p as u32, j))
+        .collect();
     if order == QueueOrder::Snf {
         queue.sort_by(|a, b| {
             let (x, y) = (view.jobs.get(a.1), view.jobs.get(b.1));
@@ -329,18 +347,27 @@ impl Policy for PowerPolicy {
             wakes: 0,
             shutdowns: 0,
             queue_length: view.queue.len() as u32,
+            seconds: 0.0,
         };
+        let started_at = std::time::Instant::now();
         let icon = self.icon.clone();
         if let Some(config) = &icon {
             self.observe(view, config);
             let (accepted, why, arrivals, service) = self.screen(config);
-            record.mode = if accepted || !config.fallback { Mode::Icon } else { Mode::Fallback };
+            record.mode = if accepted || !config.fallback {
+                Mode::Icon
+            } else {
+                Mode::Fallback
+            };
             record.rejection = why;
             record.arrivals = Some(arrivals);
             record.service = Some(service);
             record.arrival_rate = 1.0 / self.mean_gap.max(1e-9);
             record.service_rate = self.service_rate();
-            record.runtime_ratio = self.predictor.log_moments().map_or(f64::NAN, |(m, _)| m.exp());
+            record.runtime_ratio = self
+                .predictor
+                .log_moments()
+                .map_or(f64::NAN, |(m, _)| m.exp());
         }
         let icon_mode = record.mode == Mode::Icon;
 
@@ -364,7 +391,9 @@ impl Policy for PowerPolicy {
         for r in view.running {
             let t = if icon_mode {
                 let job = view.jobs.get(r.job);
-                let remaining = self.predictor.remaining(job.requested_time, view.now - r.start);
+                let remaining = self
+                    .predictor
+                    .remaining(job.requested_time, view.now - r.start);
                 predicted_remaining.push(remaining);
                 view.now + remaining
             } else if r.requested_end >= view.now {
@@ -376,7 +405,11 @@ impl Policy for PowerPolicy {
         }
 
         // Immediate starts (Algorithm 1, line 8).
-        let order = if icon.is_some() { QueueOrder::Snf } else { self.order };
+        let order = if icon.is_some() {
+            QueueOrder::Snf
+        } else {
+            self.order
+        };
         let queue = ordered_queue(view, order);
         let mut idle = view.free;
         let mut started = vec![false; queue.len()];
@@ -386,7 +419,11 @@ impl Policy for PowerPolicy {
             if size <= idle {
                 idle -= size;
                 started[k] = true;
-                decision.starts.push(Start { pos, job, kind: StartKind::Primary });
+                decision.starts.push(Start {
+                    pos,
+                    job,
+                    kind: StartKind::Primary,
+                });
             } else {
                 first_blocked = Some(k);
                 break;
@@ -412,7 +449,11 @@ impl Policy for PowerPolicy {
                 let mut head_agenda = agenda.clone();
                 let head_plan = plan(
                     view.now,
-                    &[PlanJob { job: head_job, nodes: view.jobs.get(head_job).nodes, duration: duration(head_job) }],
+                    &[PlanJob {
+                        job: head_job,
+                        nodes: view.jobs.get(head_job).nodes,
+                        duration: duration(head_job),
+                    }],
                     nodes,
                     &mut head_agenda,
                     &self.deadlines,
@@ -424,7 +465,9 @@ impl Policy for PowerPolicy {
                 let (shadow, reserved) = head_plan.head.unwrap_or((f64::INFINITY, Vec::new()));
                 let reserved_idle = reserved
                     .iter()
-                    .filter(|&&i| nodes[i as usize].state == NodeState::Idle && !taken.contains(&(i as usize)))
+                    .filter(|&&i| {
+                        nodes[i as usize].state == NodeState::Idle && !taken.contains(&(i as usize))
+                    })
                     .count() as u32;
                 let mut spare = idle.saturating_sub(reserved_idle);
                 for (k, &(pos, job)) in queue.iter().enumerate().skip(head + 1) {
@@ -440,7 +483,11 @@ impl Policy for PowerPolicy {
                         idle -= j.nodes;
                         spare = spare.min(idle);
                         started[k] = true;
-                        decision.starts.push(Start { pos, job, kind: StartKind::Backfill });
+                        decision.starts.push(Start {
+                            pos,
+                            job,
+                            kind: StartKind::Backfill,
+                        });
                     }
                 }
             }
@@ -448,16 +495,38 @@ impl Policy for PowerPolicy {
                 .iter()
                 .enumerate()
                 .filter(|(k, _)| !started[*k])
-                .map(|(_, &(_, job))| PlanJob { job, nodes: view.jobs.get(job).nodes, duration: duration(job) })
+                .map(|(_, &(_, job))| PlanJob {
+                    job,
+                    nodes: view.jobs.get(job).nodes,
+                    duration: duration(job),
+                })
                 .collect();
             occupy(nodes, &decision.starts, view, &duration, &mut agenda);
             // SNF plans in order (the barrier rule); FCFS/B plans the head job first and lets
             // the others use what its reservation leaves, as backfilling does.
             let barrier_rule = order == QueueOrder::Snf;
-            plan_out = plan(view.now, &rest, nodes, &mut agenda, &self.deadlines, &model, barrier_rule);
+            plan_out = plan(
+                view.now,
+                &rest,
+                nodes,
+                &mut agenda,
+                &self.deadlines,
+                &model,
+                barrier_rule,
+            );
         }
         record.started = decision.starts.len() as u32;
-        let used: Vec<usize> = taken_nodes(nodes, decision.starts.iter().map(|s| view.jobs.get(s.job).nodes).sum());
+        let used: Vec<usize> = taken_nodes(
+            nodes,
+            decision
+                .starts
+                .iter()
+                .map(|s| view.jobs.get(s.job).nodes)
+                .sum(),
+        );
+        for &i in &used {
+            self.deadlines[i] = f64::NAN; // computing from now on
+        }
         let queue_empty = started.iter().all(|&s| s);
 
         // Wakes for planned jobs (Definition 6, Eq. 16).
@@ -469,7 +538,11 @@ impl Policy for PowerPolicy {
 
         // Power for future jobs (Algorithm 1, lines 10-19) or the IPM timeout.
         let expired: Vec<bool> = (0..n)
-            .map(|i| nodes[i].state == NodeState::Idle && !used.contains(&i) && self.deadlines[i] <= view.now)
+            .map(|i| {
+                nodes[i].state == NodeState::Idle
+                    && !used.contains(&i)
+                    && self.deadlines[i] <= view.now
+            })
             .collect();
         let soon = view.now + model.switch_off_s + model.switch_on_s;
         let keep_for_plan = |i: usize| plan_out.needed_at.get(i).is_some_and(|&t| t < soon);
@@ -483,14 +556,26 @@ impl Policy for PowerPolicy {
         match (&icon, icon_mode) {
             (Some(config), true) => {
                 let gate_open = !config.gate
-                    || self.last_arrival.is_some_and(|t| view.now - t <= config.recency_window);
+                    || self
+                        .last_arrival
+                        .is_some_and(|t| view.now - t <= config.recency_window);
                 record.gate_open = gate_open;
                 if queue_empty && epoch {
                     if gate_open {
                         record.spare_planning = true;
-                        let choice = self.spares(view, &model, config, &expired, &used, &predicted_remaining);
-                        record.candidates =
-                            choice.candidates.iter().map(|c| (c.target, c.waiting, c.energy, c.cost)).collect();
+                        let choice = self.spares(
+                            view,
+                            &model,
+                            config,
+                            &expired,
+                            &used,
+                            &predicted_remaining,
+                        );
+                        record.candidates = choice
+                            .candidates
+                            .iter()
+                            .map(|c| (c.target, c.waiting, c.energy, c.cost))
+                            .collect();
                         record.target = Some(choice.chosen.target);
                         wake.extend(choice.wake);
                         off.extend(choice.switch_off);
@@ -527,7 +612,11 @@ impl Policy for PowerPolicy {
         decision.power_off = off;
         // Be called back at the next idle timeout of a node that stays idle.
         let next_timeout = (0..n)
-            .filter(|&i| nodes[i].state == NodeState::Idle && !used.contains(&i) && !decision.power_off.contains(&(i as u32)))
+            .filter(|&i| {
+                nodes[i].state == NodeState::Idle
+                    && !used.contains(&i)
+                    && !decision.power_off.contains(&(i as u32))
+            })
             .map(|i| self.deadlines[i])
             .filter(|&t| t > view.now)
             .fold(f64::INFINITY, f64::min);
@@ -541,6 +630,7 @@ impl Policy for PowerPolicy {
             release_of[r.job as usize] = f64::INFINITY;
         }
         self.release_of = release_of;
+        record.seconds = started_at.elapsed().as_secs_f64();
         self.records.push(record);
     }
 }
@@ -558,16 +648,26 @@ impl PowerPolicy {
     ) -> crate::power::spare::SpareChoice {
         let n = view.nodes.len();
         let arrival_rate = 1.0 / self.mean_gap.max(1e-9);
-        let nearest = predicted_remaining.iter().copied().filter(|&r| r > 0.0 && r.is_finite()).fold(f64::INFINITY, f64::min);
+        let nearest = predicted_remaining
+            .iter()
+            .copied()
+            .filter(|&r| r > 0.0 && r.is_finite())
+            .fold(f64::INFINITY, f64::min);
         let completion_rate = if nearest.is_finite() {
             1.0 / nearest
         } else {
             view.running.len() as f64 * self.service_rate()
         };
         let event_rate = arrival_rate + completion_rate;
-        let arrival_probability = if event_rate > 0.0 { arrival_rate / event_rate } else { 0.0 };
+        let arrival_probability = if event_rate > 0.0 {
+            arrival_rate / event_rate
+        } else {
+            0.0
+        };
         let to_timeout = (0..n)
-            .filter(|&i| view.nodes[i].state == NodeState::Idle && !expired[i] && !used.contains(&i))
+            .filter(|&i| {
+                view.nodes[i].state == NodeState::Idle && !expired[i] && !used.contains(&i)
+            })
             .map(|i| self.deadlines[i] - view.now)
             .filter(|&d| d >= 0.0)
             .fold(config.max_horizon, f64::min);
@@ -590,7 +690,10 @@ impl PowerPolicy {
             .enumerate()
             .map(|(i, node)| {
                 if used.contains(&i) {
-                    Node { state: NodeState::Computing, ..*node }
+                    Node {
+                        state: NodeState::Computing,
+                        ..*node
+                    }
                 } else {
                     *node
                 }
@@ -623,7 +726,11 @@ fn occupy(
     duration: &dyn Fn(u32) -> f64,
     agenda: &mut [f64],
 ) -> Vec<usize> {
-    let mut idle = nodes.iter().enumerate().filter(|(_, n)| n.state == NodeState::Idle).map(|(i, _)| i);
+    let mut idle = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| n.state == NodeState::Idle)
+        .map(|(i, _)| i);
     let mut taken = Vec::new();
     for start in starts {
         let end = view.now + duration(start.job);

@@ -118,5 +118,13 @@ pub fn screen(xs: &[f64], config: &ScreenConfig, scratch: &mut Vec<f64>) -> Seri
     let accepted = (cv - 1.0).abs() <= config.cv_tolerance
         && autocorrelation.abs() <= config.max_autocorrelation
         && ks_distance <= ks_threshold;
-    SeriesStats { n, mean, cv, autocorrelation, ks_distance, ks_threshold, accepted }
+    SeriesStats {
+        n,
+        mean,
+        cv,
+        autocorrelation,
+        ks_distance,
+        ks_threshold,
+        accepted,
+    }
 }

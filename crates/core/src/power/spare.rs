@@ -168,7 +168,12 @@ fn candidate(input: &SpareInput, p: &Parts, wake: u32, waiting_delay: f64) -> Ca
     let energy = p.fixed_energy
         + f64::from(wake) * p.woken_energy
         + f64::from(sleeping - wake) * p.asleep_energy;
-    Candidate { target: p.base + wake, waiting, energy, cost: input.alpha * waiting + input.beta * energy }
+    Candidate {
+        target: p.base + wake,
+        waiting,
+        energy,
+        cost: input.alpha * waiting + input.beta * energy,
+    }
 }
 
 fn better(a: &Candidate, b: &Candidate) -> bool {
@@ -182,10 +187,18 @@ fn better(a: &Candidate, b: &Candidate) -> bool {
 }
 
 fn choose(input: &SpareInput, p: Parts, candidates: Vec<Candidate>) -> SpareChoice {
-    let chosen = *candidates.iter().reduce(|best, c| if better(c, best) { c } else { best }).expect("x_min exists");
+    let chosen = *candidates
+        .iter()
+        .reduce(|best, c| if better(c, best) { c } else { best })
+        .expect("x_min exists");
     let wake = p.sleeping[..(chosen.target - p.base) as usize].to_vec();
     let _ = input;
-    SpareChoice { chosen, candidates, wake, switch_off: p.switch_off }
+    SpareChoice {
+        chosen,
+        candidates,
+        wake,
+        switch_off: p.switch_off,
+    }
 }
 
 /// The optimal target, O(N log N).
@@ -212,7 +225,12 @@ pub fn optimise(input: &SpareInput) -> SpareChoice {
         let region_b: f64 = (a..b_end).map(|i| p.fixed[i] * q[i + w]).sum();
         let first_asleep = b_end + w;
         let asleep = l * (prefix[first_asleep + (s - w)] - prefix[first_asleep]);
-        candidates.push(candidate(input, &p, wake, region_a + woken + region_b + asleep + region_c));
+        candidates.push(candidate(
+            input,
+            &p,
+            wake,
+            region_a + woken + region_b + asleep + region_c,
+        ));
     }
     choose(input, p, candidates)
 }
@@ -228,15 +246,160 @@ pub fn brute_force(input: &SpareInput) -> SpareChoice {
         let mut delays = p.fixed.clone();
         let s = p.sleeping.len() as u32;
         delays.extend(std::iter::repeat_n(p.woken_delay, wake as usize));
-        delays.extend(std::iter::repeat_n(input.model.switch_on_s, (s - wake) as usize));
+        delays.extend(std::iter::repeat_n(
+            input.model.switch_on_s,
+            (s - wake) as usize,
+        ));
         delays.sort_unstable_by(f64::total_cmp);
         let mean: f64 = input
             .pmf
             .iter()
             .enumerate()
-            .map(|(r, &pr)| if k == 0 { 0.0 } else { pr * delays[r.min(k - 1)] })
+            .map(|(r, &pr)| {
+                if k == 0 {
+                    0.0
+                } else {
+                    pr * delays[r.min(k - 1)]
+                }
+            })
             .sum();
         candidates.push(candidate(input, &p, wake, mean));
     }
     choose(input, p, candidates)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::power::NO_JOB;
+
+    const AOBA: PowerModel = PowerModel {
+        computing_w: 2100.0,
+        idle_w: 600.0,
+        sleeping_w: 60.0,
+        switching_on_w: 600.0,
+        switching_off_w: 600.0,
+        switch_on_s: 1200.0,
+        switch_on_std_s: 60.0,
+        switch_off_s: 600.0,
+        switch_off_std_s: 60.0,
+    };
+
+    /// A crafted machine state from a seed: every node state, transitions part-way through.
+    fn state(seed: u64, n: usize) -> (Vec<Node>, Vec<bool>, Vec<f64>) {
+        let mut x = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        let mut next = || {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (x >> 33) as f64 / (1u64 << 31) as f64
+        };
+        let mut nodes = Vec::new();
+        let mut expired = Vec::new();
+        for _ in 0..n {
+            let r = next();
+            let (state, until) = match (r * 5.0) as u32 {
+                0 => (NodeState::Idle, f64::NAN),
+                1 => (NodeState::Computing, f64::NAN),
+                2 => (NodeState::SwitchingOn, 1000.0 + 1500.0 * next()), // may exceed the mean
+                3 => (NodeState::SwitchingOff, 1000.0 + 600.0 * next()),
+                _ => (NodeState::Sleeping, f64::NAN),
+            };
+            expired.push(state == NodeState::Idle && next() < 0.3);
+            nodes.push(Node {
+                state,
+                until,
+                job: NO_JOB,
+                wake_when_asleep: false,
+            });
+        }
+        let mut pmf: Vec<f64> = (0..n).map(|_| next().powi(3)).collect();
+        let total: f64 = pmf.iter().sum();
+        pmf.iter_mut().for_each(|p| *p /= total);
+        (nodes, expired, pmf)
+    }
+
+    #[test]
+    fn fast_optimiser_matches_brute_force() {
+        for seed in 0..200 {
+            let n = 1 + (seed as usize * 7) % 60;
+            let (nodes, expired, pmf) = state(seed, n);
+            for (rate, alpha) in [(1e-3, 5000.0), (1e-5, 5000.0), (0.0, 1.0), (5e-3, 1e6)] {
+                let input = SpareInput {
+                    now: 1000.0,
+                    nodes: &nodes,
+                    model: AOBA,
+                    expired: &expired,
+                    pmf: &pmf,
+                    event_rate: rate,
+                    arrival_probability: 0.6,
+                    horizon: capped_horizon(rate, 86400.0),
+                    alpha,
+                    beta: 1.0,
+                    min_spares: 1,
+                    max_spares: n as u32,
+                };
+                let (fast, slow) = (optimise(&input), brute_force(&input));
+                assert_eq!(fast.chosen.target, slow.chosen.target, "seed {seed}");
+                for (a, b) in fast.candidates.iter().zip(&slow.candidates) {
+                    assert!(
+                        (a.waiting - b.waiting).abs() <= 1e-9 * b.waiting.abs().max(1.0),
+                        "seed {seed}"
+                    );
+                    assert!((a.energy - b.energy).abs() <= 1e-9 * b.energy.abs().max(1.0));
+                }
+                assert_eq!(fast.wake, slow.wake);
+            }
+        }
+    }
+
+    #[test]
+    fn hand_computed_two_node_case() {
+        // Two sleeping nodes, one request size (1 node) for sure, next event an arrival with
+        // probability 1 at rate 1/1000 s. Waking one node: delay phi(1200) instead of 1200.
+        let nodes = [Node {
+            state: NodeState::Sleeping,
+            until: f64::NAN,
+            job: NO_JOB,
+            wake_when_asleep: false,
+        }; 2];
+        let rate = 1e-3;
+        let h = capped_horizon(rate, 86400.0);
+        let input = SpareInput {
+            now: 0.0,
+            nodes: &nodes,
+            model: AOBA,
+            expired: &[false, false],
+            pmf: &[1.0, 0.0],
+            event_rate: rate,
+            arrival_probability: 1.0,
+            horizon: h,
+            alpha: 5000.0,
+            beta: 1.0,
+            min_spares: 1,
+            max_spares: 2,
+        };
+        let choice = optimise(&input);
+        // x_min = min(1, 2) = 1 (wake at least one); x in {1, 2}.
+        assert_eq!(choice.candidates.len(), 2);
+        let phi = 1200.0 - (1.0 - (-rate * 1200.0f64).exp()) / rate;
+        assert!((choice.candidates[0].waiting - phi).abs() < 1e-9);
+        let woken = 600.0 * 1200f64.min(h) + 600.0 * (h - 1200.0).max(0.0);
+        let asleep = 60.0 * h;
+        assert!((choice.candidates[0].energy - (woken + asleep)).abs() < 1e-6);
+        assert!((choice.candidates[1].energy - 2.0 * woken).abs() < 1e-6);
+        // Same waiting (only the first-ready node matters for 1-node jobs): less energy wins.
+        assert_eq!(choice.chosen.target, 1);
+        assert_eq!(choice.wake, vec![0]);
+    }
+
+    #[test]
+    fn lemma_formulas() {
+        assert!((unfinished(100.0, 0.01) - (100.0 - (1.0 - (-1.0f64).exp()) / 0.01)).abs() < 1e-12);
+        assert_eq!(unfinished(100.0, 0.0), 0.0);
+        assert!((capped_horizon(0.01, 50.0) - (1.0 - (-0.5f64).exp()) / 0.01).abs() < 1e-12);
+        assert_eq!(capped_horizon(0.0, 50.0), 50.0);
+    }
 }

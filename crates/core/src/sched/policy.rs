@@ -65,7 +65,6 @@ impl Decision {
         self.power_off.clear();
         self.timers.clear();
     }
-
 }
 
 /// A scheduling policy: called once per invocation with a read-only view.

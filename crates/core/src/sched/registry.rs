@@ -14,14 +14,26 @@ pub fn policy_names() -> Vec<&'static str> {
 }
 
 /// Policies that switch nodes on and off (they need a platform with a power model).
-pub const POWER_POLICIES: [&str; 6] =
-    ["fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-ng", "snf-icon-nf", "snf-icon-ngnf"];
+pub const POWER_POLICIES: [&str; 6] = [
+    "fcfs-b+ipm",
+    "snf+ipm",
+    "snf-icon",
+    "snf-icon-ng",
+    "snf-icon-nf",
+    "snf-icon-ngnf",
+];
 
 /// Builds one of [`POWER_POLICIES`]; `icon` carries SNF-ICON's parameters (its gate and
 /// fallback flags are set from the name's variant).
-pub fn build_power_policy(name: &str, idle_timeout: f64, icon: IconConfig) -> Result<Box<dyn Policy>> {
+pub fn build_power_policy(
+    name: &str,
+    idle_timeout: f64,
+    icon: IconConfig,
+) -> Result<Box<dyn Policy>> {
     if !(idle_timeout.is_finite() && idle_timeout >= 0.0) {
-        return Err(CoreError::input("the idle timeout must be a number of seconds >= 0"));
+        return Err(CoreError::input(
+            "the idle timeout must be a number of seconds >= 0",
+        ));
     }
     let policy = match name {
         "fcfs-b+ipm" => PowerPolicy::new(QueueOrder::FcfsBackfill, idle_timeout, None),
