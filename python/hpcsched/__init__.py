@@ -7,7 +7,7 @@ with EASY backfilling, SNF, and (coming) MARS look-ahead and SNF-ICON power mana
 from hpcsched._core import __version__
 from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import PolicySpec, SearchSpec, policy_names
+from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, policy_names
 from hpcsched.run import Result, simulate
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
 
@@ -19,6 +19,7 @@ __all__ = [
     "OptionError",
     "Platform",
     "PolicySpec",
+    "PowerSpec",
     "Result",
     "SearchSpec",
     "Workload",

@@ -18,7 +18,14 @@ from hpcsched.exceptions import InputError, OptionError
 
 BACKFILLS = ("easy", "none")
 SEARCH_POLICIES = ("mars", "random")
-POWER_POLICIES = ("fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-ng", "snf-icon-nf", "snf-icon-ngnf")
+POWER_POLICIES = (
+    "fcfs-b+ipm",
+    "snf+ipm",
+    "snf-icon",
+    "snf-icon-ng",
+    "snf-icon-nf",
+    "snf-icon-ngnf",
+)
 #: Named reward terms and the presets of the MARS paper.
 REWARD_TERMS = ("wait", "bsld", "utilization")
 REWARD_PRESETS = {"cw": {"wait": 1.0}, "cu": {"utilization": 1.0}}
@@ -160,24 +167,39 @@ class PowerSpec:
         for name, value in asdict(self).items():
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(
-                value
-            ) or value < 0:
-                raise OptionError(f"must be a number >= 0, not {value!r}",
-                                  option=f"--{name.replace('_', '-')}")
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not math.isfinite(value)
+                or value < 0
+            ):
+                raise OptionError(
+                    f"must be a number >= 0, not {value!r}", option=f"--{name.replace('_', '-')}"
+                )
         for name in ("arrival_smoothing", "service_smoothing", "resource_smoothing"):
             if not 0 < getattr(self, name) <= 1:
                 raise OptionError("must be in (0, 1]", option=f"--{name.replace('_', '-')}")
-        for name in ("initial_arrival_rate", "sigma_floor", "screen_window", "ks_scale",
-                     "ks_multiplier"):
+        for name in (
+            "initial_arrival_rate",
+            "sigma_floor",
+            "screen_window",
+            "ks_scale",
+            "ks_multiplier",
+        ):
             if getattr(self, name) <= 0:
                 raise OptionError("must be > 0", option=f"--{name.replace('_', '-')}")
-        for name in ("min_spares", "max_spares", "screen_min_samples", "screen_max_samples",
-                     "sample_transitions"):
+        for name in (
+            "min_spares",
+            "max_spares",
+            "screen_min_samples",
+            "screen_max_samples",
+            "sample_transitions",
+        ):
             value = getattr(self, name)
             if value is not None and not isinstance(value, int):
-                raise OptionError(f"must be an integer, not {value!r}",
-                                  option=f"--{name.replace('_', '-')}")
+                raise OptionError(
+                    f"must be an integer, not {value!r}", option=f"--{name.replace('_', '-')}"
+                )
 
     def to_native(self) -> dict[str, object]:
         return asdict(self)
@@ -236,8 +258,9 @@ class PolicySpec:
             raise OptionError(f"{name} takes no search options", option="--policy")
         if self.is_power:
             if self.window is not None:
-                raise OptionError(f"{name} orders the queue itself; it takes no window",
-                                  option="--window")
+                raise OptionError(
+                    f"{name} orders the queue itself; it takes no window", option="--window"
+                )
             object.__setattr__(self, "power", self.power or PowerSpec())
             object.__setattr__(self, "backfill", "easy" if name == "fcfs-b+ipm" else "none")
         elif self.power is not None:

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from hpcsched.cli._console import LazyProgress, console, hours, percent
 from hpcsched.exceptions import OptionError
-from hpcsched.policies import PolicySpec, SearchSpec, parse_reward
+from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
 from hpcsched.run import check_overrun, resolve_platform
 from hpcsched.run import simulate as run_simulation
 from hpcsched.workload import load_workload
@@ -23,8 +23,9 @@ def simulate(
         str,
         typer.Option(
             help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
-            "f1, f2, f3, f4, snf; or the look-ahead mars-cw, mars-cu, mars (with --reward), "
-            "random."
+            "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars (with --reward), "
+            "random; or the power managers fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, "
+            "snf-icon-nf, snf-icon-ngnf (with --platform)."
         ),
     ] = "fcfs",
     window: Annotated[
@@ -123,6 +124,49 @@ def simulate(
     seed: Annotated[
         int, typer.Option(help="Random seed.", rich_help_panel="Look-ahead (mars, random)")
     ] = 17,
+    idle_timeout: Annotated[
+        float,
+        typer.Option(
+            help="Seconds an idle node waits before it is switched off.",
+            rich_help_panel="Power management",
+        ),
+    ] = 7200.0,
+    sample_transitions: Annotated[
+        int | None,
+        typer.Option(
+            help="Draw transition latencies from Normal(mean, std) "
+            "with this seed (default: mean latencies).",
+            rich_help_panel="Power management",
+        ),
+    ] = None,
+    alpha: Annotated[
+        float, typer.Option(help="SNF-ICON waiting weight.", rich_help_panel="Power management")
+    ] = 5000.0,
+    beta: Annotated[
+        float, typer.Option(help="SNF-ICON energy weight.", rich_help_panel="Power management")
+    ] = 1.0,
+    screen_window: Annotated[
+        float, typer.Option(help="SNF-ICON screen window (s).", rich_help_panel="Power management")
+    ] = 7200.0,
+    recency_window: Annotated[
+        float,
+        typer.Option(
+            help="SNF-ICON arrival-recency window (s).", rich_help_panel="Power management"
+        ),
+    ] = 43200.0,
+    max_horizon: Annotated[
+        float,
+        typer.Option(help="SNF-ICON maximum horizon (s).", rich_help_panel="Power management"),
+    ] = 86400.0,
+    min_spares: Annotated[
+        int, typer.Option(help="SNF-ICON minimum spare nodes.", rich_help_panel="Power management")
+    ] = 1,
+    max_spares: Annotated[
+        int | None,
+        typer.Option(
+            help="SNF-ICON maximum spare nodes (default: all).", rich_help_panel="Power management"
+        ),
+    ] = None,
     actions: Annotated[
         str,
         typer.Option(
@@ -133,10 +177,22 @@ def simulate(
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
+    power = PowerSpec(
+        idle_timeout=idle_timeout,
+        sample_transitions=sample_transitions,
+        alpha=alpha,
+        beta=beta,
+        screen_window=screen_window,
+        recency_window=recency_window,
+        max_horizon=max_horizon,
+        min_spares=min_spares,
+        max_spares=max_spares,
+    )
     spec = policy_spec(
         policy,
         window,
         backfill,
+        power=power,
         reward=reward,
         iterations=iterations,
         time_budget=time_budget,
@@ -184,10 +240,19 @@ def simulate(
 
 
 def policy_spec(
-    policy: str, window: int | None, backfill: str, *, reward: str | None, **search: object
+    policy: str,
+    window: int | None,
+    backfill: str,
+    *,
+    reward: str | None,
+    power: PowerSpec | None = None,
+    **search: object,
 ) -> PolicySpec:
-    """The policy the options describe; the search options apply to look-ahead policies only."""
+    """The policy the options describe; search options apply to look-ahead policies only,
+    power options to power managers only."""
     base = PolicySpec(policy, window, backfill)
+    if base.is_power:
+        return PolicySpec(policy, window, backfill, power=power)
     if not base.is_search:
         return base
     if reward is not None and base.name != "mars":
@@ -254,6 +319,11 @@ def _print_summary(info: dict, out: Path) -> None:
             f"{energy['total_mwh']:,.2f} MWh, of which {energy['wasted_mwh']:,.2f} MWh wasted "
             "(not computing)",
         )
+        modes = energy.get("mode_occupancy")
+        if modes and set(modes) != {"ipm"}:
+            table.add_row(
+                "SNF-ICON modes", ", ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(modes.items()))
+            )
     search = info.get("search")
     if search and search["searches"]:
         table.add_row(
