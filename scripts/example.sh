@@ -20,5 +20,10 @@ for policy in "fcfs" "wfp3 --window 256" "sjf --window 256" "f1 --window 256" "s
     hpcsched simulate "$out/markovian-5000.json.gz" --policy $policy \
         --downtime "$out/maintenance.txt" --out "$out/runs/$name"
 done
+# The same workload on a 64-node AOBA-like platform whose idle nodes sleep: SNF-ICON and a baseline.
+for policy in snf-icon fcfs-b+ipm; do
+    hpcsched simulate "$out/markovian-5000.json.gz" --policy "$policy" --platform AOBA-64 \
+        --out "$out/runs/$policy"
+done
 echo
 echo "Run directories (jobs.parquet, summary.json) are in $out/runs/."

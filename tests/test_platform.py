@@ -79,7 +79,14 @@ def test_energy_integrates_state_time_times_power(tmp_path):
     )
     energy = result.info["energy"]
     # computing: 2*100 + 4*50 = 400 node-s; down: 1*10; idle: 4*150 - 400 - 10 = 190.
-    assert energy["node_seconds"] == {"computing": 400.0, "idle": 190.0, "down": 10.0}
+    assert energy["node_seconds"] == {
+        "computing": 400.0,
+        "idle": 190.0,
+        "down": 10.0,
+        "switching_on": 0.0,
+        "switching_off": 0.0,
+        "sleeping": 0.0,
+    }
     assert energy["horizon_seconds"] == 150.0
     joules = 400 * 100.0 + 190 * 10.0
     assert energy["total_mwh"] == pytest.approx(joules / 3.6e9)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,7 +28,11 @@ job = st.tuples(
 workloads = st.lists(job, min_size=1, max_size=40).map(
     lambda specs: workload_from(sorted(specs, key=lambda s: s[0]), MACHINE)
 )
-QUEUE_POLICIES = [p for p in hpcsched.policy_names() if not hpcsched.PolicySpec(p).is_search]
+QUEUE_POLICIES = [
+    p
+    for p in hpcsched.policy_names()
+    if not (hpcsched.PolicySpec(p).is_search or hpcsched.PolicySpec(p).is_power)
+]
 policies = st.sampled_from(QUEUE_POLICIES)
 windows = st.one_of(st.none(), st.integers(1, 8))
 
@@ -114,3 +119,45 @@ def test_invariants_hold_under_downtime(workload, calendar, policy):
         known = jobs["start"] >= w.start - calendar.announce_lead
         crosses = (jobs["start"] < w.start) & (jobs["start"] + jobs["requested_time"] > w.start)
         assert not (known & crosses).any()
+
+
+POWERED = __import__("hpcsched.platform", fromlist=["parse_platform"]).parse_platform(
+    f"""
+nodes = {MACHINE}
+[power]
+computing = 100.0
+idle = 10.0
+sleeping = 1.0
+switching_on = 20.0
+switching_off = 30.0
+[transitions]
+switch_on = 15.0
+switch_on_std = 3.0
+switch_off = 7.0
+switch_off_std = 1.0
+""",
+    "powered.toml",
+)
+
+
+@SETTINGS
+@given(
+    workloads,
+    st.sampled_from(["fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-ngnf"]),
+    st.sampled_from([5.0, 60.0, 7200.0]),
+    st.one_of(st.none(), st.integers(0, 5)),
+)
+def test_invariants_hold_for_power_managers(workload, policy, timeout, sample):
+    spec = hpcsched.PolicySpec(
+        policy, power=hpcsched.PowerSpec(idle_timeout=timeout, sample_transitions=sample)
+    )
+    result = hpcsched.simulate(workload, spec, platform=POWERED)
+    check_jobs(result)
+    check_capacity(result)
+    energy = result.info["energy"]
+    seconds = energy["node_seconds"]
+    assert min(seconds.values()) >= -1e-6
+    assert sum(seconds.values()) == pytest.approx(MACHINE * energy["horizon_seconds"], abs=1e-6)
+    timeline = result.timeline
+    counts = timeline[["idle", "computing", "switching_on", "switching_off", "sleeping"]]
+    assert (counts.sum(axis=1) == MACHINE).all()

@@ -110,6 +110,7 @@ def test_run_directory_is_complete_and_deterministic(tmp_path):
         "window": 16,
         "backfill": "easy",
         "search": None,
+        "power": None,
     }
     assert set(summary["wait"]) >= {"mean", "median", "p75", "p95", "p99", "max"}
     # nothing left behind but the two run directories

@@ -547,11 +547,11 @@ impl Policy for PowerPolicy {
         let soon = view.now + model.switch_off_s + model.switch_on_s;
         let keep_for_plan = |i: usize| plan_out.needed_at.get(i).is_some_and(|&t| t < soon);
         let apply_timeout = |off: &mut Vec<u32>| {
-            for i in 0..n {
-                if expired[i] && !keep_for_plan(i) {
-                    off.push(i as u32);
-                }
-            }
+            let due = expired
+                .iter()
+                .enumerate()
+                .filter(|&(i, &e)| e && !keep_for_plan(i));
+            off.extend(due.map(|(i, _)| i as u32));
         };
         match (&icon, icon_mode) {
             (Some(config), true) => {
@@ -581,10 +581,12 @@ impl Policy for PowerPolicy {
                         off.extend(choice.switch_off);
                     } else if config.stale_completion_shutdown && !view.completed.is_empty() {
                         // Stale-completion shutdown: nodes this completion released, unused.
-                        for i in 0..n {
-                            let released = self.previous_jobs[i] != NO_JOB
-                                && view.completed.iter().any(|c| c.0 == self.previous_jobs[i]);
-                            if released && nodes[i].state == NodeState::Idle && !used.contains(&i) {
+                        for (i, (node, &previous)) in
+                            nodes.iter().zip(&self.previous_jobs).enumerate()
+                        {
+                            let released = previous != NO_JOB
+                                && view.completed.iter().any(|c| c.0 == previous);
+                            if released && node.state == NodeState::Idle && !used.contains(&i) {
                                 off.push(i as u32);
                             }
                         }

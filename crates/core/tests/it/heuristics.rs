@@ -99,6 +99,10 @@ fn queue_order(h: Heuristic, window: usize) -> String {
         running: &[],
         down_windows: &[],
         announced: &[],
+        nodes: &[],
+        power: None,
+        arrived: &[],
+        completed: &[],
     };
     order_window(h, window, &view, &mut scores, &mut out);
     let mut order: Vec<u32> = out.clone();
