@@ -164,3 +164,17 @@ def test_power_policies_need_a_power_model():
         hpcsched.PolicySpec("fcfs", power=hpcsched.PowerSpec())
     with pytest.raises(hpcsched.OptionError, match="--idle-timeout"):
         hpcsched.PowerSpec(idle_timeout=-5.0)
+
+
+def test_table_i_switches(traces_dir):
+    trace = traces_dir / "snf-icon-paper" / "generated-markovian-3000.json.gz"
+
+    def share(**options):
+        spec = hpcsched.PolicySpec("snf-icon", power=hpcsched.PowerSpec(**options))
+        energy = hpcsched.simulate(trace, spec, platform="AOBA-64").info["energy"]
+        return energy["mode_occupancy"].get("icon", 0.0)
+
+    # Screening arrivals only accepts more windows than screening both series.
+    assert share(require_service_samples=False) > share()
+    # A looser KS threshold accepts more windows too.
+    assert share(ks_multiplier=3.0) >= share()

@@ -140,7 +140,8 @@ class PowerSpec:
     """Parameters of the power managers (IPM and SNF-ICON; SNF-ICON Table I defaults).
 
     Times are in seconds. ``sample_transitions`` draws each transition's latency from
-    Normal(mean, std) clipped at 0 with that seed; by default transitions take their mean."""
+    Normal(mean, std) clipped at 0 with that seed; by default transitions take their mean.
+    Idle nodes always respect their timeout (Table I's "respect idle timeout: enabled")."""
 
     idle_timeout: float = 7200.0
     sample_transitions: int | None = None
@@ -162,10 +163,12 @@ class PowerSpec:
     max_autocorrelation: float = 0.65
     ks_multiplier: float = 1.25
     ks_scale: float = 3.0
+    require_service_samples: bool = True
+    stale_completion_shutdown: bool = True
 
     def __post_init__(self) -> None:
         for name, value in asdict(self).items():
-            if value is None:
+            if value is None or name in ("require_service_samples", "stale_completion_shutdown"):
                 continue
             if (
                 isinstance(value, bool)

@@ -575,6 +575,8 @@ fn icon_config(d: &Bound<'_, PyDict>) -> PyResult<IconConfig> {
         recency_window: get_item(d, "recency_window")?,
         screen_window: get_item(d, "screen_window")?,
         screen,
+        require_service_samples: get_item(d, "require_service_samples")?,
+        stale_completion_shutdown: get_item(d, "stale_completion_shutdown")?,
         ..defaults
     })
 }
