@@ -48,3 +48,27 @@ PWA_TRACES = [
     "ALCF-Theta-2022.swf.gz",
     "lublin_256.swf.gz",
 ]
+
+
+def small_platform(nodes: int, switch_on: float = 50.0, switch_off: float = 40.0):
+    """A platform of `nodes` nodes with round powers (W): computing 100, idle 10, sleeping 1,
+    switching on 20, switching off 30; latencies `switch_on` and `switch_off` (std 10 %)."""
+    from hpcsched.platform import parse_platform
+
+    return parse_platform(
+        f"""
+nodes = {nodes}
+[power]
+computing = 100.0
+idle = 10.0
+sleeping = 1.0
+switching_on = 20.0
+switching_off = 30.0
+[transitions]
+switch_on = {switch_on}
+switch_on_std = {switch_on / 10}
+switch_off = {switch_off}
+switch_off_std = {switch_off / 10}
+""",
+        f"small-{nodes}.toml",
+    )

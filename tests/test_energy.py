@@ -9,25 +9,9 @@ import pytest
 import hpcsched
 from hpcsched import _core
 from hpcsched.platform import parse_platform
-from tests.conftest import workload_from
+from tests.conftest import small_platform, workload_from
 
-ONE_NODE = parse_platform(
-    """
-nodes = 1
-[power]
-computing = 100.0
-idle = 10.0
-sleeping = 1.0
-switching_on = 20.0
-switching_off = 30.0
-[transitions]
-switch_on = 50.0
-switch_on_std = 5.0
-switch_off = 40.0
-switch_off_std = 4.0
-""",
-    "one-node.toml",
-)
+ONE_NODE = small_platform(1)
 
 
 def power_spec(name: str, **options) -> hpcsched.PolicySpec:

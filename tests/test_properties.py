@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 import hpcsched
 from hpcsched.workload import DowntimeCalendar
 from hpcsched.workload.calendar import Downtime
-from tests.conftest import workload_from
+from tests.conftest import small_platform, workload_from
 from tests.invariants import (
     check_capacity,
     check_jobs,
@@ -121,23 +121,7 @@ def test_invariants_hold_under_downtime(workload, calendar, policy):
         assert not (known & crosses).any()
 
 
-POWERED = __import__("hpcsched.platform", fromlist=["parse_platform"]).parse_platform(
-    f"""
-nodes = {MACHINE}
-[power]
-computing = 100.0
-idle = 10.0
-sleeping = 1.0
-switching_on = 20.0
-switching_off = 30.0
-[transitions]
-switch_on = 15.0
-switch_on_std = 3.0
-switch_off = 7.0
-switch_off_std = 1.0
-""",
-    "powered.toml",
-)
+POWERED = small_platform(MACHINE, switch_on=15.0, switch_off=7.0)
 
 
 @SETTINGS

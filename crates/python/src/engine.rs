@@ -3,7 +3,9 @@
 use std::sync::Arc;
 
 use hpcsched_core::model::PowerModel;
-use hpcsched_core::power::policy::IconConfig;
+use hpcsched_core::power::policy::{IconConfig, PowerRecord};
+use hpcsched_core::power::screen::SeriesStats;
+use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
     build_policy, build_power_policy, build_search_policy, SearchOptions, POWER_POLICIES,
 };
@@ -192,200 +194,86 @@ impl PySimulation {
 
     /// The policy's decision log as columns (empty for policies that keep none).
     fn decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let records = self.policy.decision_records();
+        let r = self.policy.decision_records();
         let out = PyDict::new(py);
-        let column = |f: &dyn Fn(&hpcsched_core::sched::DecisionRecord) -> f64| -> Vec<f64> {
-            records.iter().map(f).collect()
+        out.set_item("time", column(py, r, |r| r.time))?;
+        out.set_item("queue_length", column(py, r, |r| r.queue_length))?;
+        out.set_item("outcomes", column(py, r, |r| r.outcomes))?;
+        out.set_item("iterations", column(py, r, |r| r.iterations))?;
+        out.set_item(
+            "heuristic",
+            r.iter().map(|r| r.heuristic.name()).collect::<Vec<_>>(),
+        )?;
+        let window = |r: &DecisionRecord| {
+            if r.window == u32::MAX {
+                -1
+            } else {
+                i64::from(r.window)
+            }
         };
-        out.set_item("time", column(&|r| r.time).into_pyarray(py))?;
-        out.set_item(
-            "queue_length",
-            records
-                .iter()
-                .map(|r| r.queue_length)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "outcomes",
-            records
-                .iter()
-                .map(|r| r.outcomes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "iterations",
-            records
-                .iter()
-                .map(|r| r.iterations)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        let names: Vec<&str> = records.iter().map(|r| r.heuristic.name()).collect();
-        out.set_item("heuristic", names)?;
-        let windows: Vec<i64> = records
-            .iter()
-            .map(|r| {
-                if r.window == u32::MAX {
-                    -1
-                } else {
-                    i64::from(r.window)
-                }
-            })
-            .collect();
-        out.set_item("window", windows.into_pyarray(py))?;
-        out.set_item(
-            "started",
-            records
-                .iter()
-                .map(|r| r.started)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "drain",
-            records
-                .iter()
-                .map(|r| r.drain)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item("seconds", column(&|r| r.seconds).into_pyarray(py))?;
+        out.set_item("window", column(py, r, window))?;
+        out.set_item("started", column(py, r, |r| r.started))?;
+        out.set_item("drain", column(py, r, |r| r.drain))?;
+        out.set_item("seconds", column(py, r, |r| r.seconds))?;
         Ok(out)
     }
 
     /// The power manager's decision log as columns (empty for other policies).
     fn power_decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let records = self.policy.power_records();
+        let r = self.policy.power_records();
         let out = PyDict::new(py);
-        let f = |g: &dyn Fn(&hpcsched_core::power::policy::PowerRecord) -> f64| -> Vec<f64> {
-            records.iter().map(g).collect()
-        };
-        let nan = f64::NAN;
-        out.set_item("time", f(&|r| r.time).into_pyarray(py))?;
-        out.set_item(
-            "mode",
-            records.iter().map(|r| r.mode.name()).collect::<Vec<_>>(),
-        )?;
+        out.set_item("time", column(py, r, |r| r.time))?;
+        out.set_item("mode", r.iter().map(|r| r.mode.name()).collect::<Vec<_>>())?;
         out.set_item(
             "rejection",
-            records
-                .iter()
-                .map(|r| r.rejection.as_str())
-                .collect::<Vec<_>>(),
+            r.iter().map(|r| r.rejection.as_str()).collect::<Vec<_>>(),
         )?;
-        for (prefix, pick) in [
-            (
-                "arrival",
-                &(|r: &hpcsched_core::power::policy::PowerRecord| r.arrivals) as &dyn Fn(&_) -> _,
-            ),
-            (
-                "service",
-                &|r: &hpcsched_core::power::policy::PowerRecord| r.service,
-            ),
-        ] {
+        type Series = fn(&PowerRecord) -> Option<SeriesStats>;
+        let series: [(&str, Series); 2] = [("arrival", |r| r.arrivals), ("service", |r| r.service)];
+        for (prefix, pick) in series {
+            let stat = |f: fn(&SeriesStats) -> f64| {
+                column(py, r, move |r| pick(r).map_or(f64::NAN, |s| f(&s)))
+            };
             out.set_item(
                 format!("{prefix}_samples"),
-                f(&|r| pick(r).map_or(0.0, |s| s.n as f64)).into_pyarray(py),
+                column(py, r, move |r| pick(r).map_or(0, |s| s.n as u64)),
             )?;
-            out.set_item(
-                format!("{prefix}_cv"),
-                f(&|r| pick(r).map_or(nan, |s| s.cv)).into_pyarray(py),
-            )?;
-            out.set_item(
-                format!("{prefix}_lag1"),
-                f(&|r| pick(r).map_or(nan, |s| s.autocorrelation)).into_pyarray(py),
-            )?;
-            out.set_item(
-                format!("{prefix}_ks"),
-                f(&|r| pick(r).map_or(nan, |s| s.ks_distance)).into_pyarray(py),
-            )?;
-            out.set_item(
-                format!("{prefix}_ks_threshold"),
-                f(&|r| pick(r).map_or(nan, |s| s.ks_threshold)).into_pyarray(py),
-            )?;
+            out.set_item(format!("{prefix}_cv"), stat(|s| s.cv))?;
+            out.set_item(format!("{prefix}_lag1"), stat(|s| s.autocorrelation))?;
+            out.set_item(format!("{prefix}_ks"), stat(|s| s.ks_distance))?;
+            out.set_item(format!("{prefix}_ks_threshold"), stat(|s| s.ks_threshold))?;
         }
-        out.set_item("arrival_rate", f(&|r| r.arrival_rate).into_pyarray(py))?;
-        out.set_item("service_rate", f(&|r| r.service_rate).into_pyarray(py))?;
-        out.set_item("runtime_ratio", f(&|r| r.runtime_ratio).into_pyarray(py))?;
-        out.set_item(
-            "spare_planning",
-            records
-                .iter()
-                .map(|r| r.spare_planning)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "gate_open",
-            records
-                .iter()
-                .map(|r| r.gate_open)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        out.set_item("arrival_rate", column(py, r, |r| r.arrival_rate))?;
+        out.set_item("service_rate", column(py, r, |r| r.service_rate))?;
+        out.set_item("runtime_ratio", column(py, r, |r| r.runtime_ratio))?;
+        out.set_item("spare_planning", column(py, r, |r| r.spare_planning))?;
+        out.set_item("gate_open", column(py, r, |r| r.gate_open))?;
         out.set_item(
             "target",
-            f(&|r| r.target.map_or(nan, f64::from)).into_pyarray(py),
+            column(py, r, |r| r.target.map_or(f64::NAN, f64::from)),
         )?;
-        let chosen = |r: &hpcsched_core::power::policy::PowerRecord| {
+        let chosen = |r: &PowerRecord| {
             r.target
                 .and_then(|t| r.candidates.iter().find(|c| c.0 == t).copied())
         };
         out.set_item(
             "waiting_cost",
-            f(&|r| chosen(r).map_or(nan, |c| c.1)).into_pyarray(py),
+            column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.1)),
         )?;
         out.set_item(
             "energy_cost",
-            f(&|r| chosen(r).map_or(nan, |c| c.2)).into_pyarray(py),
+            column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.2)),
         )?;
         out.set_item(
             "total_cost",
-            f(&|r| chosen(r).map_or(nan, |c| c.3)).into_pyarray(py),
+            column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.3)),
         )?;
-        out.set_item(
-            "candidates",
-            records
-                .iter()
-                .map(|r| r.candidates.len() as u32)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "started",
-            records
-                .iter()
-                .map(|r| r.started)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "wakes",
-            records
-                .iter()
-                .map(|r| r.wakes)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "shutdowns",
-            records
-                .iter()
-                .map(|r| r.shutdowns)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item(
-            "queue_length",
-            records
-                .iter()
-                .map(|r| r.queue_length)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
-        out.set_item("seconds", f(&|r| r.seconds).into_pyarray(py))?;
+        out.set_item("candidates", column(py, r, |r| r.candidates.len() as u32))?;
+        out.set_item("started", column(py, r, |r| r.started))?;
+        out.set_item("wakes", column(py, r, |r| r.wakes))?;
+        out.set_item("shutdowns", column(py, r, |r| r.shutdowns))?;
+        out.set_item("queue_length", column(py, r, |r| r.queue_length))?;
+        out.set_item("seconds", column(py, r, |r| r.seconds))?;
         Ok(out)
     }
 
@@ -486,6 +374,19 @@ impl PySimulation {
         out.set_item("event_times", log.event_times)?;
         Ok(out)
     }
+}
+
+/// One numpy column from a field of each record.
+fn column<'py, R, T: numpy::Element>(
+    py: Python<'py>,
+    records: &[R],
+    field: impl Fn(&R) -> T,
+) -> Bound<'py, numpy::PyArray1<T>> {
+    records
+        .iter()
+        .map(field)
+        .collect::<Vec<T>>()
+        .into_pyarray(py)
 }
 
 /// Reads the search options Python validated (see `hpcsched.policies.SearchSpec`).

@@ -12,6 +12,12 @@ fn policy_names() -> Vec<&'static str> {
     hpcsched_core::sched::policy_names()
 }
 
+/// Names of the policies that switch nodes on and off (they need a power model).
+#[pyfunction]
+fn power_policy_names() -> Vec<&'static str> {
+    hpcsched_core::sched::POWER_POLICIES.to_vec()
+}
+
 /// Names of the 17 queue-ordering heuristics of MARS Table II.
 #[pyfunction]
 fn heuristic_names() -> Vec<&'static str> {
@@ -70,6 +76,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(swf::parse_swf_file, m)?)?;
     m.add_function(wrap_pyfunction!(policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic_names, m)?)?;
+    m.add_function(wrap_pyfunction!(power_policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(screen_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(predict_remaining, m)?)?;

@@ -165,13 +165,7 @@ impl Engine {
     /// inputs) with an empty record: what look-ahead search builds on.
     pub fn with_state(inputs: Arc<Inputs>, state: SimState) -> Self {
         let log = RunLog::new(inputs.jobs.len());
-        Engine {
-            inputs,
-            state,
-            log,
-            decision: Decision::default(),
-            scratch: Vec::new(),
-        }
+        Engine::from_parts(inputs, state, log)
     }
 
     pub(crate) fn from_parts(inputs: Arc<Inputs>, state: SimState, log: RunLog) -> Self {
@@ -186,13 +180,11 @@ impl Engine {
 
     /// The same engine state with a log that records only counters (for look-ahead copies).
     pub fn fork(&self) -> Self {
-        Engine {
-            inputs: Arc::clone(&self.inputs),
-            state: self.state.clone(),
-            log: RunLog::counters_only(),
-            decision: Decision::default(),
-            scratch: Vec::new(),
-        }
+        Engine::from_parts(
+            Arc::clone(&self.inputs),
+            self.state.clone(),
+            RunLog::counters_only(),
+        )
     }
 
     pub fn inputs(&self) -> &Arc<Inputs> {
