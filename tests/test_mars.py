@@ -134,7 +134,7 @@ def test_decision_log_and_summary():
     stats = result.info["search"]
     assert stats["searches"] == len(searched)
     assert stats["branching"]["max"] == searched["outcomes"].max()
-    assert tuple(result.info["inputs"]["policy"]["search"]["reward"]) == (0.0, 0.0, 1.0)
+    assert tuple(result.info["inputs"]["policy"]["search"]["reward"]) == (0.0, 0.0, 1.0, 0.0)
 
 
 def test_random_baseline_picks_only_outcomes_that_start_jobs():
@@ -191,10 +191,22 @@ def test_time_budget_alone_runs_searches():
 def test_reward_from_a_toml_file(tmp_path):
     path = tmp_path / "goal.toml"
     path.write_text("[reward]\nwait = 2.0\nutilization = 1.0\n")
-    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0)
+    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0)
     bad = tmp_path / "bad.toml"
     bad.write_text("[reward]\nwait = 'a lot'\n")
     with pytest.raises(hpcsched.HpcschedError):
         hpcsched.policies.parse_reward(str(bad))
     with pytest.raises(hpcsched.InputError, match="cannot read"):
         hpcsched.policies.parse_reward(str(tmp_path / "missing.toml"))
+
+
+def test_energy_reward_needs_a_power_model_and_uses_it():
+    workload = hpcsched.workload.generate.markovian(n_jobs=200, target_util=0.9, seed=8)
+    spec = hpcsched.PolicySpec(
+        "mars", search=hpcsched.SearchSpec(reward=(0, 0, 0, 1), iterations=10, trees=1)
+    )
+    with pytest.raises(hpcsched.OptionError, match="energy reward needs a platform"):
+        hpcsched.simulate(workload, spec)
+    result = hpcsched.simulate(workload, spec, platform="AOBA-64")
+    assert result.info["energy"]["total_mwh"] > 0
+    assert tuple(result.info["inputs"]["policy"]["search"]["reward"]) == (0.0, 0.0, 0.0, 1.0)

@@ -27,7 +27,7 @@ POWER_POLICIES = (
     "snf-icon-ngnf",
 )
 #: Named reward terms and the presets of the MARS paper.
-REWARD_TERMS = ("wait", "bsld", "utilization")
+REWARD_TERMS = ("wait", "bsld", "utilization", "energy")
 REWARD_PRESETS = {"cw": {"wait": 1.0}, "cu": {"utilization": 1.0}}
 PRESETS = {"mars-cw": "cw", "mars-cu": "cu"}
 
@@ -37,9 +37,9 @@ def policy_names() -> list[str]:
     return [*_core.policy_names(), *PRESETS]
 
 
-def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float]:
-    """Reward weights (wait, bsld, utilization) from ``cw``, ``cu``, ``"wait=1,utilization=0.5"``,
-    a TOML file with a ``[reward]`` table, or a dict."""
+def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float, float]:
+    """Reward weights (wait, bsld, utilization, energy) from ``cw``, ``cu``,
+    ``"wait=1,utilization=0.5"``, a TOML file with a ``[reward]`` table, or a dict."""
     if isinstance(spec, dict):
         weights = dict(spec)
     elif spec.strip().lower() in REWARD_PRESETS:
@@ -86,7 +86,7 @@ class SearchSpec:
     every tree when reached. ``trees`` root-parallel trees run on ``threads`` threads; results
     depend on ``trees`` and the seed, never on ``threads`` (with an iteration budget)."""
 
-    reward: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    reward: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)
     actions: str = "paper"
     iterations: int | None = 100
     time_budget: float | None = None
@@ -125,8 +125,12 @@ class SearchSpec:
             raise OptionError(f"must be in (0, 1), not {self.gamma!r}", option="--gamma")
         if not (math.isfinite(self.exploration) and self.exploration >= 0):
             raise OptionError(f"must be >= 0, not {self.exploration!r}", option="--exploration")
+        # Older three-term weights (wait, bsld, utilization) get a zero energy weight.
+        weights = tuple(self.reward) + (0.0,) * (len(REWARD_TERMS) - len(self.reward))
+        if len(weights) != len(REWARD_TERMS):
+            raise OptionError(f"one weight per term ({', '.join(REWARD_TERMS)})", option="--reward")
         object.__setattr__(
-            self, "reward", parse_reward(dict(zip(REWARD_TERMS, self.reward, strict=True)))
+            self, "reward", parse_reward(dict(zip(REWARD_TERMS, weights, strict=True)))
         )
 
     def to_native(self) -> dict[str, object]:

@@ -111,6 +111,15 @@ def simulate(
             lenient=lenient,
             strict=strict,
         )
+    if (
+        spec.search is not None
+        and spec.search.reward[3] > 0
+        and (platform is None or platform.power is None)
+    ):
+        raise OptionError(
+            "the energy reward needs a platform with a power model (e.g. --platform AOBA-64)",
+            option="--reward",
+        )
     if spec.is_power and (platform is None or platform.power is None):
         raise OptionError(
             f"{spec.name} switches nodes on and off: give a platform with a power model "

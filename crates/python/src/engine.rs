@@ -400,13 +400,14 @@ fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             .extract()
             .map_err(Into::into)
     }
-    let (wait, bsld, utilization): (f64, f64, f64) = get(d, "reward")?;
+    let (wait, bsld, utilization, energy): (f64, f64, f64, f64) = get(d, "reward")?;
     Ok(SearchOptions {
         actions: get(d, "actions")?,
         reward: Reward {
             wait,
             bsld,
             utilization,
+            energy,
         },
         config: SearchConfig {
             iterations: get(d, "iterations")?,

@@ -72,7 +72,7 @@ def simulate(
     reward: Annotated[
         str | None,
         typer.Option(
-            help="mars: cw, cu, 'wait=1,bsld=0.5,utilization=2', "
+            help="mars: cw, cu, 'wait=1,bsld=0.5,utilization=2,energy=1', "
             "or a TOML file with a \\[reward] table.",
             rich_help_panel="Look-ahead (mars, random)",
         ),

@@ -68,7 +68,10 @@ impl Belief {
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
         let inputs = Inputs::new(
             JobTable::new(jobs)?,
-            Machine::new(view.machine_nodes),
+            Machine {
+                nodes: view.machine_nodes,
+                power: view.power,
+            },
             calendar,
             Overrun::Continue,
         )?;

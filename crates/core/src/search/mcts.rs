@@ -542,6 +542,7 @@ mod tests {
             wait: 1.0,
             bsld: 0.0,
             utilization: 3.0,
+            energy: 0.0,
         };
         assert!((mixed.evaluate(&e, &reference) - (1.0 / 1.5 + 3.0) / 4.0).abs() < 1e-12);
         // Bounded slowdowns 1 and 2: mean 1.5, term 1/1.5.
@@ -549,7 +550,54 @@ mod tests {
             wait: 0.0,
             bsld: 1.0,
             utilization: 0.0,
+            energy: 0.0,
         };
         assert!((bsld.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn energy_reward_is_the_computing_share_of_the_energy() {
+        // Two nodes (computing 100 W, idle 10 W); one 1-node job runs 100 s: 10,000 J
+        // computing, 1,000 J idle; the energy term is 10/11 (utilization would be 1/2).
+        let model = crate::model::PowerModel {
+            computing_w: 100.0,
+            idle_w: 10.0,
+            sleeping_w: 1.0,
+            switching_on_w: 20.0,
+            switching_off_w: 30.0,
+            switch_on_s: 5.0,
+            switch_on_std_s: 0.0,
+            switch_off_s: 5.0,
+            switch_off_std_s: 0.0,
+        };
+        let jobs = JobTable::new(vec![Job {
+            id: 1,
+            submit: 0.0,
+            run_time: 100.0,
+            requested_time: 100.0,
+            nodes: 1,
+        }])
+        .unwrap();
+        let machine = Machine {
+            nodes: 2,
+            power: Some(model),
+        };
+        let inputs = Inputs::new(jobs, machine, Calendar::empty(), Overrun::Continue).unwrap();
+        let mut e = Engine::new(Arc::new(inputs));
+        let reference = Reward::reference(&e.fork());
+        e.run(&mut QueuePolicy::new(
+            Heuristic::Fcfs,
+            usize::MAX,
+            Backfill::Easy,
+        ))
+        .unwrap();
+        let energy = Reward {
+            wait: 0.0,
+            bsld: 0.0,
+            utilization: 0.0,
+            energy: 1.0,
+        };
+        assert!((energy.evaluate(&e, &reference) - 10.0 / 11.0).abs() < 1e-12);
+        assert!((Reward::CU.evaluate(&e, &reference) - 0.5).abs() < 1e-12);
     }
 }

@@ -4,7 +4,9 @@
 //! configuration:
 //! - `wait`: `1 / (1 + mean wait in hours)` of the jobs started since the root (MARS CW);
 //! - `bsld`: `1 / mean bounded slowdown` of the jobs started since the root;
-//! - `utilization`: busy node-seconds / up node-seconds since the root (MARS CU).
+//! - `utilization`: busy node-seconds / up node-seconds since the root (MARS CU);
+//! - `energy`: the share of the energy used since the root that went into computing (1 minus
+//!   the wasted share), on a platform with a power model.
 //!
 //! Before any job has started since the root, `wait` and `bsld` take the value of the jobs
 //! waiting at the root as if they started then (a neutral reference), and `utilization` the
@@ -17,6 +19,7 @@ pub struct Reward {
     pub wait: f64,
     pub bsld: f64,
     pub utilization: f64,
+    pub energy: f64,
 }
 
 /// What a reward needs to know about the root.
@@ -32,16 +35,18 @@ impl Reward {
         wait: 1.0,
         bsld: 0.0,
         utilization: 0.0,
+        energy: 0.0,
     };
     /// MARS-CU: cumulative utilization.
     pub const CU: Reward = Reward {
         wait: 0.0,
         bsld: 0.0,
         utilization: 1.0,
+        energy: 0.0,
     };
 
     pub fn is_valid(&self) -> bool {
-        let weights = [self.wait, self.bsld, self.utilization];
+        let weights = [self.wait, self.bsld, self.utilization, self.energy];
         weights.iter().all(|w| w.is_finite() && *w >= 0.0) && weights.iter().sum::<f64>() > 0.0
     }
 
@@ -71,19 +76,35 @@ impl Reward {
         } else {
             (root.wait_term, root.bsld_term)
         };
-        let utilization = if m.up_node_seconds > 0.0 {
-            m.busy_node_seconds / m.up_node_seconds
+        // Busy and idle node-seconds since the root (at the root itself: node counts now).
+        let (busy, idle) = if m.up_node_seconds > 0.0 {
+            (m.busy_node_seconds, m.idle_node_seconds())
         } else {
             let s = engine.state();
             let up = engine.inputs().machine.nodes - s.down_nodes();
-            if up == 0 {
-                0.0
+            (
+                f64::from(s.busy_nodes()),
+                f64::from(up.saturating_sub(s.busy_nodes())),
+            )
+        };
+        let share = |busy_weight: f64, idle_weight: f64| {
+            let total = busy * busy_weight + idle * idle_weight;
+            if total > 0.0 {
+                (busy * busy_weight / total).clamp(0.0, 1.0)
             } else {
-                f64::from(s.busy_nodes()) / f64::from(up)
+                0.0
             }
         };
-        let total = self.wait + self.bsld + self.utilization;
-        (self.wait * wait + self.bsld * bsld + self.utilization * utilization.clamp(0.0, 1.0))
+        let utilization = share(1.0, 1.0);
+        let energy = match engine.inputs().machine.power {
+            Some(p) => share(p.computing_w, p.idle_w),
+            None => utilization,
+        };
+        let total = self.wait + self.bsld + self.utilization + self.energy;
+        (self.wait * wait
+            + self.bsld * bsld
+            + self.utilization * utilization
+            + self.energy * energy)
             / total
     }
 }
