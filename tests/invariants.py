@@ -74,8 +74,9 @@ def check_reservation_capacity(result: Result) -> None:
     # Zero-length jobs give several invocations at one instant: the last one sees every start.
     res = result.reservations.drop_duplicates("time", keep="last")
     for t, top, shadow in zip(res["time"], res["job_index"], res["shadow_time"], strict=True):
+        if start[top] == t:
+            continue  # the top job itself started at this instant: nothing left to protect
         running = (start <= t) & (end > t)
-        running[top] = False  # the top job itself may start later at this same instant
         estimated_end = np.maximum(start + requested, t)
         still_busy = nodes[running & (estimated_end > shadow)].sum()
         assert still_busy + nodes[top] <= machine, (

@@ -145,3 +145,24 @@ def test_invariants_hold_for_power_managers(workload, policy, timeout, sample):
     timeline = result.timeline
     counts = timeline[["idle", "computing", "switching_on", "switching_off", "sleeping"]]
     assert (counts.sum(axis=1) == MACHINE).all()
+
+
+def test_reservation_resolved_within_one_instant():
+    """Found by hypothesis: zero-length jobs give several invocations at t = 94; the top job of
+    the first starts in the second, and a job started after it must not count against it."""
+    specs = [
+        (0, 14, 0, 5),
+        (0, 19, 0, 5),
+        (0, 28, 0, 5),
+        (0, 33, 0, 5),
+        (0, 0, 0, 4),
+        (0, 0, 0, 4),
+        (0, 1, 1, 4),
+        (93, 2, 2, 1),
+        (93, 1, 0, 3),
+    ]
+    result = hpcsched.simulate(workload_from(specs, MACHINE), "fcfs")
+    check_jobs(result)
+    check_capacity(result)
+    check_reservation_capacity(result)
+    assert result.jobs["start"].tolist()[4:7] == [94.0, 94.0, 94.0]

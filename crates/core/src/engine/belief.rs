@@ -70,7 +70,7 @@ impl Belief {
             JobTable::new(jobs)?,
             Machine {
                 nodes: view.machine_nodes,
-                power: view.power,
+                power: view.power.copied(),
             },
             calendar,
             Overrun::Continue,

@@ -266,7 +266,8 @@ impl Engine {
         self.log.event_times += 1;
         self.state.arrived.clear();
         self.state.completed.clear();
-        if self.complete_jobs(t) {
+        // Energy is reported up to the last completion: keep the totals as they were then.
+        if self.complete_jobs(t) && self.inputs.machine.power.is_some() {
             self.log.at_last_completion = self.state.metrics;
         }
         if let Some(nodes) = self.state.nodes.as_mut() {
@@ -330,7 +331,7 @@ impl Engine {
             down_windows: &s.down_windows,
             announced: &s.announced,
             nodes: s.nodes.as_ref().map_or(&[], |n| n.as_slice()),
-            power: self.inputs.machine.power,
+            power: self.inputs.machine.power.as_ref(),
             arrived: &s.arrived,
             completed: &s.completed,
         }
@@ -347,9 +348,10 @@ impl Engine {
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
-            self.state.completed.push((c.job, running.start, c.end));
+            // Only power managers read this instant's completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
                 nodes.release(c.job);
+                self.state.completed.push((c.job, running.start, c.end));
             }
         }
         any
@@ -361,7 +363,9 @@ impl Engine {
             && jobs.get(self.state.next_submit).submit <= t
         {
             self.state.queue.push(self.state.next_submit);
-            self.state.arrived.push(self.state.next_submit);
+            if self.state.nodes.is_some() {
+                self.state.arrived.push(self.state.next_submit);
+            }
             self.state.next_submit += 1;
         }
     }

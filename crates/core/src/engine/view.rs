@@ -23,10 +23,11 @@ pub struct View<'a> {
     /// Node power states (empty unless the policy manages power).
     pub nodes: &'a [Node],
     /// The platform's power model, when it has one.
-    pub power: Option<PowerModel>,
-    /// Jobs submitted at this instant.
+    pub power: Option<&'a PowerModel>,
+    /// Jobs submitted at this instant (recorded for power managers only).
     pub arrived: &'a [u32],
-    /// Jobs completed at this instant: (job, start, end); their run time is now known.
+    /// Jobs completed at this instant: (job, start, end); their run time is now known
+    /// (recorded for power managers only).
     pub completed: &'a [(u32, f64, f64)],
 }
 

@@ -319,7 +319,7 @@ impl Policy for PowerPolicy {
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
-        let Some(model) = view.power else { return };
+        let Some(&model) = view.power else { return };
         let nodes = view.nodes;
         let n = nodes.len();
         if self.deadlines.len() != n {

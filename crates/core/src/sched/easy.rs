@@ -27,15 +27,18 @@ impl Reservation {
         top_nodes: u32,
         started_now: &mut [(f64, u32)],
     ) -> Option<Reservation> {
-        started_now.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
-        let mut running = view
+        let running = view
             .running
             .iter()
-            .map(|r| (view.estimated_end(r), r.nodes))
-            .peekable();
+            .map(|r| (view.estimated_end(r), r.nodes));
+        if started_now.is_empty() && view.down_windows.is_empty() {
+            return walk(running, free_now, top_nodes); // the common case: one sorted source
+        }
+        started_now.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mut running = running.peekable();
         let mut started = started_now.iter().copied().peekable();
         let mut windows = view.down_windows.iter().copied().peekable();
-        let mut next_release = || -> Option<(f64, u32)> {
+        let merged = std::iter::from_fn(|| {
             let candidates = [
                 running.peek().copied(),
                 started.peek().copied(),
@@ -51,26 +54,8 @@ impl Reservation {
                 1 => started.next(),
                 _ => windows.next(),
             }
-        };
-        let mut free = u64::from(free_now);
-        let need = u64::from(top_nodes);
-        let mut shadow = None;
-        while let Some((time, nodes)) = next_release() {
-            if let Some(s) = shadow {
-                if time > s {
-                    break;
-                }
-            }
-            free += u64::from(nodes);
-            if shadow.is_none() && free >= need {
-                shadow = Some(time);
-            }
-        }
-        let shadow_time = shadow?;
-        Some(Reservation {
-            shadow_time,
-            extra: (free - need).min(u64::from(u32::MAX)) as u32,
-        })
+        });
+        walk(merged, free_now, top_nodes)
     }
 
     /// Whether a job ending (by estimate) at `est_end` with `nodes` nodes may be backfilled;
@@ -86,4 +71,32 @@ impl Reservation {
             false
         }
     }
+}
+
+/// Walks releases in time order, adding nodes to the free count until the top job fits: that
+/// time is the shadow time; every release at or before it counts toward `extra`.
+fn walk(
+    releases: impl Iterator<Item = (f64, u32)>,
+    free_now: u32,
+    top_nodes: u32,
+) -> Option<Reservation> {
+    let mut free = u64::from(free_now);
+    let need = u64::from(top_nodes);
+    let mut shadow = None;
+    for (time, nodes) in releases {
+        if let Some(s) = shadow {
+            if time > s {
+                break;
+            }
+        }
+        free += u64::from(nodes);
+        if shadow.is_none() && free >= need {
+            shadow = Some(time);
+        }
+    }
+    let shadow_time = shadow?;
+    Some(Reservation {
+        shadow_time,
+        extra: (free - need).min(u64::from(u32::MAX)) as u32,
+    })
 }

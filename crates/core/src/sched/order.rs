@@ -119,7 +119,8 @@ impl Heuristic {
 }
 
 /// Writes into `out` the queue positions of the first `window` jobs in the order `heuristic`
-/// gives them; the positions `out.len()..queue.len()` follow in FCFS order. `scores` is scratch.
+/// gives them (nothing when that is queue order); the positions `out.len()..queue.len()`
+/// follow in FCFS order. `scores` is scratch.
 pub fn order_window(
     heuristic: Heuristic,
     window: usize,
@@ -131,8 +132,7 @@ pub fn order_window(
     let queue = view.queue;
     let w = window.min(queue.len());
     if heuristic == Heuristic::Fcfs || w <= 1 {
-        out.extend(0..w as u32);
-        return;
+        return; // queue order: every position follows implicitly
     }
     scores.clear();
     scores.extend(queue[..w].iter().enumerate().map(|(pos, &j)| {
