@@ -440,56 +440,36 @@ impl Policy for PowerPolicy {
         let mut agenda = releases(view.now, nodes, &model, |job| release_of[job as usize]);
         // Nodes taken by this call's starts run them from now on.
         let taken = occupy(nodes, &decision.starts, view, &duration, &mut agenda);
+        let mut used = taken.clone();
         let mut plan_out = Plan::default();
         if let Some(head) = first_blocked {
             if order == QueueOrder::FcfsBackfill {
-                // PSAS: reserve the head job on its planned nodes; later jobs may use the idle
-                // nodes it does not need, or its nodes if they end before its planned start.
                 let head_job = queue[head].1;
+                let job = PlanJob {
+                    job: head_job,
+                    nodes: view.jobs.get(head_job).nodes,
+                    duration: duration(head_job),
+                };
                 let mut head_agenda = agenda.clone();
                 let head_plan = plan(
                     view.now,
-                    &[PlanJob {
-                        job: head_job,
-                        nodes: view.jobs.get(head_job).nodes,
-                        duration: duration(head_job),
-                    }],
+                    &[job],
                     nodes,
                     &mut head_agenda,
                     &self.deadlines,
                     &model,
                     true,
                 );
-                // Without a plan for the head job (a node it needs has no known release),
-                // nothing is reserved: every idle node may be backfilled.
-                let (shadow, reserved) = head_plan.head.unwrap_or((f64::INFINITY, Vec::new()));
-                let reserved_idle = reserved
-                    .iter()
-                    .filter(|&&i| {
-                        nodes[i as usize].state == NodeState::Idle && !taken.contains(&(i as usize))
-                    })
-                    .count() as u32;
-                let mut spare = idle.saturating_sub(reserved_idle);
-                for (k, &(pos, job)) in queue.iter().enumerate().skip(head + 1) {
-                    let j = view.jobs.get(job);
-                    if j.nodes > idle {
-                        continue;
-                    }
-                    let ends_in_time = view.now + j.requested_time <= shadow;
-                    if j.nodes <= spare || ends_in_time {
-                        if j.nodes <= spare {
-                            spare -= j.nodes;
-                        }
-                        idle -= j.nodes;
-                        spare = spare.min(idle);
-                        started[k] = true;
-                        decision.starts.push(Start {
-                            pos,
-                            job,
-                            kind: StartKind::Backfill,
-                        });
-                    }
-                }
+                backfill_around_head(
+                    view,
+                    &queue,
+                    head,
+                    head_plan.head,
+                    &taken,
+                    idle,
+                    &mut started,
+                    decision,
+                );
             }
             let rest: Vec<PlanJob> = queue
                 .iter()
@@ -501,7 +481,7 @@ impl Policy for PowerPolicy {
                     duration: duration(job),
                 })
                 .collect();
-            occupy(nodes, &decision.starts, view, &duration, &mut agenda);
+            used = occupy(nodes, &decision.starts, view, &duration, &mut agenda);
             // SNF plans in order (the barrier rule); FCFS/B plans the head job first and lets
             // the others use what its reservation leaves, as backfilling does.
             let barrier_rule = order == QueueOrder::Snf;
@@ -516,14 +496,6 @@ impl Policy for PowerPolicy {
             );
         }
         record.started = decision.starts.len() as u32;
-        let used: Vec<usize> = taken_nodes(
-            nodes,
-            decision
-                .starts
-                .iter()
-                .map(|s| view.jobs.get(s.job).nodes)
-                .sum(),
-        );
         for &i in &used {
             self.deadlines[i] = f64::NAN; // computing from now on
         }
@@ -719,6 +691,51 @@ impl PowerPolicy {
     }
 }
 
+/// PSAS backfilling (FCFS/B+IPM): the blocked head job (queue index `head`) reserves its
+/// planned nodes; later jobs start on the idle nodes it does not reserve, or on reserved ones if
+/// they end (by request) before its planned start. Without a plan for the head job (a node it
+/// needs has no known release) nothing is reserved: every idle node may be backfilled.
+#[allow(clippy::too_many_arguments)]
+fn backfill_around_head(
+    view: &View,
+    queue: &[(u32, u32)],
+    head: usize,
+    head_plan: Option<(f64, Vec<u32>)>,
+    taken: &[usize],
+    mut idle: u32,
+    started: &mut [bool],
+    decision: &mut Decision,
+) {
+    let (shadow, reserved) = head_plan.unwrap_or((f64::INFINITY, Vec::new()));
+    let reserved_idle = reserved
+        .iter()
+        .filter(|&&i| {
+            view.nodes[i as usize].state == NodeState::Idle && !taken.contains(&(i as usize))
+        })
+        .count() as u32;
+    let mut spare = idle.saturating_sub(reserved_idle);
+    for (k, &(pos, job)) in queue.iter().enumerate().skip(head + 1) {
+        let j = view.jobs.get(job);
+        if j.nodes > idle {
+            continue;
+        }
+        let ends_in_time = view.now + j.requested_time <= shadow;
+        if j.nodes <= spare || ends_in_time {
+            if j.nodes <= spare {
+                spare -= j.nodes;
+            }
+            idle -= j.nodes;
+            spare = spare.min(idle);
+            started[k] = true;
+            decision.starts.push(Start {
+                pos,
+                job,
+                kind: StartKind::Backfill,
+            });
+        }
+    }
+}
+
 /// Marks the idle nodes the engine gives to `starts` (the lowest-numbered, in order) as busy
 /// until each job's expected end; returns them.
 fn occupy(
@@ -742,15 +759,4 @@ fn occupy(
         }
     }
     taken
-}
-
-/// The idle nodes the engine gives to `count` nodes' worth of starts: the lowest-numbered.
-fn taken_nodes(nodes: &[Node], count: u32) -> Vec<usize> {
-    nodes
-        .iter()
-        .enumerate()
-        .filter(|(_, n)| n.state == NodeState::Idle)
-        .map(|(i, _)| i)
-        .take(count as usize)
-        .collect()
 }
