@@ -162,3 +162,18 @@ def test_table_i_switches(traces_dir):
     assert share(require_service_samples=False) > share()
     # A looser KS threshold accepts more windows too.
     assert share(ks_multiplier=3.0) >= share()
+
+
+def test_power_run_directory_reads_back(tmp_path, traces_dir):
+    import pandas as pd
+
+    trace = traces_dir / "snf-icon-paper" / "generated-markovian-3000.json.gz"
+    result = hpcsched.simulate(trace, "snf-icon", platform="AOBA-64", out=tmp_path / "run")
+    log = pd.read_parquet(tmp_path / "run" / "decisions.parquet")
+    timeline = pd.read_parquet(tmp_path / "run" / "timeline.parquet")
+    assert len(log) == len(result.decisions) and len(timeline) == len(result.timeline)
+    spare = log[log["candidates"] > 1].iloc[0]
+    costs = list(spare["candidate_cost"])
+    assert len(costs) == spare["candidates"]
+    chosen = list(spare["candidate_targets"]).index(spare["target"])
+    assert costs[chosen] == spare["total_cost"] == min(costs)

@@ -62,6 +62,10 @@ def write_parquet(frame: pd.DataFrame, path: str) -> None:
     """Snappy-compressed Parquet, dictionary-encoding only the categorical columns (dictionary
     encoding of float columns triples the write time for no gain)."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
+    if any(isinstance(dtype, pd.ArrowDtype) for dtype in frame.dtypes):
+        # pandas cannot read back its own metadata for Arrow list columns: leave it out, the
+        # Arrow schema says everything.
+        table = table.replace_schema_metadata(None)
     categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     pq.write_table(table, path, compression="snappy", use_dictionary=categorical or False)
 

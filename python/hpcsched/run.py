@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from hpcsched import _core, metrics
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
@@ -202,7 +203,9 @@ def simulate(
         info["energy"] = metrics.energy_summary(
             raw["energy_j"], raw["node_seconds"], raw["horizon"]
         )
-    decisions = pd.DataFrame(sim.power_decisions() if spec.is_power else sim.decisions())
+    decisions = (
+        _power_log(sim.power_decisions()) if spec.is_power else pd.DataFrame(sim.decisions())
+    )
     if spec.search is not None:
         info["search"] = metrics.search_stats(decisions)
     timeline = pd.DataFrame(sim.timeline())
@@ -281,6 +284,22 @@ def _drive(sim: Any, workload: Workload, progress: ProgressHook | None) -> None:
         sim.run_until(target)
         progress(sim.now, sim.submitted, sim.invocations)
         target += step
+
+
+def _power_log(columns: dict[str, Any]) -> pd.DataFrame:
+    """The power manager's log; its spare candidates become list columns (one list per call)."""
+    offsets = pa.array(columns.pop("candidate_offsets").astype(np.int32))
+    lists = {}
+    for name in ("candidate_targets", "candidate_waiting", "candidate_energy", "candidate_cost"):
+        values = pa.array(columns.pop(name))
+        lists[name] = pd.Series(
+            pa.ListArray.from_arrays(offsets, values), dtype=pd.ArrowDtype(pa.list_(values.type))
+        )
+    frame = pd.DataFrame(columns)
+    position = list(frame.columns).index("candidates") + 1
+    for offset, (name, series) in enumerate(lists.items()):
+        frame.insert(position + offset, name, series)
+    return frame
 
 
 def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:

@@ -269,16 +269,21 @@ impl PySimulation {
             column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.3)),
         )?;
         out.set_item("candidates", column(py, r, |r| r.candidates.len() as u32))?;
-        // Every spare candidate considered: target, W, E, J (lists; empty off spare points).
-        let lists = |f: fn(&(u32, f64, f64, f64)) -> f64| -> Vec<Vec<f64>> {
-            r.iter()
-                .map(|r| r.candidates.iter().map(f).collect())
-                .collect()
-        };
-        out.set_item("candidate_targets", lists(|c| f64::from(c.0)))?;
-        out.set_item("candidate_waiting", lists(|c| c.1))?;
-        out.set_item("candidate_energy", lists(|c| c.2))?;
-        out.set_item("candidate_cost", lists(|c| c.3))?;
+        // Every spare candidate considered (target, W, E, J), flat, with each call's offsets.
+        let mut offsets = Vec::with_capacity(r.len() + 1);
+        offsets.push(0u64);
+        let all: Vec<(u32, f64, f64, f64)> = r
+            .iter()
+            .flat_map(|r| {
+                offsets.push(offsets.last().copied().unwrap_or(0) + r.candidates.len() as u64);
+                r.candidates.iter().copied()
+            })
+            .collect();
+        out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
+        out.set_item("candidate_targets", column(py, &all, |c| c.0))?;
+        out.set_item("candidate_waiting", column(py, &all, |c| c.1))?;
+        out.set_item("candidate_energy", column(py, &all, |c| c.2))?;
+        out.set_item("candidate_cost", column(py, &all, |c| c.3))?;
         out.set_item("started", column(py, r, |r| r.started))?;
         out.set_item("wakes", column(py, r, |r| r.wakes))?;
         out.set_item("shutdowns", column(py, r, |r| r.shutdowns))?;
