@@ -134,6 +134,11 @@ def simulate(
             option="--platform",
         )
     calendar = _calendar(downtime, announce_lead, workload)
+    if spec.is_power and len(calendar):
+        raise OptionError(
+            f"{spec.name} does not support downtime windows yet; drop --downtime",
+            option="--downtime",
+        )
     t1 = time.perf_counter()
 
     jobs = workload.jobs
