@@ -26,10 +26,9 @@ All nodes start idle and awake at time 0.
 from __future__ import annotations
 
 import os
+import tomllib
 from dataclasses import asdict, dataclass
 from importlib import resources
-
-import tomllib
 
 from hpcsched.exceptions import InputError, OptionError
 

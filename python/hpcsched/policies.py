@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import asdict, dataclass, field, replace
-
 import tomllib
+from dataclasses import asdict, dataclass, field, replace
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError

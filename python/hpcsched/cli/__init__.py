@@ -9,15 +9,16 @@ from __future__ import annotations
 import sys
 import traceback
 
-import click
 import typer
 
 from hpcsched.cli import generate, inspect, simulate
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import HpcschedError
 
-# typer >= 0.22 vendors click: its usage errors derive from typer.TyperException.
-_USAGE_ERRORS = (click.exceptions.ClickException, getattr(typer, "TyperException", ()))
+try:  # recent typer vendors click: its usage errors derive from typer.TyperException
+    from typer import TyperException as _UsageError
+except ImportError:  # older typer runs on click itself
+    from click.exceptions import ClickException as _UsageError
 
 app = typer.Typer(
     name="hpcsched",
@@ -39,10 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         args.remove("--debug")
     try:
         result = app(args=args, prog_name="hpcsched", standalone_mode=False)
-    except _USAGE_ERRORS as exc:  # usage errors: bad or missing options
+    except _UsageError as exc:  # usage errors: bad or missing options
         exc.show(file=sys.stderr)
         return int(getattr(exc, "exit_code", 2))
-    except (click.exceptions.Abort, typer.Abort, KeyboardInterrupt):
+    except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
         return 130
     except HpcschedError as exc:

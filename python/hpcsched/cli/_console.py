@@ -44,7 +44,7 @@ class LazyProgress:
     def _date(self, now: float) -> str:
         if self.unix_start is None:
             return f"day {now / 86400.0:.1f}"
-        moment = datetime.datetime.fromtimestamp(self.unix_start + now, tz=datetime.timezone.utc)
+        moment = datetime.datetime.fromtimestamp(self.unix_start + now, tz=datetime.UTC)
         return moment.strftime("%Y-%m-%d %H:%M UTC")
 
     def __call__(self, now: float, submitted: int, invocations: int = 0) -> None:

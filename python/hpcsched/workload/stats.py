@@ -107,7 +107,7 @@ def _zone(workload: Workload) -> dt.tzinfo:
             return ZoneInfo(name.strip())
         except (ImportError, ValueError, OSError, KeyError):
             pass
-    return dt.timezone.utc
+    return dt.UTC
 
 
 def _date(workload: Workload, seconds: float | None) -> str | None:
