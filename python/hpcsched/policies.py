@@ -17,14 +17,7 @@ from hpcsched.exceptions import InputError, OptionError
 
 BACKFILLS = ("easy", "none")
 SEARCH_POLICIES = ("mars", "random")
-POWER_POLICIES = (
-    "fcfs-b+ipm",
-    "snf+ipm",
-    "snf-icon",
-    "snf-icon-ng",
-    "snf-icon-nf",
-    "snf-icon-ngnf",
-)
+POWER_POLICIES = tuple(_core.power_policy_names())
 #: Named reward terms and the presets of the MARS paper.
 REWARD_TERMS = ("wait", "bsld", "utilization", "energy")
 REWARD_PRESETS = {"cw": {"wait": 1.0}, "cu": {"utilization": 1.0}}

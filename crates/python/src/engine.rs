@@ -406,18 +406,9 @@ fn column<'py, R, T: numpy::Element>(
 
 /// Reads the search options Python validated (see `hpcsched.policies.SearchSpec`).
 fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
-    fn get<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
-        d: &Bound<'py, PyDict>,
-        key: &str,
-    ) -> PyResult<T> {
-        d.get_item(key)?
-            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
-            .extract()
-            .map_err(Into::into)
-    }
-    let (wait, bsld, utilization, energy): (f64, f64, f64, f64) = get(d, "reward")?;
+    let (wait, bsld, utilization, energy): (f64, f64, f64, f64) = get_item(d, "reward")?;
     Ok(SearchOptions {
-        actions: get(d, "actions")?,
+        actions: get_item(d, "actions")?,
         reward: Reward {
             wait,
             bsld,
@@ -425,25 +416,21 @@ fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             energy,
         },
         config: SearchConfig {
-            iterations: get(d, "iterations")?,
-            time_budget: get(d, "time_budget")?,
-            depth: get(d, "depth")?,
-            gamma: get(d, "gamma")?,
-            exploration: get(d, "exploration")?,
-            trees: get(d, "trees")?,
-            seed: get(d, "seed")?,
+            iterations: get_item(d, "iterations")?,
+            time_budget: get_item(d, "time_budget")?,
+            depth: get_item(d, "depth")?,
+            gamma: get_item(d, "gamma")?,
+            exploration: get_item(d, "exploration")?,
+            trees: get_item(d, "trees")?,
+            seed: get_item(d, "seed")?,
         },
-        threads: get(d, "threads")?,
+        threads: get_item(d, "threads")?,
     })
 }
 
 /// Reads the power model Python validated (see `hpcsched.platform.Platform`).
 fn power_model(d: &Bound<'_, PyDict>) -> PyResult<PowerModel> {
-    let get = |key: &str| -> PyResult<f64> {
-        d.get_item(key)?
-            .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
-            .extract()
-    };
+    let get = |key: &str| get_item::<f64>(d, key);
     Ok(PowerModel {
         computing_w: get("computing")?,
         idle_w: get("idle")?,
