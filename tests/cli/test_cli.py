@@ -178,6 +178,17 @@ def test_usage_errors_exit_2(capsys):
     assert run(["frobnicate"], capsys)[0] == 2
 
 
+def test_policies_lists_every_policy_and_preset(capsys):
+    from hpcsched import policy_names
+    from hpcsched.cli.policies import DESCRIPTIONS
+
+    assert set(DESCRIPTIONS) == set(policy_names())  # every policy is described
+    code, out, _ = run(["policies"], capsys)
+    assert code == 0
+    for name in [*policy_names(), "AOBA-64", "Taurus-1152"]:
+        assert name in out, name
+
+
 def test_help_works_for_every_command(capsys):
     for args in (
         ["--help"],

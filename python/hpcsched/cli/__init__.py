@@ -11,7 +11,7 @@ import traceback
 
 import typer
 
-from hpcsched.cli import generate, inspect, simulate
+from hpcsched.cli import generate, inspect, policies, simulate
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import HpcschedError
 
@@ -29,6 +29,7 @@ app = typer.Typer(
 )
 app.command("simulate")(simulate.simulate)
 app.command("inspect")(inspect.inspect)
+app.command("policies")(policies.policies)
 app.add_typer(generate.app, name="generate")
 
 
