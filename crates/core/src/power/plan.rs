@@ -35,7 +35,8 @@ pub struct Plan {
 
 /// Plans `jobs` from `now`. With `barrier_rule` a job never starts before the one planned
 /// before it (SNF order); without it (FCFS with backfilling, behind the reserved head job)
-/// each job takes the earliest nodes the earlier ones left. `releases[i]` is when node i is expected free (infinity: unknown),
+/// each job takes the earliest nodes the earlier ones left, a job that cannot be planned is
+/// passed over, and only the head job is planned beyond the wake horizon. `releases[i]` is when node i is expected free (infinity: unknown),
 /// `deadlines[i]` its idle-timeout deadline (NaN: none). Planning stops at the first job that
 /// cannot be planned, or that would start later than a wake latency plus a switch-off latency
 /// from now: a wake it needs is then at least a switch-off latency away, and `next_wake` makes
@@ -56,18 +57,22 @@ pub fn plan(
     };
     let mut planned = vec![false; n];
     let mut barrier = now;
-    let mut sorted: Vec<f64> = Vec::with_capacity(n);
+    // The known release times, kept sorted as jobs are planned: the r-th earliest is at hand.
+    let mut sorted: Vec<f64> = releases.iter().copied().filter(|t| t.is_finite()).collect();
+    sorted.sort_unstable_by(f64::total_cmp);
     let mut candidates: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(n);
     let horizon = now + model.switch_on_s + model.switch_off_s;
     for (k, job) in jobs.iter().enumerate() {
         let r = job.nodes as usize;
-        sorted.clear();
-        sorted.extend(releases.iter().copied().filter(|t| t.is_finite()));
         if sorted.len() < r || r == 0 {
-            break;
+            // Not enough nodes with a known release. In SNF order planning stops here; behind
+            // FCFS's head job (no barrier) the next jobs may still fit.
+            if barrier_rule {
+                break;
+            }
+            continue;
         }
-        let (_, rth, _) = sorted.select_nth_unstable_by(r - 1, f64::total_cmp);
-        let start = barrier.max(*rth);
+        let start = barrier.max(sorted[r - 1]);
         let beyond = start > horizon;
         if beyond {
             // Any wake this job needs is a switch-off latency away at least: plan again then.
@@ -75,6 +80,9 @@ pub fn plan(
             out.next_wake = Some(out.next_wake.map_or(replan, |w: f64| w.min(replan)));
             if barrier_rule {
                 break; // later jobs start later still
+            }
+            if k > 0 {
+                continue; // only the head job's reservation is kept that far ahead
             }
         }
         candidates.clear();
@@ -123,6 +131,10 @@ pub fn plan(
             }
             let slot = &mut out.needed_at[i as usize];
             *slot = slot.min(start);
+            let old = releases[i as usize];
+            let at = sorted.partition_point(|&t| t < old);
+            sorted.remove(at);
+            sorted.insert(sorted.partition_point(|&t| t < finish), finish);
             releases[i as usize] = finish;
             planned[i as usize] = true;
         }
