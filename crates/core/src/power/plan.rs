@@ -62,8 +62,58 @@ pub fn plan(
     sorted.sort_unstable_by(f64::total_cmp);
     let mut candidates: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(n);
     let horizon = now + model.switch_on_s + model.switch_off_s;
+    // Behind FCFS's head job (no barrier): the nodes it reserves stay usable, as in EASY, by
+    // jobs that end before its planned start. `early[i]` is when node i is free for them.
+    let mut head_start = f64::NEG_INFINITY;
+    let mut early: Vec<f64> = Vec::new();
+    let mut early_sorted: Vec<f64> = Vec::new();
+    let mut backfilled = vec![false; n];
     for (k, job) in jobs.iter().enumerate() {
         let r = job.nodes as usize;
+        if k > 0 && !barrier_rule && r > 0 && early_sorted.len() >= r {
+            let start = now.max(early_sorted[r - 1]);
+            let finish = start + job.duration;
+            if finish <= head_start && start <= horizon {
+                let chosen = choose(
+                    r,
+                    start,
+                    now,
+                    nodes,
+                    &early,
+                    &backfilled,
+                    deadlines,
+                    model,
+                    &mut candidates,
+                );
+                for &i in &chosen {
+                    let i = i as usize;
+                    if !backfilled[i]
+                        && matches!(
+                            nodes[i].state,
+                            NodeState::Sleeping | NodeState::SwitchingOff
+                        )
+                    {
+                        let wake = start - model.switch_on_s;
+                        if wake <= now {
+                            out.wake_now.push(i as u32);
+                        } else {
+                            out.next_wake = Some(out.next_wake.map_or(wake, |w: f64| w.min(wake)));
+                        }
+                    }
+                    out.needed_at[i] = out.needed_at[i].min(start);
+                    move_release(&mut early_sorted, early[i], finish);
+                    early[i] = finish;
+                    backfilled[i] = true;
+                    if !planned[i] {
+                        move_release(&mut sorted, releases[i], finish);
+                        releases[i] = finish;
+                        planned[i] = true;
+                    }
+                }
+                out.starts.push(start);
+                continue;
+            }
+        }
         if sorted.len() < r || r == 0 {
             // Not enough nodes with a known release. In SNF order planning stops here; behind
             // FCFS's head job (no barrier) the next jobs may still fit.
@@ -85,37 +135,23 @@ pub fn plan(
                 continue; // only the head job's reservation is kept that far ahead
             }
         }
-        candidates.clear();
-        for i in 0..n {
-            if releases[i] <= start {
-                let (energy, rank) = if planned[i] {
-                    (model.idle_w * (start - releases[i]), 1)
-                } else {
-                    node_cost(&nodes[i], releases[i], now, start, model)
-                };
-                let timeout =
-                    if nodes[i].state == NodeState::Idle && !planned[i] && deadlines[i].is_finite()
-                    {
-                        -(deadlines[i] - now)
-                    } else {
-                        0.0
-                    };
-                candidates.push((energy, rank, timeout, i as u32));
-            }
-        }
-        let key = |a: &(f64, u8, f64, u32), b: &(f64, u8, f64, u32)| {
-            a.0.total_cmp(&b.0)
-                .then(a.1.cmp(&b.1))
-                .then(a.2.total_cmp(&b.2))
-                .then(a.3.cmp(&b.3))
-        };
-        if candidates.len() > r {
-            candidates.select_nth_unstable_by(r - 1, key);
-            candidates.truncate(r);
-        }
-        candidates.sort_unstable_by(key);
         let finish = start + job.duration;
-        let chosen: Vec<u32> = candidates.iter().map(|c| c.3).collect();
+        let chosen = choose(
+            r,
+            start,
+            now,
+            nodes,
+            releases,
+            &planned,
+            deadlines,
+            model,
+            &mut candidates,
+        );
+        let before_head: Vec<f64> = if k == 0 && !barrier_rule {
+            releases.to_vec()
+        } else {
+            Vec::new()
+        };
         for &i in &chosen {
             let node = &nodes[i as usize];
             if !beyond
@@ -131,14 +167,20 @@ pub fn plan(
             }
             let slot = &mut out.needed_at[i as usize];
             *slot = slot.min(start);
-            let old = releases[i as usize];
-            let at = sorted.partition_point(|&t| t < old);
-            sorted.remove(at);
-            sorted.insert(sorted.partition_point(|&t| t < finish), finish);
+            move_release(&mut sorted, releases[i as usize], finish);
             releases[i as usize] = finish;
             planned[i as usize] = true;
         }
         if k == 0 {
+            if !barrier_rule {
+                head_start = start;
+                early = releases.to_vec();
+                for &i in &chosen {
+                    early[i as usize] = before_head[i as usize];
+                }
+                early_sorted = early.iter().copied().filter(|t| t.is_finite()).collect();
+                early_sorted.sort_unstable_by(f64::total_cmp);
+            }
             out.head = Some((start, chosen));
         }
         out.starts.push(start);
@@ -147,6 +189,61 @@ pub fn plan(
         }
     }
     out
+}
+
+/// Replaces `old` by `new` in the sorted release list.
+fn move_release(sorted: &mut Vec<f64>, old: f64, new: f64) {
+    if old.is_finite() {
+        let at = sorted.partition_point(|&t| t < old);
+        sorted.remove(at);
+    }
+    sorted.insert(sorted.partition_point(|&t| t < new), new);
+}
+
+/// The `r` nodes free by `start` (per `free_at`) with the least non-compute energy until then,
+/// then by state, longest remaining idle timeout, node number. `busy[i]`: node i runs a planned
+/// job until `free_at[i]`.
+#[allow(clippy::too_many_arguments)]
+fn choose(
+    r: usize,
+    start: f64,
+    now: f64,
+    nodes: &[Node],
+    free_at: &[f64],
+    busy: &[bool],
+    deadlines: &[f64],
+    model: &PowerModel,
+    candidates: &mut Vec<(f64, u8, f64, u32)>,
+) -> Vec<u32> {
+    candidates.clear();
+    for i in 0..nodes.len() {
+        if free_at[i] <= start {
+            let (energy, rank) = if busy[i] {
+                (model.idle_w * (start - free_at[i]), 1)
+            } else {
+                node_cost(&nodes[i], free_at[i], now, start, model)
+            };
+            let timeout =
+                if nodes[i].state == NodeState::Idle && !busy[i] && deadlines[i].is_finite() {
+                    -(deadlines[i] - now)
+                } else {
+                    0.0
+                };
+            candidates.push((energy, rank, timeout, i as u32));
+        }
+    }
+    let key = |a: &(f64, u8, f64, u32), b: &(f64, u8, f64, u32)| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.cmp(&b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    };
+    if candidates.len() > r {
+        candidates.select_nth_unstable_by(r - 1, key);
+        candidates.truncate(r);
+    }
+    candidates.sort_unstable_by(key);
+    candidates.iter().map(|c| c.3).collect()
 }
 
 /// Non-compute energy of node `node` (free at `release`) from `now` until `start`, and the
