@@ -282,8 +282,7 @@ def _drive(sim: Any, workload: Workload, progress: ProgressHook | None) -> None:
     if progress is None:
         sim.run()
         return
-    span = float(workload.jobs["submit"].iloc[-1]) if len(workload) else 0.0
-    step = max(span / 200.0, 1.0)
+    step = max(workload.last_submit / 200.0, 1.0)
     target = step
     while sim.peek() is not None:
         sim.run_until(target)

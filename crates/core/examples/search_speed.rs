@@ -16,7 +16,7 @@ fn main() {
     let args: Vec<String> = std::env::args().collect();
     let path = args
         .get(1)
-        .expect("usage: search_speed TRACE [ITERATIONS] [MIN_QUEUE]");
+        .expect("usage: search_speed TRACE [ITERATIONS] [MIN_QUEUE] [DEPTH]");
     let iterations: u32 = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(2000);
     let min_queue: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200);
     let depth: u32 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(50);

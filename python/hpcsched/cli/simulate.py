@@ -218,9 +218,8 @@ def simulate(
             if spec.window is None
             else Path("runs") / f"{_stem(trace)}-{spec.name}-w{spec.window}"
         )
-    span = float(workload.jobs["submit"].iloc[-1]) if len(workload) else 0.0
     progress = LazyProgress(
-        span, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time
+        workload.last_submit, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time
     )
     try:
         result = run_simulation(

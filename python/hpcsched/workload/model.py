@@ -42,6 +42,12 @@ class Workload:
         return len(self.jobs)
 
     @property
+    def last_submit(self) -> float:
+        """Replay time of the last submission (0 for an empty workload): the span the
+        arrivals cover."""
+        return float(self.jobs["submit"].iloc[-1]) if len(self.jobs) else 0.0
+
+    @property
     def unix_start_time(self) -> float | None:
         """Wall-clock (Unix seconds) of simulated time 0, when the trace says."""
         start = self.header.get("UnixStartTime")
