@@ -12,6 +12,7 @@ import math
 import os
 import shutil
 import tempfile
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -26,8 +27,15 @@ if TYPE_CHECKING:
 RUN_MARKER = "summary.json"
 
 
-def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False) -> str:
-    """Writes ``jobs.parquet``, ``summary.json`` (and ``jobs.csv``) into ``out``."""
+def write_run(
+    result: Result,
+    out: str | os.PathLike[str],
+    *,
+    csv: bool = False,
+    extra: Mapping[str, Any] | None = None,
+) -> str:
+    """Writes ``jobs.parquet``, ``summary.json`` (and ``jobs.csv``) into ``out``; ``extra``
+    maps further file names to JSON-able content (a sweep's ``config.json``)."""
     target = os.path.abspath(os.fspath(out))
     if os.path.exists(target) and not _replaceable(target):
         raise OptionError(
@@ -48,6 +56,11 @@ def write_run(result: Result, out: str | os.PathLike[str], *, csv: bool = False)
             write_parquet(result.decisions, os.path.join(staging, "decisions.parquet"))
         if len(result.timeline):
             write_parquet(result.timeline, os.path.join(staging, "timeline.parquet"))
+        for name, content in (extra or {}).items():
+            with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
+                json.dump(_jsonable(content), f, indent=2, allow_nan=False)
+                f.write("\n")
+        # summary.json last: its presence marks a complete run directory
         with open(os.path.join(staging, RUN_MARKER), "w", encoding="utf-8") as f:
             json.dump(_jsonable(result.info), f, indent=2, allow_nan=False)
             f.write("\n")

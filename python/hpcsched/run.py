@@ -57,9 +57,15 @@ class Result:
         flat = pd.json_normalize(_scalars(self.info), sep=".")
         return flat
 
-    def write(self, out: str | os.PathLike[str], *, csv: bool = False) -> str:
+    def write(
+        self,
+        out: str | os.PathLike[str],
+        *,
+        csv: bool = False,
+        extra: dict[str, Any] | None = None,
+    ) -> str:
         """Writes the run directory atomically; returns its path."""
-        return write_run(self, out, csv=csv)
+        return write_run(self, out, csv=csv, extra=extra)
 
 
 def _scalars(tree: dict[str, Any]) -> dict[str, Any]:

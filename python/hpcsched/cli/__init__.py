@@ -11,7 +11,7 @@ import traceback
 
 import typer
 
-from hpcsched.cli import generate, inspect, policies, simulate
+from hpcsched.cli import compare, generate, inspect, policies, simulate, sweep
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import HpcschedError
 
@@ -28,6 +28,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("simulate")(simulate.simulate)
+app.command("compare")(compare.compare)
+app.command("sweep")(sweep.sweep)
 app.command("inspect")(inspect.inspect)
 app.command("policies")(policies.policies)
 app.add_typer(generate.app, name="generate")

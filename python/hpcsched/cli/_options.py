@@ -1,0 +1,177 @@
+"""Options shared by the commands that run policies (simulate, compare), declared once.
+
+Each alias is a typer option with its help text; :func:`policy_spec` turns the options into a
+:class:`PolicySpec` the way both commands need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from hpcsched.exceptions import OptionError
+from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
+
+LOOK_AHEAD = "Look-ahead (mars, random)"
+POWER = "Power management"
+
+Backfill = Annotated[str, typer.Option(help="easy or none.")]
+Nodes = Annotated[
+    int | None, typer.Option(help="Machine size in nodes (default: from the trace header).")
+]
+ProcsPerNode = Annotated[
+    str, typer.Option(help="Processors per node, or 'auto' (MaxProcs / MaxNodes).")
+]
+Format = Annotated[str | None, typer.Option(help="swf or json (default: from the name).")]
+Downtime = Annotated[Path | None, typer.Option(help="Downtime calendar file.")]
+Platform = Annotated[
+    str | None,
+    typer.Option(
+        help="Platform preset (AOBA-64, AOBA-1152, Taurus-64, Taurus-1152) or TOML file: "
+        "sets the machine size and reports energy."
+    ),
+]
+AnnounceLead = Annotated[float, typer.Option(help="Notice of scheduled maintenance (s).")]
+Overrun = Annotated[str, typer.Option(help="continue or kill jobs past their requested time.")]
+
+Reward = Annotated[
+    str | None,
+    typer.Option(
+        help="mars: cw, cu, 'wait=1,bsld=0.5,utilization=2,energy=1', "
+        "or a TOML file with a \\[reward] table.",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
+Iterations = Annotated[
+    int | None,
+    typer.Option(
+        help="Iterations per tree per decision (default 100).", rich_help_panel=LOOK_AHEAD
+    ),
+]
+TimeBudget = Annotated[
+    float | None,
+    typer.Option(
+        help="Seconds per decision (wall clock; not deterministic).", rich_help_panel=LOOK_AHEAD
+    ),
+]
+Depth = Annotated[
+    int,
+    typer.Option(
+        help="Horizon D in scheduling cycles that start jobs.", rich_help_panel=LOOK_AHEAD
+    ),
+]
+Gamma = Annotated[float, typer.Option(help="Discount factor.", rich_help_panel=LOOK_AHEAD)]
+Exploration = Annotated[
+    float, typer.Option(help="c0 in c = c0 (Qmax - Qmin).", rich_help_panel=LOOK_AHEAD)
+]
+Trees = Annotated[
+    int | None,
+    typer.Option(
+        help="Root-parallel trees (default: number of cores).", rich_help_panel=LOOK_AHEAD
+    ),
+]
+Threads = Annotated[
+    int | None,
+    typer.Option(help="Threads for the trees (default: one per tree).", rich_help_panel=LOOK_AHEAD),
+]
+Seed = Annotated[int, typer.Option(help="Random seed.", rich_help_panel=LOOK_AHEAD)]
+Actions = Annotated[
+    str,
+    typer.Option(
+        help="'paper' (161 actions) or e.g. 'fcfs,wfp3:256,sjf,lrf:all'.",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
+
+IdleTimeout = Annotated[
+    float,
+    typer.Option(
+        help="Seconds an idle node waits before it is switched off.", rich_help_panel=POWER
+    ),
+]
+SampleTransitions = Annotated[
+    int | None,
+    typer.Option(
+        help="Draw transition latencies from Normal(mean, std) "
+        "with this seed (default: mean latencies).",
+        rich_help_panel=POWER,
+    ),
+]
+Alpha = Annotated[float, typer.Option(help="SNF-ICON waiting weight.", rich_help_panel=POWER)]
+Beta = Annotated[float, typer.Option(help="SNF-ICON energy weight.", rich_help_panel=POWER)]
+ScreenWindow = Annotated[
+    float, typer.Option(help="SNF-ICON screen window (s).", rich_help_panel=POWER)
+]
+RecencyWindow = Annotated[
+    float, typer.Option(help="SNF-ICON arrival-recency window (s).", rich_help_panel=POWER)
+]
+MaxHorizon = Annotated[
+    float, typer.Option(help="SNF-ICON maximum horizon (s).", rich_help_panel=POWER)
+]
+MinSpares = Annotated[
+    int, typer.Option(help="SNF-ICON minimum spare nodes.", rich_help_panel=POWER)
+]
+MaxSpares = Annotated[
+    int | None,
+    typer.Option(help="SNF-ICON maximum spare nodes (default: all).", rich_help_panel=POWER),
+]
+
+
+#: The commands' option names that configure look-ahead policies and power managers.
+SEARCH_OPTIONS = (
+    "iterations",
+    "time_budget",
+    "depth",
+    "gamma",
+    "exploration",
+    "trees",
+    "threads",
+    "seed",
+    "actions",
+)
+POWER_OPTIONS = (
+    "idle_timeout",
+    "sample_transitions",
+    "alpha",
+    "beta",
+    "screen_window",
+    "recency_window",
+    "max_horizon",
+    "min_spares",
+    "max_spares",
+)
+
+
+def policy_spec(
+    policy: str, window: int | None, backfill: str, options: Mapping[str, Any]
+) -> PolicySpec:
+    """The policy a command's ``options`` (its parameters by name) describe: search options
+    apply to look-ahead policies only, power options to power managers only."""
+    base = PolicySpec(policy, window, backfill)
+    if base.is_power:
+        power = PowerSpec(**{k: options[k] for k in POWER_OPTIONS})
+        return PolicySpec(policy, window, backfill, power=power)
+    if not base.is_search:
+        return base
+    reward = options.get("reward")
+    if reward is not None and base.name != "mars":
+        raise OptionError(
+            f"{base.name} has its reward built in; use --policy mars", option="--reward"
+        )
+    search: dict[str, Any] = {k: options[k] for k in SEARCH_OPTIONS if options.get(k) is not None}
+    if "time_budget" in search and "iterations" not in search:
+        search["iterations"] = None  # a time budget alone
+    if reward is not None:
+        search["reward"] = parse_reward(reward)
+    return PolicySpec(policy, window, backfill, search=SearchSpec(**search))
+
+
+def trace_stem(path: Path) -> str:
+    """The trace's name without its format suffixes."""
+    name = path.name
+    for suffix in (".gz", ".swf", ".json"):
+        name = name.removesuffix(suffix)
+    return name

@@ -1,0 +1,147 @@
+"""``hpcsched compare``: several policies on one trace, a summary table and an HTML report."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import pandas as pd
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from hpcsched.cli import _options as opt
+from hpcsched.cli._console import console, err_console
+from hpcsched.compare import compare as run_comparison
+from hpcsched.compare import summary_columns
+from hpcsched.exceptions import OptionError
+from hpcsched.run import Result
+from hpcsched.workload.swf import check_procs_per_node
+
+
+def compare(
+    trace: Annotated[Path, typer.Argument(help="Workload: .swf or .json, optionally .gz.")],
+    policy: Annotated[
+        list[str],
+        typer.Option(
+            help="A policy to compare, as NAME or NAME:WINDOW (e.g. wfp3:256); repeat the "
+            "option for each (see `hpcsched policies`).",
+        ),
+    ],
+    backfill: opt.Backfill = "easy",
+    nodes: opt.Nodes = None,
+    procs_per_node: opt.ProcsPerNode = "1",
+    format: opt.Format = None,
+    downtime: opt.Downtime = None,
+    platform: opt.Platform = None,
+    announce_lead: opt.AnnounceLead = 172800.0,
+    overrun: opt.Overrun = "continue",
+    out: Annotated[
+        Path | None,
+        typer.Option(help="Folder for the run directories (default: runs/compare-<trace>)."),
+    ] = None,
+    report: Annotated[
+        Path | None, typer.Option(help="HTML report (default: <out>/report.html).")
+    ] = None,
+    processes: Annotated[
+        int | None, typer.Option(help="Parallel processes (default: one per core).")
+    ] = None,
+    reward: opt.Reward = None,
+    iterations: opt.Iterations = None,
+    time_budget: opt.TimeBudget = None,
+    depth: opt.Depth = 50,
+    gamma: opt.Gamma = 0.99,
+    exploration: opt.Exploration = 1.0,
+    trees: opt.Trees = None,
+    threads: opt.Threads = None,
+    seed: opt.Seed = 17,
+    idle_timeout: opt.IdleTimeout = 7200.0,
+    sample_transitions: opt.SampleTransitions = None,
+    alpha: opt.Alpha = 5000.0,
+    beta: opt.Beta = 1.0,
+    screen_window: opt.ScreenWindow = 7200.0,
+    recency_window: opt.RecencyWindow = 43200.0,
+    max_horizon: opt.MaxHorizon = 86400.0,
+    min_spares: opt.MinSpares = 1,
+    max_spares: opt.MaxSpares = None,
+    actions: opt.Actions = "paper",
+) -> None:
+    """Replay TRACE under every --policy in parallel, print a summary table, and write one run
+    directory per policy and a self-contained HTML report."""
+    options = locals()
+    specs = []
+    for text in policy:
+        name, sep, window = text.partition(":")
+        if sep and not window.strip().isdigit():
+            raise OptionError(
+                f"{text!r}: the window after ':' must be a whole number", option="--policy"
+            )
+        specs.append(opt.policy_spec(name, int(window) if sep else None, backfill, options))
+    if nodes is not None and nodes <= 0:
+        raise OptionError(f"must be positive, got {nodes}", option="--nodes")
+    out = out or Path("runs") / f"compare-{opt.trace_stem(trace)}"
+    report = report or out / "report.html"
+    if report.suffix.lower() not in (".html", ".htm"):
+        raise OptionError(f"{report}: the report is an HTML file (.html)", option="--report")
+    with Progress(
+        TextColumn("comparing {task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+        disable=not err_console.is_terminal,
+    ) as progress:
+        task = progress.add_task(trace.name, total=len(specs))
+
+        def finished(label: str, _: Result) -> None:
+            progress.advance(task)
+
+        comparison = run_comparison(
+            str(trace),
+            specs,
+            platform=platform,
+            downtime=downtime,
+            announce_lead=announce_lead,
+            overrun=overrun,
+            nodes=nodes,
+            procs_per_node=check_procs_per_node(procs_per_node),
+            format=format,
+            processes=processes,
+            on_done=finished,
+        )
+    paths = comparison.write(out)
+    path = comparison.report(report)
+    print_table(comparison.table, f"{len(specs)} policies on {trace.name}")
+    console.print(f"run directories: {len(paths)} in {out}", highlight=False)
+    console.print(f"report: {path}", highlight=False)
+
+
+def print_table(
+    table: pd.DataFrame,
+    title: str,
+    labels: tuple[str, ...] = ("policy",),
+    metrics: tuple[str, ...] | None = None,
+) -> None:
+    """The headline metrics of a results table (those named in ``metrics``, default all), one
+    row per run, identified by the ``labels`` columns."""
+    view = Table(title=title, title_justify="left")
+    columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
+    for label in labels:
+        view.add_column(label)
+    for _, heading, _ in columns:
+        view.add_column(heading, justify="right")
+    for _, row in table.iterrows():
+        view.add_row(
+            *(_cell(row[label]) for label in labels),
+            *(fmt(row[column]) for column, _, fmt in columns),
+        )
+    console.print(view)
+
+
+def _cell(value: object) -> str:
+    if value is None or (isinstance(value, float) and pd.isna(value)):
+        return "-"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.0f}"  # a parameter column with gaps is float: 1000.0 reads as 1000
+    return str(value)

@@ -1,0 +1,79 @@
+"""``hpcsched sweep``: a grid of runs from a TOML file, resumable, locally or on Ray."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from hpcsched.cli._console import console, err_console
+from hpcsched.cli.compare import print_table
+from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep
+
+
+def sweep(
+    config: Annotated[Path, typer.Argument(help="Sweep file (TOML; see docs/sweeps.md).")],
+    ray: Annotated[
+        str | None,
+        typer.Option(
+            help="Run on the Ray cluster at this address (e.g. ray://head:10001 or auto), or "
+            "'local' to start a local Ray instance. Needs: pip install 'hpcsched[ray]'."
+        ),
+    ] = None,
+    processes: Annotated[
+        int | None,
+        typer.Option(help="Local processes (default: [sweep] processes, or one per core)."),
+    ] = None,
+    out: Annotated[Path | None, typer.Option(help="Output folder (default: [sweep] out).")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="List the runs of the grid and exit.")
+    ] = False,
+) -> int:
+    """Run every combination of workloads x platforms x policies x parameters in CONFIG.
+
+    Runs already complete in the output folder are not run again, so an interrupted sweep
+    resumes where it stopped. Results: <out>/results.parquet (one row per run) and
+    <out>/runs/<key>/ (one run directory per run)."""
+    plan = read_sweep(config)
+    if out is not None:
+        plan.out = str(out.resolve())
+    if dry_run:
+        for run in plan.runs:
+            console.print(f"{run.key()}  {run_label(run)}", highlight=False)
+        console.print(f"{len(plan.runs)} runs; results would go to {plan.out}", highlight=False)
+        return 0
+    with Progress(
+        TextColumn("sweep"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[failed]} failed · {task.fields[last]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        disable=not err_console.is_terminal,
+    ) as progress:
+        task = progress.add_task("sweep", total=len(plan.runs), failed=0, last="")
+
+        def advance(done: int, total: int, label: str, failed: int) -> None:
+            progress.update(task, completed=done, failed=failed, last=label[:60])
+
+        outcome = run_sweep(plan, processes=processes, ray=ray, progress=advance)
+    if len(outcome.table):
+        print_table(
+            outcome.table,
+            f"sweep {plan.name or config.name}",
+            labels=label_columns(outcome.table),
+            metrics=("wait_mean", "wait_p95", "utilization", "energy_wasted_mwh", "icon_share"),
+        )
+    console.print(
+        f"{outcome.ran} runs done now, {outcome.reused} already complete, "
+        f"{len(outcome.failures)} failed; results: {outcome.results_path}",
+        highlight=False,
+    )
+    for label, message, _ in outcome.failures:
+        err_console.print(f"[bold red]failed:[/] {label}: {message}", highlight=False)
+    if outcome.failures:
+        # user errors (a bad trace in the grid) exit 2, anything else is a bug
+        return 2 if all(user for _, _, user in outcome.failures) else 1
+    return 0

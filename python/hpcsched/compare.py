@@ -1,0 +1,181 @@
+"""Comparing policies on one workload: ``compare(...) -> Comparison``."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+
+from hpcsched.exceptions import HpcschedError, OptionError
+from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
+from hpcsched.parallel import run_configs
+from hpcsched.policies import PolicySpec
+from hpcsched.run import Result, check_overrun, resolve_platform
+from hpcsched.workload import Workload
+
+
+@dataclass
+class Comparison:
+    """The runs of a comparison: ``results`` maps each policy's label to its :class:`Result`
+    (in the order given); ``table`` has one row of headline metrics per policy."""
+
+    results: dict[str, Result]
+    configs: dict[str, RunConfig] = field(repr=False)
+
+    @property
+    def table(self) -> pd.DataFrame:
+        rows = [
+            {"policy": label, **summary_row(result.info)} for label, result in self.results.items()
+        ]
+        return pd.DataFrame(rows)
+
+    @property
+    def workload(self) -> str:
+        return next(iter(self.configs.values())).workload_label
+
+    def write(self, out: str | os.PathLike[str]) -> dict[str, str]:
+        """Writes one run directory per policy under ``out``; returns label -> path."""
+        paths = {}
+        for label, result in self.results.items():
+            paths[label] = result.write(os.path.join(os.fspath(out), slug(label)))
+        return paths
+
+    def report(self, path: str | os.PathLike[str], *, title: str | None = None) -> str:
+        """Writes the self-contained HTML report; returns its path."""
+        from hpcsched.report import comparison_report
+
+        return comparison_report(self, path, title=title)
+
+
+def compare(
+    workload: Workload | str | os.PathLike[str],
+    policies: Sequence[str | PolicySpec],
+    *,
+    platform: str | None = None,
+    downtime: str | os.PathLike[str] | None = None,
+    announce_lead: float | None = None,
+    overrun: str = "continue",
+    nodes: int | None = None,
+    procs_per_node: int | str = 1,
+    format: str | None = None,
+    processes: int | None = None,
+    out: str | os.PathLike[str] | None = None,
+    on_done: Callable[[str, Result], None] | None = None,
+) -> Comparison:
+    """Replays ``workload`` (a trace path or a :class:`Workload`) under each policy (a name
+    such as ``"wfp3:256"`` — name and window — or a :class:`PolicySpec`), in parallel processes
+    (``processes``; default one per core). With ``out``, writes one run directory per policy
+    there. ``on_done`` is called with each policy's label as its run finishes."""
+    specs = [parse_policy(p) if isinstance(p, str) else p for p in policies]
+    if not specs:
+        raise OptionError("give at least one policy", option="--policy")
+    check_overrun(overrun)
+    resolve_platform(platform, nodes)  # fails early on an unknown platform
+    if isinstance(workload, Workload):
+        source: WorkloadSpec | Workload = workload
+    else:
+        source = WorkloadSpec(
+            path=os.fspath(workload), format=format, procs_per_node=procs_per_node
+        )
+    labels = unique_labels([s.label for s in specs])
+    configs = {
+        label: RunConfig(
+            workload=source,
+            policy=spec,
+            platform=platform,
+            downtime=None if downtime is None else os.fspath(downtime),
+            announce_lead=announce_lead,
+            overrun=overrun,
+            nodes=nodes,
+        )
+        for label, spec in zip(labels, specs, strict=True)
+    }
+    results: dict[str, Result] = {}
+    ordered = list(configs.values())
+
+    def collect(index: int, outcome: Result | BaseException) -> None:
+        if isinstance(outcome, BaseException):
+            if isinstance(outcome, HpcschedError):
+                raise outcome
+            raise RuntimeError(f"{labels[index]} failed: {outcome!r}") from outcome
+        results[labels[index]] = outcome
+        if on_done is not None:
+            on_done(labels[index], outcome)
+
+    run_configs(ordered, collect, processes=processes)
+    comparison = Comparison({label: results[label] for label in labels}, configs)
+    if out is not None:
+        comparison.write(out)
+    return comparison
+
+
+def parse_policy(text: str) -> PolicySpec:
+    """``name`` or ``name:window`` (e.g. ``wfp3:256``) as a :class:`PolicySpec`."""
+    name, sep, window = text.partition(":")
+    if not sep:
+        return PolicySpec(name)
+    try:
+        size = int(window)
+    except ValueError:
+        raise OptionError(
+            f"{text!r}: the window after ':' must be a whole number", option="--policy"
+        ) from None
+    return PolicySpec(name, size)
+
+
+def unique_labels(labels: Sequence[str]) -> list[str]:
+    """The labels, with ``#2``, ``#3`` ... appended to repeats."""
+    seen: dict[str, int] = {}
+    unique = []
+    for label in labels:
+        seen[label] = seen.get(label, 0) + 1
+        unique.append(label if seen[label] == 1 else f"{label} #{seen[label]}")
+    return unique
+
+
+def slug(label: str) -> str:
+    """A folder name for a label: ``WFP3 w=256 +EASY`` -> ``wfp3-w256-easy``."""
+    text = re.sub(r"[^a-z0-9]+", "-", label.lower().replace("=", "")).strip("-")
+    return text or "run"
+
+
+def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any], str]]]:
+    """(column, heading, formatter) of the headline metrics present in a results table, for
+    the terminal and the report."""
+
+    def hours(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{x / 3600:.2f}"
+
+    def pct(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{100 * x:.2f}"
+
+    def num(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{x:,.2f}"
+
+    def count(x: Any) -> str:
+        return f"{int(x):,}"
+
+    columns = [
+        ("completed", "jobs", count),
+        ("wait_mean", "mean wait (h)", hours),
+        ("wait_median", "median (h)", hours),
+        ("wait_p95", "P95 (h)", hours),
+        ("wait_max", "max (h)", hours),
+        ("bsld_mean", "bounded slowdown", num),
+        ("utilization", "utilization (%)", pct),
+    ]
+    if table["energy_total_mwh"].notna().any():
+        columns += [
+            ("energy_total_mwh", "energy (MWh)", num),
+            ("energy_wasted_mwh", "wasted (MWh)", num),
+        ]
+    if table["icon_share"].notna().any():
+        columns.append(("icon_share", "ICON mode (%)", pct))
+    if table["searches"].any():
+        columns += [("searches", "searches", count), ("drains", "drains", count)]
+    columns.append(("simulate_seconds", "simulated in (s)", num))
+    return columns

@@ -1,0 +1,322 @@
+"""One run of an experiment, described as plain data.
+
+A :class:`RunConfig` says what to replay (a trace file, a slice of one, or a generator), on which
+platform and calendar, under which policy. It is picklable, so a process pool or a Ray worker
+can run it, and it hashes to a key that names the run in a sweep: the key covers every option
+and the bytes of every input file, so a finished run is recognised after an interruption and
+rerun when anything it depends on changes.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hpcsched.exceptions import InputError, OptionError
+from hpcsched.policies import PolicySpec
+from hpcsched.run import Result, simulate
+from hpcsched.workload import Workload, load_workload
+from hpcsched.workload import generate as generators
+
+#: Generators a workload spec may name, with the parameters each accepts.
+GENERATORS = {
+    "markovian": ("jobs", "nodes", "mean_runtime", "target_util", "p", "seed"),
+    "mmk": ("jobs", "servers", "load", "mean_runtime", "seed"),
+}
+
+
+@dataclass(frozen=True)
+class WorkloadSpec:
+    """A workload to replay: a trace ``path`` or a ``generator`` with its ``params``, optionally
+    only the jobs ``[start, stop)`` in replay order (resubmitted from time 0, as a slice of a
+    long trace is studied in the MARS paper)."""
+
+    path: str | None = None
+    generator: str | None = None
+    params: tuple[tuple[str, Any], ...] = ()
+    start: int = 0
+    stop: int | None = None
+    format: str | None = None
+    procs_per_node: int | str = 1
+    name: str | None = None
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (self.generator is None):
+            raise OptionError("a workload is either a path or a generator", option="workload")
+        if self.generator is not None:
+            if self.generator not in GENERATORS:
+                raise OptionError(
+                    f"unknown generator {self.generator!r}; choose one of: {', '.join(GENERATORS)}",
+                    option="generate",
+                )
+            unknown = sorted(set(dict(self.params)) - set(GENERATORS[self.generator]))
+            if unknown:
+                raise OptionError(
+                    f"{self.generator} takes no parameter {unknown[0]!r} "
+                    f"(it takes {', '.join(GENERATORS[self.generator])})",
+                    option=unknown[0],
+                )
+        if isinstance(self.start, bool) or not isinstance(self.start, int) or self.start < 0:
+            raise OptionError(f"must be an integer >= 0, not {self.start!r}", option="slice")
+        if self.stop is not None and (
+            isinstance(self.stop, bool) or not isinstance(self.stop, int) or self.stop <= self.start
+        ):
+            raise OptionError(
+                f"the slice must end after it starts, not [{self.start}, {self.stop}]",
+                option="slice",
+            )
+
+    @property
+    def label(self) -> str:
+        """A short name: the given one, the file's stem, or the generator with its seed."""
+        if self.name:
+            return self.name
+        if self.path is not None:
+            base = os.path.basename(self.path)
+            for suffix in (".gz", ".swf", ".json"):
+                base = base.removesuffix(suffix)
+        else:
+            seed = dict(self.params).get("seed")
+            base = self.generator if seed is None else f"{self.generator}-seed{seed}"
+        if self.start or self.stop is not None:
+            base += f"[{self.start}:{'' if self.stop is None else self.stop}]"
+        return str(base)
+
+    def load(self, nodes: int | None = None) -> Workload:
+        """The workload, read for ``nodes`` nodes when given (a platform's size)."""
+        if self.path is not None:
+            workload = load_workload(
+                self.path, format=self.format, nodes=nodes, procs_per_node=self.procs_per_node
+            )
+        else:
+            workload = _generate(self.generator or "", dict(self.params), nodes)
+        if self.start or self.stop is not None:
+            workload = slice_workload(workload, self.start, self.stop)
+        return workload
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "generator": self.generator,
+            "params": dict(self.params),
+            "start": self.start,
+            "stop": self.stop,
+            "format": self.format,
+            "procs_per_node": self.procs_per_node,
+            "name": self.name,
+        }
+
+
+def slice_workload(workload: Workload, start: int, stop: int | None) -> Workload:
+    """Jobs ``[start, stop)`` of ``workload`` in replay order, their clock restarted at the first
+    one's submission."""
+    jobs = workload.jobs.iloc[start:stop].reset_index(drop=True)
+    if jobs.empty:
+        raise OptionError(
+            f"the slice [{start}:{'' if stop is None else stop}] of {workload.source} is empty "
+            f"(it has {len(workload)} jobs)",
+            option="slice",
+        )
+    origin = float(jobs["submit"].iloc[0])
+    jobs["submit"] -= origin
+    return Workload(
+        jobs=jobs,
+        nodes=workload.nodes,
+        source=f"{workload.source}[{start}:{'' if stop is None else stop}]",
+        format=workload.format,
+        skipped=dict(workload.skipped),
+        warnings=list(workload.warnings),
+        header=workload.header,
+        time_origin=workload.time_origin + origin,
+        procs_per_node=workload.procs_per_node,
+    )
+
+
+def _generate(name: str, params: dict[str, Any], nodes: int | None) -> Workload:
+    params = dict(params)
+    jobs = params.pop("jobs", 3000 if name == "markovian" else 10000)
+    if name == "markovian":
+        if nodes is not None:
+            params.setdefault("nodes", nodes)
+        return generators.markovian(jobs, **params)
+    servers = params.pop("servers", nodes if nodes is not None else 16)
+    return generators.mmk(jobs, servers, params.pop("load", 0.8), **params)
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one run depends on. ``workload`` is a :class:`WorkloadSpec` or, from the
+    Python API, a :class:`Workload` already in memory; ``platform`` a preset name or TOML path;
+    ``downtime`` a calendar path."""
+
+    workload: WorkloadSpec | Workload
+    policy: PolicySpec
+    platform: str | None = None
+    downtime: str | None = None
+    announce_lead: float | None = None
+    overrun: str = "continue"
+    nodes: int | None = None
+    #: parameters the user varied or set, shown as columns of a results table
+    parameters: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def workload_label(self) -> str:
+        if isinstance(self.workload, Workload):
+            return os.path.basename(self.workload.source)
+        return self.workload.label
+
+    def to_dict(self) -> dict[str, Any]:
+        """The configuration as JSON-able data (in-memory workloads by content digest)."""
+        if isinstance(self.workload, Workload):
+            workload: dict[str, Any] = {
+                "memory": self.workload.source,
+                "digest": _frame_digest(self.workload.jobs),
+                "nodes": self.workload.nodes,
+            }
+        else:
+            workload = self.workload.to_dict()
+        return {
+            "workload": workload,
+            "policy": self.policy.to_dict(),
+            "platform": self.platform,
+            "downtime": self.downtime,
+            "announce_lead": self.announce_lead,
+            "overrun": self.overrun,
+            "nodes": self.nodes,
+        }
+
+    def key(self) -> str:
+        """A hash of the full configuration, the hpcsched version and the input files' bytes."""
+        from hpcsched import __version__
+
+        inputs = [
+            self.workload.path if isinstance(self.workload, WorkloadSpec) else None,
+            self.downtime,
+            self.platform if self.platform and os.path.isfile(self.platform) else None,
+        ]
+        document = {
+            "config": self.to_dict(),
+            "version": __version__,
+            "files": [file_digest(p) if p else None for p in inputs],
+        }
+        text = json.dumps(document, sort_keys=True, default=_json_default)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+    def execute(self) -> Result:
+        """Runs the simulation (no run directory is written)."""
+        workload = self.workload
+        if isinstance(workload, WorkloadSpec):
+            nodes = self.nodes
+            if self.platform is not None and nodes is None:
+                from hpcsched.platform import load_platform
+
+                nodes = load_platform(self.platform).nodes
+            workload = workload.load(nodes)
+        return simulate(
+            workload,
+            self.policy,
+            downtime=self.downtime,
+            announce_lead=self.announce_lead,
+            overrun=self.overrun,
+            platform=self.platform,
+            nodes=self.nodes,
+        )
+
+
+@functools.lru_cache(maxsize=64)
+def _cached_digest(path: str, size: int, mtime_ns: int) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def file_digest(path: str) -> str:
+    """SHA-256 of a file's bytes (cached per size and modification time)."""
+    try:
+        stat = os.stat(path)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+    return _cached_digest(os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
+
+
+def _frame_digest(frame: pd.DataFrame) -> str:
+    hashed = pd.util.hash_pandas_object(frame, index=False).to_numpy()
+    return hashlib.sha256(hashed.tobytes()).hexdigest()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, tuple | set):
+        return list(value)
+    raise TypeError(f"not JSON-able: {value!r}")
+
+
+#: Columns of a results table (one row per run), after the run's labels and parameters.
+METRIC_COLUMNS = (
+    "jobs",
+    "completed",
+    "wait_mean",
+    "wait_median",
+    "wait_p95",
+    "wait_p99",
+    "wait_max",
+    "bsld_mean",
+    "utilization",
+    "makespan",
+    "energy_total_mwh",
+    "energy_wasted_mwh",
+    "icon_share",
+    "searches",
+    "drains",
+    "simulate_seconds",
+)
+#: The only columns that differ between two runs of the same configuration.
+TIMING_COLUMNS = ("simulate_seconds",)
+
+
+def summary_row(info: dict[str, Any]) -> dict[str, Any]:
+    """The headline metrics of a run (from its ``summary.json``), as one table row. Waits are
+    in seconds; utilization a fraction; energy in MWh (NaN without a power model)."""
+    wait = info["wait"]
+    energy = info.get("energy") or {}
+    search = info.get("search") or {}
+    nan = float("nan")
+
+    def number(value: Any) -> float:
+        return nan if value is None else float(value)
+
+    return {
+        "jobs": int(info["workload"]["jobs"]),
+        "completed": int(info["jobs"]["completed"]),
+        "wait_mean": number(wait["mean"]),
+        "wait_median": number(wait["median"]),
+        "wait_p95": number(wait["p95"]),
+        "wait_p99": number(wait["p99"]),
+        "wait_max": number(wait["max"]),
+        "bsld_mean": number(info["bounded_slowdown"]["mean"]),
+        "utilization": number(info["utilization"]["overall_uptime"]),
+        "makespan": float(info["makespan"]),
+        "energy_total_mwh": number(energy.get("total_mwh")),
+        "energy_wasted_mwh": number(energy.get("wasted_mwh")),
+        "icon_share": _icon_share(energy.get("mode_occupancy") or {}),
+        "searches": int(search.get("searches", 0)),
+        "drains": int(search.get("drains", 0)),
+        "simulate_seconds": float(info["timing"]["simulate_seconds"]),
+    }
+
+
+def _icon_share(modes: dict[str, float]) -> float:
+    """Share of time in ICON mode; NaN for runs without SNF-ICON's two modes."""
+    if not modes or set(modes) == {"ipm"}:
+        return float("nan")
+    return float(modes.get("icon", 0.0))

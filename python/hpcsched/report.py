@@ -1,0 +1,296 @@
+"""Self-contained HTML reports: inputs, summary tables and plots in one file, images embedded.
+
+:class:`Report` assembles a page from headings, paragraphs, tables and matplotlib figures;
+:func:`comparison_report` builds the standard report of a :class:`~hpcsched.compare.Comparison`.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime
+import html
+import json
+import os
+import tempfile
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from hpcsched import plots
+from hpcsched.compare import summary_columns
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+    from hpcsched.compare import Comparison
+    from hpcsched.run import Result
+
+_STYLE = """
+body { font-family: system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; margin: 2em auto;
+       max-width: 1000px; padding: 0 1em; color: #222; line-height: 1.45; }
+h1 { font-size: 1.6em; margin-bottom: 0.2em; }
+h2 { font-size: 1.25em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
+h3 { font-size: 1.05em; margin-top: 1.5em; }
+.meta { color: #666; font-size: 0.9em; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
+th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; }
+th { background: #f3f3f3; text-align: left; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+caption { caption-side: bottom; text-align: left; color: #666; font-size: 0.85em;
+          padding-top: 0.3em; }
+figure { margin: 1.2em 0; }
+figure img { max-width: 100%; height: auto; border: 1px solid #eee; }
+figcaption { color: #555; font-size: 0.9em; }
+dl { display: grid; grid-template-columns: max-content auto; gap: 0.2em 1em; }
+dt { font-weight: 600; }
+dd { margin: 0; }
+code { font-size: 0.9em; }
+"""
+
+
+class Report:
+    """An HTML page built section by section."""
+
+    def __init__(self, title: str, subtitle: str | None = None) -> None:
+        self.title = title
+        self.parts: list[str] = [f"<h1>{html.escape(title)}</h1>"]
+        generated = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+        from hpcsched import __version__
+
+        meta = f"hpcsched {__version__}, generated {generated}"
+        if subtitle:
+            meta = f"{html.escape(subtitle)} · {meta}"
+        self.parts.append(f'<p class="meta">{meta}</p>')
+
+    def heading(self, text: str, level: int = 2) -> None:
+        self.parts.append(f"<h{level}>{html.escape(text)}</h{level}>")
+
+    def paragraph(self, text: str) -> None:
+        self.parts.append(f"<p>{html.escape(text)}</p>")
+
+    def definitions(self, items: Mapping[str, Any]) -> None:
+        rows = "".join(
+            f"<dt>{html.escape(str(k))}</dt><dd>{html.escape(str(v))}</dd>"
+            for k, v in items.items()
+        )
+        self.parts.append(f"<dl>{rows}</dl>")
+
+    def table(self, frame: pd.DataFrame, caption: str | None = None) -> None:
+        """A table of already formatted cells; cells that read as numbers align right."""
+        head = "".join(f"<th>{html.escape(str(c))}</th>" for c in frame.columns)
+        body = []
+        for row in frame.itertuples(index=False):
+            cells = []
+            for value in row:
+                text = str(value)
+                numeric = _looks_numeric(text)
+                css = ' class="num"' if numeric else ""
+                cells.append(f"<td{css}>{html.escape(text)}</td>")
+            body.append(f"<tr>{''.join(cells)}</tr>")
+        cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
+        self.parts.append(
+            f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        )
+
+    def figure(self, figure: Figure, caption: str) -> None:
+        """Embeds the figure as a PNG; the figure is closed afterwards."""
+        data = base64.b64encode(plots.figure_to_png(figure)).decode("ascii")
+        alt = html.escape(caption, quote=True)
+        self.parts.append(
+            f'<figure><img src="data:image/png;base64,{data}" alt="{alt}">'
+            f"<figcaption>{html.escape(caption)}</figcaption></figure>"
+        )
+
+    def html(self) -> str:
+        return (
+            '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f"<title>{html.escape(self.title)}</title><style>{_STYLE}</style></head>"
+            f"<body>\n{chr(10).join(self.parts)}\n</body></html>\n"
+        )
+
+    def write(self, path: str | os.PathLike[str]) -> str:
+        """Writes the page atomically (temporary name, then rename); returns its path."""
+        target = os.path.abspath(os.fspath(path))
+        folder = os.path.dirname(target)
+        os.makedirs(folder, exist_ok=True)
+        fd, staging = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(self.html())
+            os.chmod(staging, 0o644)
+            os.replace(staging, target)
+        except BaseException:
+            if os.path.exists(staging):
+                os.remove(staging)
+            raise
+        return target
+
+
+def _looks_numeric(text: str) -> bool:
+    stripped = text.replace(",", "").replace("%", "").strip()
+    if stripped in ("-", ""):
+        return stripped == "-"
+    try:
+        float(stripped)
+    except ValueError:
+        return False
+    return True
+
+
+def formatted(table: pd.DataFrame, label: str = "policy") -> pd.DataFrame:
+    """The headline metrics of a results table, formatted for reading."""
+    out = pd.DataFrame({label: table[label]})
+    for column, heading, fmt in summary_columns(table):
+        out[heading] = table[column].map(fmt)
+    return out
+
+
+def comparison_report(
+    comparison: Comparison, path: str | os.PathLike[str], *, title: str | None = None
+) -> str:
+    """The standard report of a comparison: inputs, summary, waits per size class, energy and
+    look-ahead tables when they apply, then every plot that applies."""
+    results = comparison.results
+    first = next(iter(results.values()))
+    report = Report(title or f"Policy comparison on {comparison.workload}")
+    report.heading("Inputs")
+    report.definitions(inputs_of(first))
+    report.table(
+        pd.DataFrame(
+            {
+                "policy": list(results),
+                "parameters": [_parameters(r.info["inputs"]["policy"]) for r in results.values()],
+            }
+        ),
+        caption="Each policy with the parameters it ran with.",
+    )
+    table = comparison.table
+    report.heading("Summary")
+    report.table(
+        formatted(table),
+        caption="Waits in hours over the jobs that started; bounded slowdown with tau = 10 s; "
+        "utilization over the machine's uptime.",
+    )
+    add_detail_tables(report, results)
+    report.heading("Plots")
+    for heading, draw in plots.applicable_plots(results):
+        report.figure(draw(), heading)
+    if table["energy_wasted_mwh"].notna().sum() >= 2:
+        report.figure(
+            plots.wait_energy_pareto(table),
+            "Mean wait against wasted energy; the line is the empirical Pareto frontier "
+            "(no policy is better on both).",
+        )
+    return report.write(path)
+
+
+def inputs_of(result: Result) -> dict[str, str]:
+    """What a reader needs to know about the runs' inputs, from one run's summary."""
+    info = result.info
+    inputs, workload = info["inputs"], info["workload"]
+    platform = inputs.get("platform")
+    skipped = workload["skipped_total"]
+    items = {
+        "workload": str(inputs["trace"]),
+        "jobs": f"{workload['jobs']:,} replayed"
+        + (f", {skipped:,} skipped ({_skips(workload['skipped'])})" if skipped else ""),
+        "machine": f"{inputs['nodes']:,} nodes",
+        "platform": "none (no power model)"
+        if platform is None
+        else f"{platform['name']} ({'with' if platform['power'] else 'without'} power model)",
+        "downtime": inputs["downtime"] or "none",
+        "overrun": inputs["overrun"],
+    }
+    if inputs["downtime"]:
+        items["maintenance notice"] = f"{inputs['announce_lead'] / 3600:g} h"
+    return items
+
+
+def _skips(skipped: Mapping[str, int]) -> str:
+    return ", ".join(f"{k}: {v:,}" for k, v in skipped.items() if v)
+
+
+def _parameters(policy: Mapping[str, Any]) -> str:
+    """A policy's parameters in one line: window, backfill, and the search or power
+    parameters that apply."""
+    parts = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
+    for group in ("search", "power"):
+        if policy.get(group):
+            parts.update(policy[group])
+    return json.dumps(parts, default=str)[1:-1].replace('"', "")
+
+
+def add_detail_tables(report: Report, results: Mapping[str, Result]) -> None:
+    """Waits per size class, then energy and look-ahead statistics where they apply."""
+    rows = []
+    for label, result in results.items():
+        row: dict[str, str] = {"policy": label}
+        for cls, stats in result.info["wait_by_class"].items():
+            mean, median = stats["mean"], stats["median"]
+            row[f"{cls} jobs"] = f"{stats['count']:,}"
+            row[f"{cls} mean / median (h)"] = (
+                "-" if mean is None else f"{mean / 3600:.2f} / {median / 3600:.2f}"
+            )
+        rows.append(row)
+    report.heading("Waits per size class")
+    report.table(
+        pd.DataFrame(rows),
+        caption="Size classes of MARS Fig. 7: S <= N/32 nodes, M <= N/16, L <= N/4, XL > N/4.",
+    )
+    energy_rows = []
+    for label, result in results.items():
+        energy = result.info.get("energy")
+        if not energy:
+            continue
+        modes = energy.get("mode_occupancy") or {}
+        energy_rows.append(
+            {
+                "policy": label,
+                "total (MWh)": f"{energy['total_mwh']:,.2f}",
+                "computing": f"{energy['computing_mwh']:,.2f}",
+                "wasted": f"{energy['wasted_mwh']:,.2f}",
+                "idle": f"{energy['idle_mwh']:,.2f}",
+                "switching": f"{energy['switching_mwh']:,.2f}",
+                "sleeping": f"{energy['sleeping_mwh']:,.2f}",
+                "modes": ", ".join(f"{k} {100 * v:.1f}%" for k, v in sorted(modes.items())) or "-",
+            }
+        )
+    if energy_rows:
+        report.heading("Energy")
+        report.table(
+            pd.DataFrame(energy_rows),
+            caption="From time 0 to the last completion. Wasted = everything not spent "
+            "computing (idle, switching, sleeping). Modes: share of time in each power-manager "
+            "mode.",
+        )
+    search_rows = []
+    for label, result in results.items():
+        search = result.info.get("search")
+        if not search:
+            continue
+        searched = search["searches"] > 0
+        search_rows.append(
+            {
+                "policy": label,
+                "decisions": f"{search['invocations']:,}",
+                "searches": f"{search['searches']:,}",
+                "drains": f"{search['drains']:,}",
+                "iterations / search": f"{search['iterations_per_search']['mean']:,.0f}"
+                if searched
+                else "-",
+                "ms / search": f"{1000 * search['seconds_per_search']['mean']:.1f}"
+                if searched
+                else "-",
+                "median distinct outcomes": f"{search['branching']['median']:.0f}"
+                if searched
+                else "-",
+            }
+        )
+    if search_rows:
+        report.heading("Look-ahead")
+        report.table(
+            pd.DataFrame(search_rows),
+            caption="A search runs when nodes are free, jobs wait and the actions lead to at "
+            "least two distinct outcomes; drains start nothing on purpose.",
+        )

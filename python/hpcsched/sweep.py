@@ -1,0 +1,445 @@
+"""Parameter sweeps: a grid of workloads x platforms x policies x parameters, from TOML.
+
+A sweep file::
+
+    [sweep]
+    out = "sweeps/alpha"              # relative to this file; default: the file's name
+    platforms = ["AOBA-64", "Taurus-64"]
+    processes = 2                     # local pool size (default: one per core)
+    # downtime = "maintenance.txt"; announce_lead = 172800; overrun = "continue"
+
+    [[workloads]]
+    path = "traces/DAS2-fs2-0-3000.json.gz"
+
+    [[workloads]]
+    generate = "markovian"            # or "mmk"; its parameters beside it
+    seed = [43, 44]
+
+    [[policies]]
+    name = "snf-icon"
+    alpha = [1000, 5000, 20000]       # a list is an axis of the grid
+    screen_window = [3600, 7200]
+
+    [[policies]]
+    name = "wfp3"
+    window = 256
+
+Every list-valued parameter of a workload or policy block is an axis; the grid is the product
+of the workloads, the platforms and each policy block's own product. Each run is named by a hash
+of its full configuration (:meth:`RunConfig.key`) and written to ``OUT/runs/<key>/``; a run
+whose directory is complete is not run again, so an interrupted sweep resumes where it
+stopped. ``OUT/results.parquet`` collects one row per run, in grid order.
+"""
+
+from __future__ import annotations
+
+import glob
+import itertools
+import json
+import os
+import shutil
+import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+import pandas as pd
+
+from hpcsched.exceptions import HpcschedError, InputError
+from hpcsched.experiment import (
+    METRIC_COLUMNS,
+    TIMING_COLUMNS,
+    RunConfig,
+    WorkloadSpec,
+    summary_row,
+)
+from hpcsched.output import RUN_MARKER, write_parquet
+from hpcsched.parallel import run_configs
+from hpcsched.platform import load_platform
+from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
+from hpcsched.run import Result
+
+SWEEP_KEYS = ("name", "out", "platforms", "processes", "downtime", "announce_lead", "overrun")
+SEARCH_KEYS = tuple(f.name for f in fields(SearchSpec))
+POWER_KEYS = tuple(f.name for f in fields(PowerSpec))
+WORKLOAD_KEYS = ("path", "generate", "slice", "format", "procs_per_node", "name")
+RESULTS = "results.parquet"
+
+#: Called after each run with (runs done, runs in the grid, the run's label, failures so far).
+SweepProgress = Callable[[int, int, str, int], None]
+
+
+@dataclass
+class Sweep:
+    """An expanded sweep: every run of the grid, in order, and where results go."""
+
+    source: str
+    out: str
+    runs: list[RunConfig]
+    processes: int | None = None
+    name: str | None = None
+
+
+@dataclass
+class SweepOutcome:
+    """What a sweep did: the results table (completed runs, grid order), how many runs were
+    executed now and how many were found complete from before, and the failures (label,
+    message, whether the user's inputs caused it)."""
+
+    table: pd.DataFrame
+    ran: int
+    reused: int
+    failures: list[tuple[str, str, bool]] = field(default_factory=list)
+    results_path: str | None = None
+
+
+def read_sweep(path: str | os.PathLike[str]) -> Sweep:
+    """Reads and expands a sweep file; every run is validated before anything runs."""
+    source = os.fspath(path)
+    try:
+        with open(source, "rb") as f:
+            document = tomllib.load(f)
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=source) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"invalid TOML: {exc}", path=source) from None
+    return expand_sweep(document, source)
+
+
+def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
+    """The runs a parsed sweep document describes (paths relative to ``source``'s folder)."""
+    base = os.path.dirname(os.path.abspath(source)) if source != "<sweep>" else os.getcwd()
+    unknown = sorted(set(document) - {"sweep", "workloads", "policies"})
+    if unknown:
+        raise InputError(
+            f"unknown table {unknown[0]!r} (expected [sweep], [[workloads]], [[policies]])",
+            path=source,
+            field=unknown[0],
+        )
+    settings = _table(document.get("sweep", {}), "sweep", source)
+    extra = sorted(set(settings) - set(SWEEP_KEYS))
+    if extra:
+        raise InputError(
+            f"unknown key {extra[0]!r} (keys: {', '.join(SWEEP_KEYS)})",
+            path=source,
+            field=f"sweep.{extra[0]}",
+        )
+    workloads = _blocks(document, "workloads", source)
+    policies = _blocks(document, "policies", source)
+
+    def resolve(p: str) -> str:
+        return p if os.path.isabs(p) else os.path.normpath(os.path.join(base, p))
+
+    platforms = settings.get("platforms", [None])
+    if isinstance(platforms, str):
+        platforms = [platforms]
+    if not isinstance(platforms, list) or not platforms:
+        raise InputError("a list of platform names or files", path=source, field="sweep.platforms")
+    platforms = [
+        None
+        if p is None
+        else (resolve(p) if str(p).endswith(".toml") or os.sep in str(p) else str(p))
+        for p in platforms
+    ]
+    for i, platform in enumerate(platforms):
+        if platform is not None:
+            _checked(source, f"sweep.platforms[{i}]", load_platform, platform)
+    downtime = settings.get("downtime")
+    options = {
+        "downtime": None if downtime is None else resolve(str(downtime)),
+        "announce_lead": settings.get("announce_lead"),
+        "overrun": settings.get("overrun", "continue"),
+    }
+    workload_specs = [
+        spec
+        for i, block in enumerate(workloads)
+        for spec in _expand_workload(block, resolve, source, f"workloads[{i}]")
+    ]
+    policy_specs = [
+        pair
+        for i, block in enumerate(policies)
+        for pair in _expand_policy(block, source, f"policies[{i}]")
+    ]
+    runs = []
+    for workload, platform, (policy, parameters) in itertools.product(
+        workload_specs, platforms, policy_specs
+    ):
+        config = RunConfig(
+            workload=workload, policy=policy, platform=platform, parameters=parameters, **options
+        )
+        _checked(source, "workloads", config.key)  # every input file exists and is readable
+        runs.append(config)
+    out = settings.get("out") or os.path.basename(source).removesuffix(".toml") or "sweep"
+    processes = settings.get("processes")
+    if processes is not None and (not isinstance(processes, int) or processes < 1):
+        raise InputError(
+            f"must be a positive integer, not {processes!r}", path=source, field="sweep.processes"
+        )
+    return Sweep(
+        source=source,
+        out=resolve(str(out)),
+        runs=runs,
+        processes=processes,
+        name=settings.get("name"),
+    )
+
+
+def run_sweep(
+    sweep: Sweep,
+    *,
+    processes: int | None = None,
+    ray: str | None = None,
+    progress: SweepProgress | None = None,
+    on_result: Callable[[int, Result], None] | None = None,
+) -> SweepOutcome:
+    """Runs what is not complete yet and writes ``results.parquet``. ``on_result`` is called
+    in the driver after each new run is written (tests use it to interrupt a sweep)."""
+    runs_dir = os.path.join(sweep.out, "runs")
+    os.makedirs(runs_dir, exist_ok=True)
+    for stale in glob.glob(os.path.join(runs_dir, ".*.tmp")):  # staging of an interrupted run
+        shutil.rmtree(stale, ignore_errors=True)
+    keys = [config.key() for config in sweep.runs]
+    rows: dict[int, dict[str, Any]] = {}
+    for index, key in enumerate(keys):
+        info = _completed(os.path.join(runs_dir, key), key)
+        if info is not None:
+            rows[index] = _row(sweep.runs[index], key, info)
+    reused = len(rows)
+    todo = [i for i in range(len(sweep.runs)) if i not in rows]
+    failures: list[tuple[str, str, bool]] = []
+    total = len(sweep.runs)
+    if progress is not None:
+        progress(reused, total, "", 0)
+
+    def done(position: int, outcome: Result | BaseException) -> None:
+        index = todo[position]
+        config, key = sweep.runs[index], keys[index]
+        label = run_label(config)
+        if isinstance(outcome, BaseException):
+            failures.append((label, str(outcome), isinstance(outcome, HpcschedError)))
+        else:
+            outcome.write(
+                os.path.join(runs_dir, key),
+                extra={"config.json": {"key": key, **config.to_dict()}},
+            )
+            rows[index] = _row(config, key, outcome.info)
+            if on_result is not None:
+                on_result(index, outcome)
+        if progress is not None:
+            progress(len(rows) + len(failures), total, label, len(failures))
+
+    try:
+        run_configs(
+            [sweep.runs[i] for i in todo], done, processes=processes or sweep.processes, ray=ray
+        )
+    finally:
+        table = results_table([rows[i] for i in sorted(rows)])
+        results_path = os.path.join(sweep.out, RESULTS)
+        _write_atomically(table, results_path)
+    return SweepOutcome(
+        table=table,
+        ran=len(rows) - reused,
+        reused=reused,
+        failures=failures,
+        results_path=results_path,
+    )
+
+
+def run_label(config: RunConfig) -> str:
+    """``SNF-ICON alpha=1000 on DAS2-fs2 (AOBA-64)``: the policy, its swept parameters, the
+    workload and the platform."""
+    params = " ".join(f"{k}={v}" for k, v in config.parameters.items())
+    policy = f"{config.policy.label} {params}".strip()
+    platform = f" ({os.path.basename(str(config.platform))})" if config.platform else ""
+    return f"{policy} on {config.workload_label}{platform}"
+
+
+def results_table(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """One row per run; parameter columns that mix numbers and text become text."""
+    table = pd.DataFrame(rows)
+    for column in table.columns:
+        if table[column].dtype == object:
+            values = table[column].dropna()
+            kinds = {type(v) for v in values}
+            if kinds and not kinds <= {int, float}:
+                table[column] = table[column].map(lambda v: None if v is None else str(v))
+    return table
+
+
+def label_columns(table: pd.DataFrame) -> tuple[str, ...]:
+    """The columns that tell a sweep's runs apart: workload, platform when set, policy, then
+    the policies' parameters."""
+    fixed = {"key", "workload", "platform", "policy", "policy_name", "run", "run_dir"}
+    parameters = [c for c in table.columns if c not in fixed and c not in METRIC_COLUMNS]
+    platform = ("platform",) if table["platform"].notna().any() else ()
+    return ("workload", *platform, "policy", *parameters)
+
+
+def comparable(table: pd.DataFrame) -> pd.DataFrame:
+    """The table without the columns that measure time (the only ones that differ between two
+    runs of the same sweep)."""
+    return table.drop(columns=[c for c in TIMING_COLUMNS if c in table.columns])
+
+
+def _row(config: RunConfig, key: str, info: Mapping[str, Any]) -> dict[str, Any]:
+    platform = config.platform
+    return {
+        "key": key,
+        "workload": config.workload_label,
+        "platform": None if platform is None else os.path.basename(platform).removesuffix(".toml"),
+        "policy": config.policy.label,
+        "policy_name": config.policy.name,
+        "run": run_label(config),
+        **config.parameters,
+        **summary_row(dict(info)),
+        "run_dir": os.path.join("runs", key),
+    }
+
+
+def _completed(folder: str, key: str) -> dict[str, Any] | None:
+    """The summary of a complete run directory made for this key, else None."""
+    try:
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+            config = json.load(f)
+        with open(os.path.join(folder, RUN_MARKER), encoding="utf-8") as f:
+            info = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return info if config.get("key") == key else None
+
+
+def _write_atomically(table: pd.DataFrame, path: str) -> None:
+    staging = f"{path}.{os.getpid()}.tmp"
+    try:
+        write_parquet(table, staging)
+        os.replace(staging, path)
+    except BaseException:
+        if os.path.exists(staging):
+            os.remove(staging)
+        raise
+
+
+def _table(value: Any, name: str, source: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise InputError(f"[{name}] must be a table", path=source, field=name)
+    return value
+
+
+def _blocks(document: Mapping[str, Any], name: str, source: str) -> list[dict[str, Any]]:
+    blocks = document.get(name)
+    if not isinstance(blocks, list) or not blocks or not all(isinstance(b, dict) for b in blocks):
+        raise InputError(f"give at least one [[{name}]] table", path=source, field=name)
+    return blocks
+
+
+def _checked(source: str, where: str, call: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+    """``call(*args, **kwargs)``, re-raising a user error with the sweep file and field named."""
+    try:
+        return call(*args, **kwargs)
+    except InputError as exc:
+        if exc.path and exc.path != source:
+            raise
+        raise InputError(exc.reason, path=source, field=where) from None
+    except HpcschedError as exc:
+        raise InputError(str(exc), path=source, field=where) from None
+
+
+def _axes(block: Mapping[str, Any], keep_lists: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+    """The product of a block's list-valued entries (lists named in ``keep_lists`` are values
+    unless they are lists of lists)."""
+    names, choices = [], []
+    for key, value in block.items():
+        names.append(key)
+        is_axis = isinstance(value, list) and (
+            key not in keep_lists or (value and all(isinstance(v, list) for v in value))
+        )
+        choices.append(value if is_axis else [value])
+    return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*choices)]
+
+
+def _expand_workload(
+    block: Mapping[str, Any], resolve: Callable[[str], str], source: str, where: str
+) -> list[WorkloadSpec]:
+    specs = []
+    for values in _axes(block, keep_lists=("slice",)):
+        generator = values.pop("generate", None)
+        path = values.pop("path", None)
+        piece = values.pop("slice", None)
+        options = {k: values.pop(k) for k in ("format", "procs_per_node", "name") if k in values}
+        if generator is None and values:
+            key = sorted(values)[0]
+            raise InputError(
+                f"unknown key {key!r} (keys: {', '.join(WORKLOAD_KEYS)}, or a generator's "
+                "parameters with generate = ...)",
+                path=source,
+                field=f"{where}.{key}",
+            )
+        start, stop = 0, None
+        if piece is not None:
+            if (
+                not isinstance(piece, list)
+                or len(piece) != 2
+                or not all(isinstance(v, int) for v in piece)
+            ):
+                raise InputError(
+                    f"slice must be [first, end] job indices, not {piece!r}",
+                    path=source,
+                    field=f"{where}.slice",
+                )
+            start, stop = piece
+        spec = _checked(
+            source,
+            where,
+            WorkloadSpec,
+            path=None if path is None else resolve(str(path)),
+            generator=generator,
+            params=tuple(sorted(values.items())),
+            start=start,
+            stop=stop,
+            **options,
+        )
+        specs.append(spec)
+    return specs
+
+
+def _expand_policy(
+    block: Mapping[str, Any], source: str, where: str
+) -> list[tuple[PolicySpec, dict[str, Any]]]:
+    if "name" not in block:
+        raise InputError("every [[policies]] table needs a name", path=source, field=where)
+    pairs = []
+    for values in _axes(block):
+        name = values.pop("name")
+        spec = _checked(source, where, _policy, name, dict(values))
+        pairs.append((spec, values))
+    return pairs
+
+
+def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
+    window = values.pop("window", None)
+    backfill = values.pop("backfill", "easy")
+    base = PolicySpec(str(name), window, backfill)
+    search = {k: values.pop(k) for k in SEARCH_KEYS if k in values}
+    power = {k: values.pop(k) for k in POWER_KEYS if k in values}
+    if values:
+        key = sorted(values)[0]
+        raise InputError(
+            f"{key!r} is not a parameter of any policy (window, backfill, "
+            f"{', '.join(SEARCH_KEYS)}, or a power parameter such as alpha)",
+            field=key,
+        )
+    if search and not base.is_search:
+        raise InputError(f"{base.name} takes no look-ahead parameter {sorted(search)[0]!r}")
+    if power and not base.is_power:
+        raise InputError(f"{base.name} takes no power parameter {sorted(power)[0]!r}")
+    if "reward" in search:
+        if base.name != "mars":
+            raise InputError(f'{base.name} has its reward built in; use name = "mars"')
+        search["reward"] = parse_reward(search["reward"])
+    return PolicySpec(
+        base.name,
+        window,
+        backfill,
+        search=SearchSpec(**search) if base.is_search else None,
+        power=PowerSpec(**power) if base.is_power else None,
+    )
