@@ -19,7 +19,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import InputError, OptionError
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -69,6 +69,26 @@ def write_run(
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def read_run_files(
+    folder: str | os.PathLike[str],
+) -> tuple[pd.DataFrame, dict[str, Any], pd.DataFrame, pd.DataFrame]:
+    """The job table, summary, decisions and timeline of a run directory (empty frames for
+    the optional files)."""
+    folder = os.fspath(folder)
+    try:
+        with open(os.path.join(folder, RUN_MARKER), encoding="utf-8") as f:
+            info = json.load(f)
+        jobs = pd.read_parquet(os.path.join(folder, "jobs.parquet"))
+    except (OSError, ValueError) as exc:
+        raise InputError(f"not a complete hpcsched run directory ({exc})", path=folder) from None
+
+    def optional(name: str) -> pd.DataFrame:
+        path = os.path.join(folder, name)
+        return pd.read_parquet(path) if os.path.exists(path) else pd.DataFrame()
+
+    return jobs, info, optional("decisions.parquet"), optional("timeline.parquet")
 
 
 def write_parquet(frame: pd.DataFrame, path: str) -> None:

@@ -221,8 +221,9 @@ def _parameters(policy: Mapping[str, Any]) -> str:
     return json.dumps(parts, default=str)[1:-1].replace('"', "")
 
 
-def add_detail_tables(report: Report, results: Mapping[str, Result]) -> None:
-    """Waits per size class, then energy and look-ahead statistics where they apply."""
+def add_detail_tables(report: Report, results: Mapping[str, Result], level: int = 2) -> None:
+    """Waits per size class, then energy and look-ahead statistics where they apply, under
+    headings of ``level``."""
     rows = []
     for label, result in results.items():
         row: dict[str, str] = {"policy": label}
@@ -233,7 +234,7 @@ def add_detail_tables(report: Report, results: Mapping[str, Result]) -> None:
                 "-" if mean is None else f"{mean / 3600:.2f} / {median / 3600:.2f}"
             )
         rows.append(row)
-    report.heading("Waits per size class")
+    report.heading("Waits per size class", level)
     report.table(
         pd.DataFrame(rows),
         caption="Size classes of MARS Fig. 7: S <= N/32 nodes, M <= N/16, L <= N/4, XL > N/4.",
@@ -257,7 +258,7 @@ def add_detail_tables(report: Report, results: Mapping[str, Result]) -> None:
             }
         )
     if energy_rows:
-        report.heading("Energy")
+        report.heading("Energy", level)
         report.table(
             pd.DataFrame(energy_rows),
             caption="From time 0 to the last completion. Wasted = everything not spent "
@@ -288,7 +289,7 @@ def add_detail_tables(report: Report, results: Mapping[str, Result]) -> None:
             }
         )
     if search_rows:
-        report.heading("Look-ahead")
+        report.heading("Look-ahead", level)
         report.table(
             pd.DataFrame(search_rows),
             caption="A search runs when nodes are free, jobs wait and the actions lead to at "

@@ -68,6 +68,32 @@ class Result:
         return write_run(self, out, csv=csv, extra=extra)
 
 
+def read_run(folder: str | os.PathLike[str]) -> Result:
+    """Opens a run directory written by :meth:`Result.write`. The EASY reservations and the
+    attempts killed by downtime are not stored there: ``reservations`` and ``lost`` are empty."""
+    from hpcsched.output import read_run_files
+
+    jobs, info, decisions, timeline = read_run_files(folder)
+    workload = Workload(
+        jobs=jobs[["job_id", "submit", "run_time", "requested_time", "nodes", "user"]],
+        nodes=int(info["inputs"]["nodes"]),
+        source=str(info["inputs"]["trace"]),
+        format=str(info["inputs"]["format"]),
+        time_origin=float(info["workload"]["time_origin"]),
+    )
+    empty = pd.DataFrame()
+    return Result(
+        jobs=jobs,
+        info=info,
+        lost=empty,
+        reservations=empty,
+        decisions=decisions,
+        timeline=timeline,
+        workload=workload,
+        calendar=DowntimeCalendar((), announce_lead=float(info["inputs"]["announce_lead"])),
+    )
+
+
 def _scalars(tree: dict[str, Any]) -> dict[str, Any]:
     """The nested dict without its lists (per-window details stay in ``info``)."""
     return {

@@ -45,7 +45,7 @@ from typing import Any
 
 import pandas as pd
 
-from hpcsched.exceptions import HpcschedError, InputError
+from hpcsched.exceptions import HpcschedError, InputError, OptionError
 from hpcsched.experiment import (
     METRIC_COLUMNS,
     TIMING_COLUMNS,
@@ -340,8 +340,17 @@ def _checked(source: str, where: str, call: Callable[..., Any], *args: Any, **kw
         if exc.path and exc.path != source:
             raise
         raise InputError(exc.reason, path=source, field=where) from None
+    except OptionError as exc:
+        # an option named like --screen-window is the key screen_window of this block
+        key = (exc.option or "").lstrip("-").replace("-", "_")
+        field = f"{where}.{key}" if key and key not in ("policy", "workload", "platform") else where
+        raise InputError(exc.reason, path=source, field=field) from None
     except HpcschedError as exc:
         raise InputError(str(exc), path=source, field=where) from None
+
+
+def _is_axis(value: Any) -> bool:
+    return isinstance(value, list) and bool(value) and all(isinstance(v, list) for v in value)
 
 
 def _axes(block: Mapping[str, Any], keep_lists: tuple[str, ...] = ()) -> list[dict[str, Any]]:
@@ -387,6 +396,8 @@ def _expand_workload(
                     field=f"{where}.slice",
                 )
             start, stop = piece
+            if "name" in options and _is_axis(block.get("slice")):
+                options["name"] = f"{options['name']}[{start}:{stop}]"  # tell the slices apart
         spec = _checked(
             source,
             where,

@@ -11,7 +11,7 @@ import traceback
 
 import typer
 
-from hpcsched.cli import compare, generate, inspect, policies, simulate, sweep
+from hpcsched.cli import compare, generate, inspect, policies, reproduce, simulate, sweep
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import HpcschedError
 
@@ -33,6 +33,7 @@ app.command("sweep")(sweep.sweep)
 app.command("inspect")(inspect.inspect)
 app.command("policies")(policies.policies)
 app.add_typer(generate.app, name="generate")
+app.add_typer(reproduce.app, name="reproduce")
 
 
 def main(argv: list[str] | None = None) -> int:

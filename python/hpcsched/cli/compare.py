@@ -128,7 +128,9 @@ def print_table(
     view = Table(title=title, title_justify="left")
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
     for label in labels:
-        view.add_column(label)
+        # labels stay on one line; the numeric columns' headings wrap instead
+        width = max([len(label), *(len(_cell(v)) for v in table[label])])
+        view.add_column(label, no_wrap=True, min_width=min(width, 40))
     for _, heading, _ in columns:
         view.add_column(heading, justify="right")
     for _, row in table.iterrows():
