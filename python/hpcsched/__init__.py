@@ -6,10 +6,10 @@ sweep parameters, and report with plots.
 """
 
 from hpcsched._core import __version__
+from hpcsched.compare import Comparison, compare
 from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, policy_names
-from hpcsched.compare import Comparison, compare
 from hpcsched.run import Result, read_run, simulate
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
 

@@ -1,0 +1,140 @@
+"""compare() and its HTML report: parallel runs equal single runs; every section is there."""
+
+from __future__ import annotations
+
+import base64
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import hpcsched
+from hpcsched.compare import compare, parse_policy, slug, unique_labels
+from hpcsched.exceptions import OptionError
+from hpcsched.workload import generate
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return generate.markovian(400, 64, target_util=0.7, seed=5)
+
+
+@pytest.fixture(scope="module")
+def energy_comparison(workload):
+    return compare(workload, ["fcfs-b+ipm", "snf+ipm", "snf-icon"], platform="AOBA-64")
+
+
+@pytest.fixture(scope="module")
+def search_comparison(workload):
+    search = hpcsched.SearchSpec(iterations=10, trees=1)
+    return compare(
+        workload,
+        ["fcfs", "wfp3:32", hpcsched.PolicySpec("mars-cw", search=search)],
+        processes=1,
+    )
+
+
+def test_parallel_comparison_equals_single_runs(workload, energy_comparison):
+    assert list(energy_comparison.results) == ["FCFS/B+IPM", "SNF+IPM", "SNF-ICON"]
+    names = ["fcfs-b+ipm", "snf+ipm", "snf-icon"]
+    for label, name in zip(energy_comparison.results, names, strict=True):
+        alone = hpcsched.simulate(workload, name, platform="AOBA-64")
+        pd.testing.assert_frame_equal(energy_comparison.results[label].jobs, alone.jobs)
+    table = energy_comparison.table
+    assert list(table["policy"]) == ["FCFS/B+IPM", "SNF+IPM", "SNF-ICON"]
+    means = [r.jobs["wait"].mean() for r in energy_comparison.results.values()]
+    assert table["wait_mean"].tolist() == pytest.approx(means)
+
+
+def test_policy_names_windows_and_labels():
+    assert parse_policy("wfp3:256") == hpcsched.PolicySpec("wfp3", 256)
+    with pytest.raises(OptionError, match="whole number"):
+        parse_policy("wfp3:big")
+    assert unique_labels(["A", "B", "A", "A"]) == ["A", "B", "A #2", "A #3"]
+    assert slug("WFP3 w=256 +EASY") == "wfp3-w256-easy"
+    assert slug("FCFS/B+IPM") == "fcfs-b-ipm"
+
+
+class _Page(HTMLParser):
+    """Collects headings, tables (as lists of rows) and images of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.headings: list[str] = []
+        self.images: list[str] = []
+        self.tables: list[list[list[str]]] = []
+        self._text: list[str] | None = None
+        self._row: list[str] | None = None
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("h1", "h2", "h3", "td", "th"):
+            self._text = []
+        elif tag == "table":
+            self.tables.append([])
+        elif tag == "tr":
+            self._row = []
+        elif tag == "img":
+            self.images.append(dict(attrs)["src"])
+
+    def handle_data(self, data):
+        if self._text is not None:
+            self._text.append(data)
+
+    def handle_endtag(self, tag):
+        if tag in ("h1", "h2", "h3"):
+            self.headings.append("".join(self._text or []))
+            self._text = None
+        elif tag in ("td", "th"):
+            assert self._row is not None
+            self._row.append("".join(self._text or []))
+            self._text = None
+        elif tag == "tr":
+            self.tables[-1].append(self._row or [])
+
+
+def parse(path) -> _Page:
+    page = _Page()
+    page.feed(Path(path).read_text(encoding="utf-8"))
+    return page
+
+
+def test_energy_report_has_every_section(energy_comparison, tmp_path):
+    path = energy_comparison.report(tmp_path / "energy.html")
+    page = parse(path)
+    assert page.headings[0].startswith("Policy comparison on")
+    for section in ("Inputs", "Summary", "Waits per size class", "Energy", "Plots"):
+        assert section in page.headings
+    assert "Look-ahead" not in page.headings  # no look-ahead policy compared
+    summary = next(t for t in page.tables if t[0][:2] == ["policy", "jobs"])
+    assert [row[0] for row in summary[1:]] == ["FCFS/B+IPM", "SNF+IPM", "SNF-ICON"]
+    # mean wait column shows the run's mean in hours
+    mean_h = float(summary[3][summary[0].index("mean wait (h)")])
+    assert mean_h == pytest.approx(energy_comparison.table["wait_mean"][2] / 3600, abs=0.006)
+    # self-contained: every image is an embedded PNG, nothing is fetched
+    html = Path(path).read_text(encoding="utf-8")
+    assert not re.search(r'src="(?!data:)', html) and "<link" not in html
+    assert len(page.images) >= 7  # waits, classes, sizes, utilization, starts, modes, states x3
+    for src in page.images:
+        assert base64.b64decode(src.split(",", 1)[1])[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_look_ahead_report_adds_search_tables_and_plots(search_comparison, tmp_path):
+    page = parse(search_comparison.report(tmp_path / "mars.html", title="MARS check"))
+    assert page.headings[0] == "MARS check"
+    assert "Look-ahead" in page.headings and "Energy" not in page.headings
+    search_table = next(t for t in page.tables if "iterations / search" in t[0])
+    assert [row[0] for row in search_table[1:]] == ["MARS-CW"]
+
+
+def test_comparison_writes_one_run_directory_per_policy(search_comparison, tmp_path):
+    paths = search_comparison.write(tmp_path / "runs")
+    assert sorted(p.rsplit("/", 1)[1] for p in paths.values()) == [
+        "fcfs-easy",
+        "mars-cw",
+        "wfp3-w32-easy",
+    ]
+    back = hpcsched.read_run(paths["MARS-CW"])
+    pd.testing.assert_frame_equal(back.jobs, search_comparison.results["MARS-CW"].jobs)
+    assert len(back.decisions) == len(search_comparison.results["MARS-CW"].decisions)

@@ -1,0 +1,201 @@
+"""Sweeps: grid expansion, validation, resume after an interruption, the results table."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import hpcsched
+from hpcsched.exceptions import InputError
+from hpcsched.sweep import comparable, expand_sweep, read_sweep, run_sweep
+
+SWEEP = """
+[sweep]
+out = "out"
+platforms = ["AOBA-64"]
+
+[[workloads]]
+generate = "markovian"
+jobs = 150
+seed = [43, 44]
+
+[[policies]]
+name = "snf-icon"
+alpha = [1000, 20000]
+screen_window = [3600, 7200]
+
+[[policies]]
+name = "fcfs-b+ipm"
+"""
+
+
+@pytest.fixture
+def sweep_file(tmp_path):
+    path = tmp_path / "sweep.toml"
+    path.write_text(SWEEP)
+    return path
+
+
+def test_grid_is_the_product_of_workloads_platforms_and_each_policy_block(sweep_file):
+    sweep = read_sweep(sweep_file)
+    # 2 workloads x 1 platform x (2 x 2 SNF-ICON + 1 FCFS/B+IPM)
+    assert len(sweep.runs) == 2 * (4 + 1)
+    assert sweep.out == str(sweep_file.parent / "out")
+    icon = [r for r in sweep.runs if r.policy.name == "snf-icon"]
+    combos = {(r.workload.label, r.policy.power.alpha, r.policy.power.screen_window) for r in icon}
+    assert combos == {
+        (f"markovian-seed{seed}", alpha, window)
+        for seed in (43, 44)
+        for alpha in (1000, 20000)
+        for window in (3600, 7200)
+    }
+    # the parameters not swept keep their Table I defaults
+    assert all(r.policy.power.beta == 1.0 and r.platform == "AOBA-64" for r in icon)
+    assert len({r.key() for r in sweep.runs}) == len(sweep.runs)
+
+
+def test_parameters_route_to_the_right_policy_part():
+    sweep = expand_sweep(
+        {
+            "workloads": [{"generate": "mmk", "jobs": 50, "servers": 8}],
+            "policies": [
+                {"name": "wfp3", "window": [16, 64], "backfill": ["easy", "none"]},
+                {"name": "mars", "reward": ["cw", "wait=1,utilization=2"], "iterations": 7},
+            ],
+        }
+    )
+    heuristics = [(r.policy.window, r.policy.backfill) for r in sweep.runs[:4]]
+    assert heuristics == [(16, "easy"), (16, "none"), (64, "easy"), (64, "none")]
+    rewards = [r.policy.search.reward for r in sweep.runs[4:]]
+    assert rewards == [(1.0, 0.0, 0.0, 0.0), (1.0, 0.0, 2.0, 0.0)]
+    assert all(r.policy.search.iterations == 7 for r in sweep.runs[4:])
+
+
+@pytest.mark.parametrize(
+    ("document", "field"),
+    [
+        ({"policies": [{"name": "fcfs"}]}, "workloads"),
+        ({"workloads": [{"generate": "mmk"}], "policies": [{"name": "nope"}]}, "policies[0]"),
+        (
+            {"workloads": [{"generate": "mmk"}], "policies": [{"name": "fcfs", "alpha": 3}]},
+            "policies[0]",
+        ),
+        (
+            {"workloads": [{"generate": "mmk", "colour": 1}], "policies": [{"name": "fcfs"}]},
+            "workloads[0].colour",
+        ),
+        (
+            {"workloads": [{"path": "missing.swf"}], "policies": [{"name": "fcfs"}]},
+            None,
+        ),
+        (
+            {
+                "sweep": {"platforms": ["Nowhere-3"]},
+                "workloads": [{"generate": "mmk"}],
+                "policies": [{"name": "fcfs"}],
+            },
+            "sweep.platforms[0]",
+        ),
+        (
+            {"sweep": {"colour": 1}, "workloads": [{"generate": "mmk"}], "policies": [{}]},
+            "sweep.colour",
+        ),
+    ],
+)
+def test_mistakes_in_a_sweep_file_name_the_field(tmp_path, document, field):
+    with pytest.raises(InputError) as error:
+        expand_sweep(document, str(tmp_path / "s.toml"))
+    if field is not None:
+        assert error.value.field == field
+    assert error.value.path.endswith(".toml") or error.value.path.endswith("missing.swf")
+
+
+def test_interrupted_sweep_resumes_and_gives_the_same_table(sweep_file, tmp_path):
+    sweep = read_sweep(sweep_file)
+    reference = run_sweep(expand_sweep_into(sweep_file, tmp_path / "reference"), processes=1).table
+
+    finished = []
+
+    def interrupt_after_three(index: int, result: hpcsched.Result) -> None:
+        finished.append(index)
+        if len(finished) == 3:
+            raise KeyboardInterrupt  # as Ctrl-C would, in the middle of the sweep
+
+    with pytest.raises(KeyboardInterrupt):
+        run_sweep(sweep, processes=1, on_result=interrupt_after_three)
+    runs = sweep.out + "/runs"
+    assert len([d for d in os.listdir(runs) if not d.startswith(".")]) == 3
+    # what was finished is already in the results table
+    assert len(pd.read_parquet(sweep.out + "/results.parquet")) == 3
+
+    resumed = run_sweep(read_sweep(sweep_file), processes=1)
+    assert (resumed.reused, resumed.ran) == (3, len(sweep.runs) - 3)
+    pd.testing.assert_frame_equal(comparable(resumed.table), comparable(reference))
+    again = run_sweep(read_sweep(sweep_file), processes=1)
+    assert (again.reused, again.ran) == (len(sweep.runs), 0)
+
+
+def expand_sweep_into(sweep_file, out):
+    sweep = read_sweep(sweep_file)
+    sweep.out = str(out)
+    return sweep
+
+
+def test_results_table_matches_each_run(sweep_file):
+    outcome = run_sweep(read_sweep(sweep_file), processes=2)
+    table = outcome.table
+    assert len(table) == 10 and not outcome.failures
+    assert list(table.columns[:6]) == [
+        "key",
+        "workload",
+        "platform",
+        "policy",
+        "policy_name",
+        "run",
+    ]
+    assert {"alpha", "screen_window"} <= set(table.columns)
+    assert table.loc[table["policy_name"] == "fcfs-b+ipm", "alpha"].isna().all()
+    # every row agrees with its run directory, which is an ordinary run directory
+    out = os.path.dirname(outcome.results_path)
+    for row in table.itertuples():
+        folder = os.path.join(out, row.run_dir)
+        summary = json.loads(Path(folder, "summary.json").read_text())
+        config = json.loads(Path(folder, "config.json").read_text())
+        assert config["key"] == row.key
+        assert summary["wait"]["mean"] == pytest.approx(row.wait_mean)
+        assert summary["energy"]["wasted_mwh"] == pytest.approx(row.energy_wasted_mwh)
+        jobs = pd.read_parquet(os.path.join(folder, "jobs.parquet"))
+        assert jobs["wait"].mean() == pytest.approx(row.wait_mean)
+    # the same run outside a sweep gives the same figures
+    first = table[(table["policy_name"] == "snf-icon")].iloc[0]
+    workload = hpcsched.workload.generate.markovian(150, 64, seed=43)
+    direct = hpcsched.simulate(
+        workload,
+        hpcsched.PolicySpec(
+            "snf-icon",
+            power=hpcsched.PowerSpec(alpha=first["alpha"], screen_window=first["screen_window"]),
+        ),
+        platform="AOBA-64",
+    )
+    assert direct.info["wait"]["mean"] == pytest.approx(first["wait_mean"])
+
+
+def test_a_failing_run_is_reported_and_the_others_complete(tmp_path):
+    bad = tmp_path / "bad.swf"
+    bad.write_text("1 0 5 10 2 -1 -1 2 20 -1 1 3 1 -1 1 1 -1 -1\nnot a job line\n")
+    sweep = expand_sweep(
+        {
+            "sweep": {"out": "out"},
+            "workloads": [{"path": "bad.swf"}, {"generate": "mmk", "jobs": 40, "servers": 4}],
+            "policies": [{"name": "fcfs"}],
+        },
+        str(tmp_path / "s.toml"),
+    )
+    outcome = run_sweep(sweep, processes=1)
+    assert len(outcome.table) == 1
+    [(label, message, user_error)] = outcome.failures
+    assert "bad" in label and "line 2" in message and user_error
