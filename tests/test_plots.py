@@ -324,7 +324,7 @@ def test_wait_energy_pareto_one_panel_per_group(pareto_table: pd.DataFrame) -> N
     fig = plots.wait_energy_pareto(pareto_table, group="workload")
     assert_renders(fig)
     panels = [ax for ax in fig.axes if ax.get_visible()]
-    assert [ax.get_title() for ax in panels] == ["workload = a", "workload = b"]
+    assert [ax.get_title() for ax in panels] == ["a", "b"]
     texts_b = {t.get_text() for t in panels[1].texts}
     # the two identical points of group b share one label
     assert "SNF-ICON / SNF-ICON-NG" in texts_b

@@ -635,7 +635,9 @@ def wait_energy_pareto(
         part = data if value is None else data[data[group] == value]
         panels.append((ax, _pareto_panel(ax, part, x, y, label, colors)))
         if value is not None:
-            ax.set_title(f"{group} = {value}", fontsize=10)
+            # the value alone (the figure title says what is grouped); long names shortened
+            text = str(value)
+            ax.set_title(text if len(text) <= 30 else text[:28] + "…", fontsize=10)
     for ax in list(axes.flat)[len(groups) :]:
         ax.set_visible(False)
     y_name = _axis_name(y) if y in AXIS_NAMES else f"{_axis_name(y)} (h)"
@@ -649,7 +651,8 @@ def wait_energy_pareto(
         axes[0, 0].set_ylabel(y_name)
     fig.suptitle(
         f"{_axis_name(y).split(' (')[0]} against {_axis_name(x).split(' (')[0].lower()}"
-        " (lower left is better)"
+        + (f", one panel per {group}" if group is not None else "")
+        + " (lower left is better)"
     )
     handles = [
         Line2D([], [], color="black", drawstyle="steps-post", label="Pareto frontier"),
