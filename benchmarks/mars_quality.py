@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import hpcsched
+from hpcsched.experiment import WorkloadSpec
 from hpcsched.workload.model import Workload
 
 REPO = Path(__file__).resolve().parents[1]
@@ -25,17 +26,7 @@ BASELINES = [("FCFS", "fcfs", None), ("WFP3", "wfp3", 256), ("SJF", "sjf", 256),
 
 
 def theta_slice(trace: Path, start: int, size: int = 4000) -> Workload:
-    full = hpcsched.load_workload(trace)
-    jobs = full.jobs.iloc[start : start + size].reset_index(drop=True)
-    origin = float(jobs["submit"].iloc[0])
-    jobs["submit"] -= origin
-    return Workload(
-        jobs=jobs,
-        nodes=full.nodes,
-        source=f"{trace.name}[{start}:{start + size}]",
-        header=full.header,
-        time_origin=full.time_origin + origin,
-    )
+    return WorkloadSpec(path=str(trace), start=start, stop=start + size).load()
 
 
 def row(name: str, result: hpcsched.Result, seconds: float) -> dict:

@@ -21,17 +21,12 @@ from pathlib import Path
 import numpy as np
 
 import hpcsched
+from hpcsched.reproduce import SNF_ICON_CASES, TAURUS_CASES
 
 REPO = Path(__file__).resolve().parents[1]
-CASES = [
-    ("DAS2-fs1-0-3000", "AOBA-64", 2.2, 0.2),
-    ("DAS2-fs2-0-3000", "AOBA-64", 44.8, 0.1),
-    ("DAS2-fs3-0-3000", "AOBA-64", 2.4, 11.3),
-    ("DAS2-fs4-0-3000", "AOBA-64", 11.6, 2.9),
-    ("generated-markovian-3000", "AOBA-64", 42.4, 26.9),
-    ("SDSC-BLUE-2000-4.2-cln-0-3000", "AOBA-1152", 16.4, -0.15),
-]
-TAURUS = [("DAS2-fs2-0-3000", "Taurus-64"), ("generated-markovian-3000", "Taurus-64")]
+# the paper's cases and its reductions live with `hpcsched reproduce snf-icon`
+CASES = SNF_ICON_CASES
+TAURUS = TAURUS_CASES
 POLICIES = ["fcfs-b+ipm", "snf+ipm", "snf-icon"]
 
 

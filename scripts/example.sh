@@ -14,16 +14,18 @@ hpcsched inspect "$out/markovian-5000.json.gz"
 # An 8-hour maintenance on day 10 (trace clock, seconds), announced 48 h ahead.
 printf '# start   end      kind nodes note\n864000    892800   S    -     monthly maintenance\n' \
     > "$out/maintenance.txt"
-for policy in "fcfs" "wfp3 --window 256" "sjf --window 256" "f1 --window 256" "snf"; do
-    name=${policy%% *}
-    # shellcheck disable=SC2086
-    hpcsched simulate "$out/markovian-5000.json.gz" --policy $policy \
-        --downtime "$out/maintenance.txt" --out "$out/runs/$name"
-done
-# The same workload on a 64-node AOBA-like platform whose idle nodes sleep: SNF-ICON and a baseline.
-for policy in snf-icon fcfs-b+ipm; do
-    hpcsched simulate "$out/markovian-5000.json.gz" --policy "$policy" --platform AOBA-64 \
-        --out "$out/runs/$policy"
-done
+# One policy, one run directory.
+hpcsched simulate "$out/markovian-5000.json.gz" --policy wfp3 --window 256 \
+    --downtime "$out/maintenance.txt" --out "$out/runs/wfp3"
+# Production heuristics against MARS look-ahead (in parallel), with an HTML report.
+hpcsched compare "$out/markovian-5000.json.gz" --downtime "$out/maintenance.txt" \
+    --policy fcfs --policy wfp3:256 --policy sjf:256 --policy f1:256 --policy snf \
+    --policy mars-cw --iterations 50 --trees 2 \
+    --out "$out/runs/compare" --report "$out/report.html"
+# The same workload on a 64-node AOBA-like platform whose idle nodes sleep.
+hpcsched compare "$out/markovian-5000.json.gz" --platform AOBA-64 \
+    --policy fcfs-b+ipm --policy snf+ipm --policy snf-icon \
+    --out "$out/runs/energy" --report "$out/energy-report.html"
 echo
-echo "Run directories (jobs.parquet, summary.json) are in $out/runs/."
+echo "Run directories (jobs.parquet, summary.json) are in $out/runs/;"
+echo "open $out/report.html and $out/energy-report.html in a browser."

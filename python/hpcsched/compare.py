@@ -165,8 +165,8 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
         ("wait_median", "median (h)", hours),
         ("wait_p95", "P95 (h)", hours),
         ("wait_max", "max (h)", hours),
-        ("bsld_mean", "bounded slowdown", num),
-        ("utilization", "utilization (%)", pct),
+        ("bsld_mean", "bsld", num),
+        ("utilization", "util. (%)", pct),
     ]
     if table["energy_total_mwh"].notna().any():
         columns += [
@@ -174,7 +174,7 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
             ("energy_wasted_mwh", "wasted (MWh)", num),
         ]
     if table["icon_share"].notna().any():
-        columns.append(("icon_share", "ICON mode (%)", pct))
+        columns.append(("icon_share", "ICON (%)", pct))
     if table["searches"].any():
         columns += [("searches", "searches", count), ("drains", "drains", count)]
     columns.append(("simulate_seconds", "simulated in (s)", num))

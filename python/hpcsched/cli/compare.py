@@ -112,7 +112,20 @@ def compare(
         )
     paths = comparison.write(out)
     path = comparison.report(report)
-    print_table(comparison.table, f"{len(specs)} policies on {trace.name}")
+    print_table(
+        comparison.table,
+        f"{len(specs)} policies on {trace.name} (all metrics in the report)",
+        metrics=(
+            "wait_mean",
+            "wait_median",
+            "wait_p95",
+            "bsld_mean",
+            "utilization",
+            "energy_wasted_mwh",
+            "icon_share",
+            "drains",
+        ),
+    )
     console.print(f"run directories: {len(paths)} in {out}", highlight=False)
     console.print(f"report: {path}", highlight=False)
 
