@@ -121,8 +121,9 @@ def _started(result: Result) -> pd.DataFrame:
 
 
 def _axes_width_px(ax: Axes) -> float:
-    """The axes' width in pixels (before the layout engine trims it a little)."""
-    return float(ax.get_position().width * WIDTH_IN * DPI)  # all figures here are WIDTH_IN wide
+    """The axes' width in pixels, conservatively: the layout engine later trims it for
+    outside legends and labels (by up to about a fifth)."""
+    return 0.8 * float(ax.get_position().width * WIDTH_IN * DPI)  # figures are WIDTH_IN wide
 
 
 def _set_category_ticks(ax: Axes, positions: Sequence[float], labels: Sequence[str]) -> None:
@@ -494,10 +495,10 @@ def start_kinds_plot(results: Mapping[str, Result]) -> Figure:
 def _segment_text(count: int, pct: float, bar_px: float) -> str:
     """``123 (45 %)``, or only ``45 %`` when the bar is too narrow for the count."""
     full = f"{count} ({pct:.0f}{NBSP}%)"
-    if len(full) * CHAR_PX * 0.8 <= bar_px:  # 8 pt text
+    if len(full) * CHAR_PX <= bar_px:  # 8 pt text, with a margin for the layout's trimming
         return full
     short = f"{pct:.0f}{NBSP}%"
-    return short if len(short) * CHAR_PX * 0.8 <= bar_px else ""
+    return short if len(short) * CHAR_PX <= bar_px else ""
 
 
 def _label_beside_bar(ax: Axes, x: float, notes: list[tuple[float, str]]) -> None:
