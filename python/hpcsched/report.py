@@ -33,6 +33,7 @@ h1 { font-size: 1.6em; margin-bottom: 0.2em; }
 h2 { font-size: 1.25em; border-bottom: 1px solid #ddd; padding-bottom: 0.2em; margin-top: 2em; }
 h3 { font-size: 1.05em; margin-top: 1.5em; }
 .meta { color: #666; font-size: 0.9em; }
+.wide { overflow-x: auto; }
 table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.9em; }
 th, td { border: 1px solid #ddd; padding: 0.3em 0.6em; }
 th { background: #f3f3f3; text-align: left; }
@@ -89,8 +90,9 @@ class Report:
                 cells.append(f"<td{css}>{html.escape(text)}</td>")
             body.append(f"<tr>{''.join(cells)}</tr>")
         cap = f"<caption>{html.escape(caption)}</caption>" if caption else ""
-        self.parts.append(
-            f"<table>{cap}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+        self.parts.append(  # wide tables scroll sideways instead of overflowing the page
+            f'<div class="wide"><table>{cap}<thead><tr>{head}</tr></thead>'
+            f"<tbody>{''.join(body)}</tbody></table></div>"
         )
 
     def figure(self, figure: Figure, caption: str) -> None:
@@ -295,3 +297,62 @@ def add_detail_tables(report: Report, results: Mapping[str, Result], level: int 
             caption="A search runs when nodes are free, jobs wait and the actions lead to at "
             "least two distinct outcomes; drains start nothing on purpose.",
         )
+
+
+def sweep_report(
+    table: pd.DataFrame,
+    path: str | os.PathLike[str],
+    *,
+    title: str,
+    labels: tuple[str, ...],
+    source: str,
+) -> str:
+    """The report of a sweep: its results table and, when runs report energy, mean wait
+    against wasted energy per workload with the Pareto frontier."""
+    report = Report(title, subtitle=f"sweep file {source}")
+    report.heading("Runs")
+    report.paragraph(
+        f"{len(table)} completed runs. Every run's directory is runs/<key>/ beside this report; "
+        "results.parquet holds every metric."
+    )
+    shown = formatted(table, label=labels[0])
+    for position, column in enumerate(labels[1:], start=1):
+        shown.insert(position, column, table[column].map(_parameter_text).to_numpy())
+    report.table(
+        shown,
+        caption="Waits in hours over the jobs that started; bsld: bounded slowdown (tau = 10 s); "
+        "utilization over the machine's uptime.",
+    )
+    if table["energy_wasted_mwh"].notna().sum() >= 2:
+        report.heading("Waiting time against wasted energy")
+        energy = table[table["energy_wasted_mwh"].notna()]
+        parameters = [c for c in labels if c not in ("workload", "platform", "policy")]
+        if energy["platform"].nunique() > 1:
+            parameters.append("platform")
+        points = energy.assign(
+            point=[
+                " ".join(
+                    [row["policy"]]
+                    + [f"{c}={_parameter_text(row[c])}" for c in parameters if _given(row[c])]
+                )
+                for _, row in energy.iterrows()
+            ]
+        )
+        group = "workload" if points["workload"].nunique() > 1 else None
+        report.figure(
+            plots.wait_energy_pareto(points, label="point", group=group),
+            "Mean wait against wasted energy; the line is the empirical Pareto frontier.",
+        )
+    return report.write(path)
+
+
+def _given(value: Any) -> bool:
+    return not (value is None or (isinstance(value, float) and pd.isna(value)))
+
+
+def _parameter_text(value: Any) -> str:
+    if not _given(value):
+        return "-"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.0f}"
+    return str(value)

@@ -63,6 +63,8 @@ def test_sweep_runs_resumes_and_reports_mistakes(tmp_path, capsys):
     assert code == 0 and "6 runs" in out
     code, out, _ = run(["sweep", config], capsys)
     assert code == 0 and "6 runs done now, 0 already complete" in out
+    report = (tmp_path / "res" / "report.html").read_text()
+    assert "<h2>Runs</h2>" in report and report.count("<tr>") == 7  # heading row + 6 runs
     table = pd.read_parquet(tmp_path / "res" / "results.parquet")
     assert len(table) == 6 and set(table["window"].dropna()) == {2, 8}
     code, out, _ = run(["sweep", config], capsys)

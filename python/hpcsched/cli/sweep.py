@@ -10,6 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from hpcsched.cli._console import console, err_console
 from hpcsched.cli.compare import print_table
+from hpcsched.report import sweep_report
 from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep
 
 
@@ -60,6 +61,13 @@ def sweep(
 
         outcome = run_sweep(plan, processes=processes, ray=ray, progress=advance)
     if len(outcome.table):
+        report = sweep_report(
+            outcome.table,
+            Path(plan.out) / "report.html",
+            title=f"Sweep {plan.name or config.stem}",
+            labels=label_columns(outcome.table),
+            source=str(config),
+        )
         print_table(
             outcome.table,
             f"sweep {plan.name or config.name}",
@@ -68,7 +76,8 @@ def sweep(
         )
     console.print(
         f"{outcome.ran} runs done now, {outcome.reused} already complete, "
-        f"{len(outcome.failures)} failed; results: {outcome.results_path}",
+        f"{len(outcome.failures)} failed; results: {outcome.results_path}"
+        + (f", report: {report}" if len(outcome.table) else ""),
         highlight=False,
     )
     for label, message, _ in outcome.failures:
