@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import socket
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
@@ -105,7 +106,25 @@ def _run_on_ray(configs: Sequence[RunConfig], on_done: OnDone, address: str) -> 
             ray.shutdown()
 
 
+def _reachable(address: str) -> None:
+    """Fails fast on a head node that does not answer: Ray itself waits minutes for it."""
+    target = address.removeprefix("ray://")
+    host, sep, port = target.rpartition(":")
+    if not sep or not port.isdigit():
+        return  # "auto" or a form Ray resolves itself
+    try:
+        socket.create_connection((host or "127.0.0.1", int(port)), timeout=5).close()
+    except OSError as exc:
+        raise OptionError(
+            f"no Ray head answers at {address!r} ({exc.strerror or exc}); start one with "
+            "`ray start --head`, or use --ray local",
+            option="--ray",
+        ) from None
+
+
 def _connect(ray: Any, address: str) -> None:
+    if address != "local":
+        _reachable(address)
     options: dict[str, Any] = {
         "include_dashboard": False,
         "log_to_driver": False,

@@ -374,6 +374,12 @@ def _expand_workload(
         generator = values.pop("generate", None)
         path = values.pop("path", None)
         piece = values.pop("slice", None)
+        if path is not None and not isinstance(path, str):
+            raise InputError(
+                f"path must be a file name in quotes, not {path!r}",
+                path=source,
+                field=f"{where}.path",
+            )
         options = {k: values.pop(k) for k in ("format", "procs_per_node", "name") if k in values}
         if generator is None and values:
             key = sorted(values)[0]

@@ -70,6 +70,10 @@ def test_sweep_runs_resumes_and_reports_mistakes(tmp_path, capsys):
     code, out, _ = run(["sweep", config], capsys)
     assert code == 0 and "0 runs done now, 6 already complete" in out
 
+    # a Ray head that does not answer: a clear message at once, not minutes of waiting
+    code, _, err = run(["sweep", config, "--out", tmp_path / "r", "--ray", "127.0.0.1:1"], capsys)
+    assert code == 2 and "--ray" in err and "Traceback" not in err
+
     config.write_text('[[workloads]]\ngenerate = "mmk"\n[[policies]]\nname = "fcfs"\nalpha = 1\n')
     code, _, err = run(["sweep", config], capsys)
     assert code == 2 and "s.toml" in err and "policies[0]" in err and "Traceback" not in err

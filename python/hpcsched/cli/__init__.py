@@ -26,6 +26,7 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    rich_markup_mode="markdown",  # docstrings wrap as paragraphs, not at their line breaks
 )
 app.command("simulate")(simulate.simulate)
 app.command("compare")(compare.compare)

@@ -38,10 +38,10 @@ def compare(
     overrun: opt.Overrun = "continue",
     out: Annotated[
         Path | None,
-        typer.Option(help="Folder for the run directories (default: runs/compare-<trace>)."),
+        typer.Option(help="Folder for the run directories (default: runs/compare-TRACE)."),
     ] = None,
     report: Annotated[
-        Path | None, typer.Option(help="HTML report (default: <out>/report.html).")
+        Path | None, typer.Option(help="HTML report (default: OUT/report.html).")
     ] = None,
     processes: Annotated[
         int | None, typer.Option(help="Parallel processes (default: one per core).")

@@ -41,7 +41,7 @@ def simulate(
     announce_lead: opt.AnnounceLead = 172800.0,
     overrun: opt.Overrun = "continue",
     out: Annotated[
-        Path | None, typer.Option(help="Run directory (default: runs/<trace>-<policy>).")
+        Path | None, typer.Option(help="Run directory (default: runs/TRACE-POLICY).")
     ] = None,
     csv: Annotated[bool, typer.Option("--csv", help="Also write jobs.csv.")] = False,
     lenient: Annotated[

@@ -15,7 +15,7 @@ from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep
 
 
 def sweep(
-    config: Annotated[Path, typer.Argument(help="Sweep file (TOML; see docs/sweeps.md).")],
+    config: Annotated[Path, typer.Argument(help="Sweep file (TOML; see docs/experiments.md).")],
     ray: Annotated[
         str | None,
         typer.Option(
@@ -35,8 +35,8 @@ def sweep(
     """Run every combination of workloads x platforms x policies x parameters in CONFIG.
 
     Runs already complete in the output folder are not run again, so an interrupted sweep
-    resumes where it stopped. Results: <out>/results.parquet (one row per run) and
-    <out>/runs/<key>/ (one run directory per run)."""
+    resumes where it stopped. Results: OUT/results.parquet (one row per run), OUT/report.html and
+    OUT/runs/KEY/ (one run directory per run)."""
     plan = read_sweep(config)
     if out is not None:
         plan.out = str(out.resolve())
