@@ -10,6 +10,7 @@ __all__ = [
     "__version__",
     "heuristic_names",
     "parse_swf",
+    "plan_snapshot",
     "parse_swf_file",
     "policy_names",
     "power_policy_names",
@@ -26,6 +27,26 @@ def power_policy_names() -> list[str]: ...
 def start_kind_names() -> list[str]: ...
 def parse_swf(data: bytes, path: str, lenient: bool = False) -> dict[str, Any]: ...
 def parse_swf_file(path: str, lenient: bool = False) -> dict[str, Any]: ...
+def plan_snapshot(
+    now: float,
+    machine_nodes: int,
+    down_nodes: int,
+    pending_id: npt.NDArray[np.int64],
+    pending_submit: npt.NDArray[np.float64],
+    pending_nodes: npt.NDArray[np.int64],
+    pending_limit: npt.NDArray[np.float64],
+    running_id: npt.NDArray[np.int64],
+    running_start: npt.NDArray[np.float64],
+    running_nodes: npt.NDArray[np.int64],
+    running_limit: npt.NDArray[np.float64],
+    maint_start: npt.NDArray[np.float64],
+    maint_end: npt.NDArray[np.float64],
+    maint_nodes: npt.NDArray[np.int64],
+    policy: str,
+    window: int | None,
+    backfill: str,
+    search: dict[str, Any] | None = None,
+) -> dict[str, Any]: ...
 def screen_statistics(samples: list[float]) -> tuple[float, float, float]: ...
 def predict_remaining(
     observed: list[tuple[float, float]],

@@ -4,8 +4,10 @@
 //! - [`model`]: immutable inputs (jobs, machine, downtime calendar);
 //! - [`engine`]: the event loop, the cloneable simulation state, the view policies get;
 //! - [`sched`]: queue ordering (MARS Table II), EASY backfilling, SNF;
-//! - [`io`]: fast parsing of large trace files.
+//! - [`io`]: fast parsing of large trace files;
+//! - [`advise`]: plans from a live cluster's snapshot (the production advisor).
 
+pub mod advise;
 pub mod engine;
 pub mod error;
 pub mod io;

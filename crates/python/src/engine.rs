@@ -405,7 +405,7 @@ fn column<'py, R, T: numpy::Element>(
 }
 
 /// Reads the search options Python validated (see `hpcsched.policies.SearchSpec`).
-fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
+pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
     let (wait, bsld, utilization, energy): (f64, f64, f64, f64) = get_item(d, "reward")?;
     Ok(SearchOptions {
         actions: get_item(d, "actions")?,

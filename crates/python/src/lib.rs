@@ -1,5 +1,6 @@
 //! `hpcsched._core`: PyO3 bindings of hpcsched-core. Bindings only, no logic.
 
+mod advise;
 mod engine;
 mod error;
 mod swf;
@@ -74,6 +75,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<engine::PySimulation>()?;
     m.add_function(wrap_pyfunction!(swf::parse_swf, m)?)?;
     m.add_function(wrap_pyfunction!(swf::parse_swf_file, m)?)?;
+    m.add_function(wrap_pyfunction!(advise::plan_snapshot, m)?)?;
     m.add_function(wrap_pyfunction!(policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic_names, m)?)?;
     m.add_function(wrap_pyfunction!(power_policy_names, m)?)?;

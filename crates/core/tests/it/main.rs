@@ -1,5 +1,6 @@
 //! Integration tests of the engine: one binary, one module per area.
 
+mod advise;
 mod common;
 mod downtime;
 mod easy;
