@@ -11,7 +11,16 @@ import traceback
 
 import typer
 
-from hpcsched.cli import compare, generate, inspect, policies, reproduce, simulate, sweep
+from hpcsched.cli import (
+    advise,
+    compare,
+    generate,
+    inspect,
+    policies,
+    reproduce,
+    simulate,
+    sweep,
+)
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import HpcschedError
 
@@ -31,6 +40,7 @@ app = typer.Typer(
 app.command("simulate")(simulate.simulate)
 app.command("compare")(compare.compare)
 app.command("sweep")(sweep.sweep)
+app.command("advise")(advise.advise)
 app.command("inspect")(inspect.inspect)
 app.command("policies")(policies.policies)
 app.add_typer(generate.app, name="generate")

@@ -1,0 +1,32 @@
+"""The production advisor: reads a live cluster, plans with an hpcsched policy (MARS by
+default) and steers the resource manager through job priorities (MARS §III, Fig. 1).
+
+- :mod:`~hpcsched.advise.state`: what an adapter reads (jobs, nodes, reservations);
+- :mod:`~hpcsched.advise.adapter`: what an adapter does (read, write priorities, release);
+- :mod:`~hpcsched.advise.slurm`: the Slurm adapter and saved Slurm snapshots;
+- :mod:`~hpcsched.advise.plan`: from a state to priorities, through the engine;
+- :mod:`~hpcsched.advise.runner`: ticks, the loop, the decision log, the release.
+"""
+
+from hpcsched.advise.adapter import Adapter, ControllerError, Write
+from hpcsched.advise.plan import Change, Plan, make_plan
+from hpcsched.advise.runner import Advisor, TickResult
+from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
+from hpcsched.advise.state import ClusterState, Job, Node, Reservation
+
+__all__ = [
+    "Adapter",
+    "Advisor",
+    "Change",
+    "ClusterState",
+    "ControllerError",
+    "Job",
+    "Node",
+    "Plan",
+    "Reservation",
+    "SlurmCluster",
+    "SlurmSnapshot",
+    "TickResult",
+    "Write",
+    "make_plan",
+]

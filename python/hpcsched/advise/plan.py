@@ -1,0 +1,205 @@
+"""From a cluster's state to a plan: the policy's order of the pending jobs, as priorities.
+
+The managed scope (one partition, or the whole cluster) becomes an engine snapshot: its nodes,
+the nodes down or drained, its running jobs (started at their start time, ending at their
+limit), its pending jobs in submit order and the reservations announced on its nodes. The
+engine plans it under the chosen policy (MARS searches at `now`); jobs are ranked by planned
+start and the ranks become priorities above every job the advisor does not manage.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from hpcsched import _core
+from hpcsched.advise.state import ClusterState, Job
+from hpcsched.exceptions import OptionError
+from hpcsched.policies import PolicySpec
+
+#: Slurm stores priorities as 32-bit unsigned values; 0 is a hold and the top value is
+#: reserved, so written priorities stay in [1, MAX_PRIORITY].
+MAX_PRIORITY = 2**32 - 2
+#: The run-time estimate of a job without a time limit (s): a year.
+DEFAULT_UNLIMITED = 365 * 86400.0
+
+
+@dataclass(frozen=True)
+class Change:
+    """One managed job: its rank in the plan, its priority now and the one planned."""
+
+    job: Job
+    rank: int
+    old: int
+    new: int
+    planned_start: float
+    why: str
+
+
+@dataclass
+class Plan:
+    """What one advise tick decides."""
+
+    now: float
+    scope: str
+    policy: str
+    #: the decision behind the order: heuristic, window, drain, iterations, outcomes, seconds
+    decision: dict[str, Any]
+    #: managed pending jobs in planned order
+    changes: list[Change]
+    #: pending jobs in scope left alone, with why
+    skipped: list[tuple[Job, str]]
+    #: the state in numbers: nodes, down, running, pending, reservations
+    summary: dict[str, Any]
+    #: jobs a drain asks to hold this tick (with --drain-holds only)
+    holds: list[Job] = field(default_factory=list)
+    #: seconds spent planning
+    seconds: float = 0.0
+
+    @property
+    def writes(self) -> list[Change]:
+        """The changes whose priority differs from the current one."""
+        return [c for c in self.changes if c.new != c.old]
+
+
+def in_scope(job: Job, partition: str | None) -> bool:
+    return partition is None or partition in job.partitions
+
+
+def make_plan(
+    state: ClusterState,
+    policy: PolicySpec,
+    *,
+    partition: str | None = None,
+    unlimited: float = DEFAULT_UNLIMITED,
+    drain_holds: bool = False,
+) -> Plan:
+    """Plans the pending jobs of ``partition`` (all partitions when None) under ``policy``."""
+    started = time.perf_counter()
+    if policy.is_power:
+        raise OptionError(
+            f"{policy.name} manages node power; the advisor orders queues (heuristics, snf, "
+            "mars, random)",
+            option="--policy",
+        )
+    nodes = [n for n in state.nodes if partition is None or partition in n.partitions]
+    if not nodes:
+        known = sorted({p for n in state.nodes for p in n.partitions})
+        raise OptionError(
+            f"partition {partition!r} has no nodes (partitions: {', '.join(known) or 'none'})",
+            option="--partition",
+        )
+    names = {n.name for n in nodes}
+    machine = len(nodes)
+    down = sum(1 for n in nodes if n.unavailable and not n.allocated)
+    running = [j for j in state.jobs if j.running and in_scope(j, partition)]
+    busy = sum(j.nodes for j in running)
+    pending, skipped = [], []
+    for job in sorted(
+        (j for j in state.jobs if j.pending and in_scope(j, partition)),
+        key=lambda j: (j.submit, j.job_id),
+    ):
+        if job.held:
+            skipped.append((job, "held"))
+        elif job.nodes > machine:
+            skipped.append((job, f"needs {job.nodes} nodes, the scope has {machine}"))
+        else:
+            pending.append(job)
+    reservations = [
+        (r, sum(1 for n in r.nodes if n in names))
+        for r in state.reservations
+        if r.end > state.now and any(n in names for n in r.nodes)
+    ]
+    summary = {
+        "nodes": machine,
+        "down": down,
+        "busy": min(busy, machine),
+        "running": len(running),
+        "pending": len(pending),
+        "skipped": len(skipped),
+        "reservations": [r.name for r, _ in reservations],
+    }
+    label = policy.label
+    if not pending:
+        return Plan(state.now, partition or "all", label, {}, [], skipped, summary)
+
+    # Each pending task of an array is a job of its own in the plan.
+    owner = [i for i, job in enumerate(pending) for _ in range(max(job.tasks, 1))]
+    tasks = [pending[i] for i in owner]
+
+    def limit(job: Job) -> float:
+        return unlimited if job.time_limit is None else float(job.time_limit)
+
+    result = _core.plan_snapshot(
+        state.now,
+        machine,
+        down,
+        np.array([j.job_id for j in tasks], dtype=np.int64),
+        np.array([min(j.submit, state.now) for j in tasks], dtype=np.float64),
+        np.array([j.nodes for j in tasks], dtype=np.int64),
+        np.array([limit(j) for j in tasks], dtype=np.float64),
+        np.array([j.job_id for j in running], dtype=np.int64),
+        np.array([min(j.start or state.now, state.now) for j in running], dtype=np.float64),
+        np.array([j.nodes for j in running], dtype=np.int64),
+        np.array([limit(j) for j in running], dtype=np.float64),
+        np.array([r.start for r, _ in reservations], dtype=np.float64),
+        np.array([r.end for r, _ in reservations], dtype=np.float64),
+        np.array([0 if k >= machine else k for _, k in reservations], dtype=np.int64),
+        policy.engine_name,
+        policy.window,
+        policy.backfill,
+        policy.search.to_native() if policy.search else None,
+    )
+    # A job (or array) starts when its first task does.
+    first = np.full(len(pending), np.inf)
+    np.minimum.at(first, owner, np.nan_to_num(result["planned_start"], nan=np.inf))
+    order = sorted(range(len(pending)), key=lambda i: (first[i], i))
+    top = _top_priority(state, {j.job_id for j in pending}, len(pending))
+    changes = []
+    for rank, i in enumerate(order):
+        job = pending[i]
+        new = max(1, top - rank)
+        changes.append(Change(job, rank, job.priority, new, first[i], _why(first[i], state.now)))
+    decision = {
+        k: result[k] for k in ("heuristic", "window", "drain", "iterations", "outcomes", "seconds")
+    }
+    plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
+    if drain_holds and decision["drain"]:
+        plan.holds = _drain_holds(plan, machine - down - busy)
+    plan.seconds = time.perf_counter() - started
+    return plan
+
+
+def _top_priority(state: ClusterState, managed: set[int], count: int) -> int:
+    """The priority of the first managed job: just above every pending job not managed, so
+    that the plan's order sits on top of Slurm's own."""
+    others = [j.priority for j in state.jobs if j.pending and j.job_id not in managed]
+    return min(max(others, default=0) + count, MAX_PRIORITY)
+
+
+def _why(planned: float, now: float) -> str:
+    if not math.isfinite(planned):
+        return "cannot start in this scope"
+    wait = planned - now
+    if wait <= 0:
+        return "starts now"
+    if wait > 1e13:
+        return "waits for nodes that are down"
+    return f"planned in {wait / 3600:.1f} h" if wait >= 3600 else f"planned in {wait / 60:.0f} min"
+
+
+def _drain_holds(plan: Plan, free: int) -> list[Job]:
+    """On a drain: the managed jobs Slurm could start now (they fit in the free nodes) but the
+    plan starts later than the job drained for."""
+    if not plan.changes:
+        return []
+    head = plan.changes[0]
+    return [
+        c.job
+        for c in plan.changes[1:]
+        if c.planned_start > head.planned_start and c.job.nodes <= free
+    ]

@@ -1,0 +1,107 @@
+"""What an adapter reads from a resource manager: jobs, nodes and reservations at one moment.
+
+Times are Unix seconds; time limits are seconds (``None`` = unlimited). Adapters (Slurm today;
+PBS or Flux later) fill these; the planner never sees a resource manager's own format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Job:
+    """A job as the resource manager lists it. ``job_id`` is the id priorities are written to
+    (for a pending job array, the record's id: its pending tasks share it)."""
+
+    job_id: int
+    name: str
+    user: str
+    #: partitions the job may run in (a job submitted to several lists them all)
+    partitions: tuple[str, ...]
+    state: str
+    reason: str
+    nodes: int
+    time_limit: float | None
+    submit: float
+    start: float | None
+    priority: int
+    nice: int
+    #: pending tasks this record stands for (job arrays), else 1
+    tasks: int = 1
+    #: the array label (e.g. ``12_[0-3]``), else None
+    array: str | None = None
+
+    @property
+    def pending(self) -> bool:
+        return self.state == "PENDING"
+
+    @property
+    def running(self) -> bool:
+        return self.state in ("RUNNING", "COMPLETING", "SUSPENDED")
+
+    @property
+    def held(self) -> bool:
+        """Held by its user or an administrator (priority 0 is an admin hold)."""
+        return self.priority == 0 or self.reason in ("JobHeldUser", "JobHeldAdmin")
+
+
+@dataclass(frozen=True)
+class Node:
+    name: str
+    #: lower-case state words, e.g. ("idle",), ("allocated", "drain"), ("down", "not_responding")
+    states: tuple[str, ...]
+    partitions: tuple[str, ...]
+
+    @property
+    def unavailable(self) -> bool:
+        """Down, drained or failed: no new job may start on it."""
+        bad = {
+            "down",
+            "drain",
+            "drained",
+            "draining",
+            "fail",
+            "failing",
+            "future",
+            "not_responding",
+            "maint",
+            "unknown",
+            "power_down",
+            "powered_down",
+            "inval",
+        }
+        return any(s in bad for s in self.states)
+
+    @property
+    def allocated(self) -> bool:
+        return any(s in ("allocated", "mixed", "completing") for s in self.states)
+
+
+@dataclass(frozen=True)
+class Reservation:
+    """A reservation the resource manager announced: the nodes it takes over [start, end)."""
+
+    name: str
+    start: float
+    end: float
+    nodes: tuple[str, ...]
+    flags: tuple[str, ...] = ()
+
+    @property
+    def maintenance(self) -> bool:
+        return "MAINT" in self.flags
+
+
+@dataclass
+class ClusterState:
+    """One reading of a cluster: ``now`` is the resource manager's clock at the read."""
+
+    now: float
+    jobs: list[Job]
+    nodes: list[Node]
+    reservations: list[Reservation] = field(default_factory=list)
+    #: where it was read from (``slurm``, or the snapshot files)
+    source: str = ""
+    #: the resource manager and its version, e.g. ``Slurm 22.05.8``
+    manager: str = ""
