@@ -143,21 +143,26 @@ PartitionName=batch Nodes=c[3-4] MaxTime=INFINITE DefaultTime=10 State=UP
 EOF
 }
 
-# Runs a daemon in the foreground mode in the background; its stdio goes to a log so that callers
+# Runs a daemon in foreground mode in the background; its stdio goes to log/NAME.out so that callers
 # capturing our stdout ($(...), pipes) are not held open by the daemons.
 launch() {
     local name=$1
     shift
-    "$@" </dev/null >>"$BASE/log/$name.stdio" 2>&1 &
+    "$@" </dev/null >>"$BASE/log/$name.out" 2>&1 &
     echo $! >"$PIDS/$name.pid"
 }
 
+# Slurm daemons write the same lines to NAME.log and to stderr: show NAME.log, or NAME.out when
+# there is no log (munged -F logs to stderr only; a daemon may die before opening its log).
 show_logs() {
-    local f
-    for f in "$BASE"/log/*; do
-        [[ -s "$f" ]] || continue
-        echo "==> $f <==" >&2
-        tail -n 20 "$f" >&2
+    local out log
+    for out in "$BASE"/log/*.out; do
+        [[ -e "$out" ]] || continue
+        log=${out%.out}.log
+        [[ -s "$log" ]] || log=$out
+        [[ -s "$log" ]] || continue
+        echo "==> $log <==" >&2
+        tail -n 15 "$log" >&2
     done
 }
 
@@ -194,8 +199,7 @@ cmd_start() {
     rm -f "$BASE/munge/munge.socket"
 
     launch munged munged -F --socket="$BASE/munge/munge.socket" --key-file="$BASE/munge/munge.key" \
-        --pid-file="$BASE/run/munged.pid" --log-file="$BASE/log/munged.log" \
-        --seed-file="$BASE/munge/munge.seed"
+        --pid-file="$BASE/run/munged.pid" --seed-file="$BASE/munge/munge.seed"
     until [[ -S "$BASE/munge/munge.socket" ]]; do
         alive "$(pid_of munged)" || start_failed "munged exited"
         ((SECONDS < deadline)) || start_failed "munged socket did not appear within ${START_TIMEOUT}s"
@@ -214,6 +218,10 @@ cmd_start() {
         launch "slurmd-$n" slurmd -D -N "$n"
     done
     until (($(count_nodes -t idle) == ${#NODES[@]})); do
+        # A slurmd that died (port taken, bad config) never comes back: fail now, not at the timeout.
+        for n in "${NODES[@]}"; do
+            alive "$(pid_of "slurmd-$n")" || start_failed "slurmd for $n exited"
+        done
         ((SECONDS < deadline)) || start_failed "${#NODES[@]} idle nodes not reached within ${START_TIMEOUT}s"
         sleep 0.2
     done

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from hpcsched.advise.plan import MAX_PRIORITY, make_plan
@@ -62,9 +64,9 @@ def test_fcfs_plan_ranks_by_planned_start_and_sits_above_others():
     # B backfills now, A at R's limit (+100 s), C after A (+200 s)
     assert ids(plan) == [12, 11, 13]
     assert [c.planned_start - NOW for c in plan.changes] == [0.0, 100.0, 200.0]
-    assert [c.why for c in plan.changes] == ["starts now", "planned in 2 min", "planned in 3 min"]
-    # no unmanaged pending job: the top priority is the number of managed jobs
-    assert [c.new for c in plan.changes] == [3, 2, 1]
+    assert [c.why for c in plan.changes] == ["starts now", "in 2 min", "in 3 min"]
+    # no unmanaged pending job: the order starts from the highest current priority
+    assert [c.new for c in plan.changes] == [5000, 4999, 4998]
     assert [c.old for c in plan.changes] == [4000, 5000, 3000]
     assert plan.summary == {
         "nodes": 4, "down": 0, "busy": 2, "running": 1, "pending": 3, "skipped": 0,
@@ -79,6 +81,11 @@ def test_sjf_plan_and_priorities_above_unmanaged_jobs():
     plan = make_plan(state, PolicySpec("sjf"), partition="debug")
     assert ids(plan) == [13, 12, 11]  # C now, B at +20 s, A at R's limit
     assert [c.new for c in plan.changes] == [7003, 7002, 7001]  # above job 99 (7000)
+    # the next tick keeps them where they are (nothing to write)
+    written = {c.job.job_id: c.new for c in plan.changes}
+    state.jobs = [replace(j, priority=written.get(j.job_id, j.priority)) for j in state.jobs]
+    again = make_plan(state, PolicySpec("sjf"), partition="debug")
+    assert [c.new for c in again.changes] == [7003, 7002, 7001] and again.writes == []
     assert plan.scope == "debug" and plan.summary["nodes"] == 4
 
 
@@ -130,7 +137,7 @@ def test_drained_nodes_and_maintenance_reservations_shape_the_plan():
     state.nodes[3] = Node("c4", ("idle", "drain"), ("debug",))
     plan = make_plan(state, PolicySpec("fcfs"))
     assert plan.summary["down"] == 1
-    assert ids(plan) == [41, 40] and plan.changes[1].why == "waits for nodes that are down"
+    assert ids(plan) == [41, 40] and plan.changes[1].why == "nodes down"
 
 
 def test_mars_plans_deterministically_with_an_iteration_budget():

@@ -13,7 +13,6 @@ use crate::engine::{Belief, Engine, Running, View};
 use crate::error::{CoreError, Result};
 use crate::model::{Downtime, DowntimeKind, Job, JobTable};
 use crate::sched::registry::{build_policy, build_search_policy, SearchOptions};
-use crate::sched::{Decision, Policy};
 
 /// Far enough ahead to stand for "until further notice" (nodes down with no known return).
 const UNTIL_FURTHER_NOTICE: f64 = 1e15;
@@ -77,6 +76,8 @@ pub struct Plan {
     pub heuristic: String,
     /// Its window (`None` = the whole queue).
     pub window: Option<u32>,
+    /// When the policy decided: `now`, or for MARS the first moment it could start a job.
+    pub decided_at: f64,
     /// MARS chose to start nothing now although another action would have started jobs.
     pub drain: bool,
     /// Search statistics of the decision (zero for plain policies).
@@ -94,22 +95,37 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
             name,
             window,
             backfill,
-        } => (
-            build_policy(name, *window, backfill)?,
-            Plan::of(name, window.map(|w| w.min(u32::MAX as usize) as u32)),
-        ),
+        } => {
+            let mut plan = Plan::of(name, window.map(|w| w.min(u32::MAX as usize) as u32));
+            plan.decided_at = snapshot.now;
+            (build_policy(name, *window, backfill)?, plan)
+        }
         Planner::Search { name, options } => {
             let mut search = build_search_policy(name, options)?;
-            let mut decision = Decision::default();
-            search.decide(&belief.engine.view(), &mut decision);
-            let chosen = chosen_action(&*search, snapshot)?;
-            let window = (chosen.window != u32::MAX).then_some(chosen.window as usize);
-            let mut plan = Plan::of(chosen.heuristic.name(), window.map(|w| w as u32));
-            plan.drain = chosen.drain;
-            plan.iterations = chosen.iterations;
-            plan.outcomes = chosen.outcomes;
-            plan.seconds = chosen.seconds;
-            (build_policy(chosen.heuristic.name(), window, "easy")?, plan)
+            // The decision at `now`; when nothing can start now (no free node), the first one
+            // the policy makes as the belief unfolds: the order it will follow from there.
+            let mut probe = Engine::with_state(
+                Arc::clone(belief.engine.inputs()),
+                belief.engine.state().clone(),
+            );
+            probe.invoke(&mut *search)?;
+            while search.decision_records().is_empty() && probe.step(&mut *search)? {}
+            let (plan, window) = match search.decision_records().first() {
+                Some(chosen) => {
+                    let window = (chosen.window != u32::MAX).then_some(chosen.window);
+                    let mut plan = Plan::of(chosen.heuristic.name(), window);
+                    plan.decided_at = chosen.time;
+                    plan.drain = chosen.drain;
+                    plan.iterations = chosen.iterations;
+                    plan.outcomes = chosen.outcomes;
+                    plan.seconds = chosen.seconds;
+                    (plan, window)
+                }
+                // No decision ever (no pending job can start): Slurm's own FCFS order.
+                None => (Plan::of("fcfs", None), None),
+            };
+            let ordering = build_policy(&plan.heuristic, window.map(|w| w as usize), "easy")?;
+            (ordering, plan)
         }
     };
     // The same state with a log that records every start.
@@ -134,25 +150,13 @@ impl Plan {
             planned_start: Vec::new(),
             heuristic: heuristic.to_string(),
             window,
+            decided_at: f64::NAN,
             drain: false,
             iterations: 0,
             outcomes: 0,
             seconds: 0.0,
         }
     }
-}
-
-fn chosen_action(
-    search: &dyn Policy,
-    snapshot: &Snapshot,
-) -> Result<crate::sched::mars::DecisionRecord> {
-    search.decision_records().last().cloned().ok_or_else(|| {
-        CoreError::input(format!(
-            "the look-ahead policy made no decision at {} ({} pending jobs)",
-            snapshot.now,
-            snapshot.pending.len()
-        ))
-    })
 }
 
 /// The snapshot as a job table in submit order, with the way back to pending and running.

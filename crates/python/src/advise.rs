@@ -94,6 +94,7 @@ pub fn plan_snapshot<'py>(
     out.set_item("planned_start", result.planned_start.into_pyarray(py))?;
     out.set_item("heuristic", result.heuristic)?;
     out.set_item("window", result.window)?;
+    out.set_item("decided_at", result.decided_at)?;
     out.set_item("drain", result.drain)?;
     out.set_item("iterations", result.iterations)?;
     out.set_item("outcomes", result.outcomes)?;

@@ -165,7 +165,8 @@ def make_plan(
         new = max(1, top - rank)
         changes.append(Change(job, rank, job.priority, new, first[i], _why(first[i], state.now)))
     decision = {
-        k: result[k] for k in ("heuristic", "window", "drain", "iterations", "outcomes", "seconds")
+        k: result[k]
+        for k in ("heuristic", "window", "decided_at", "drain", "iterations", "outcomes", "seconds")
     }
     plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
     if drain_holds and decision["drain"]:
@@ -175,21 +176,26 @@ def make_plan(
 
 
 def _top_priority(state: ClusterState, managed: set[int], count: int) -> int:
-    """The priority of the first managed job: just above every pending job not managed, so
-    that the plan's order sits on top of Slurm's own."""
-    others = [j.priority for j in state.jobs if j.pending and j.job_id not in managed]
-    return min(max(others, default=0) + count, MAX_PRIORITY)
+    """The priority of the first managed job. Every managed priority must sit above the
+    pending jobs the advisor does not manage (U), and stay put from tick to tick: the top is
+    max(U + count, the highest managed priority now), so the first tick starts from Slurm's own
+    values and later ticks keep the advisor's."""
+    others = max(
+        (j.priority for j in state.jobs if j.pending and j.job_id not in managed), default=0
+    )
+    current = max((j.priority for j in state.jobs if j.pending and j.job_id in managed), default=0)
+    return min(max(others + count, current), MAX_PRIORITY)
 
 
 def _why(planned: float, now: float) -> str:
     if not math.isfinite(planned):
-        return "cannot start in this scope"
+        return "cannot start here"
     wait = planned - now
     if wait <= 0:
         return "starts now"
     if wait > 1e13:
-        return "waits for nodes that are down"
-    return f"planned in {wait / 3600:.1f} h" if wait >= 3600 else f"planned in {wait / 60:.0f} min"
+        return "nodes down"
+    return f"in {wait / 3600:.1f} h" if wait >= 3600 else f"in {wait / 60:.0f} min"
 
 
 def _drain_holds(plan: Plan, free: int) -> list[Job]:

@@ -59,7 +59,7 @@ def parse_squeue(document: Mapping[str, Any], source: str = "squeue --json") -> 
 def _job(r: Mapping[str, Any]) -> Job:
     state = str(r["job_state"]).upper()
     limit = r.get("time_limit")
-    array_id = _number(r.get("array_job_id")) or 0
+    array_id = int(_number(r.get("array_job_id")) or 0)
     task = r.get("array_task_id")
     tasks_text = r.get("array_task_string") or ""
     array = None

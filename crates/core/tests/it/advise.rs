@@ -142,6 +142,33 @@ fn mars_chooses_an_action_and_plans_it_deterministically() {
 }
 
 #[test]
+fn mars_with_no_free_node_decides_when_one_frees() {
+    // R holds the whole machine until 200: nothing can start now; MARS decides at 200.
+    let mut snapshot = cluster(20.0);
+    snapshot.running[0].nodes = 4;
+    let planner = Planner::Search {
+        name: "mars".into(),
+        options: SearchOptions {
+            actions: "paper".into(),
+            reward: Reward::CW,
+            config: SearchConfig {
+                iterations: Some(32),
+                trees: 1,
+                ..SearchConfig::default()
+            },
+            threads: 1,
+        },
+    };
+    let p = plan(&snapshot, &planner).unwrap();
+    assert_eq!(p.decided_at, 200.0);
+    assert!(p.planned_start.iter().all(|&t| t >= 200.0));
+    let fcfs = plan(&snapshot, &queue("fcfs", None)).unwrap();
+    assert_eq!(fcfs.decided_at, 100.0);
+    // FCFS: A at 200, then B and C together at 300
+    assert_eq!(fcfs.planned_start, vec![200.0, 300.0, 300.0]);
+}
+
+#[test]
 fn bad_snapshots_are_refused() {
     let mut s = cluster(20.0);
     s.running[0].nodes = 5;
