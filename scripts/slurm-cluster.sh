@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real Slurm 22.05 cluster on this one machine, for tests: a private munged, one slurmctld and four
 # slurmd (nodes c[1-4] x 4 CPUs), all on loopback, all state under one base folder. /etc/slurm and
-# /etc/munge are never touched. See docs in /work/shared/notes/slurm-local-cluster.md.
+# /etc/munge are never touched. Background and quirks: /work/shared/notes/slurm-local-cluster.md.
 #
 #   scripts/slurm-cluster.sh install        # apt-get the Debian packages if slurmctld is missing
 #   scripts/slurm-cluster.sh start BASE     # last stdout line: export SLURM_CONF=BASE/etc/slurm.conf
@@ -26,7 +26,8 @@ die() {
 }
 
 usage() {
-    sed -n '7,10p' "$0" | sed 's/^#   //' >&2
+    # The usage lines are the header comment lines that show a command.
+    sed -n 's/^#   \(scripts\/slurm-cluster.sh .*\)/\1/p' "$0" >&2
     exit 2
 }
 
@@ -166,11 +167,15 @@ show_logs() {
     done
 }
 
-# Fails the start: shows why, then stops what was started so no half-up cluster lingers.
+# Fails the start: stops what was started so no half-up cluster lingers, then shows why. The log
+# tails are read before stopping (shutdown lines would bury the cause) but printed after, so a
+# reader that closes our stderr early (| head) cannot leave daemons running.
 start_failed() {
-    echo "slurm-cluster: $*" >&2
-    show_logs
+    local tails
+    tails=$(show_logs 2>&1)
     stop_daemons
+    echo "slurm-cluster: $*" >&2
+    echo "$tails" >&2
     exit 1
 }
 

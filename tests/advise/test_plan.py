@@ -69,8 +69,8 @@ def test_fcfs_plan_ranks_by_planned_start_and_sits_above_others():
     assert [c.new for c in plan.changes] == [5000, 4999, 4998]
     assert [c.old for c in plan.changes] == [4000, 5000, 3000]
     assert plan.summary == {
-        "nodes": 4, "down": 0, "busy": 2, "running": 1, "pending": 3, "skipped": 0,
-        "reservations": [],
+        "nodes": 4, "down": 0, "busy": 2, "running": 1, "sharing": 0, "pending": 3,
+        "skipped": 0, "reservations": [],
     }  # fmt: skip
 
 

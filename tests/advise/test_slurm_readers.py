@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import calendar
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -26,16 +25,6 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def load(name):
     return json.loads((FIXTURES / name).read_text())
-
-
-@pytest.fixture
-def utc(monkeypatch):
-    """Reservation times are the controller's local time; the fixtures were taken in UTC."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
 
 
 def test_squeue_jobs_with_every_quirk():
@@ -70,7 +59,7 @@ def test_sinfo_nodes_states_and_partitions():
     assert len(idle) == 4 and not any(n.unavailable for n in idle)
 
 
-def test_reservations_in_both_forms(utc):
+def test_reservations_in_both_forms():
     blocks = parse_reservations((FIXTURES / "scontrol-reservation.txt").read_text())
     lines = parse_reservations((FIXTURES / "scontrol-reservation-oneline.txt").read_text())
     assert blocks == lines
@@ -100,7 +89,7 @@ def test_hostlists_and_nice():
     assert decode_nice({"set": True, "infinite": False, "number": 3}) == 3
 
 
-def test_snapshot_state_and_mistakes(tmp_path, utc):
+def test_snapshot_state_and_mistakes(tmp_path):
     state = SlurmSnapshot(
         FIXTURES / "squeue-mixed.json",
         FIXTURES / "sinfo-mixed.json",

@@ -96,7 +96,9 @@ def make_plan(
     names = {n.name for n in nodes}
     machine = len(nodes)
     down = sum(1 for n in nodes if n.unavailable and not n.allocated)
-    running = [j for j in state.jobs if j.running and in_scope(j, partition)]
+    running, shared = _whole_nodes(
+        [j for j in state.jobs if j.running and in_scope(j, partition)], machine - down
+    )
     busy = sum(j.nodes for j in running)
     pending, skipped = [], []
     for job in sorted(
@@ -118,7 +120,8 @@ def make_plan(
         "nodes": machine,
         "down": down,
         "busy": min(busy, machine),
-        "running": len(running),
+        "running": len(running) + len(shared),
+        "sharing": len(shared),
         "pending": len(pending),
         "skipped": len(skipped),
         "reservations": [r.name for r, _ in reservations],
@@ -173,6 +176,20 @@ def make_plan(
         plan.holds = _drain_holds(plan, machine - down - busy)
     plan.seconds = time.perf_counter() - started
     return plan
+
+
+def _whole_nodes(running: list[Job], available: int) -> tuple[list[Job], list[Job]]:
+    """The engine allocates whole nodes, Slurm may share them (CR_CPU): when running jobs
+    claim more nodes than are up, the earliest started keep theirs and the rest are taken to
+    share those nodes (left out of the model)."""
+    kept, shared, used = [], [], 0
+    for job in sorted(running, key=lambda j: (j.start or 0.0, j.job_id)):
+        if used + job.nodes <= available:
+            kept.append(job)
+            used += job.nodes
+        else:
+            shared.append(job)
+    return kept, shared
 
 
 def _top_priority(state: ClusterState, managed: set[int], count: int) -> int:

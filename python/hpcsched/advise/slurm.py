@@ -11,6 +11,7 @@ priority is otherwise pinned).
 
 from __future__ import annotations
 
+import calendar
 import json
 import os
 import re
@@ -154,7 +155,8 @@ def parse_sinfo(document: Mapping[str, Any], source: str = "sinfo --json") -> li
 
 def parse_reservations(text: str, source: str = "scontrol show reservation") -> list[Reservation]:
     """Reservations from ``scontrol show reservation`` (one-line ``-o`` or the block form).
-    Times are the controller's local time."""
+    scontrol prints times in its own time zone without saying which: the adapter runs it with
+    ``TZ=UTC`` and saved output must be taken the same way."""
     if "No reservations" in text:
         return []
     blocks = re.split(r"\n(?=ReservationName=)", text.strip())
@@ -167,8 +169,8 @@ def parse_reservations(text: str, source: str = "scontrol show reservation") -> 
             reservations.append(
                 Reservation(
                     name=fields["ReservationName"],
-                    start=_local_time(fields["StartTime"]),
-                    end=_local_time(fields["EndTime"]),
+                    start=_utc_time(fields["StartTime"]),
+                    end=_utc_time(fields["EndTime"]),
                     nodes=tuple(expand_hostlist(fields.get("Nodes", ""))),
                     flags=tuple(f for f in fields.get("Flags", "").split(",") if f),
                 )
@@ -180,8 +182,8 @@ def parse_reservations(text: str, source: str = "scontrol show reservation") -> 
     return reservations
 
 
-def _local_time(text: str) -> float:
-    return time.mktime(time.strptime(text, "%Y-%m-%dT%H:%M:%S"))
+def _utc_time(text: str) -> float:
+    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
 
 
 def expand_hostlist(expression: str) -> list[str]:
@@ -221,9 +223,15 @@ class SlurmCluster:
         self.parallel_writes = parallel_writes
 
     def _run(self, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "TZ": "UTC"}  # scontrol prints times in its TZ, unlabelled
         try:
             done = subprocess.run(
-                list(args), capture_output=True, text=True, timeout=self.timeout, check=False
+                list(args),
+                capture_output=True,
+                text=True,
+                timeout=self.timeout,
+                check=False,
+                env=env,
             )
         except FileNotFoundError:
             raise ControllerError(
@@ -247,10 +255,15 @@ class SlurmCluster:
     def check(self) -> None:
         done = self._run("scontrol", "ping", check=False)
         if "UP" not in done.stdout:
-            detail = (done.stdout + done.stderr).strip().replace("\n", "; ")
-            raise ControllerError(f"the Slurm controller does not answer ({detail})")
+            lines = [ln.strip() for ln in (done.stdout + done.stderr).splitlines()]
+            detail = next((ln for ln in lines if ln and not ln.startswith("*")), "no answer")
+            raise ControllerError(
+                f"the Slurm controller does not answer ({detail}; SLURM_CONF="
+                f"{os.environ.get('SLURM_CONF', 'default')}); nothing was changed"
+            )
 
     def read(self) -> ClusterState:
+        self.check()  # instant when the controller is down; squeue would wait ~10 s
         before = time.time()
         squeue = _json(self._run("squeue", "--json").stdout, "squeue --json")
         sinfo = _json(self._run("sinfo", "--json").stdout, "sinfo --json")
@@ -338,6 +351,12 @@ def _json(text: str, source: str) -> dict[str, Any]:
         raise ControllerError(f"{source} did not print JSON ({exc})") from None
     if not isinstance(document, dict):
         raise ControllerError(f"{source} did not print a JSON object")
+    errors = document.get("errors") or []
+    if errors:
+        # Slurm reports a controller it cannot reach here, with exit code 0
+        first = errors[0] if isinstance(errors[0], dict) else {"description": str(errors[0])}
+        detail = first.get("description") or first.get("error") or "error"
+        raise ControllerError(f"{source} failed: {detail} ({first.get('source', 'slurm')})")
     return document
 
 
