@@ -191,8 +191,9 @@ cmd_start() {
     for n in "${NODES[@]}"; do
         mkdir -p "$BASE/spool/$n"
     done
-    # munged refuses a socket folder that others cannot traverse, and a key readable by others.
-    chmod 755 "$BASE/munge"
+    # munged refuses a socket folder that others cannot traverse (every folder on its path: a
+    # base made by mktemp -d is private), and a key readable by others.
+    chmod 755 "$BASE" "$BASE/munge"
     if [[ ! -s "$BASE/munge/munge.key" ]]; then
         mungekey -c -k "$BASE/munge/munge.key"
     fi
