@@ -21,6 +21,22 @@ fn queue(name: &str, window: Option<usize>) -> Planner {
     }
 }
 
+fn mars_cw(iterations: u32, trees: u32) -> Planner {
+    Planner::Search {
+        name: "mars".into(),
+        options: SearchOptions {
+            actions: "paper".into(),
+            reward: Reward::CW,
+            config: SearchConfig {
+                iterations: Some(iterations),
+                trees,
+                ..SearchConfig::default()
+            },
+            threads: 1,
+        },
+    }
+}
+
 /// 4 nodes at t = 100; R (2 nodes) started at 0 with a 200 s limit; A needs the whole machine,
 /// B and C two nodes each.
 fn cluster(c_limit: f64) -> Snapshot {
@@ -100,19 +116,7 @@ fn overdue_running_jobs_are_expected_to_end_now() {
 
 #[test]
 fn mars_chooses_an_action_and_plans_it_deterministically() {
-    let planner = Planner::Search {
-        name: "mars".into(),
-        options: SearchOptions {
-            actions: "paper".into(),
-            reward: Reward::CW,
-            config: SearchConfig {
-                iterations: Some(64),
-                trees: 2,
-                ..SearchConfig::default()
-            },
-            threads: 1,
-        },
-    };
+    let planner = mars_cw(64, 2);
     let snapshot = cluster(20.0);
     let first: Plan = plan(&snapshot, &planner).unwrap();
     let again = plan(&snapshot, &planner).unwrap();
@@ -146,19 +150,7 @@ fn mars_with_no_free_node_decides_when_one_frees() {
     // R holds the whole machine until 200: nothing can start now; MARS decides at 200.
     let mut snapshot = cluster(20.0);
     snapshot.running[0].nodes = 4;
-    let planner = Planner::Search {
-        name: "mars".into(),
-        options: SearchOptions {
-            actions: "paper".into(),
-            reward: Reward::CW,
-            config: SearchConfig {
-                iterations: Some(32),
-                trees: 1,
-                ..SearchConfig::default()
-            },
-            threads: 1,
-        },
-    };
+    let planner = mars_cw(32, 1);
     let p = plan(&snapshot, &planner).unwrap();
     assert_eq!(p.decided_at, 200.0);
     assert!(p.planned_start.iter().all(|&t| t >= 200.0));
