@@ -44,6 +44,20 @@ class Slurm:
         )  # fmt: skip
         return int(out.strip().split(";")[0])
 
+    @property
+    def base(self) -> Path:
+        """The cluster's folder (SLURM_CONF is BASE/etc/slurm.conf)."""
+        return Path(self.conf).parents[1]
+
+    def restart(self) -> None:
+        """The whole cluster again (after a test stopped a daemon)."""
+        done = subprocess.run(
+            ["bash", str(SCRIPT), "start", str(self.base)],
+            capture_output=True, text=True, timeout=180,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"the test cluster did not come back:\n{done.stderr}")
+
     def jobs(self) -> dict[int, dict]:
         return {j["job_id"]: j for j in json.loads(self.run("squeue", "--json"))["jobs"]}
 
