@@ -169,3 +169,30 @@ def test_snapshots_are_never_changed(flag, capsys):
     )  # fmt: skip
     _, err = capsys.readouterr()
     assert code == 2 and "--from-json" in err
+
+
+def test_the_loop_stops_on_sigterm_and_releases_its_jobs(slurm, tmp_path):
+    jobs = behind_a_blocker(slurm, blocker_seconds=60)
+    log = tmp_path / "log.jsonl"
+    loop = subprocess.Popen(
+        [sys.executable, "-m", "hpcsched", "advise", "--slurm", "--policy", "sjf",
+         "--partition", "debug", "--apply", "--interval", "0.5", "--release-on-exit",
+         "--log", str(log)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while not log.exists() or log.read_text().count('"event": "tick"') < 2:
+        assert loop.poll() is None and time.monotonic() < deadline, "the loop did not tick twice"
+        time.sleep(0.2)
+    steered = slurm.priorities(jobs)
+    loop.send_signal(signal.SIGTERM)
+    _, err = loop.communicate(timeout=60)
+    assert loop.returncode == 0 and "Traceback" not in err
+    entries = [json.loads(line) for line in log.read_text().splitlines()]
+    assert entries[-1]["event"] == "release" and sorted(entries[-1]["jobs"]) == sorted(
+        {w["job_id"] for e in entries for w in e.get("writes", []) if w["outcome"] == WRITTEN}
+    )
+    # ticks after the first find nothing to change: priorities stay put
+    assert all(e["writes"] == [] for e in entries[1:-1])
+    time.sleep(1.5)
+    assert slurm.priorities(jobs) != steered  # Slurm computes them again
