@@ -5,9 +5,11 @@
 //! - [`engine`]: the event loop, the cloneable simulation state, the view policies get;
 //! - [`sched`]: queue ordering (MARS Table II), EASY backfilling, SNF;
 //! - [`io`]: fast parsing of large trace files;
-//! - [`advise`]: plans from a live cluster's snapshot (the production advisor).
+//! - [`advise`]: plans from a live cluster's snapshot (the production advisor);
+//! - [`agent`]: decision points, observations and rewards for learning agents.
 
 pub mod advise;
+pub mod agent;
 pub mod engine;
 pub mod error;
 pub mod io;

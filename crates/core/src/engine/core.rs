@@ -264,8 +264,10 @@ impl Engine {
         }
         self.state.now = t;
         self.log.event_times += 1;
-        self.state.arrived.clear();
-        self.state.completed.clear();
+        if !self.state.record_events {
+            self.state.arrived.clear();
+            self.state.completed.clear();
+        }
         // Energy is reported up to the last completion: keep the totals as they were then.
         if self.complete_jobs(t) && self.inputs.machine.power.is_some() {
             self.log.at_last_completion = self.state.metrics;
@@ -291,9 +293,19 @@ impl Engine {
         let mut decision = std::mem::take(&mut self.decision);
         decision.clear();
         policy.decide(&self.view(), &mut decision);
+        if self.state.record_events {
+            self.state.arrived.clear();
+            self.state.completed.clear();
+        }
         let applied = self.apply(&decision);
         self.decision = decision;
         applied
+    }
+
+    /// Keeps arrivals and completions in the view until the next invocation: what a policy
+    /// outside the engine (Python, a learning agent) gets as "the events since the last call".
+    pub fn record_events(&mut self) {
+        self.state.record_events = true;
     }
 
     /// Applies a decision computed elsewhere (look-ahead search replays the outcome it chose).
@@ -348,9 +360,11 @@ impl Engine {
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
-            // Only power managers read this instant's completions and arrivals.
+            // Only power managers and outside policies read completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
                 nodes.release(c.job);
+                self.state.completed.push((c.job, running.start, c.end));
+            } else if self.state.record_events {
                 self.state.completed.push((c.job, running.start, c.end));
             }
         }
@@ -363,7 +377,7 @@ impl Engine {
             && jobs.get(self.state.next_submit).submit <= t
         {
             self.state.queue.push(self.state.next_submit);
-            if self.state.nodes.is_some() {
+            if self.state.nodes.is_some() || self.state.record_events {
                 self.state.arrived.push(self.state.next_submit);
             }
             self.state.next_submit += 1;

@@ -73,6 +73,9 @@ pub struct SimState {
     pub(crate) timers: BinaryHeap<Timer>,
     /// Jobs submitted at the current event time.
     pub(crate) arrived: Vec<u32>,
+    /// Keep arrivals and completions until the next invocation (policies outside the engine
+    /// get "the events since the last call"); power managers see each instant's.
+    pub(crate) record_events: bool,
     /// Jobs completed at the current event time: (job, start, end).
     pub(crate) completed: Vec<(u32, f64, f64)>,
 }
@@ -174,6 +177,12 @@ impl SimState {
 
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// Nodes per power state (idle, computing, switching on, switching off, sleeping); zeros
+    /// when the run does not manage power.
+    pub fn node_counts(&self) -> [u32; 5] {
+        self.nodes.as_ref().map_or([0; 5], |n| n.counts())
     }
 
     pub(crate) fn insert_running(&mut self, r: Running) {

@@ -5,11 +5,13 @@
 
 pub mod admission;
 pub mod easy;
+pub mod external;
 pub mod mars;
 pub mod order;
 pub mod policy;
 pub mod registry;
 
+pub use external::{translate, ExternalDecision};
 pub use mars::{Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;
 pub use policy::{Backfill, Decision, Policy, QueuePolicy, Reserve, Snf, Start, StartKind};

@@ -154,71 +154,86 @@ impl Policy for QueuePolicy {
             &mut self.order,
         );
         let sorted = self.order.len();
-        let position = |k: usize| if k < sorted { self.order[k] } else { k as u32 };
-        let mut admission = Admission::new(view);
-        let mut free = view.free;
-        self.started.clear();
+        let order = &self.order;
+        let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
+        scan_with_backfill(view, position, self.backfill, &mut self.started, decision);
+    }
+}
 
-        // The scan: start in order while jobs fit; the first eligible misfit is the top job.
-        let mut top = None;
-        for k in 0..queue.len() {
-            let pos = position(k);
-            let job_index = queue[pos as usize];
-            let job = view.jobs.get(job_index);
-            let est_end = view.now + job.requested_time;
-            if !admission.admits(est_end, job.nodes) {
-                continue;
-            }
-            if job.nodes > free {
-                top = Some((k, job.nodes));
-                break;
-            }
-            admission.commit(est_end, job.nodes);
-            free -= job.nodes;
-            self.started.push((est_end, job.nodes));
-            decision.starts.push(Start {
-                pos,
-                job: job_index,
-                kind: StartKind::Primary,
-            });
+/// The scan and EASY, for a queue order given as `position(k)` = queue position of the k-th
+/// job in that order (k over the whole queue): start in order while jobs fit; the first
+/// eligible job that does not fit is the top job; with EASY, later jobs that delay neither its
+/// reservation nor an announced maintenance backfill. `started` is scratch space.
+pub fn scan_with_backfill(
+    view: &View,
+    position: impl Fn(usize) -> u32,
+    backfill: Backfill,
+    started: &mut Vec<(f64, u32)>,
+    decision: &mut Decision,
+) {
+    let queue = view.queue;
+    let mut admission = Admission::new(view);
+    let mut free = view.free;
+    started.clear();
+
+    // The scan: start in order while jobs fit; the first eligible misfit is the top job.
+    let mut top = None;
+    for k in 0..queue.len() {
+        let pos = position(k);
+        let job_index = queue[pos as usize];
+        let job = view.jobs.get(job_index);
+        let est_end = view.now + job.requested_time;
+        if !admission.admits(est_end, job.nodes) {
+            continue;
         }
-        let Some((top_k, top_nodes)) = top else {
-            return;
-        };
-        if self.backfill == Backfill::None || free == 0 {
-            return;
+        if job.nodes > free {
+            top = Some((k, job.nodes));
+            break;
         }
-        let Some(mut reservation) = Reservation::compute(view, free, top_nodes, &mut self.started)
-        else {
-            return;
-        };
-        decision.reservation = Some(Reserve {
-            job: queue[position(top_k) as usize],
-            shadow_time: reservation.shadow_time,
-            extra: reservation.extra,
+        admission.commit(est_end, job.nodes);
+        free -= job.nodes;
+        started.push((est_end, job.nodes));
+        decision.starts.push(Start {
+            pos,
+            job: job_index,
+            kind: StartKind::Primary,
         });
-        for k in top_k + 1..queue.len() {
-            if free == 0 {
-                break;
-            }
-            let pos = position(k);
-            let job_index = queue[pos as usize];
-            let job = view.jobs.get(job_index);
-            if job.nodes > free {
-                continue;
-            }
-            let est_end = view.now + job.requested_time;
-            if !admission.admits(est_end, job.nodes) || !reservation.admits(est_end, job.nodes) {
-                continue;
-            }
-            admission.commit(est_end, job.nodes);
-            free -= job.nodes;
-            decision.starts.push(Start {
-                pos,
-                job: job_index,
-                kind: StartKind::Backfill,
-            });
+    }
+    let Some((top_k, top_nodes)) = top else {
+        return;
+    };
+    if backfill == Backfill::None || free == 0 {
+        return;
+    }
+    let Some(mut reservation) = Reservation::compute(view, free, top_nodes, started) else {
+        return;
+    };
+    decision.reservation = Some(Reserve {
+        job: queue[position(top_k) as usize],
+        shadow_time: reservation.shadow_time,
+        extra: reservation.extra,
+    });
+    for k in top_k + 1..queue.len() {
+        if free == 0 {
+            break;
         }
+        let pos = position(k);
+        let job_index = queue[pos as usize];
+        let job = view.jobs.get(job_index);
+        if job.nodes > free {
+            continue;
+        }
+        let est_end = view.now + job.requested_time;
+        if !admission.admits(est_end, job.nodes) || !reservation.admits(est_end, job.nodes) {
+            continue;
+        }
+        admission.commit(est_end, job.nodes);
+        free -= job.nodes;
+        decision.starts.push(Start {
+            pos,
+            job: job_index,
+            kind: StartKind::Backfill,
+        });
     }
 }
 

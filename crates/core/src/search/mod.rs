@@ -12,4 +12,4 @@ pub mod tree;
 
 pub use action::{Action, ActionSet};
 pub use mcts::{search, SearchConfig, SearchOutcome};
-pub use reward::Reward;
+pub use reward::{Reward, RootReference};

@@ -4,5 +4,6 @@ mod advise;
 mod common;
 mod downtime;
 mod easy;
+mod external;
 mod heuristics;
 mod jobs;

@@ -1,0 +1,115 @@
+//! What learning agents need from the engine: decision points, observations, rewards.
+//!
+//! The gymnasium environment of the Python package drives an [`Engine`] through these: it
+//! advances to the next decision point, observes fixed-size features, applies the agent's
+//! action as an [`ExternalDecision`](crate::sched::ExternalDecision) (or a MARS action), and
+//! scores the state with the same named reward terms MARS uses.
+
+use crate::engine::power::NodeState;
+use crate::engine::Engine;
+use crate::search::{Reward, RootReference};
+
+/// Features per queue slot: wait (h), requested time (h), nodes / machine, requested
+/// node-hours / machine, fits in the free nodes now (0/1), would end before the next
+/// announced maintenance (0/1), FCFS rank / slots, slot holds a job (0/1).
+pub const JOB_FEATURES: usize = 8;
+/// Cluster features: free, busy, down, idle, switching, sleeping nodes (shares of the
+/// machine), waiting jobs / slots, hours to the next announced maintenance (capped at 48 h,
+/// 48 without one), hours since the first submission / 1000.
+pub const CLUSTER_FEATURES: usize = 9;
+const HORIZON_HOURS: f64 = 48.0;
+
+/// Where an agent decides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionPoints {
+    /// When jobs wait and nodes are free (queue actions: something could start).
+    JobsAndNodes,
+    /// At every event time (power actions: idle nodes matter too).
+    EveryEvent,
+}
+
+/// Advances `engine` to the next decision point; `false` when the episode is over (no event
+/// left).
+pub fn next_decision(engine: &mut Engine, points: DecisionPoints) -> bool {
+    loop {
+        if !engine.advance() {
+            return false;
+        }
+        let view = engine.view();
+        let ready = match points {
+            DecisionPoints::JobsAndNodes => !view.queue.is_empty() && view.free > 0,
+            DecisionPoints::EveryEvent => true,
+        };
+        if ready {
+            return true;
+        }
+    }
+}
+
+/// Writes the features of the first `slots` waiting jobs (FCFS order) into `jobs`
+/// (`slots * JOB_FEATURES`, zero-padded) and of the cluster into `cluster`; `mask[i]` is whether
+/// slot `i` holds a job.
+pub fn observe(
+    engine: &Engine,
+    slots: usize,
+    jobs: &mut [f32],
+    cluster: &mut [f32],
+    mask: &mut [bool],
+) {
+    let view = engine.view();
+    let machine = f64::from(view.machine_nodes.max(1));
+    let now = view.now;
+    let next_maintenance = view
+        .announced
+        .iter()
+        .map(|w| w.start)
+        .filter(|&s| s > now)
+        .fold(f64::INFINITY, f64::min);
+    jobs.fill(0.0);
+    mask.fill(false);
+    for (slot, &j) in view.queue.iter().take(slots).enumerate() {
+        let job = view.jobs.get(j);
+        let f = &mut jobs[slot * JOB_FEATURES..(slot + 1) * JOB_FEATURES];
+        let hours = job.requested_time / 3600.0;
+        f[0] = ((now - job.submit).max(0.0) / 3600.0) as f32;
+        f[1] = hours as f32;
+        f[2] = (f64::from(job.nodes) / machine) as f32;
+        f[3] = (hours * f64::from(job.nodes) / machine) as f32;
+        f[4] = f32::from(u8::from(job.nodes <= view.free));
+        f[5] = f32::from(u8::from(now + job.requested_time <= next_maintenance));
+        f[6] = (slot as f64 / slots.max(1) as f64) as f32;
+        f[7] = 1.0;
+        mask[slot] = true;
+    }
+    let counts = engine.state().node_counts();
+    let busy: u32 = view.running.iter().map(|r| r.nodes).sum();
+    let down = engine.state().down_nodes();
+    let share = |n: u32| (f64::from(n) / machine) as f32;
+    cluster[0] = share(view.free);
+    cluster[1] = share(busy);
+    cluster[2] = share(down);
+    cluster[3] = share(counts[NodeState::Idle as usize]);
+    cluster[4] =
+        share(counts[NodeState::SwitchingOn as usize] + counts[NodeState::SwitchingOff as usize]);
+    cluster[5] = share(counts[NodeState::Sleeping as usize]);
+    cluster[6] = (view.queue.len() as f64 / slots.max(1) as f64) as f32;
+    cluster[7] = ((next_maintenance - now) / 3600.0).min(HORIZON_HOURS) as f32;
+    cluster[8] = (now.max(0.0) / 3600.0 / 1000.0) as f32;
+}
+
+/// The named reward terms of MARS (`search::reward`: wait, bounded slowdown, utilization,
+/// energy; each in [0, 1]) over the episode so far, `start` being the reference taken at the
+/// episode's start.
+pub fn episode_terms(engine: &Engine, start: &RootReference) -> [f64; 4] {
+    let unit = |i: usize| {
+        let mut w = [0.0; 4];
+        w[i] = 1.0;
+        Reward {
+            wait: w[0],
+            bsld: w[1],
+            utilization: w[2],
+            energy: w[3],
+        }
+    };
+    [0, 1, 2, 3].map(|i| unit(i).evaluate(engine, start))
+}

@@ -1,0 +1,89 @@
+//! Decisions made outside the engine (a Python policy, a learning agent), in their own terms:
+//! jobs named by job-table index, a priority order to scan, timers and power switches.
+//! [`translate`] turns them into the engine's [`Decision`]; the engine then validates it like
+//! any other (a job that does not fit, a node in the wrong state: an error naming the job).
+
+use crate::engine::View;
+use crate::error::{CoreError, Result};
+use crate::sched::policy::{scan_with_backfill, Backfill, Decision, Start, StartKind};
+
+/// What an outside policy decides at one invocation.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ExternalDecision {
+    /// Waiting jobs (job-table indices) to start now, exactly these, in this order.
+    pub start: Vec<u32>,
+    /// Or a priority order (job-table indices; waiting jobs not named follow in FCFS order) that
+    /// the engine scans, starting jobs while they fit, then backfills behind the first that
+    /// does not (with EASY) or stops there.
+    pub order: Option<Vec<u32>>,
+    pub backfill: Backfill,
+    /// Times at which to be invoked again.
+    pub timers: Vec<f64>,
+    /// Nodes to switch on and off (platforms with a power model).
+    pub power_on: Vec<u32>,
+    pub power_off: Vec<u32>,
+}
+
+/// Fills `decision` from `external`, naming unknown or repeated jobs in the error.
+pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decision) -> Result<()> {
+    decision.clear();
+    let position = |job: u32| -> Result<u32> {
+        view.queue
+            .iter()
+            .position(|&j| j == job)
+            .map(|p| p as u32)
+            .ok_or_else(|| {
+                let what = if (job as usize) < view.jobs.len() {
+                    format!("job {} (index {job}) is not waiting", view.jobs.get(job).id)
+                } else {
+                    format!("there is no job index {job}")
+                };
+                CoreError::decision(what)
+            })
+    };
+    if external.order.is_some() && !external.start.is_empty() {
+        return Err(CoreError::decision(
+            "give either jobs to start or an order to scan, not both",
+        ));
+    }
+    let mut named = vec![false; view.queue.len()];
+    let mut name = |pos: u32, job: u32| -> Result<()> {
+        if std::mem::replace(&mut named[pos as usize], true) {
+            return Err(CoreError::decision(format!(
+                "job {} is named twice",
+                view.jobs.get(job).id
+            )));
+        }
+        Ok(())
+    };
+    for &job in &external.start {
+        let pos = position(job)?;
+        name(pos, job)?;
+        decision.starts.push(Start {
+            pos,
+            job,
+            kind: StartKind::Primary,
+        });
+    }
+    if let Some(order) = &external.order {
+        let mut positions = Vec::with_capacity(view.queue.len());
+        for &job in order {
+            let pos = position(job)?;
+            name(pos, job)?;
+            positions.push(pos);
+        }
+        positions.extend((0..view.queue.len() as u32).filter(|&p| !named[p as usize]));
+        let mut started = Vec::new();
+        scan_with_backfill(
+            view,
+            |k| positions[k],
+            external.backfill,
+            &mut started,
+            decision,
+        );
+    }
+    decision.timers.extend_from_slice(&external.timers);
+    decision.power_on.extend_from_slice(&external.power_on);
+    decision.power_off.extend_from_slice(&external.power_off);
+    Ok(())
+}
