@@ -18,6 +18,7 @@ from hpcsched.exceptions import OptionError
 from hpcsched.output import write_run
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec
+from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
 from hpcsched.workload import (
     DEFAULT_ANNOUNCE_LEAD,
     DowntimeCalendar,
@@ -105,7 +106,7 @@ def _scalars(tree: dict[str, Any]) -> dict[str, Any]:
 
 def simulate(
     workload: Workload | str | os.PathLike[str],
-    policy: str | PolicySpec = "fcfs",
+    policy: str | PolicySpec | Policy = "fcfs",
     *,
     window: int | None = None,
     backfill: str = "easy",
@@ -125,13 +126,15 @@ def simulate(
     """Replays ``workload`` (a :class:`Workload` or a trace path) under ``policy``.
 
     ``policy`` is a name (a MARS Table II heuristic such as ``fcfs``, ``wfp3``, ``sjf``, or
-    ``snf``) with ``window`` and ``backfill``, or a :class:`PolicySpec`. ``downtime`` is a
-    calendar file or object in the trace's clock. ``platform`` (a preset name such as
+    ``snf``) with ``window`` and ``backfill``, a :class:`PolicySpec`, a Python policy (an
+    object with ``decide(view)``, see :mod:`hpcsched.protocol`) or ``"python:MODULE:CLASS"``.
+    ``downtime`` is a calendar file or object in the trace's clock. ``platform`` (a preset name
+    such as
     ``"AOBA-64"``, a TOML file or a :class:`Platform`) sets the machine size and, with a power
     model, adds energy to the summary. With ``out``, the run directory is written
     (atomically). ``progress`` is called with (simulated time, jobs submitted) as the run goes.
     """
-    spec = policy if isinstance(policy, PolicySpec) else PolicySpec(policy, window, backfill)
+    spec = _spec(policy, window, backfill)
     check_overrun(overrun)
     platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
@@ -166,7 +169,10 @@ def simulate(
             option="--platform",
         )
     calendar = _calendar(downtime, announce_lead, workload)
-    if spec.is_power and len(calendar):
+    manages_power = spec.is_power or (
+        isinstance(spec, PythonPolicySpec) and platform is not None and platform.power is not None
+    )
+    if manages_power and len(calendar):
         raise OptionError(
             f"{spec.name} does not support downtime windows yet; drop --downtime",
             option="--downtime",
@@ -193,7 +199,8 @@ def simulate(
         calendar.announce_lead,
         spec.search.to_native() if spec.search else None,
         platform.power.to_dict() if platform is not None and platform.power else None,
-        spec.power.to_native() if spec.power else None,
+        _manager(spec, platform),
+        python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
     )
     _drive(sim, workload, progress)
     t2 = time.perf_counter()
@@ -262,6 +269,32 @@ def simulate(
     if out is not None:
         result.write(out, csv=csv)
     return result
+
+
+def _spec(
+    policy: str | PolicySpec | PythonPolicySpec | Policy, window: int | None, backfill: str
+) -> PolicySpec | PythonPolicySpec:
+    if isinstance(policy, PolicySpec | PythonPolicySpec):
+        return policy
+    if isinstance(policy, str):
+        if policy.startswith("python:"):
+            return load_policy(policy)
+        return PolicySpec(policy, window, backfill)
+    if is_python_policy(policy):
+        return PythonPolicySpec(policy)
+    raise OptionError(
+        f"a policy is a name, a PolicySpec or an object with decide(view), not {policy!r}",
+        option="--policy",
+    )
+
+
+def _manager(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> dict | None:
+    """Power-manager options: a built-in manager's, or for a Python policy on a platform with
+    a power model, node power control with mean transition latencies."""
+    if isinstance(spec, PythonPolicySpec):
+        has_power = platform is not None and platform.power is not None
+        return {"sample_transitions": None} if has_power else None
+    return spec.power.to_native() if spec.power else None
 
 
 def resolve_platform(

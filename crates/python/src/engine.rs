@@ -1,30 +1,49 @@
 //! `Simulation`: one engine run driven from Python.
 
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
+use hpcsched_core::agent::{
+    episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES, JOB_FEATURES,
+};
 use hpcsched_core::model::PowerModel;
 use hpcsched_core::power::policy::{IconConfig, PowerRecord};
 use hpcsched_core::power::screen::SeriesStats;
+use hpcsched_core::sched::translate;
 use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
     build_policy, build_power_policy, build_search_policy, SearchOptions, POWER_POLICIES,
 };
-use hpcsched_core::search::{Reward, SearchConfig};
+use hpcsched_core::search::{ActionSet, Reward, RootReference, SearchConfig};
 use hpcsched_core::{
-    Calendar, CoreError, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine, Overrun,
-    Policy,
+    Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,
+    Overrun, Policy,
 };
-use numpy::{IntoPyArray, PyReadonlyArray1};
+use numpy::ndarray::Array2;
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 use crate::error::IntoPyResult;
+use crate::external::{external_decision, reason_of, view_dict, Outcome, PyPolicy};
+
+/// An agent's observation: job features [slots, JOB_FEATURES], cluster features, slot mask.
+type Observation<'py> = (
+    Bound<'py, PyArray2<f32>>,
+    Bound<'py, PyArray1<f32>>,
+    Bound<'py, PyArray1<bool>>,
+);
 
 /// A simulation of one workload under one built-in policy.
 #[pyclass(name = "Simulation", module = "hpcsched._core")]
 pub struct PySimulation {
     engine: Engine,
     policy: Box<dyn Policy>,
+    /// A Python policy's exception and last decision (None for built-in policies).
+    outside: Option<Arc<Mutex<Outcome>>>,
+    /// The reference the episode's reward terms start from (agents).
+    start: RootReference,
+    /// The MARS action set an agent picks from (built on first use).
+    actions: Option<ActionSet>,
 }
 
 fn input_err(reason: impl Into<String>) -> CoreError {
@@ -40,7 +59,8 @@ impl PySimulation {
     #[pyo3(signature = (
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
-        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None
+        down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
+        python=None
     ))]
     fn new(
         py: Python<'_>,
@@ -62,6 +82,7 @@ impl PySimulation {
         search: Option<&Bound<'_, PyDict>>,
         power: Option<&Bound<'_, PyDict>>,
         manager: Option<&Bound<'_, PyDict>>,
+        python: Option<Py<PyAny>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -126,7 +147,24 @@ impl PySimulation {
         })()
         .py_result(py)?;
         let managed = POWER_POLICIES.contains(&policy);
-        let (inputs, policy) = if managed {
+        let mut outside = None;
+        let (inputs, policy) = if policy == "python" {
+            let object = python.ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err("policy 'python' needs the object")
+            })?;
+            // On a platform with a power model the policy switches nodes itself.
+            let inputs = match manager {
+                Some(options) => {
+                    let sample: Option<u64> = get_item(options, "sample_transitions")?;
+                    inputs.with_power_management(sample).py_result(py)?
+                }
+                None => inputs,
+            };
+            let name: String = object.bind(py).getattr("name")?.extract()?;
+            let python = PyPolicy::new(object, name);
+            outside = Some(Arc::clone(&python.outcome));
+            (inputs, Box::new(python) as Box<dyn Policy>)
+        } else if managed {
             let options = manager.ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err("power policies need manager options")
             })?;
@@ -144,9 +182,17 @@ impl PySimulation {
             .py_result(py)?;
             (inputs, policy)
         };
+        let mut engine = Engine::new(Arc::new(inputs));
+        if outside.is_some() {
+            engine.record_events();
+        }
+        let start = Reward::reference(&engine);
         Ok(PySimulation {
-            engine: Engine::new(Arc::new(inputs)),
+            engine,
             policy,
+            outside,
+            start,
+            actions: None,
         })
     }
 
@@ -179,17 +225,93 @@ impl PySimulation {
         self.engine.peek()
     }
 
-    /// Processes every event up to and including time `until` (GIL released).
+    /// Processes every event up to and including time `until` (GIL released for built-in
+    /// policies).
     fn run_until(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
+        if self.outside.is_some() {
+            return self.run_outside(py, until);
+        }
         let (engine, policy) = (&mut self.engine, &mut self.policy);
         py.detach(|| engine.run_until(until, policy.as_mut()))
             .py_result(py)
     }
 
-    /// Runs to the end (GIL released).
+    /// Runs to the end (GIL released for built-in policies).
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
+        if self.outside.is_some() {
+            return self.run_outside(py, f64::INFINITY);
+        }
         let (engine, policy) = (&mut self.engine, &mut self.policy);
         py.detach(|| engine.run(policy.as_mut())).py_result(py)
+    }
+
+    /// The view a policy gets now, as a dict of numpy arrays.
+    fn view<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        view_dict(py, &self.engine.view())
+    }
+
+    /// Agents: advances to the next decision point (jobs waiting and nodes free, or every
+    /// event time with `every_event`); False when the episode is over.
+    fn advance_to_decision(&mut self, every_event: bool) -> bool {
+        let points = if every_event {
+            DecisionPoints::EveryEvent
+        } else {
+            DecisionPoints::JobsAndNodes
+        };
+        next_decision(&mut self.engine, points)
+    }
+
+    /// Agents: (job features [slots, JOB_FEATURES], cluster features, slot mask).
+    fn observe<'py>(&self, py: Python<'py>, slots: usize) -> Observation<'py> {
+        let mut jobs = vec![0.0f32; slots * JOB_FEATURES];
+        let mut cluster = vec![0.0f32; CLUSTER_FEATURES];
+        let mut mask = vec![false; slots];
+        observe(&self.engine, slots, &mut jobs, &mut cluster, &mut mask);
+        let jobs = Array2::from_shape_vec((slots, JOB_FEATURES), jobs).expect("shape");
+        (
+            jobs.into_pyarray(py),
+            cluster.into_pyarray(py),
+            mask.into_pyarray(py),
+        )
+    }
+
+    /// Agents: applies a decision object (as a Python policy returns) now.
+    fn apply(&mut self, py: Python<'_>, decision: &Bound<'_, PyAny>) -> PyResult<()> {
+        let external = external_decision(decision)?;
+        let mut d = Decision::default();
+        translate(&self.engine.view(), &external, &mut d).py_result(py)?;
+        self.engine.apply_decision(&d).py_result(py)
+    }
+
+    /// Agents: applies MARS action `index` of the action set `actions` ("paper" = the 161
+    /// actions) now; returns how many jobs it started.
+    fn apply_action(&mut self, py: Python<'_>, index: usize, actions: &str) -> PyResult<usize> {
+        if self.actions.is_none() {
+            self.actions = Some(ActionSet::parse(actions).py_result(py)?);
+        }
+        let set = self.actions.as_mut().expect("built above");
+        if index >= set.len() {
+            return Err(pyo3::exceptions::PyIndexError::new_err(format!(
+                "action {index} out of {} actions",
+                set.len()
+            )));
+        }
+        let mut d = Decision::default();
+        set.decide(index, &self.engine.view(), &mut d);
+        let started = d.starts.len();
+        self.engine.apply_decision(&d).py_result(py)?;
+        Ok(started)
+    }
+
+    /// Agents: the MARS reward terms (wait, bsld, utilization, energy) over the episode.
+    fn episode_terms(&self) -> [f64; 4] {
+        episode_terms(&self.engine, &self.start)
+    }
+
+    /// Jobs waiting now.
+    #[getter]
+    fn queue_length(&self) -> usize {
+        self.engine.view().queue.len()
     }
 
     /// The policy's decision log as columns (empty for policies that keep none).
@@ -483,4 +605,34 @@ fn icon_config(d: &Bound<'_, PyDict>) -> PyResult<IconConfig> {
         stale_completion_shutdown: get_item(d, "stale_completion_shutdown")?,
         ..defaults
     })
+}
+
+impl PySimulation {
+    /// Steps with a Python policy (the GIL held: the policy is Python), stopping at its first
+    /// exception; a decision the engine refuses is named with the policy and the time.
+    fn run_outside(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
+        let outcome = Arc::clone(self.outside.as_ref().expect("a Python policy"));
+        while self.engine.peek().is_some_and(|t| t <= until) {
+            let now = self.engine.peek().unwrap_or(f64::NAN);
+            let stepped = self.engine.step(self.policy.as_mut());
+            let mut state = outcome.lock().expect("not poisoned");
+            if let Some(err) = state.error.take() {
+                return Err(err);
+            }
+            if let Err(err) = stepped {
+                let reason = format!(
+                    "{} at t={now}: {}; decision: {}",
+                    self.policy.name(),
+                    reason_of(err),
+                    state.last_decision
+                );
+                return Err(crate::error::to_py_err(
+                    py,
+                    CoreError::decision(reason),
+                    None,
+                ));
+            }
+        }
+        Ok(())
+    }
 }

@@ -3,6 +3,7 @@
 mod advise;
 mod engine;
 mod error;
+mod external;
 mod swf;
 
 use pyo3::prelude::*;

@@ -12,6 +12,8 @@ use crate::sched::policy::{scan_with_backfill, Backfill, Decision, Start, StartK
 pub struct ExternalDecision {
     /// Waiting jobs (job-table indices) to start now, exactly these, in this order.
     pub start: Vec<u32>,
+    /// More jobs to start now, recorded as backfilled (started behind a job that waits).
+    pub backfilled: Vec<u32>,
     /// Or a priority order (job-table indices; waiting jobs not named follow in FCFS order) that
     /// the engine scans, starting jobs while they fit, then backfills behind the first that
     /// does not (with EASY) or stops there.
@@ -41,7 +43,7 @@ pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decisi
                 CoreError::decision(what)
             })
     };
-    if external.order.is_some() && !external.start.is_empty() {
+    if external.order.is_some() && !(external.start.is_empty() && external.backfilled.is_empty()) {
         return Err(CoreError::decision(
             "give either jobs to start or an order to scan, not both",
         ));
@@ -56,14 +58,16 @@ pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decisi
         }
         Ok(())
     };
-    for &job in &external.start {
+    let starts = (external.start.iter().map(|&j| (j, StartKind::Primary))).chain(
+        external
+            .backfilled
+            .iter()
+            .map(|&j| (j, StartKind::Backfill)),
+    );
+    for (job, kind) in starts {
         let pos = position(job)?;
         name(pos, job)?;
-        decision.starts.push(Start {
-            pos,
-            job,
-            kind: StartKind::Primary,
-        });
+        decision.starts.push(Start { pos, job, kind });
     }
     if let Some(order) = &external.order {
         let mut positions = Vec::with_capacity(view.queue.len());

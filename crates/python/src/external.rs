@@ -1,0 +1,256 @@
+//! Policies written in Python: the engine's `Policy` contract over a Python object with
+//! `decide(view) -> decision`. Bindings only: the view becomes a dict of numpy arrays, the
+//! answer an `ExternalDecision` that the core translates and validates.
+
+use std::sync::{Arc, Mutex};
+
+use hpcsched_core::sched::{translate, Backfill, ExternalDecision};
+use hpcsched_core::{CoreError, Decision, Policy, View};
+use numpy::IntoPyArray;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// What the Python side left behind: the first exception it raised, and the last decision it
+/// made (to name it when the engine refuses it).
+#[derive(Default)]
+pub struct Outcome {
+    pub error: Option<PyErr>,
+    pub last_decision: String,
+}
+
+pub struct PyPolicy {
+    object: Py<PyAny>,
+    name: String,
+    pub outcome: Arc<Mutex<Outcome>>,
+}
+
+impl PyPolicy {
+    pub fn new(object: Py<PyAny>, name: String) -> Self {
+        PyPolicy {
+            object,
+            name,
+            outcome: Arc::new(Mutex::new(Outcome::default())),
+        }
+    }
+
+    fn call(&self, py: Python<'_>, view: &View, decision: &mut Decision) -> PyResult<()> {
+        let answer = self
+            .object
+            .bind(py)
+            .call_method1("decide", (view_dict(py, view)?,))?;
+        let described = answer.repr()?.to_string();
+        self.outcome.lock().expect("not poisoned").last_decision = described.clone();
+        let external = external_decision(&answer).map_err(|e| {
+            let reason = format!("{}: not a decision ({e}): {described}", self.name);
+            crate::error::to_py_err(py, CoreError::decision(reason), None)
+        })?;
+        translate(view, &external, decision).map_err(|e| {
+            let reason = format!(
+                "{} at t={}: {}; decision: {described}",
+                self.name,
+                view.now,
+                reason_of(e)
+            );
+            crate::error::to_py_err(py, CoreError::decision(reason), None)
+        })
+    }
+}
+
+impl Policy for PyPolicy {
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+
+    fn decide(&mut self, view: &View, decision: &mut Decision) {
+        if self.outcome.lock().expect("not poisoned").error.is_some() {
+            return; // the run stops at this step; decide nothing more
+        }
+        Python::attach(|py| {
+            if let Err(err) = self.call(py, view, decision) {
+                decision.clear();
+                self.outcome.lock().expect("not poisoned").error = Some(err);
+            }
+        });
+    }
+}
+
+/// The reason of an error, without its kind ("invalid decision: ...").
+pub fn reason_of(error: CoreError) -> String {
+    match error {
+        CoreError::InvalidDecision { reason } => reason,
+        other => other.to_string(),
+    }
+}
+
+/// Reads a Python decision: attributes `start`, `backfilled`, `order`, `backfill`, `timers`, `power_on`,
+/// `power_off` (see `hpcsched.protocol.Decision`).
+pub fn external_decision(answer: &Bound<'_, PyAny>) -> PyResult<ExternalDecision> {
+    let list_u32 = |name: &str| -> PyResult<Vec<u32>> {
+        let value = answer.getattr(name)?;
+        if value.is_none() {
+            return Ok(Vec::new());
+        }
+        value.extract::<Vec<u32>>()
+    };
+    let order = {
+        let value = answer.getattr("order")?;
+        if value.is_none() {
+            None
+        } else {
+            Some(value.extract::<Vec<u32>>()?)
+        }
+    };
+    let backfill: String = answer.getattr("backfill")?.extract()?;
+    Ok(ExternalDecision {
+        start: list_u32("start")?,
+        backfilled: list_u32("backfilled")?,
+        order,
+        backfill: Backfill::from_name(&backfill).ok_or_else(|| {
+            pyo3::exceptions::PyValueError::new_err(format!(
+                "backfill must be 'easy' or 'none', not {backfill:?}"
+            ))
+        })?,
+        timers: answer.getattr("timers")?.extract::<Vec<f64>>()?,
+        power_on: list_u32("power_on")?,
+        power_off: list_u32("power_off")?,
+    })
+}
+
+/// The view as a dict of numpy arrays (see `hpcsched.protocol.View`).
+pub fn view_dict<'py>(py: Python<'py>, view: &View) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let jobs = view.jobs;
+    let queue = view.queue;
+    d.set_item("now", view.now)?;
+    d.set_item("machine_nodes", view.machine_nodes)?;
+    d.set_item("free", view.free)?;
+    let column = |f: &dyn Fn(u32) -> f64| queue.iter().map(|&j| f(j)).collect::<Vec<f64>>();
+    d.set_item(
+        "queue",
+        queue
+            .iter()
+            .map(|&j| j as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "queue_id",
+        queue
+            .iter()
+            .map(|&j| jobs.get(j).id)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "queue_submit",
+        column(&|j| jobs.get(j).submit).into_pyarray(py),
+    )?;
+    d.set_item(
+        "queue_nodes",
+        queue
+            .iter()
+            .map(|&j| i64::from(jobs.get(j).nodes))
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "queue_requested",
+        column(&|j| jobs.get(j).requested_time).into_pyarray(py),
+    )?;
+    let running = view.running;
+    d.set_item(
+        "running",
+        running
+            .iter()
+            .map(|r| r.job as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "running_id",
+        running
+            .iter()
+            .map(|r| jobs.get(r.job).id)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "running_nodes",
+        running
+            .iter()
+            .map(|r| i64::from(r.nodes))
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "running_start",
+        running
+            .iter()
+            .map(|r| r.start)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "running_estimated_end",
+        running
+            .iter()
+            .map(|r| view.estimated_end(r))
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "down",
+        view.down_windows
+            .iter()
+            .map(|&(end, nodes)| (end, nodes))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "announced",
+        view.announced
+            .iter()
+            .map(|w| (w.start, w.end, w.nodes.unwrap_or(view.machine_nodes)))
+            .collect::<Vec<_>>(),
+    )?;
+    d.set_item(
+        "node_state",
+        view.nodes
+            .iter()
+            .map(|n| n.state as u8)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "arrived",
+        view.arrived
+            .iter()
+            .map(|&j| j as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "completed",
+        view.completed
+            .iter()
+            .map(|c| c.0 as i64)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "completed_start",
+        view.completed
+            .iter()
+            .map(|c| c.1)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    d.set_item(
+        "completed_end",
+        view.completed
+            .iter()
+            .map(|c| c.2)
+            .collect::<Vec<_>>()
+            .into_pyarray(py),
+    )?;
+    Ok(d)
+}

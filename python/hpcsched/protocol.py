@@ -1,0 +1,213 @@
+"""Policies written in Python: the engine's one decision contract, a read-only view in and a
+decision out (as the built-in policies, in Rust).
+
+At every scheduling invocation (an event time with jobs waiting, or every event time on a
+platform whose nodes sleep) the engine calls ``policy.decide(view)`` and applies the
+:class:`Decision` it returns, validating it exactly as a built-in policy's: a job that does not
+fit, is not waiting or would run into an announced maintenance is a :class:`DecisionError`
+naming the policy, the time and the decision. See docs/policies.md for a complete example.
+
+Jobs are named by their **index** in the workload's job table (replay order), the same in the
+view's arrays and in the decision; ``view.queue_id`` gives the trace's job ids.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+import numpy as np
+
+from hpcsched.exceptions import OptionError
+
+#: Node power states in ``View.node_state``.
+IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = range(5)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """What a policy decides now.
+
+    - ``start``: waiting jobs (indices) to start now, exactly these (``backfilled``: more
+      jobs to start now, recorded as backfilled: started behind a job that waits);
+    - or ``order``: a priority order of waiting jobs (the rest follow in FCFS order) that the
+      engine scans, starting jobs while they fit, then, with ``backfill="easy"``, backfilling
+      behind the first that does not (EASY: without delaying its reservation), or stopping
+      there with ``backfill="none"``;
+    - ``timers``: times at which to be called again even if nothing happens;
+    - ``power_on`` / ``power_off``: nodes to switch (platforms with a power model; a node
+      switches off only when idle).
+
+    ``Decision()`` starts nothing (the jobs wait)."""
+
+    start: Sequence[int] = ()
+    backfilled: Sequence[int] = ()
+    order: Sequence[int] | None = None
+    backfill: str = "easy"
+    timers: Sequence[float] = ()
+    power_on: Sequence[int] = ()
+    power_off: Sequence[int] = ()
+
+
+@dataclass(frozen=True)
+class View:
+    """What a scheduler knows at ``now`` (never the real run time of a job).
+
+    Queue arrays are in FCFS order (requeued jobs first); running arrays by estimated end."""
+
+    now: float
+    machine_nodes: int
+    #: nodes up and running nothing (on a power-managed platform: awake and idle)
+    free: int
+    #: waiting jobs: index, trace id, submit time, nodes, requested time (s)
+    queue: np.ndarray
+    queue_id: np.ndarray
+    queue_submit: np.ndarray
+    queue_nodes: np.ndarray
+    queue_requested: np.ndarray
+    #: running jobs: index, trace id, nodes, start, estimated end = max(start + requested, now)
+    running: np.ndarray
+    running_id: np.ndarray
+    running_nodes: np.ndarray
+    running_start: np.ndarray
+    running_estimated_end: np.ndarray
+    #: downtime in progress: (end, nodes down); announced maintenance: (start, end, nodes)
+    down: list[tuple[float, int]]
+    announced: list[tuple[float, float, int]]
+    #: per-node power state (IDLE, COMPUTING, ...) on power-managed platforms, else empty
+    node_state: np.ndarray
+    #: events since the last call: jobs submitted; jobs completed with their start and end
+    arrived: np.ndarray
+    completed: np.ndarray
+    completed_start: np.ndarray
+    completed_end: np.ndarray
+    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+
+    @property
+    def idle_nodes(self) -> np.ndarray:
+        """Indices of awake idle nodes (power-managed platforms)."""
+        return np.flatnonzero(self.node_state == IDLE)
+
+    @property
+    def sleeping_nodes(self) -> np.ndarray:
+        return np.flatnonzero(self.node_state == SLEEPING)
+
+
+@runtime_checkable
+class Policy(Protocol):
+    """A scheduling policy in Python: a ``name`` and ``decide(view) -> Decision``."""
+
+    name: str
+
+    def decide(self, view: View) -> Decision: ...
+
+
+class _Adapter:
+    """What the engine calls: builds the :class:`View` from the engine's arrays."""
+
+    def __init__(self, policy: Policy) -> None:
+        self.policy = policy
+        self.name = policy_name(policy)
+
+    def decide(self, arrays: dict[str, Any]) -> Decision:
+        decision = self.policy.decide(View(**arrays))
+        if not isinstance(decision, Decision):
+            raise TypeError(
+                f"{self.name}.decide returned {type(decision).__name__}, not a Decision"
+            )
+        return decision
+
+
+def policy_name(policy: object) -> str:
+    name = getattr(policy, "name", None)
+    return str(name) if name else f"python:{type(policy).__qualname__}"
+
+
+def is_python_policy(policy: object) -> bool:
+    return callable(getattr(policy, "decide", None)) and not isinstance(policy, str)
+
+
+@dataclass(frozen=True)
+class PythonPolicySpec:
+    """A Python policy as :func:`hpcsched.simulate` records it (the same fields as a
+    :class:`~hpcsched.PolicySpec` where they apply)."""
+
+    policy: Any
+    source: str | None = None
+    window: None = None
+    backfill: str = "python"
+    search: None = None
+    power: None = None
+
+    @property
+    def name(self) -> str:
+        return policy_name(self.policy)
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    @property
+    def engine_name(self) -> str:
+        return "python"
+
+    @property
+    def is_power(self) -> bool:
+        return False
+
+    @property
+    def is_search(self) -> bool:
+        return False
+
+    def adapter(self) -> _Adapter:
+        return _Adapter(self.policy)
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "python": self.source or type(self.policy).__qualname__}
+
+
+def load_policy(text: str) -> PythonPolicySpec:
+    """``python:MODULE:CLASS`` or ``python:path/to/file.py:CLASS``: imports the module (the
+    working directory is searched first) and instantiates the class without arguments."""
+    _, _, target = text.partition("python:")
+    module_name, sep, class_name = target.rpartition(":")
+    if not sep or not module_name or not class_name:
+        raise OptionError(
+            f"{text!r}: write python:MODULE:CLASS or python:FILE.py:CLASS", option="--policy"
+        )
+    try:
+        if module_name.endswith(".py"):
+            spec = importlib.util.spec_from_file_location(
+                os.path.basename(module_name)[:-3], module_name
+            )
+            if spec is None or spec.loader is None or not os.path.isfile(module_name):
+                raise OptionError(f"{module_name}: no such file", option="--policy")
+            module = importlib.util.module_from_spec(spec)
+            spec.loader.exec_module(module)
+        else:
+            if os.getcwd() not in sys.path:
+                sys.path.insert(0, os.getcwd())
+            module = importlib.import_module(module_name)
+    except OptionError:
+        raise
+    except Exception as exc:  # the user's module failed to import: say which and why
+        raise OptionError(
+            f"cannot import {module_name!r}: {type(exc).__name__}: {exc}", option="--policy"
+        ) from None
+    cls = getattr(module, class_name, None)
+    if cls is None:
+        raise OptionError(f"{module_name} has no {class_name!r}", option="--policy")
+    try:
+        policy = cls()
+    except Exception as exc:
+        raise OptionError(
+            f"{class_name}() failed: {type(exc).__name__}: {exc}", option="--policy"
+        ) from None
+    if not is_python_policy(policy):
+        raise OptionError(f"{class_name} has no decide(view) method", option="--policy")
+    return PythonPolicySpec(policy, source=text)
