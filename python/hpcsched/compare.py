@@ -14,6 +14,7 @@ from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
+from hpcsched.protocol import PythonPolicySpec, load_policy
 from hpcsched.run import Result, check_overrun, resolve_platform
 from hpcsched.workload import Workload
 
@@ -53,7 +54,7 @@ class Comparison:
 
 def compare(
     workload: Workload | str | os.PathLike[str],
-    policies: Sequence[str | PolicySpec],
+    policies: Sequence[str | PolicySpec | PythonPolicySpec],
     *,
     platform: str | None = None,
     downtime: str | os.PathLike[str] | None = None,
@@ -113,8 +114,11 @@ def compare(
     return comparison
 
 
-def parse_policy(text: str) -> PolicySpec:
-    """``name`` or ``name:window`` (e.g. ``wfp3:256``) as a :class:`PolicySpec`."""
+def parse_policy(text: str) -> PolicySpec | PythonPolicySpec:
+    """``name`` or ``name:window`` (e.g. ``wfp3:256``) as a :class:`PolicySpec`;
+    ``python:MODULE:CLASS`` as a Python policy."""
+    if text.startswith("python:"):
+        return load_policy(text)
     name, sep, window = text.partition(":")
     if not sep:
         return PolicySpec(name)

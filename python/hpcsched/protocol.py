@@ -167,6 +167,13 @@ class PythonPolicySpec:
     def adapter(self) -> _Adapter:
         return _Adapter(self.policy)
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # A policy loaded from python:FILE:CLASS travels to worker processes as its source
+        # (a class loaded from a file path cannot be pickled by reference).
+        if self.source is not None:
+            return (load_policy, (self.source,))
+        return (PythonPolicySpec, (self.policy, self.source))
+
     def to_dict(self) -> dict[str, object]:
         return {"name": self.name, "python": self.source or type(self.policy).__qualname__}
 

@@ -216,6 +216,8 @@ def _skips(skipped: Mapping[str, int]) -> str:
 def _parameters(policy: Mapping[str, Any]) -> str:
     """A policy's parameters in one line: window, backfill, and the search or power
     parameters that apply."""
+    if "python" in policy:
+        return f"Python policy {policy['python']}"
     parts = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
     for group in ("search", "power"):
         if policy.get(group):

@@ -14,6 +14,7 @@ import typer
 
 from hpcsched.exceptions import OptionError
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
+from hpcsched.protocol import PythonPolicySpec, load_policy
 
 LOOK_AHEAD = "Look-ahead (mars, random)"
 POWER = "Power management"
@@ -147,9 +148,14 @@ POWER_OPTIONS = (
 
 def policy_spec(
     policy: str, window: int | None, backfill: str, options: Mapping[str, Any]
-) -> PolicySpec:
+) -> PolicySpec | PythonPolicySpec:
     """The policy a command's ``options`` (its parameters by name) describe: search options
-    apply to look-ahead policies only, power options to power managers only."""
+    apply to look-ahead policies only, power options to power managers only;
+    ``python:MODULE:CLASS`` loads a Python policy."""
+    if policy.startswith("python:"):
+        if window is not None:
+            raise OptionError("a Python policy orders the queue itself", option="--window")
+        return load_policy(policy)
     base = PolicySpec(policy, window, backfill)
     if base.is_power:
         power = PowerSpec(**{k: options[k] for k in POWER_OPTIONS})

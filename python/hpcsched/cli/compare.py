@@ -71,6 +71,9 @@ def compare(
     options = locals()
     specs = []
     for text in policy:
+        if text.startswith("python:"):
+            specs.append(opt.policy_spec(text, None, backfill, options))
+            continue
         name, sep, window = text.partition(":")
         if sep and not window.strip().isdigit():
             raise OptionError(

@@ -10,7 +10,9 @@ from rich.table import Table
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import LazyProgress, console, hours, percent
+from hpcsched.compare import slug
 from hpcsched.exceptions import OptionError
+from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import check_overrun, resolve_platform
 from hpcsched.run import simulate as run_simulation
 from hpcsched.workload import load_workload
@@ -85,10 +87,11 @@ def simulate(
         trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
     )
     if out is None:
+        name = slug(spec.name) if isinstance(spec, PythonPolicySpec) else spec.name
         out = (
-            Path("runs") / f"{opt.trace_stem(trace)}-{spec.name}"
+            Path("runs") / f"{opt.trace_stem(trace)}-{name}"
             if spec.window is None
-            else Path("runs") / f"{opt.trace_stem(trace)}-{spec.name}-w{spec.window}"
+            else Path("runs") / f"{opt.trace_stem(trace)}-{name}-w{spec.window}"
         )
     progress = LazyProgress(
         workload.last_submit, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time

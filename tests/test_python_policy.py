@@ -1,0 +1,189 @@
+"""Policies written in Python: conformance with the built-ins on real traces, the view's
+events and timers, power switching, and clear errors for bad decisions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pandas as pd
+import pytest
+
+import hpcsched
+from hpcsched.exceptions import DecisionError, OptionError
+from hpcsched.protocol import SLEEPING, Decision, View, load_policy
+from tests.conftest import REPO_ROOT, small_platform, workload_from
+
+EXAMPLES = REPO_ROOT / "examples" / "policies"
+FCFS_EASY = f"python:{EXAMPLES / 'fcfs_easy.py'}:FcfsEasy"
+SNF = f"python:{EXAMPLES / 'snf.py'}:SmallestNeedFirst"
+
+
+@pytest.mark.parametrize("trace", ["KTH-SP2-1996-2.1-cln.swf.gz", "lublin_256.swf.gz"])
+@pytest.mark.parametrize(("python", "builtin"), [(FCFS_EASY, "fcfs"), (SNF, "snf")])
+def test_python_policies_reproduce_the_built_ins(traces_dir, tmp_path, trace, python, builtin):
+    workload = hpcsched.load_workload(traces_dir / "pwa" / trace)
+    ours = hpcsched.simulate(workload, python, out=tmp_path / "python")
+    theirs = hpcsched.simulate(workload, builtin, out=tmp_path / "builtin")
+    pd.testing.assert_frame_equal(ours.jobs, theirs.jobs)  # start kinds included
+    assert (tmp_path / "python" / "jobs.parquet").read_bytes() == (
+        tmp_path / "builtin" / "jobs.parquet"
+    ).read_bytes()
+    assert ours.info["inputs"]["policy"]["python"] == python
+
+
+class Recorder:
+    """Starts whatever fits in FCFS order and records what each call saw."""
+
+    name = "recorder"
+
+    def __init__(self) -> None:
+        self.calls: list[View] = []
+
+    def decide(self, view: View) -> Decision:
+        self.calls.append(view)
+        free, start = view.free, []
+        for job, nodes in zip(view.queue, view.queue_nodes, strict=True):
+            if nodes <= free:
+                start.append(int(job))
+                free -= nodes
+        return Decision(start=start)
+
+
+def test_the_view_reports_every_event_once_since_the_last_call():
+    # 2 nodes; C arrives at 30 while nothing waits between 20 and 30
+    workload = workload_from([(0, 20, 25, 1), (5, 10, 10, 2), (30, 5, 5, 1)], nodes=2)
+    recorder = Recorder()
+    result = hpcsched.simulate(workload, recorder)
+    assert result.jobs["start"].tolist() == [0.0, 20.0, 30.0]
+    calls = [(v.now, v.arrived.tolist(), v.completed.tolist()) for v in recorder.calls]
+    # at 0: A arrives; at 5: B arrives (waits: A holds a node); at 20: A ends, B starts;
+    # B ends at 30 as C arrives: one call sees both
+    assert calls == [(0.0, [0], []), (5.0, [1], []), (20.0, [], [0]), (30.0, [2], [1])]
+    v = recorder.calls[1]
+    assert (v.free, v.queue.tolist(), v.queue_nodes.tolist()) == (1, [1], [2])
+    assert v.running.tolist() == [0] and v.running_estimated_end.tolist() == [25.0]
+
+
+class WaitUntil:
+    """Starts nothing before `t`, asking to be called again then."""
+
+    name = "wait-until"
+
+    def __init__(self, t: float) -> None:
+        self.t = t
+        self.calls: list[float] = []
+
+    def decide(self, view: View) -> Decision:
+        self.calls.append(view.now)
+        if view.now < self.t:
+            return Decision(timers=[self.t])
+        return Decision(order=view.queue)
+
+
+def test_timers_call_the_policy_again():
+    workload = workload_from([(0, 10, 10, 1), (1, 10, 10, 1)], nodes=1)
+    policy = WaitUntil(100.0)
+    result = hpcsched.simulate(workload, policy)
+    assert policy.calls[:3] == [0.0, 1.0, 100.0]
+    assert result.jobs["start"].tolist() == [100.0, 110.0]
+
+
+class SleepWhenIdle:
+    """FCFS; switches every idle node off when nothing waits, wakes what the head needs."""
+
+    name = "sleep-when-idle"
+
+    def decide(self, view: View) -> Decision:
+        if not len(view.queue):
+            return Decision(power_off=view.idle_nodes.tolist())
+        need = int(view.queue_nodes[0]) - view.free
+        wake = view.sleeping_nodes[: max(need, 0)].tolist()
+        return Decision(order=view.queue, power_on=wake)
+
+
+def test_a_python_policy_switches_nodes_on_a_power_platform():
+    platform = small_platform(4, switch_on=50.0, switch_off=40.0)
+    workload = workload_from([(0, 100, 100, 2), (1000, 100, 100, 4)], nodes=4)
+    result = hpcsched.simulate(workload, SleepWhenIdle(), platform=platform)
+    # the second job finds every node asleep: it waits for 4 nodes to switch on (50 s)
+    assert result.jobs["start"].tolist() == [0.0, 1050.0]
+    assert result.info["energy"]["node_seconds"]["sleeping"] > 0
+    assert (result.timeline[["idle", "computing", "sleeping"]].sum(axis=1) <= 4).all()
+    assert result.timeline["sleeping"].max() == 4
+    assert SLEEPING == 4
+
+
+class Greedy:
+    name = "greedy"
+
+    def __init__(self, decision) -> None:
+        self.decision = decision
+
+    def decide(self, view: View):
+        return self.decision(view)
+
+
+@pytest.mark.parametrize(
+    ("decision", "message"),
+    [
+        (lambda v: Decision(start=v.queue.tolist()), "needs 2 nodes but only 1 are free"),
+        (lambda v: Decision(start=[99]), "there is no job index 99"),
+        (lambda v: Decision(start=[0, 0]), "named twice"),
+        (lambda v: Decision(start=[0], order=[1]), "not both"),
+        (lambda v: Decision(order=v.queue, backfill="maybe"), "backfill must be"),
+    ],
+)
+def test_bad_decisions_name_the_policy_and_the_decision(decision, message):
+    workload = workload_from([(0, 10, 10, 1), (0, 10, 10, 2)], nodes=2)
+    with pytest.raises(DecisionError) as error:
+        hpcsched.simulate(workload, Greedy(decision))
+    text = str(error.value)
+    assert message in text and "greedy" in text and "Decision(" in text
+
+
+def test_a_policy_that_returns_something_else_or_raises():
+    workload = workload_from([(0, 10, 10, 1)], nodes=1)
+    with pytest.raises(TypeError, match=r"greedy\.decide returned dict, not a Decision"):
+        hpcsched.simulate(workload, Greedy(lambda v: {"start": [0]}))
+    with pytest.raises(ZeroDivisionError):
+        hpcsched.simulate(workload, Greedy(lambda v: 1 / 0))
+
+
+def test_python_policies_from_the_command_line(tmp_path):
+    trace = tmp_path / "t.json"
+    hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(300, 4, 0.8), trace)
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "hpcsched", *args], capture_output=True, text=True,
+            cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+
+    done = cli("simulate", str(trace), "--policy", FCFS_EASY, "--out", "py")
+    assert done.returncode == 0, done.stderr
+    builtin = cli("simulate", str(trace), "--policy", "fcfs", "--out", "builtin")
+    assert builtin.returncode == 0
+    assert (tmp_path / "py" / "jobs.parquet").read_bytes() == (
+        tmp_path / "builtin" / "jobs.parquet"
+    ).read_bytes()
+    (tmp_path / "mine.py").write_text(
+        "from hpcsched.protocol import Decision\n"
+        "class Mine:\n    name = 'mine'\n"
+        "    def decide(self, view):\n        return Decision(order=view.queue[::-1])\n"
+    )
+    assert cli("simulate", str(trace), "--policy", "python:mine:Mine").returncode == 0
+    for bad, message in [
+        ("python:nowhere:X", "cannot import 'nowhere'"),
+        ("python:mine:Other", "mine has no 'Other'"),
+        ("python:mine", "python:MODULE:CLASS"),
+    ]:
+        done = cli("simulate", str(trace), "--policy", bad)
+        assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_load_policy_refuses_objects_without_decide(tmp_path, monkeypatch):
+    (tmp_path / "nodecide.py").write_text("class P:\n    pass\n")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(OptionError, match="no decide"):
+        load_policy("python:nodecide:P")
