@@ -179,27 +179,16 @@ def simulate(
         )
     t1 = time.perf_counter()
 
-    jobs = workload.jobs
-    windows = calendar.windows
-    sim = _core.Simulation(
-        jobs["job_id"].to_numpy(np.int64),
-        jobs["submit"].to_numpy(np.float64),
-        jobs["run_time"].to_numpy(np.float64),
-        jobs["requested_time"].to_numpy(np.float64),
-        jobs["nodes"].to_numpy(np.int64),
-        workload.nodes,
+    sim = new_simulation(
+        workload,
+        calendar,
         spec.engine_name,
         spec.window,
         spec.backfill,
-        overrun,
-        np.array([w.start for w in windows], dtype=np.float64),
-        np.array([w.end for w in windows], dtype=np.float64),
-        np.array([w.kind == "scheduled" for w in windows], dtype=bool),
-        np.array([w.nodes or 0 for w in windows], dtype=np.int64),
-        calendar.announce_lead,
-        spec.search.to_native() if spec.search else None,
-        platform.power.to_dict() if platform is not None and platform.power else None,
-        _manager(spec, platform),
+        overrun=overrun,
+        platform=platform,
+        search=spec.search.to_native() if spec.search else None,
+        manager=_manager(spec, platform),
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
     )
     _drive(sim, workload, progress)
@@ -212,7 +201,7 @@ def simulate(
             "job_index": raw["lost_job"],
             "start": raw["lost_start"],
             "end": raw["lost_end"],
-            "nodes": jobs["nodes"].to_numpy()[raw["lost_job"].astype(np.int64)],
+            "nodes": workload.jobs["nodes"].to_numpy()[raw["lost_job"].astype(np.int64)],
         }
     )
     info = _summary(
@@ -269,6 +258,45 @@ def simulate(
     if out is not None:
         result.write(out, csv=csv)
     return result
+
+
+def new_simulation(
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    policy: str,
+    window: int | None = None,
+    backfill: str = "easy",
+    *,
+    overrun: str = "continue",
+    platform: Platform | None = None,
+    search: dict[str, Any] | None = None,
+    manager: dict[str, Any] | None = None,
+    python: Any = None,
+) -> Any:
+    """The engine for `workload` (replay clock) and `calendar` (already shifted to it)."""
+    jobs = workload.jobs
+    windows = calendar.windows
+    return _core.Simulation(
+        jobs["job_id"].to_numpy(np.int64),
+        jobs["submit"].to_numpy(np.float64),
+        jobs["run_time"].to_numpy(np.float64),
+        jobs["requested_time"].to_numpy(np.float64),
+        jobs["nodes"].to_numpy(np.int64),
+        workload.nodes,
+        policy,
+        window,
+        backfill,
+        overrun,
+        np.array([w.start for w in windows], dtype=np.float64),
+        np.array([w.end for w in windows], dtype=np.float64),
+        np.array([w.kind == "scheduled" for w in windows], dtype=bool),
+        np.array([w.nodes or 0 for w in windows], dtype=np.int64),
+        calendar.announce_lead,
+        search,
+        platform.power.to_dict() if platform is not None and platform.power else None,
+        manager,
+        python=python,
+    )
 
 
 def _spec(

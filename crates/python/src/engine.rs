@@ -148,7 +148,19 @@ impl PySimulation {
         .py_result(py)?;
         let managed = POWER_POLICIES.contains(&policy);
         let mut outside = None;
-        let (inputs, policy) = if policy == "python" {
+        let (inputs, policy) = if policy == "agent" {
+            // A learning agent drives the engine step by step (advance_to_decision, apply);
+            // no policy decides. On a platform with a power model it switches nodes itself.
+            let inputs = match manager {
+                Some(options) => {
+                    let sample: Option<u64> = get_item(options, "sample_transitions")?;
+                    inputs.with_power_management(sample).py_result(py)?
+                }
+                None => inputs,
+            };
+            let idle = build_policy("fcfs", None, "none").py_result(py)?;
+            (inputs, idle)
+        } else if policy == "python" {
             let object = python.ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err("policy 'python' needs the object")
             })?;
@@ -312,6 +324,12 @@ impl PySimulation {
     #[getter]
     fn queue_length(&self) -> usize {
         self.engine.view().queue.len()
+    }
+
+    /// Jobs running now.
+    #[getter]
+    fn running_length(&self) -> usize {
+        self.engine.view().running.len()
     }
 
     /// The policy's decision log as columns (empty for policies that keep none).

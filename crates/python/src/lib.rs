@@ -70,6 +70,16 @@ fn predict_remaining(
     predictor.remaining(requested, elapsed)
 }
 
+/// Names of the actions of a MARS action set (`paper` = 161, or e.g. `fcfs,wfp3:256`), in the
+/// order agents index them.
+#[pyfunction]
+fn action_names(spec: &str) -> PyResult<Vec<String>> {
+    let py_err =
+        |e: hpcsched_core::CoreError| pyo3::exceptions::PyValueError::new_err(e.to_string());
+    let set = hpcsched_core::search::ActionSet::parse(spec).map_err(py_err)?;
+    Ok((0..set.len()).map(|i| set.get(i).name()).collect())
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
@@ -77,6 +87,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(swf::parse_swf, m)?)?;
     m.add_function(wrap_pyfunction!(swf::parse_swf_file, m)?)?;
     m.add_function(wrap_pyfunction!(advise::plan_snapshot, m)?)?;
+    m.add_function(wrap_pyfunction!(action_names, m)?)?;
     m.add_function(wrap_pyfunction!(policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic_names, m)?)?;
     m.add_function(wrap_pyfunction!(power_policy_names, m)?)?;
