@@ -18,7 +18,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
@@ -86,7 +86,9 @@ class View:
     completed: np.ndarray
     completed_start: np.ndarray
     completed_end: np.ndarray
-    extra: dict[str, Any] = field(default_factory=dict, repr=False)
+    #: the agent features of hpcsched.gym (slots x 8 job features, then 9 cluster features),
+    #: when the policy sets ``observation_slots``; else None
+    observation: np.ndarray | None = None
 
     @property
     def idle_nodes(self) -> np.ndarray:
@@ -113,6 +115,8 @@ class _Adapter:
     def __init__(self, policy: Policy) -> None:
         self.policy = policy
         self.name = policy_name(policy)
+        # a policy trained in hpcsched.gym asks for the same features it learned from
+        self.observation_slots = getattr(policy, "observation_slots", None)
 
     def decide(self, arrays: dict[str, Any]) -> Decision:
         decision = self.policy.decide(View(**arrays))

@@ -6,7 +6,7 @@
 //! scores the state with the same named reward terms MARS uses.
 
 use crate::engine::power::NodeState;
-use crate::engine::Engine;
+use crate::engine::{Engine, View};
 use crate::search::{Reward, RootReference};
 
 /// Features per queue slot: wait (h), requested time (h), nodes / machine, requested
@@ -50,13 +50,12 @@ pub fn next_decision(engine: &mut Engine, points: DecisionPoints) -> bool {
 /// (`slots * JOB_FEATURES`, zero-padded) and of the cluster into `cluster`; `mask[i]` is whether
 /// slot `i` holds a job.
 pub fn observe(
-    engine: &Engine,
+    view: &View,
     slots: usize,
     jobs: &mut [f32],
     cluster: &mut [f32],
     mask: &mut [bool],
 ) {
-    let view = engine.view();
     let machine = f64::from(view.machine_nodes.max(1));
     let now = view.now;
     let next_maintenance = view
@@ -81,9 +80,12 @@ pub fn observe(
         f[7] = 1.0;
         mask[slot] = true;
     }
-    let counts = engine.state().node_counts();
+    let mut counts = [0u32; 5];
+    for node in view.nodes {
+        counts[node.state as usize] += 1;
+    }
     let busy: u32 = view.running.iter().map(|r| r.nodes).sum();
-    let down = engine.state().down_nodes();
+    let down: u32 = view.down_windows.iter().map(|&(_, nodes)| nodes).sum();
     let share = |n: u32| (f64::from(n) / machine) as f32;
     cluster[0] = share(view.free);
     cluster[1] = share(busy);

@@ -173,7 +173,8 @@ impl PySimulation {
                 None => inputs,
             };
             let name: String = object.bind(py).getattr("name")?.extract()?;
-            let python = PyPolicy::new(object, name);
+            let slots: Option<usize> = object.bind(py).getattr("observation_slots")?.extract()?;
+            let python = PyPolicy::new(object, name, slots);
             outside = Some(Arc::clone(&python.outcome));
             (inputs, Box::new(python) as Box<dyn Policy>)
         } else if managed {
@@ -278,7 +279,13 @@ impl PySimulation {
         let mut jobs = vec![0.0f32; slots * JOB_FEATURES];
         let mut cluster = vec![0.0f32; CLUSTER_FEATURES];
         let mut mask = vec![false; slots];
-        observe(&self.engine, slots, &mut jobs, &mut cluster, &mut mask);
+        observe(
+            &self.engine.view(),
+            slots,
+            &mut jobs,
+            &mut cluster,
+            &mut mask,
+        );
         let jobs = Array2::from_shape_vec((slots, JOB_FEATURES), jobs).expect("shape");
         (
             jobs.into_pyarray(py),

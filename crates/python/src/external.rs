@@ -4,6 +4,7 @@
 
 use std::sync::{Arc, Mutex};
 
+use hpcsched_core::agent::{observe, CLUSTER_FEATURES, JOB_FEATURES};
 use hpcsched_core::sched::{translate, Backfill, ExternalDecision};
 use hpcsched_core::{CoreError, Decision, Policy, View};
 use numpy::IntoPyArray;
@@ -21,23 +22,32 @@ pub struct Outcome {
 pub struct PyPolicy {
     object: Py<PyAny>,
     name: String,
+    /// Agent features for this many queue slots in each view (`observation_slots`), if set.
+    slots: Option<usize>,
     pub outcome: Arc<Mutex<Outcome>>,
 }
 
 impl PyPolicy {
-    pub fn new(object: Py<PyAny>, name: String) -> Self {
+    pub fn new(object: Py<PyAny>, name: String, slots: Option<usize>) -> Self {
         PyPolicy {
             object,
             name,
+            slots,
             outcome: Arc::new(Mutex::new(Outcome::default())),
         }
     }
 
     fn call(&self, py: Python<'_>, view: &View, decision: &mut Decision) -> PyResult<()> {
-        let answer = self
-            .object
-            .bind(py)
-            .call_method1("decide", (view_dict(py, view)?,))?;
+        let arrays = view_dict(py, view)?;
+        if let Some(slots) = self.slots {
+            let mut jobs = vec![0.0f32; slots * JOB_FEATURES];
+            let mut cluster = vec![0.0f32; CLUSTER_FEATURES];
+            let mut mask = vec![false; slots];
+            observe(view, slots, &mut jobs, &mut cluster, &mut mask);
+            jobs.extend_from_slice(&cluster);
+            arrays.set_item("observation", jobs.into_pyarray(py))?;
+        }
+        let answer = self.object.bind(py).call_method1("decide", (arrays,))?;
         let described = answer.repr()?.to_string();
         self.outcome.lock().expect("not poisoned").last_decision = described.clone();
         let external = external_decision(&answer).map_err(|e| {

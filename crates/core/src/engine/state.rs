@@ -179,12 +179,6 @@ impl SimState {
         &self.metrics
     }
 
-    /// Nodes per power state (idle, computing, switching on, switching off, sleeping); zeros
-    /// when the run does not manage power.
-    pub fn node_counts(&self) -> [u32; 5] {
-        self.nodes.as_ref().map_or([0; 5], |n| n.counts())
-    }
-
     pub(crate) fn insert_running(&mut self, r: Running) {
         let key = order_key(r.requested_end, r.job);
         let pos = self

@@ -157,7 +157,7 @@ fn decision_points_and_observations() {
     );
     assert!(next_decision(&mut e, DecisionPoints::JobsAndNodes));
     assert_eq!(e.now(), 0.0);
-    observe(&e, 3, &mut jobs, &mut cluster, &mut mask);
+    observe(&e.view(), 3, &mut jobs, &mut cluster, &mut mask);
     assert_eq!(mask, vec![true, false, false]);
     // job 1: 100 s requested on 2 of 4 nodes, fits
     assert_eq!(
@@ -184,7 +184,7 @@ fn decision_points_and_observations() {
     e.apply_decision(&d).unwrap();
     assert!(next_decision(&mut e, DecisionPoints::JobsAndNodes));
     assert_eq!(e.now(), 1.0);
-    observe(&e, 3, &mut jobs, &mut cluster, &mut mask);
+    observe(&e.view(), 3, &mut jobs, &mut cluster, &mut mask);
     assert_eq!((cluster[0], cluster[1]), (0.5, 0.5));
     assert_eq!(jobs[4], 0.0); // job 2 needs 4 nodes: does not fit
 }
