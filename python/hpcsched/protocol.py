@@ -199,6 +199,7 @@ def load_policy(text: str) -> PythonPolicySpec:
             if spec is None or spec.loader is None or not os.path.isfile(module_name):
                 raise OptionError(f"{module_name}: no such file", option="--policy")
             module = importlib.util.module_from_spec(spec)
+            sys.modules[spec.name] = module  # dataclasses in it look their module up
             spec.loader.exec_module(module)
         else:
             if os.getcwd() not in sys.path:

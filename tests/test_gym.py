@@ -1,0 +1,154 @@
+"""The gymnasium environment: API conformance per action space, determinism, vectorisation,
+rewards against the built-in schedules, and a few hundred steps of training."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.utils.env_checker import check_env
+
+import hpcsched
+from hpcsched import _core
+from hpcsched.gym import CLUSTER_FEATURES, JOB_FEATURES, SchedulingEnv
+from hpcsched.workload import generate
+from tests.conftest import REPO_ROOT, small_platform
+
+pytestmark = pytest.mark.filterwarnings("ignore::UserWarning")  # gymnasium's checker notes
+
+
+@pytest.fixture(scope="module")
+def workload():
+    return generate.markovian(400, 64, target_util=0.8, seed=7)
+
+
+def envs(workload):
+    platform = small_platform(64)
+    return {
+        "job": SchedulingEnv(workload, slots=16),
+        "mars": SchedulingEnv(workload, action="mars"),
+        "spares": SchedulingEnv(workload, action="spares", platform=platform),
+        "nodes": SchedulingEnv(workload, action="nodes", platform=platform, max_steps=500),
+    }
+
+
+@pytest.mark.parametrize("action", ["job", "mars", "spares", "nodes"])
+def test_check_env_passes_for_every_action_space(workload, action):
+    env = envs(workload)[action]
+    check_env(env, skip_render_check=True)
+    observation, info = env.reset(seed=1)
+    assert observation.shape == (env.slots * JOB_FEATURES + CLUSTER_FEATURES,)
+    assert env.observation_space.contains(observation)
+    assert set(info["terms"]) == {"wait", "bsld", "utilization", "energy"}
+
+
+def run_episode(env, seed, actions=None):
+    observation, _ = env.reset(seed=seed)
+    env.action_space.seed(seed)
+    trace, done = [observation], False
+    while not done:
+        action = env.action_space.sample() if actions is None else actions(env)
+        observation, reward, terminated, truncated, info = env.step(action)
+        trace.append((observation, reward))
+        done = terminated or truncated
+    return trace, info
+
+
+def test_a_seeded_episode_is_reproducible(workload):
+    first, _ = run_episode(SchedulingEnv(workload, slots=16, episode_jobs=200), seed=5)
+    second, _ = run_episode(SchedulingEnv(workload, slots=16, episode_jobs=200), seed=5)
+    other, _ = run_episode(SchedulingEnv(workload, slots=16, episode_jobs=200), seed=6)
+    assert len(first) == len(second)
+    for a, b in zip(first[1:], second[1:], strict=True):
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[1] == b[1]
+    assert len(other) != len(first) or any(
+        not np.array_equal(a[0], b[0]) for a, b in zip(first[1:], other[1:], strict=False)
+    )
+
+
+def test_always_the_head_is_fcfs_easy_and_the_reward_is_its_mean_wait(workload):
+    env = SchedulingEnv(workload, slots=16, reward="wait")
+    trace, info = run_episode(env, seed=0, actions=lambda env: 0)
+    fcfs = hpcsched.simulate(workload, "fcfs")
+    mean_wait_hours = fcfs.jobs["wait"].mean() / 3600
+    assert trace[-1][1] == pytest.approx(1 / (1 + mean_wait_hours))
+    assert info["terms"]["wait"] == pytest.approx(1 / (1 + mean_wait_hours))
+    # the MARS action "fcfs over the whole queue" gives the same schedule
+    names = _core.action_names("paper")
+    index = names.index(next(n for n in names if n.startswith("fcfs")))
+    env = SchedulingEnv(workload, action="mars", reward="wait")
+    trace, _ = run_episode(env, seed=0, actions=lambda env: index)
+    assert trace[-1][1] == pytest.approx(1 / (1 + mean_wait_hours))
+
+
+def test_step_rewards_telescope_to_the_final_value(workload):
+    final, _ = run_episode(SchedulingEnv(workload, slots=16, reward="bsld"), seed=2)
+    step, _ = run_episode(
+        SchedulingEnv(workload, slots=16, reward="bsld", reward_mode="step"), seed=2
+    )
+    assert sum(r for _, r in step[1:]) == pytest.approx(final[-1][1] - 1.0)  # starts at 1
+
+
+def test_invalid_slots_and_unfinished_episodes(workload):
+    env = SchedulingEnv(workload, slots=16)
+    env.reset(seed=0)
+    mask = env.action_masks()
+    assert mask[0] and not mask.all()
+    _, _, _, _, info = env.step(15)  # an empty slot acts as slot 0
+    assert info["invalid_action"]
+    # every node asleep forever: the jobs never start, the episode ends without credit
+    platform = small_platform(64)
+    env = SchedulingEnv(workload, action="nodes", platform=platform)
+    _, info = run_episode(env, seed=0, actions=lambda env: np.zeros(64, dtype=np.int8))
+    assert info["unfinished"]
+
+
+def test_vector_envs(workload):
+    def make():
+        return SchedulingEnv(workload, slots=16, episode_jobs=100)
+
+    vector = gymnasium.vector.SyncVectorEnv([make, make])
+    observations, _ = vector.reset(seed=3)
+    assert observations.shape == (2, 16 * JOB_FEATURES + CLUSTER_FEATURES)
+    for _ in range(50):
+        observations, rewards, *_ = vector.step(np.zeros(2, dtype=np.int64))
+    assert observations.shape[0] == 2 and rewards.shape == (2,)
+    vector.close()
+
+
+def load_example(name):
+    spec = importlib.util.spec_from_file_location(
+        name, REPO_ROOT / "examples" / "agents" / f"{name}.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module  # dataclasses look their module up while the class is built
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_small_agent_trains_for_a_few_hundred_steps_and_runs_as_a_policy(workload):
+    reinforce = load_example("reinforce")
+    env = SchedulingEnv(workload, slots=16, reward="bsld", episode_jobs=120)
+    policy, returns, steps = reinforce.train(env, episodes=100, max_steps=300)
+    assert steps == 300 and len(returns) >= 2
+    assert np.any(policy.weights != 0)  # it learned something
+    result = hpcsched.simulate(workload, reinforce.LearnedPolicy(policy, 16))
+    assert result.jobs["start"].notna().all()
+
+
+def test_ppo_trains_a_few_hundred_steps(workload):
+    try:
+        from stable_baselines3 import PPO
+    except Exception as exc:  # not installed, or torch without its libraries
+        pytest.skip(f"stable-baselines3 is not usable here ({type(exc).__name__}: {exc})"[:200])
+
+    ppo = load_example("train_ppo")
+    env = SchedulingEnv(workload, slots=ppo.SLOTS, reward="bsld", episode_jobs=100)
+    model = PPO("MlpPolicy", env, n_steps=128, batch_size=64, seed=0, device="cpu")
+    model.learn(total_timesteps=256)
+    result = hpcsched.simulate(workload, ppo.PPOPolicy(model))
+    assert result.jobs["start"].notna().all()
