@@ -12,7 +12,7 @@ cargo clippy --workspace --all-targets --quiet -- -D warnings
 echo "== cargo test (engine)"
 cargo test -p hpcsched-core --quiet
 echo "== ruff"
-python3 -m ruff check python tests benchmarks
-python3 -m ruff format --check python tests benchmarks
+python3 -m ruff check python tests benchmarks examples
+python3 -m ruff format --check python tests benchmarks examples
 echo "== pytest"
 python3 -m pytest -q

@@ -649,7 +649,7 @@ impl PySimulation {
                     "{} at t={now}: {}; decision: {}",
                     self.policy.name(),
                     reason_of(err),
-                    state.last_decision
+                    state.describe(py)
                 );
                 return Err(crate::error::to_py_err(
                     py,

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use hpcsched_core::agent::{observe, CLUSTER_FEATURES, JOB_FEATURES};
 use hpcsched_core::sched::{translate, Backfill, ExternalDecision};
 use hpcsched_core::{CoreError, Decision, Policy, View};
-use numpy::IntoPyArray;
+use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -16,7 +16,18 @@ use pyo3::types::PyDict;
 #[derive(Default)]
 pub struct Outcome {
     pub error: Option<PyErr>,
-    pub last_decision: String,
+    pub last_decision: Option<Py<PyAny>>,
+}
+
+impl Outcome {
+    /// The last decision's repr (computed only when an error needs it: reprs of long orders
+    /// are costly).
+    pub fn describe(&self, py: Python<'_>) -> String {
+        self.last_decision
+            .as_ref()
+            .and_then(|d| d.bind(py).repr().ok())
+            .map_or_else(|| "none".to_string(), |r| r.to_string())
+    }
 }
 
 pub struct PyPolicy {
@@ -48,18 +59,23 @@ impl PyPolicy {
             arrays.set_item("observation", jobs.into_pyarray(py))?;
         }
         let answer = self.object.bind(py).call_method1("decide", (arrays,))?;
-        let described = answer.repr()?.to_string();
-        self.outcome.lock().expect("not poisoned").last_decision = described.clone();
+        self.outcome.lock().expect("not poisoned").last_decision = Some(answer.clone().unbind());
+        let described = || {
+            answer
+                .repr()
+                .map_or_else(|_| "?".to_string(), |r| r.to_string())
+        };
         let external = external_decision(&answer).map_err(|e| {
-            let reason = format!("{}: not a decision ({e}): {described}", self.name);
+            let reason = format!("{}: not a decision ({e}): {}", self.name, described());
             crate::error::to_py_err(py, CoreError::decision(reason), None)
         })?;
         translate(view, &external, decision).map_err(|e| {
             let reason = format!(
-                "{} at t={}: {}; decision: {described}",
+                "{} at t={}: {}; decision: {}",
                 self.name,
                 view.now,
-                reason_of(e)
+                reason_of(e),
+                described()
             );
             crate::error::to_py_err(py, CoreError::decision(reason), None)
         })
@@ -100,14 +116,14 @@ pub fn external_decision(answer: &Bound<'_, PyAny>) -> PyResult<ExternalDecision
         if value.is_none() {
             return Ok(Vec::new());
         }
-        value.extract::<Vec<u32>>()
+        indices(&value)
     };
     let order = {
         let value = answer.getattr("order")?;
         if value.is_none() {
             None
         } else {
-            Some(value.extract::<Vec<u32>>()?)
+            Some(indices(&value)?)
         }
     };
     let backfill: String = answer.getattr("backfill")?.extract()?;
@@ -124,6 +140,23 @@ pub fn external_decision(answer: &Bound<'_, PyAny>) -> PyResult<ExternalDecision
         power_on: list_u32("power_on")?,
         power_off: list_u32("power_off")?,
     })
+}
+
+/// Job indices from a numpy integer array (the view's own arrays, read in one go) or any
+/// sequence of integers.
+fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
+    let convert = |v: i64| {
+        u32::try_from(v)
+            .map_err(|_| pyo3::exceptions::PyValueError::new_err(format!("{v} is not a job index")))
+    };
+    if let Ok(array) = value.extract::<PyReadonlyArray1<'_, i64>>() {
+        return array.as_array().iter().map(|&v| convert(v)).collect();
+    }
+    value
+        .extract::<Vec<i64>>()?
+        .into_iter()
+        .map(convert)
+        .collect()
 }
 
 /// The view as a dict of numpy arrays (see `hpcsched.protocol.View`).

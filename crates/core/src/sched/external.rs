@@ -3,6 +3,8 @@
 //! [`translate`] turns them into the engine's [`Decision`]; the engine then validates it like
 //! any other (a job that does not fit, a node in the wrong state: an error naming the job).
 
+use std::collections::HashMap;
+
 use crate::engine::View;
 use crate::error::{CoreError, Result};
 use crate::sched::policy::{scan_with_backfill, Backfill, Decision, Start, StartKind};
@@ -29,19 +31,22 @@ pub struct ExternalDecision {
 /// Fills `decision` from `external`, naming unknown or repeated jobs in the error.
 pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decision) -> Result<()> {
     decision.clear();
+    // queue position of each waiting job, built once: orders may name the whole queue
+    let positions: HashMap<u32, u32> = view
+        .queue
+        .iter()
+        .enumerate()
+        .map(|(p, &j)| (j, p as u32))
+        .collect();
     let position = |job: u32| -> Result<u32> {
-        view.queue
-            .iter()
-            .position(|&j| j == job)
-            .map(|p| p as u32)
-            .ok_or_else(|| {
-                let what = if (job as usize) < view.jobs.len() {
-                    format!("job {} (index {job}) is not waiting", view.jobs.get(job).id)
-                } else {
-                    format!("there is no job index {job}")
-                };
-                CoreError::decision(what)
-            })
+        positions.get(&job).copied().ok_or_else(|| {
+            let what = if (job as usize) < view.jobs.len() {
+                format!("job {} (index {job}) is not waiting", view.jobs.get(job).id)
+            } else {
+                format!("there is no job index {job}")
+            };
+            CoreError::decision(what)
+        })
     };
     if external.order.is_some() && !(external.start.is_empty() && external.backfilled.is_empty()) {
         return Err(CoreError::decision(
