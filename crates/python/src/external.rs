@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use hpcsched_core::agent::{observe, CLUSTER_FEATURES, JOB_FEATURES};
 use hpcsched_core::sched::{translate, Backfill, ExternalDecision};
 use hpcsched_core::{CoreError, Decision, Policy, View};
-use numpy::{IntoPyArray, PyReadonlyArray1};
+use numpy::{IntoPyArray, PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -159,95 +159,56 @@ fn indices(value: &Bound<'_, PyAny>) -> PyResult<Vec<u32>> {
         .collect()
 }
 
+/// A numpy array from an iterator.
+fn array<'py, T: numpy::Element>(
+    py: Python<'py>,
+    values: impl Iterator<Item = T>,
+) -> Bound<'py, PyArray1<T>> {
+    values.collect::<Vec<T>>().into_pyarray(py)
+}
+
 /// The view as a dict of numpy arrays (see `hpcsched.protocol.View`).
 pub fn view_dict<'py>(py: Python<'py>, view: &View) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
     let jobs = view.jobs;
-    let queue = view.queue;
+    let queue = view.queue.iter().map(|&j| (j, jobs.get(j)));
+    let running = view.running.iter();
+    let completed = view.completed.iter();
     d.set_item("now", view.now)?;
     d.set_item("machine_nodes", view.machine_nodes)?;
     d.set_item("free", view.free)?;
-    let column = |f: &dyn Fn(u32) -> f64| queue.iter().map(|&j| f(j)).collect::<Vec<f64>>();
-    d.set_item(
-        "queue",
-        queue
-            .iter()
-            .map(|&j| j as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
-    d.set_item(
-        "queue_id",
-        queue
-            .iter()
-            .map(|&j| jobs.get(j).id)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
+    d.set_item("queue", array(py, queue.clone().map(|(j, _)| i64::from(j))))?;
+    d.set_item("queue_id", array(py, queue.clone().map(|(_, job)| job.id)))?;
     d.set_item(
         "queue_submit",
-        column(&|j| jobs.get(j).submit).into_pyarray(py),
+        array(py, queue.clone().map(|(_, job)| job.submit)),
     )?;
     d.set_item(
         "queue_nodes",
-        queue
-            .iter()
-            .map(|&j| i64::from(jobs.get(j).nodes))
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, queue.clone().map(|(_, job)| i64::from(job.nodes))),
     )?;
     d.set_item(
         "queue_requested",
-        column(&|j| jobs.get(j).requested_time).into_pyarray(py),
+        array(py, queue.map(|(_, job)| job.requested_time)),
     )?;
-    let running = view.running;
     d.set_item(
         "running",
-        running
-            .iter()
-            .map(|r| r.job as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, running.clone().map(|r| i64::from(r.job))),
     )?;
     d.set_item(
         "running_id",
-        running
-            .iter()
-            .map(|r| jobs.get(r.job).id)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, running.clone().map(|r| jobs.get(r.job).id)),
     )?;
     d.set_item(
         "running_nodes",
-        running
-            .iter()
-            .map(|r| i64::from(r.nodes))
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, running.clone().map(|r| i64::from(r.nodes))),
     )?;
-    d.set_item(
-        "running_start",
-        running
-            .iter()
-            .map(|r| r.start)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
+    d.set_item("running_start", array(py, running.clone().map(|r| r.start)))?;
     d.set_item(
         "running_estimated_end",
-        running
-            .iter()
-            .map(|r| view.estimated_end(r))
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, running.map(|r| view.estimated_end(r))),
     )?;
-    d.set_item(
-        "down",
-        view.down_windows
-            .iter()
-            .map(|&(end, nodes)| (end, nodes))
-            .collect::<Vec<_>>(),
-    )?;
+    d.set_item("down", view.down_windows.to_vec())?;
     d.set_item(
         "announced",
         view.announced
@@ -257,43 +218,17 @@ pub fn view_dict<'py>(py: Python<'py>, view: &View) -> PyResult<Bound<'py, PyDic
     )?;
     d.set_item(
         "node_state",
-        view.nodes
-            .iter()
-            .map(|n| n.state as u8)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, view.nodes.iter().map(|n| n.state as u8)),
     )?;
     d.set_item(
         "arrived",
-        view.arrived
-            .iter()
-            .map(|&j| j as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, view.arrived.iter().map(|&j| i64::from(j))),
     )?;
     d.set_item(
         "completed",
-        view.completed
-            .iter()
-            .map(|c| c.0 as i64)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
+        array(py, completed.clone().map(|c| i64::from(c.0))),
     )?;
-    d.set_item(
-        "completed_start",
-        view.completed
-            .iter()
-            .map(|c| c.1)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
-    d.set_item(
-        "completed_end",
-        view.completed
-            .iter()
-            .map(|c| c.2)
-            .collect::<Vec<_>>()
-            .into_pyarray(py),
-    )?;
+    d.set_item("completed_start", array(py, completed.clone().map(|c| c.1)))?;
+    d.set_item("completed_end", array(py, completed.map(|c| c.2)))?;
     Ok(d)
 }
