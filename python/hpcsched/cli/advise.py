@@ -199,6 +199,8 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         f"{choice}; {plan.policy} decided in {result.decide_seconds:.2f} s",
         highlight=False,
     )
+    if not plan.changes:
+        console.print("nothing to plan: no pending job in this scope", highlight=False)
     outcome = {w.job_id: w.outcome for w in result.writes}
     table = Table(show_edge=False, pad_edge=False)
     for heading in ("job", "name", "user", "nodes", "limit", "priority", "new", "why"):
@@ -221,7 +223,8 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
             f"{c.new:,}",
             why,
         )
-    console.print(table)
+    if plan.changes:
+        console.print(table)
     if len(plan.changes) > len(rows):
         console.print(f"... and {len(plan.changes) - len(rows)} more (--all shows them)")
     for job, why in plan.skipped:
