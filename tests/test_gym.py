@@ -111,13 +111,18 @@ def test_vector_envs(workload):
     def make():
         return SchedulingEnv(workload, slots=16, episode_jobs=100)
 
-    vector = gymnasium.vector.SyncVectorEnv([make, make])
-    observations, _ = vector.reset(seed=3)
-    assert observations.shape == (2, 16 * JOB_FEATURES + CLUSTER_FEATURES)
-    for _ in range(50):
-        observations, rewards, *_ = vector.step(np.zeros(2, dtype=np.int64))
-    assert observations.shape[0] == 2 and rewards.shape == (2,)
-    vector.close()
+    results = []
+    for kind in (gymnasium.vector.SyncVectorEnv, gymnasium.vector.AsyncVectorEnv):
+        vector = kind([make, make])
+        observations, _ = vector.reset(seed=3)
+        assert observations.shape == (2, 16 * JOB_FEATURES + CLUSTER_FEATURES)
+        for _ in range(50):
+            observations, rewards, *_ = vector.step(np.zeros(2, dtype=np.int64))
+        assert rewards.shape == (2,)
+        results.append(observations)
+        vector.close()
+    # the same seeds give the same episodes in this process and in worker processes
+    np.testing.assert_array_equal(results[0], results[1])
 
 
 def load_example(name):
