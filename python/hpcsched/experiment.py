@@ -243,9 +243,9 @@ def file_digest(path: str) -> str:
     """SHA-256 of a file's bytes (cached per size and modification time)."""
     try:
         stat = os.stat(path)
+        return _cached_digest(os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    return _cached_digest(os.path.abspath(path), stat.st_size, stat.st_mtime_ns)
 
 
 def _frame_digest(frame: pd.DataFrame) -> str:
