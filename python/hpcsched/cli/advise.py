@@ -217,7 +217,7 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
             job.array or str(job.job_id),
             job.name[:20],
             job.user,
-            str(job.nodes * job.tasks) if job.tasks > 1 else str(job.nodes),
+            f"{job.nodes} x{job.tasks}" if job.tasks > 1 else str(job.nodes),
             "unlimited" if job.time_limit is None else f"{job.time_limit / 60:.0f} min",
             f"{c.old:,}",
             f"{c.new:,}",
