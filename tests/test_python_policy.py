@@ -32,6 +32,22 @@ def test_python_policies_reproduce_the_built_ins(traces_dir, tmp_path, trace, py
     assert ours.info["inputs"]["policy"]["python"] == python
 
 
+def test_compare_takes_python_policy_objects():
+    workload = workload_from([(0, 10, 10, 1), (1, 5, 5, 2), (2, 1, 1, 1)], nodes=2)
+
+    class Order:
+        name = "order"
+
+        def decide(self, view):
+            return Decision(order=view.queue)
+
+    comparison = hpcsched.compare(workload, ["fcfs", Order()], processes=1)
+    assert list(comparison.results) == ["FCFS +EASY", "order"]
+    pd.testing.assert_frame_equal(
+        comparison.results["order"].jobs, comparison.results["FCFS +EASY"].jobs
+    )
+
+
 class Recorder:
     """Starts whatever fits in FCFS order and records what each call saw."""
 

@@ -8,15 +8,14 @@ and evaluate it with the same metrics as every built-in policy.
 Training: episodes of 256 consecutive jobs drawn at random from the trace, 32 queue slots,
 reward = 1 / mean bounded slowdown at the episode's end (RLScheduler's objective), four
 environments vectorised. Evaluation: the trained agent schedules a held-out slice of the
-trace through hpcsched.simulate (as a Python policy that asks for the same features), next to
-FCFS, SJF and F1 with EASY.
+trace as a Python policy (asking the engine for the features it learned from) in
+hpcsched.compare, next to FCFS, SJF and F1 with EASY: the same metrics, tables and plots as
+every policy, in an HTML report (--report).
 """
 
 from __future__ import annotations
 
 import argparse
-
-import numpy as np
 
 import hpcsched
 from hpcsched.experiment import slice_workload
@@ -63,25 +62,19 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--trace", default="../shared/traces/pwa/lublin_256.swf.gz")
     parser.add_argument("--steps", type=int, default=50_000)
+    parser.add_argument("--report", default="ppo-report.html")
     args = parser.parse_args()
     model, workload = train(args.trace, args.steps)
     test = slice_workload(workload, int(len(workload) * 0.7), int(len(workload) * 0.7) + 1024)
-    rows = []
-    for name, policy in [
-        ("FCFS +EASY", "fcfs"),
-        ("SJF +EASY", "sjf"),
-        ("F1 +EASY", "f1"),
-        ("PPO", PPOPolicy(model)),
-    ]:
-        info = hpcsched.simulate(test, policy).info
-        rows.append((name, info["bounded_slowdown"]["mean"], info["wait"]["mean"] / 3600))
+    # the trained agent next to the baselines, with the same metrics, tables and plots
+    comparison = hpcsched.compare(test, ["fcfs", "sjf", "f1", PPOPolicy(model)], processes=1)
     print(f"held-out slice: {len(test)} jobs")
-    for name, bsld, wait in rows:
-        print(f"{name:12s} mean bounded slowdown {bsld:8.2f}   mean wait {wait:6.2f} h")
-    print(
-        f"PPO trained for {args.steps} steps; mean bsld rank: "
-        f"{1 + int(np.argsort([r[1] for r in rows]).tolist().index(3))} of {len(rows)}"
-    )
+    for row in comparison.table.itertuples():
+        print(
+            f"{row.policy:12s} mean bounded slowdown {row.bsld_mean:8.2f}   "
+            f"mean wait {row.wait_mean / 3600:6.2f} h"
+        )
+    print(f"report: {comparison.report(args.report, title='PPO against the baselines')}")
 
 
 if __name__ == "__main__":

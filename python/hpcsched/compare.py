@@ -14,7 +14,7 @@ from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
-from hpcsched.protocol import PythonPolicySpec, load_policy
+from hpcsched.protocol import PythonPolicySpec, is_python_policy, load_policy
 from hpcsched.run import Result, check_overrun, resolve_platform
 from hpcsched.workload import Workload
 
@@ -54,7 +54,7 @@ class Comparison:
 
 def compare(
     workload: Workload | str | os.PathLike[str],
-    policies: Sequence[str | PolicySpec | PythonPolicySpec],
+    policies: Sequence[str | PolicySpec | PythonPolicySpec | object],
     *,
     platform: str | None = None,
     downtime: str | os.PathLike[str] | None = None,
@@ -68,10 +68,11 @@ def compare(
     on_done: Callable[[str, Result], None] | None = None,
 ) -> Comparison:
     """Replays ``workload`` (a trace path or a :class:`Workload`) under each policy (a name
-    such as ``"wfp3:256"`` — name and window — or a :class:`PolicySpec`), in parallel processes
+    such as ``"wfp3:256"`` — name and window —, a :class:`PolicySpec`, ``"python:..."`` or a
+    Python policy object; objects not picklable need ``processes=1``), in parallel processes
     (``processes``; default one per core). With ``out``, writes one run directory per policy
     there. ``on_done`` is called with each policy's label as its run finishes."""
-    specs = [parse_policy(p) if isinstance(p, str) else p for p in policies]
+    specs = [_as_spec(p) for p in policies]
     if not specs:
         raise OptionError("give at least one policy", option="--policy")
     check_overrun(overrun)
@@ -112,6 +113,16 @@ def compare(
     if out is not None:
         comparison.write(out)
     return comparison
+
+
+def _as_spec(policy: str | PolicySpec | PythonPolicySpec | object) -> PolicySpec | PythonPolicySpec:
+    if isinstance(policy, str):
+        return parse_policy(policy)
+    if isinstance(policy, PolicySpec | PythonPolicySpec):
+        return policy
+    if is_python_policy(policy):
+        return PythonPolicySpec(policy)
+    raise OptionError(f"not a policy: {policy!r}", option="--policy")
 
 
 def parse_policy(text: str) -> PolicySpec | PythonPolicySpec:
