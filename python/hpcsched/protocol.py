@@ -19,7 +19,7 @@ import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -29,8 +29,7 @@ from hpcsched.exceptions import OptionError
 IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = range(5)
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):
     """What a policy decides now.
 
     - ``start``: waiting jobs (indices) to start now, exactly these (``backfilled``: more
@@ -43,7 +42,8 @@ class Decision:
     - ``power_on`` / ``power_off``: nodes to switch (platforms with a power model; a node
       switches off only when idle).
 
-    ``Decision()`` starts nothing (the jobs wait)."""
+    ``Decision()`` starts nothing (the jobs wait). Immutable (a named tuple: cheap to build at
+    every invocation)."""
 
     start: Sequence[int] = ()
     backfilled: Sequence[int] = ()
@@ -54,11 +54,11 @@ class Decision:
     power_off: Sequence[int] = ()
 
 
-@dataclass(frozen=True)
-class View:
+class View(NamedTuple):
     """What a scheduler knows at ``now`` (never the real run time of a job).
 
-    Queue arrays are in FCFS order (requeued jobs first); running arrays by estimated end."""
+    Queue arrays are in FCFS order (requeued jobs first); running arrays by estimated end.
+    Read-only (a named tuple: the engine builds one at every invocation)."""
 
     now: float
     machine_nodes: int
