@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import math
 import os
-import tomllib
 from dataclasses import asdict, dataclass, field, replace
 
 from hpcsched import _core
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched.exceptions import OptionError
+from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
 SEARCH_POLICIES = ("mars", "random")
@@ -37,13 +37,7 @@ def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float, flo
     elif spec.strip().lower() in REWARD_PRESETS:
         weights = REWARD_PRESETS[spec.strip().lower()]
     elif spec.endswith(".toml") or os.path.isfile(spec):
-        try:
-            with open(spec, "rb") as f:
-                document = tomllib.load(f)
-        except OSError as exc:
-            raise InputError(f"cannot read file: {exc.strerror or exc}", path=spec) from None
-        except tomllib.TOMLDecodeError as exc:
-            raise InputError(f"invalid TOML: {exc}", path=spec) from None
+        document = read_toml(spec)
         weights = document.get("reward", document)
     else:
         weights = {}

@@ -38,7 +38,6 @@ import itertools
 import json
 import os
 import shutil
-import tomllib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
@@ -58,6 +57,7 @@ from hpcsched.parallel import run_configs
 from hpcsched.platform import load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
 from hpcsched.run import Result
+from hpcsched.workload._io import read_toml
 
 SWEEP_KEYS = ("name", "out", "platforms", "processes", "downtime", "announce_lead", "overrun")
 SEARCH_KEYS = tuple(f.name for f in fields(SearchSpec))
@@ -96,14 +96,7 @@ class SweepOutcome:
 def read_sweep(path: str | os.PathLike[str]) -> Sweep:
     """Reads and expands a sweep file; every run is validated before anything runs."""
     source = os.fspath(path)
-    try:
-        with open(source, "rb") as f:
-            document = tomllib.load(f)
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", path=source) from None
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", path=source) from None
-    return expand_sweep(document, source)
+    return expand_sweep(read_toml(source), source)
 
 
 def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:

@@ -1,4 +1,4 @@
-"""Reading and writing input/output files, plain or gzip-compressed.
+"""Reading and writing input/output files, plain or gzip-compressed (and TOML files).
 
 Reading recognises gzip by its magic bytes (so a compressed file without ``.gz`` still reads);
 writing compresses when the name ends in ``.gz``. Writes are atomic: the data goes to a temporary
@@ -11,8 +11,10 @@ import contextlib
 import gzip
 import os
 import tempfile
+import tomllib
 import zlib
 from pathlib import Path
+from typing import Any
 
 from hpcsched.exceptions import InputError
 
@@ -32,6 +34,18 @@ def read_bytes(path: str | os.PathLike[str]) -> bytes:
         except (OSError, EOFError, zlib.error) as exc:
             raise InputError(f"corrupt gzip data: {exc}", path=name) from None
     return data
+
+
+def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """A TOML file as a dict; ``InputError`` naming the file when unreadable or invalid."""
+    name = os.fspath(path)
+    data = read_bytes(name)
+    try:
+        return tomllib.loads(data.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+    except tomllib.TOMLDecodeError as exc:
+        raise InputError(f"invalid TOML: {exc}", path=name) from None
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
