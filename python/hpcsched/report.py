@@ -11,7 +11,6 @@ import datetime
 import html
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -19,6 +18,7 @@ import pandas as pd
 
 from hpcsched import plots
 from hpcsched.compare import summary_columns
+from hpcsched.workload._io import atomic_write_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -114,18 +114,8 @@ class Report:
     def write(self, path: str | os.PathLike[str]) -> str:
         """Writes the page atomically (temporary name, then rename); returns its path."""
         target = os.path.abspath(os.fspath(path))
-        folder = os.path.dirname(target)
-        os.makedirs(folder, exist_ok=True)
-        fd, staging = tempfile.mkstemp(prefix=f".{os.path.basename(target)}.", dir=folder)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as f:
-                f.write(self.html())
-            os.chmod(staging, 0o644)
-            os.replace(staging, target)
-        except BaseException:
-            if os.path.exists(staging):
-                os.remove(staging)
-            raise
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        atomic_write_bytes(target, self.html().encode("utf-8"))
         return target
 
 
