@@ -22,7 +22,7 @@ import pandas as pd
 from hpcsched import plots
 from hpcsched.exceptions import InputError
 from hpcsched.experiment import RunConfig, WorkloadSpec
-from hpcsched.policies import PolicySpec, SearchSpec
+from hpcsched.policies import POWER_POLICIES, PolicySpec, SearchSpec
 from hpcsched.report import Report, add_detail_tables, formatted, inputs_of
 from hpcsched.run import Result, read_run
 from hpcsched.sweep import Sweep, SweepOutcome, SweepProgress, run_sweep
@@ -42,14 +42,8 @@ SNF_ICON_CASES = [
     ("SDSC-BLUE-2000-4.2-cln-0-3000", "AOBA-1152", 16.4, -0.15),
 ]
 TAURUS_CASES = [("DAS2-fs2-0-3000", "Taurus-64"), ("generated-markovian-3000", "Taurus-64")]
-SNF_ICON_POLICIES = (
-    "fcfs-b+ipm",
-    "snf+ipm",
-    "snf-icon",
-    "snf-icon-ng",
-    "snf-icon-nf",
-    "snf-icon-ngnf",
-)
+#: Every power manager of the engine (FCFS/B+IPM, SNF+IPM, SNF-ICON and its ablations).
+SNF_ICON_POLICIES = POWER_POLICIES
 #: The case whose SNF-ICON run the report shows in detail (modes, node states).
 SHOWCASE = "generated-markovian-3000"
 
