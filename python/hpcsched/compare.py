@@ -130,16 +130,22 @@ def parse_policy(text: str) -> PolicySpec | PythonPolicySpec:
     ``python:MODULE:CLASS`` as a Python policy."""
     if text.startswith("python:"):
         return load_policy(text)
+    return PolicySpec(*split_policy(text))
+
+
+def split_policy(text: str) -> tuple[str, int | None]:
+    """``wfp3:256`` -> (``wfp3``, 256); ``fcfs`` -> (``fcfs``, None); ``python:...`` whole."""
+    if text.startswith("python:"):
+        return text, None
     name, sep, window = text.partition(":")
     if not sep:
-        return PolicySpec(name)
+        return name, None
     try:
-        size = int(window)
+        return name, int(window)
     except ValueError:
         raise OptionError(
             f"{text!r}: the window after ':' must be a whole number", option="--policy"
         ) from None
-    return PolicySpec(name, size)
 
 
 def unique_labels(labels: Sequence[str]) -> list[str]:

@@ -13,7 +13,7 @@ from rich.table import Table
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, err_console
 from hpcsched.compare import compare as run_comparison
-from hpcsched.compare import summary_columns
+from hpcsched.compare import split_policy, summary_columns
 from hpcsched.exceptions import OptionError
 from hpcsched.run import Result
 from hpcsched.workload.swf import check_procs_per_node
@@ -71,15 +71,8 @@ def compare(
     options = locals()
     specs = []
     for text in policy:
-        if text.startswith("python:"):
-            specs.append(opt.policy_spec(text, None, backfill, options))
-            continue
-        name, sep, window = text.partition(":")
-        if sep and not window.strip().isdigit():
-            raise OptionError(
-                f"{text!r}: the window after ':' must be a whole number", option="--policy"
-            )
-        specs.append(opt.policy_spec(name, int(window) if sep else None, backfill, options))
+        name, window = split_policy(text)
+        specs.append(opt.policy_spec(name, window, backfill, options))
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
     out = out or Path("runs") / f"compare-{opt.trace_stem(trace)}"
