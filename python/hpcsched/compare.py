@@ -164,6 +164,21 @@ def slug(label: str) -> str:
     return text or "run"
 
 
+def is_given(value: Any) -> bool:
+    """A table cell holds a value (not None, not NaN)."""
+    return not (value is None or (isinstance(value, float) and pd.isna(value)))
+
+
+def parameter_text(value: Any) -> str:
+    """A parameter cell as text: ``-`` when absent; whole floats without decimals (a parameter
+    column with gaps is float: 1000.0 reads as 1000)."""
+    if not is_given(value):
+        return "-"
+    if isinstance(value, float) and value.is_integer():
+        return f"{value:.0f}"
+    return str(value)
+
+
 def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any], str]]]:
     """(column, heading, formatter) of the headline metrics present in a results table, for
     the terminal and the report."""

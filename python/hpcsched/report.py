@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from hpcsched import plots
-from hpcsched.compare import summary_columns
+from hpcsched.compare import is_given, parameter_text, summary_columns
 from hpcsched.workload._io import atomic_write_bytes
 
 if TYPE_CHECKING:
@@ -309,7 +309,7 @@ def sweep_report(
     )
     shown = formatted(table, label=labels[0])
     for position, column in enumerate(labels[1:], start=1):
-        shown.insert(position, column, table[column].map(_parameter_text).to_numpy())
+        shown.insert(position, column, table[column].map(parameter_text).to_numpy())
     report.table(
         shown,
         caption="Waits in hours over the jobs that started; bsld: bounded slowdown (tau = 10 s); "
@@ -325,7 +325,7 @@ def sweep_report(
             point=[
                 " ".join(
                     [row["policy"]]
-                    + [f"{c}={_parameter_text(row[c])}" for c in parameters if _given(row[c])]
+                    + [f"{c}={parameter_text(row[c])}" for c in parameters if is_given(row[c])]
                 )
                 for _, row in energy.iterrows()
             ]
@@ -336,15 +336,3 @@ def sweep_report(
             "Mean wait against wasted energy; the line is the empirical Pareto frontier.",
         )
     return report.write(path)
-
-
-def _given(value: Any) -> bool:
-    return not (value is None or (isinstance(value, float) and pd.isna(value)))
-
-
-def _parameter_text(value: Any) -> str:
-    if not _given(value):
-        return "-"
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:.0f}"
-    return str(value)

@@ -13,7 +13,7 @@ from rich.table import Table
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, err_console
 from hpcsched.compare import compare as run_comparison
-from hpcsched.compare import split_policy, summary_columns
+from hpcsched.compare import parameter_text, split_policy, summary_columns
 from hpcsched.exceptions import OptionError
 from hpcsched.run import Result
 from hpcsched.workload.swf import check_procs_per_node
@@ -138,21 +138,13 @@ def print_table(
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
     for label in labels:
         # labels stay on one line; the numeric columns' headings wrap instead
-        width = max([len(label), *(len(_cell(v)) for v in table[label])])
+        width = max([len(label), *(len(parameter_text(v)) for v in table[label])])
         view.add_column(label, no_wrap=True, min_width=min(width, 40))
     for _, heading, _ in columns:
         view.add_column(heading, justify="right")
     for _, row in table.iterrows():
         view.add_row(
-            *(_cell(row[label]) for label in labels),
+            *(parameter_text(row[label]) for label in labels),
             *(fmt(row[column]) for column, _, fmt in columns),
         )
     console.print(view)
-
-
-def _cell(value: object) -> str:
-    if value is None or (isinstance(value, float) and pd.isna(value)):
-        return "-"
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:.0f}"  # a parameter column with gaps is float: 1000.0 reads as 1000
-    return str(value)
