@@ -169,10 +169,9 @@ def simulate(
             option="--platform",
         )
     calendar = _calendar(downtime, announce_lead, workload)
-    manages_power = spec.is_power or (
-        isinstance(spec, PythonPolicySpec) and platform is not None and platform.power is not None
-    )
-    if manages_power and len(calendar):
+    # node power states under a built-in power manager, or a Python policy on a power platform
+    manager = _manager(spec, platform)
+    if manager is not None and len(calendar):
         raise OptionError(
             f"{spec.name} does not support downtime windows yet; drop --downtime",
             option="--downtime",
@@ -188,7 +187,7 @@ def simulate(
         overrun=overrun,
         platform=platform,
         search=spec.search.to_native() if spec.search else None,
-        manager=_manager(spec, platform),
+        manager=manager,
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
     )
     _drive(sim, workload, progress)
