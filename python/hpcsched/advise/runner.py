@@ -138,16 +138,14 @@ class Advisor:
                 "scope": plan.scope,
                 "policy": plan.policy,
                 "state": plan.summary,
-                "decision": plan.decision,
+                "decision": {k: _number(v) for k, v in plan.decision.items()},
                 "plan": [
                     {
                         "job": c.job.job_id,
                         "rank": c.rank,
                         "old": c.old,
                         "new": c.new,
-                        "planned_start": c.planned_start
-                        if math.isfinite(c.planned_start)
-                        else None,
+                        "planned_start": _number(c.planned_start),
                         "why": c.why,
                     }
                     for c in plan.changes
@@ -196,9 +194,14 @@ def _iso(unix: float) -> str:
     return datetime.datetime.fromtimestamp(unix, tz=datetime.UTC).isoformat(timespec="seconds")
 
 
+def _number(value: Any) -> Any:
+    """JSON has no NaN or infinity: a start that never comes, a decision never made, is null."""
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
 def _plain(value: Any) -> Any:
     if hasattr(value, "item"):
         return value.item()
-    if isinstance(value, float):
-        return None
     raise TypeError(f"not JSON-able: {value!r}")
