@@ -16,17 +16,13 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
+
 import hpcsched
-from hpcsched.experiment import WorkloadSpec
-from hpcsched.workload.model import Workload
+from hpcsched.experiment import RunConfig, summary_row
+from hpcsched.reproduce import THETA, THETA_SLICES, mars_runs, mars_verdicts
 
 REPO = Path(__file__).resolve().parents[1]
-SLICES = {"first 4000": 0, "jobs 12000-15999": 12000}
-BASELINES = [("FCFS", "fcfs", None), ("WFP3", "wfp3", 256), ("SJF", "sjf", 256), ("F1", "f1", 256)]
-
-
-def theta_slice(trace: Path, start: int, size: int = 4000) -> Workload:
-    return WorkloadSpec(path=str(trace), start=start, stop=start + size).load()
 
 
 def row(name: str, result: hpcsched.Result, seconds: float) -> dict:
@@ -49,19 +45,17 @@ def row(name: str, result: hpcsched.Result, seconds: float) -> dict:
     }
 
 
-def run_slice(workload: Workload, iterations: int, trees: int) -> list[dict]:
-    rows = []
-    for name, policy, window in BASELINES:
+def run_slice(runs: list[RunConfig]) -> tuple[list[dict], pd.DataFrame]:
+    """The runs of one slice (the workload loaded once, so run times are simulation only):
+    the printed rows and the summary table the paper's criteria are checked on."""
+    workload = runs[0].workload.load()
+    rows, summary = [], []
+    for config in runs:
         t = time.perf_counter()
-        rows.append(
-            row(name, hpcsched.simulate(workload, policy, window=window), time.perf_counter() - t)
-        )
-    search = hpcsched.SearchSpec(iterations=iterations, trees=trees, seed=17)
-    for name, policy in [("Random", "random"), ("MARS-CW", "mars-cw"), ("MARS-CU", "mars-cu")]:
-        t = time.perf_counter()
-        result = hpcsched.simulate(workload, hpcsched.PolicySpec(policy, search=search))
-        rows.append(row(name, result, time.perf_counter() - t))
-    return rows
+        result = hpcsched.simulate(workload, config.policy)
+        rows.append(row(config.policy.label, result, time.perf_counter() - t))
+        summary.append({"policy": config.policy.label, **summary_row(result.info)})
+    return rows, pd.DataFrame(summary)
 
 
 def print_table(title: str, rows: list[dict]) -> None:
@@ -80,44 +74,26 @@ def print_table(title: str, rows: list[dict]) -> None:
         )
 
 
-def check(rows: list[dict]) -> list[str]:
-    by = {r["policy"]: r for r in rows}
-    others = [r for r in rows if r["policy"] != "MARS-CW"]
-    baselines = [by[n] for n, _, _ in BASELINES] + [by["Random"]]
-    verdicts = [
-        (
-            "MARS-CW has the lowest median wait",
-            all(by["MARS-CW"]["median"] <= r["median"] for r in others),
-        ),
-        ("MARS-CU mean wait < WFP3 mean wait", by["MARS-CU"]["mean"] < by["WFP3"]["mean"]),
-        (
-            "MARS-CU utilization >= best baseline - 0.5 pt",
-            by["MARS-CU"]["util"] >= max(r["util"] for r in baselines) - 0.005,
-        ),
-    ]
-    return [f"{'PASS' if ok else 'FAIL'}: {text}" for text, ok in verdicts]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces" / "pwa")
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--trees", type=int, default=2)
     args = parser.parse_args()
-    trace = args.traces / "ALCF-Theta-2022.swf.gz"
-    if not trace.is_file():
-        sys.exit(f"{trace} not found (give --traces DIR)")
+    if not (args.traces / THETA).is_file():
+        sys.exit(f"{args.traces / THETA} not found (give --traces DIR)")
     print(
         f"MARS budget: {args.iterations} iterations per tree, {args.trees} trees, depth 50, "
         "gamma 0.99, 161 actions, seed 17. Waits in hours (all jobs, zero waits included)."
     )
     failures = 0
-    for title, start in SLICES.items():
-        rows = run_slice(theta_slice(trace, start), args.iterations, args.trees)
+    runs = mars_runs(args.traces, args.iterations, args.trees)
+    for title in THETA_SLICES:
+        rows, summary = run_slice([r for r in runs if r.workload.name == f"Theta {title}"])
         print_table(f"ALCF Theta 2022, {title}", rows)
-        for verdict in check(rows):
+        for verdict, holds in mars_verdicts(summary).items():
             print(verdict)
-            failures += verdict.startswith("FAIL")
+            failures += not holds
     sys.exit(1 if failures else 0)
 
 
