@@ -147,53 +147,42 @@ impl PySimulation {
         })()
         .py_result(py)?;
         let managed = POWER_POLICIES.contains(&policy);
+        // Node power states: under a built-in power manager, or for an agent or a Python
+        // policy on a platform with a power model (they switch nodes themselves).
+        let inputs = match manager {
+            Some(options) if managed || policy == "agent" || policy == "python" => {
+                let sample: Option<u64> = get_item(options, "sample_transitions")?;
+                inputs.with_power_management(sample).py_result(py)?
+            }
+            _ => inputs,
+        };
         let mut outside = None;
-        let (inputs, policy) = if policy == "agent" {
+        let policy: Box<dyn Policy> = if policy == "agent" {
             // A learning agent drives the engine step by step (advance_to_decision, apply);
-            // no policy decides. On a platform with a power model it switches nodes itself.
-            let inputs = match manager {
-                Some(options) => {
-                    let sample: Option<u64> = get_item(options, "sample_transitions")?;
-                    inputs.with_power_management(sample).py_result(py)?
-                }
-                None => inputs,
-            };
-            let idle = build_policy("fcfs", None, "none").py_result(py)?;
-            (inputs, idle)
+            // no policy decides.
+            build_policy("fcfs", None, "none").py_result(py)?
         } else if policy == "python" {
             let object = python.ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err("policy 'python' needs the object")
             })?;
-            // On a platform with a power model the policy switches nodes itself.
-            let inputs = match manager {
-                Some(options) => {
-                    let sample: Option<u64> = get_item(options, "sample_transitions")?;
-                    inputs.with_power_management(sample).py_result(py)?
-                }
-                None => inputs,
-            };
             let name: String = object.bind(py).getattr("name")?.extract()?;
             let slots: Option<usize> = object.bind(py).getattr("observation_slots")?.extract()?;
             let python = PyPolicy::new(object, name, slots);
             outside = Some(Arc::clone(&python.outcome));
-            (inputs, Box::new(python) as Box<dyn Policy>)
+            Box::new(python)
         } else if managed {
             let options = manager.ok_or_else(|| {
                 pyo3::exceptions::PyValueError::new_err("power policies need manager options")
             })?;
-            let sample: Option<u64> = get_item(options, "sample_transitions")?;
-            let inputs = inputs.with_power_management(sample).py_result(py)?;
             let idle_timeout: f64 = get_item(options, "idle_timeout")?;
             let icon = icon_config(options)?;
-            let policy = build_power_policy(policy, idle_timeout, icon).py_result(py)?;
-            (inputs, policy)
+            build_power_policy(policy, idle_timeout, icon).py_result(py)?
         } else {
-            let policy = match search {
+            match search {
                 Some(options) => build_search_policy(policy, &search_options(options)?),
                 None => build_policy(policy, window, backfill),
             }
-            .py_result(py)?;
-            (inputs, policy)
+            .py_result(py)?
         };
         let mut engine = Engine::new(Arc::new(inputs));
         if outside.is_some() {
