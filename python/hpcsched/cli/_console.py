@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import datetime
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from hpcsched.sweep import SweepProgress
 
 console = Console()
 err_console = Console(stderr=True)
@@ -18,6 +22,28 @@ def hours(seconds: float | None) -> str:
 
 def percent(x: float | None) -> str:
     return "-" if x is None else f"{100 * x:.2f}%"
+
+
+@contextmanager
+def runs_progress(title: str, *, transient: bool = True) -> Iterator[SweepProgress]:
+    """A progress bar over runs (compare, sweep, reproduce) on stderr, when it is a terminal."""
+    with Progress(
+        TextColumn(title),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[note]}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=transient,
+        disable=not err_console.is_terminal,
+    ) as progress:
+        task = progress.add_task(title, total=None, note="")
+
+        def update(done: int, total: int, label: str = "", failed: int = 0) -> None:
+            note = f"{failed} failed · {label}" if failed else label
+            progress.update(task, completed=done, total=total, note=note[:60])
+
+        yield update
 
 
 class LazyProgress:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Annotated
 
 import pandas as pd
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import console, err_console
+from hpcsched.cli._console import console, runs_progress
 from hpcsched.compare import compare as run_comparison
 from hpcsched.compare import parameter_text, split_policy, summary_columns
 from hpcsched.exceptions import OptionError
@@ -79,19 +79,11 @@ def compare(
     report = report or out / "report.html"
     if report.suffix.lower() not in (".html", ".htm"):
         raise OptionError(f"{report}: the report is an HTML file (.html)", option="--report")
-    with Progress(
-        TextColumn("comparing {task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as progress:
-        task = progress.add_task(trace.name, total=len(specs))
+    with runs_progress(f"comparing {trace.name}") as update:
+        done = itertools.count(1)
 
         def finished(label: str, _: Result) -> None:
-            progress.advance(task)
+            update(next(done), len(specs), label)
 
         comparison = run_comparison(
             str(trace),

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from hpcsched.cli._console import console, err_console
+from hpcsched.cli._console import console, runs_progress
 from hpcsched.cli.compare import print_table
 from hpcsched.reproduce import (
     Reproduction,
@@ -18,7 +15,6 @@ from hpcsched.reproduce import (
     reproduce_mars,
     reproduce_snf_icon,
 )
-from hpcsched.sweep import SweepProgress
 
 app = typer.Typer(
     help="Reproduce the papers' comparisons and write their reports.", no_args_is_help=True
@@ -33,26 +29,6 @@ Data = Annotated[
 Processes = Annotated[int | None, typer.Option(help="Parallel processes (default: one per core).")]
 
 
-@contextmanager
-def _progress(title: str) -> Iterator[SweepProgress]:
-    with Progress(
-        TextColumn(title),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        transient=True,
-        disable=not err_console.is_terminal,
-    ) as progress:
-        task = progress.add_task(title, total=None, last="")
-
-        def advance(done: int, total: int, label: str, failed: int) -> None:
-            progress.update(task, completed=done, total=total, last=label[:50])
-
-        yield advance
-
-
 @app.command("snf-icon")
 def snf_icon(
     data: Data = None,
@@ -62,7 +38,7 @@ def snf_icon(
     """SNF-ICON paper: six cases (DAS2 fs1-fs4, Markovian, SDSC-BLUE) under FCFS/B+IPM,
     SNF+IPM, SNF-ICON and its ablations, plus Taurus-64; mean-wait reductions next to the
     paper's."""
-    with _progress("SNF-ICON cases") as progress:
+    with runs_progress("SNF-ICON cases") as progress:
         done = reproduce_snf_icon(data, out, processes=processes, progress=progress)
     table = done.table
     main = table[table["policy_name"].isin(["fcfs-b+ipm", "snf+ipm", "snf-icon"])]
@@ -85,7 +61,7 @@ def mars(
 ) -> None:
     """MARS paper: MARS-CW and MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY) and Random on
     two 4000-job slices of ALCF Theta 2022."""
-    with _progress("MARS on Theta") as progress:
+    with runs_progress("MARS on Theta") as progress:
         done = reproduce_mars(
             data, out, iterations=iterations, trees=trees, processes=processes, progress=progress
         )

@@ -6,9 +6,8 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from hpcsched.cli._console import console, err_console
+from hpcsched.cli._console import console, err_console, runs_progress
 from hpcsched.cli.compare import print_table
 from hpcsched.report import sweep_report
 from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep
@@ -45,20 +44,7 @@ def sweep(
             console.print(f"{run.key()}  {run_label(run)}", highlight=False)
         console.print(f"{len(plan.runs)} runs; results would go to {plan.out}", highlight=False)
         return 0
-    with Progress(
-        TextColumn("sweep"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[failed]} failed · {task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=err_console,
-        disable=not err_console.is_terminal,
-    ) as progress:
-        task = progress.add_task("sweep", total=len(plan.runs), failed=0, last="")
-
-        def advance(done: int, total: int, label: str, failed: int) -> None:
-            progress.update(task, completed=done, failed=failed, last=label[:60])
-
+    with runs_progress("sweep", transient=False) as advance:
         outcome = run_sweep(plan, processes=processes, ray=ray, progress=advance)
     if len(outcome.table):
         report = sweep_report(
