@@ -13,7 +13,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
 import pyarrow as pa
@@ -91,7 +91,7 @@ def read_run_files(
     return jobs, info, optional("decisions.parquet"), optional("timeline.parquet")
 
 
-def write_parquet(frame: pd.DataFrame, path: str) -> None:
+def write_parquet(frame: pd.DataFrame, path: str | IO[bytes]) -> None:
     """Snappy-compressed Parquet, dictionary-encoding only the categorical columns (dictionary
     encoding of float columns triples the write time for no gain)."""
     table = pa.Table.from_pandas(frame, preserve_index=False)

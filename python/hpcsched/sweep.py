@@ -34,6 +34,7 @@ stopped. ``OUT/results.parquet`` collects one row per run, in grid order.
 from __future__ import annotations
 
 import glob
+import io
 import itertools
 import json
 import os
@@ -57,7 +58,7 @@ from hpcsched.parallel import run_configs
 from hpcsched.platform import load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
 from hpcsched.run import Result
-from hpcsched.workload._io import read_toml
+from hpcsched.workload._io import atomic_write_bytes, read_toml
 
 SWEEP_KEYS = ("name", "out", "platforms", "processes", "downtime", "announce_lead", "overrun")
 SEARCH_KEYS = tuple(f.name for f in fields(SearchSpec))
@@ -302,14 +303,9 @@ def _completed(folder: str, key: str) -> dict[str, Any] | None:
 
 
 def _write_atomically(table: pd.DataFrame, path: str) -> None:
-    staging = f"{path}.{os.getpid()}.tmp"
-    try:
-        write_parquet(table, staging)
-        os.replace(staging, path)
-    except BaseException:
-        if os.path.exists(staging):
-            os.remove(staging)
-        raise
+    buffer = io.BytesIO()
+    write_parquet(table, buffer)
+    atomic_write_bytes(path, buffer.getvalue())
 
 
 def _table(value: Any, name: str, source: str) -> dict[str, Any]:
