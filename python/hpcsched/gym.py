@@ -195,15 +195,9 @@ class SchedulingEnv(gymnasium.Env):
         if self.action_kind == "mars":
             sim.apply_action(int(action), self.actions_spec)
             return False
-        view = sim.view()
-        queue = view["queue"]
         if self.action_kind == "job":
-            slot = int(action)
-            invalid = not (0 <= slot < min(len(queue), self.slots))
-            head = int(queue[0 if invalid else slot]) if len(queue) else None
-            sim.apply(Decision(order=[] if head is None else [head]))
-            return invalid
-        order = Decision(order=queue.tolist())
+            return bool(sim.apply_slot(int(action), self.slots))
+        order = Decision(order=sim.view()["queue"].tolist())
         if self.action_kind == "nodes":
             want = np.asarray(action, dtype=bool)
             sim.apply(order)

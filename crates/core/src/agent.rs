@@ -7,6 +7,8 @@
 
 use crate::engine::power::NodeState;
 use crate::engine::{Engine, View};
+use crate::error::Result;
+use crate::sched::{translate, Backfill, Decision, ExternalDecision};
 use crate::search::{Reward, RootReference};
 
 /// Features per queue slot: wait (h), requested time (h), nodes / machine, requested
@@ -97,6 +99,24 @@ pub fn observe(
     cluster[6] = (view.queue.len() as f64 / slots.max(1) as f64) as f32;
     cluster[7] = ((next_maintenance - now) / 3600.0).min(HORIZON_HOURS) as f32;
     cluster[8] = (now.max(0.0) / 3600.0 / 1000.0) as f32;
+}
+
+/// Applies the "pick a job" action: the waiting job in `slot` (FCFS order, among the first
+/// `slots`) goes first and the engine scans the queue with EASY. An empty slot acts as slot 0
+/// (FCFS); returns whether the slot was empty.
+pub fn apply_slot(engine: &mut Engine, slot: usize, slots: usize) -> Result<bool> {
+    let view = engine.view();
+    let invalid = slot >= view.queue.len().min(slots);
+    let head = view.queue.get(if invalid { 0 } else { slot }).copied();
+    let external = ExternalDecision {
+        order: Some(head.into_iter().collect()),
+        backfill: Backfill::Easy,
+        ..ExternalDecision::default()
+    };
+    let mut decision = Decision::default();
+    translate(&view, &external, &mut decision)?;
+    engine.apply_decision(&decision)?;
+    Ok(invalid)
 }
 
 /// The named reward terms of MARS (`search::reward`: wait, bounded slowdown, utilization,

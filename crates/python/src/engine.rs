@@ -3,7 +3,8 @@
 use std::sync::{Arc, Mutex};
 
 use hpcsched_core::agent::{
-    episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES, JOB_FEATURES,
+    apply_slot, episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES,
+    JOB_FEATURES,
 };
 use hpcsched_core::model::PowerModel;
 use hpcsched_core::power::policy::{IconConfig, PowerRecord};
@@ -289,6 +290,12 @@ impl PySimulation {
         let mut d = Decision::default();
         translate(&self.engine.view(), &external, &mut d).py_result(py)?;
         self.engine.apply_decision(&d).py_result(py)
+    }
+
+    /// Agents: the "pick a job" action (see `agent::apply_slot`); returns whether the slot
+    /// was empty.
+    fn apply_slot(&mut self, py: Python<'_>, slot: usize, slots: usize) -> PyResult<bool> {
+        apply_slot(&mut self.engine, slot, slots).py_result(py)
     }
 
     /// Agents: applies MARS action `index` of the action set `actions` ("paper" = the 161
