@@ -33,7 +33,7 @@ REPO = Path(__file__).resolve().parents[1]
 def steps_per_second(env: SchedulingEnv, steps: int) -> tuple[float, int]:
     env.reset(seed=0)
     env.action_space.seed(0)
-    done, count, episodes = False, 0, 1
+    count, episodes = 0, 1
     start = time.perf_counter()
     while count < steps:
         _, _, terminated, truncated, _ = env.step(env.action_space.sample())
@@ -41,7 +41,6 @@ def steps_per_second(env: SchedulingEnv, steps: int) -> tuple[float, int]:
         if terminated or truncated:
             env.reset()
             episodes += 1
-    del done
     return count / (time.perf_counter() - start), episodes
 
 

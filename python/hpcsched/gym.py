@@ -44,7 +44,7 @@ from hpcsched.exceptions import OptionError
 from hpcsched.experiment import slice_workload
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import parse_reward
-from hpcsched.protocol import Decision
+from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.run import new_simulation
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
@@ -197,22 +197,22 @@ class SchedulingEnv(gymnasium.Env):
             return False
         if self.action_kind == "job":
             return bool(sim.apply_slot(int(action), self.slots))
-        order = Decision(order=sim.view()["queue"].tolist())
+        fcfs = Decision(order=())  # jobs not named follow in FCFS order: FCFS with EASY
         if self.action_kind == "nodes":
             want = np.asarray(action, dtype=bool)
-            sim.apply(order)
+            sim.apply(fcfs)
             states = sim.view()["node_state"]
-            on = [int(n) for n in np.flatnonzero(want & (states == 4))]
-            off = [int(n) for n in np.flatnonzero(~want & (states == 0))]
+            on = [int(n) for n in np.flatnonzero(want & (states == SLEEPING))]
+            off = [int(n) for n in np.flatnonzero(~want & (states == IDLE))]
             sim.apply(Decision(power_on=on, power_off=off))
             return False
         # spares: start what fits, wake what the head needs, keep `action` idle nodes awake
-        sim.apply(order)
+        sim.apply(fcfs)
         after = sim.view()
         states = after["node_state"]
-        idle = np.flatnonzero(states == 0)
-        sleeping = np.flatnonzero(states == 4)
-        waking = int(np.sum(states == 2))
+        idle = np.flatnonzero(states == IDLE)
+        sleeping = np.flatnonzero(states == SLEEPING)
+        waking = int(np.sum(states == SWITCHING_ON))
         need = int(after["queue_nodes"][0]) - len(idle) - waking if len(after["queue"]) else 0
         target = int(action)
         wake = max(need, target - len(idle) - waking, 0)
