@@ -14,8 +14,8 @@ from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
-from hpcsched.protocol import PythonPolicySpec, is_python_policy, load_policy
-from hpcsched.run import Result, check_overrun, resolve_platform
+from hpcsched.protocol import PythonPolicySpec, load_policy
+from hpcsched.run import Result, as_policy_spec, check_overrun, resolve_platform
 from hpcsched.workload import Workload
 
 
@@ -72,7 +72,8 @@ def compare(
     Python policy object; objects not picklable need ``processes=1``), in parallel processes
     (``processes``; default one per core). With ``out``, writes one run directory per policy
     there. ``on_done`` is called with each policy's label as its run finishes."""
-    specs = [_as_spec(p) for p in policies]
+    # names may carry a window (wfp3:256); specs and Python policy objects as simulate takes them
+    specs = [parse_policy(p) if isinstance(p, str) else as_policy_spec(p) for p in policies]
     if not specs:
         raise OptionError("give at least one policy", option="--policy")
     check_overrun(overrun)
@@ -113,16 +114,6 @@ def compare(
     if out is not None:
         comparison.write(out)
     return comparison
-
-
-def _as_spec(policy: str | PolicySpec | PythonPolicySpec | object) -> PolicySpec | PythonPolicySpec:
-    if isinstance(policy, str):
-        return parse_policy(policy)
-    if isinstance(policy, PolicySpec | PythonPolicySpec):
-        return policy
-    if is_python_policy(policy):
-        return PythonPolicySpec(policy)
-    raise OptionError(f"not a policy: {policy!r}", option="--policy")
 
 
 def parse_policy(text: str) -> PolicySpec | PythonPolicySpec:

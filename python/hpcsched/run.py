@@ -134,7 +134,7 @@ def simulate(
     model, adds energy to the summary. With ``out``, the run directory is written
     (atomically). ``progress`` is called with (simulated time, jobs submitted) as the run goes.
     """
-    spec = _spec(policy, window, backfill)
+    spec = as_policy_spec(policy, window, backfill)
     check_overrun(overrun)
     platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
@@ -298,9 +298,13 @@ def new_simulation(
     )
 
 
-def _spec(
-    policy: str | PolicySpec | PythonPolicySpec | Policy, window: int | None, backfill: str
+def as_policy_spec(
+    policy: str | PolicySpec | PythonPolicySpec | Policy,
+    window: int | None = None,
+    backfill: str = "easy",
 ) -> PolicySpec | PythonPolicySpec:
+    """The spec of a policy given as a name (with ``window`` and ``backfill``), a spec,
+    ``"python:..."`` or a Python policy object."""
     if isinstance(policy, PolicySpec | PythonPolicySpec):
         return policy
     if isinstance(policy, str):
