@@ -182,7 +182,7 @@ def reproduce_snf_icon(
         "Mean wait against wasted energy per case (AOBA platforms); the line is the "
         "empirical Pareto frontier.",
     )
-    showcase = _load(outcome, table, SHOWCASE, "AOBA-64")
+    showcase = _load(out, table[(table["workload"] == SHOWCASE) & (table["platform"] == "AOBA-64")])
     report.heading(f"In detail: {SHOWCASE} on AOBA-64")
     for heading, draw in plots.applicable_plots(showcase):
         report.figure(draw(), heading)
@@ -215,7 +215,7 @@ def reproduce_mars(
     for title in THETA_SLICES:
         label = f"Theta {title}"
         rows = table[table["workload"] == label]
-        results = {row.policy: read_run(Path(out) / row.run_dir) for row in rows.itertuples()}
+        results = _load(out, rows)
         report.heading(f"ALCF Theta 2022, {title}")
         report.definitions(inputs_of(next(iter(results.values()))))
         report.table(formatted(rows), caption="Waits in hours over all started jobs.")
@@ -266,12 +266,9 @@ def _run(
     return outcome
 
 
-def _load(
-    outcome: SweepOutcome, table: pd.DataFrame, workload: str, platform: str
-) -> dict[str, Result]:
-    out = Path(outcome.results_path or "").parent
-    rows = table[(table["workload"] == workload) & (table["platform"] == platform)]
-    return {row.policy: read_run(out / row.run_dir) for row in rows.itertuples()}
+def _load(out: str | os.PathLike[str], rows: pd.DataFrame) -> dict[str, Result]:
+    """The runs of these results rows, opened from their run directories under ``out``."""
+    return {row.policy: read_run(Path(out) / row.run_dir) for row in rows.itertuples()}
 
 
 def _reductions(table: pd.DataFrame) -> pd.DataFrame:
