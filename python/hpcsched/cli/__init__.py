@@ -21,7 +21,7 @@ from hpcsched.cli import (
     simulate,
     sweep,
 )
-from hpcsched.cli._console import err_console
+from hpcsched.cli._console import err_console, labelled
 from hpcsched.exceptions import HpcschedError
 
 try:  # recent typer vendors click: its usage errors derive from typer.TyperException
@@ -62,7 +62,7 @@ def main(argv: list[str] | None = None) -> int:
         err_console.print("aborted")
         return 130
     except HpcschedError as exc:
-        err_console.print(f"[bold red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err_console.print(labelled("error:", "bold red", exc), soft_wrap=True)
         return 2
     except Exception:
         if debug:
@@ -70,9 +70,12 @@ def main(argv: list[str] | None = None) -> int:
         else:
             exc_type, exc_value, _ = sys.exc_info()
             err_console.print(
-                f"[bold red]internal error[/] ({exc_type.__name__}: {exc_value}); "
-                "this is a bug in hpcsched. Rerun with --debug for the traceback.",
-                highlight=False,
+                labelled(
+                    "internal error",
+                    "bold red",
+                    f"({exc_type.__name__}: {exc_value}); "
+                    "this is a bug in hpcsched. Rerun with --debug for the traceback.",
+                ),
                 soft_wrap=True,
             )
         return 1

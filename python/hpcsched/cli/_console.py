@@ -9,11 +9,19 @@ from contextlib import contextmanager
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from hpcsched.sweep import SweepProgress
 
-console = Console()
-err_console = Console(stderr=True)
+# User text (trace paths, job names, tokens from input files) is printed literally: no rich
+# markup, emoji codes or highlighting is ever interpreted. Style is given with ``style=``.
+console = Console(markup=False, emoji=False, highlight=False)
+err_console = Console(stderr=True, markup=False, emoji=False, highlight=False)
+
+
+def labelled(label: str, style: str, text: object) -> Text:
+    """``label`` in ``style``, then ``text`` as it is (e.g. a red "error:" and a message)."""
+    return Text.assemble((label, style), " ", str(text))
 
 
 def hours(seconds: float | None) -> str:
@@ -28,10 +36,10 @@ def percent(x: float | None) -> str:
 def runs_progress(title: str, *, transient: bool = True) -> Iterator[SweepProgress]:
     """A progress bar over runs (compare, sweep, reproduce) on stderr, when it is a terminal."""
     with Progress(
-        TextColumn(title),
+        TextColumn("{task.description}", markup=False),  # the title is not a format string
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("{task.fields[note]}"),
+        TextColumn("{task.fields[note]}", markup=False),
         TimeElapsedColumn(),
         console=err_console,
         transient=transient,
@@ -79,11 +87,12 @@ class LazyProgress:
             if elapsed < self.delay or not err_console.is_terminal:
                 return
             self.progress = Progress(
-                TextColumn("{task.description}"),
+                TextColumn("{task.description}", markup=False),
                 BarColumn(),
                 TextColumn(
                     "{task.fields[date]}, {task.fields[jobs]:,} jobs submitted, "
-                    "{task.fields[rate]:,.0f} decisions/s"
+                    "{task.fields[rate]:,.0f} decisions/s",
+                    markup=False,
                 ),
                 TimeElapsedColumn(),
                 console=err_console,

@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from hpcsched.cli._console import console, hours, percent
+from hpcsched.cli._console import console, hours, labelled, percent
 from hpcsched.workload import load_workload
 from hpcsched.workload.stats import describe
 from hpcsched.workload.swf import check_procs_per_node
@@ -63,4 +63,4 @@ def inspect(
         classes.add_row(name, f"{row['jobs']:,}", percent(row["share"]), percent(row["work_share"]))
     console.print(classes)
     for warning in info["warnings"]:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(labelled("warning:", "yellow", warning))

@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import LazyProgress, console, hours, percent
+from hpcsched.cli._console import LazyProgress, console, hours, labelled, percent
 from hpcsched.compare import slug
 from hpcsched.exceptions import OptionError
 from hpcsched.protocol import PythonPolicySpec
@@ -182,4 +182,4 @@ def _print_summary(info: dict, out: Path) -> None:
     table.add_row("results", str(out))
     console.print(table)
     for warning in wl["warnings"]:
-        console.print(f"[yellow]warning:[/] {warning}", highlight=False)
+        console.print(labelled("warning:", "yellow", warning))

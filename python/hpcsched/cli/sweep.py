@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hpcsched.cli._console import console, err_console, runs_progress
+from hpcsched.cli._console import console, err_console, labelled, runs_progress
 from hpcsched.cli.compare import print_table
 from hpcsched.report import sweep_report
 from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep
@@ -67,7 +67,7 @@ def sweep(
         highlight=False,
     )
     for label, message, _ in outcome.failures:
-        err_console.print(f"[bold red]failed:[/] {label}: {message}", highlight=False)
+        err_console.print(labelled("failed:", "bold red", f"{label}: {message}"))
     if outcome.failures:
         # user errors (a bad trace in the grid) exit 2, anything else is a bug
         return 2 if all(user for _, _, user in outcome.failures) else 1
