@@ -165,13 +165,17 @@ def test_bad_options_are_option_errors(kwargs, message):
         hpcsched.simulate(workload_from([(0, 10, 10, 1)], 2), **kwargs)
 
 
-def test_progress_hook_sees_simulated_time_and_does_not_change_results():
+def test_progress_hook_sees_simulated_time_and_does_not_change_results(monkeypatch):
+    # no time between reports: the run pauses for one after (almost) every event time
+    monkeypatch.setattr(hpcsched.run, "PROGRESS_SECONDS", 0.0)
     workload = hpcsched.workload.generate.markovian(n_jobs=300, seed=5)
     seen = []
     watched = hpcsched.simulate(
         workload, "sjf", progress=lambda now, n, calls: seen.append((now, n))
     )
     plain = hpcsched.simulate(workload, "sjf")
-    assert len(seen) > 10
+    assert len(seen) > 50
+    times = [now for now, _ in seen]
+    assert times == sorted(times)
     assert seen[-1][1] == 300
     pd.testing.assert_frame_equal(watched.jobs, plain.jobs)

@@ -7,6 +7,32 @@ attributes, never parsed out of the message.
 
 from __future__ import annotations
 
+import reprlib
+
+#: Characters of a user's token an error message quotes (the Rust readers quote as many).
+QUOTED_CHARS = 40
+#: The longest reason an error carries; longer ones are cut in the middle.
+MAX_REASON_CHARS = 600
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = QUOTED_CHARS + 2  # the quotes
+_REPR.maxother = _REPR.maxlong = QUOTED_CHARS
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
+_REPR.maxlevel = 2
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` for an error message, cut to about 40 characters: a token from a file
+    or an option may be megabytes long, and a message echoes it."""
+    return _REPR.repr(value)
+
+
+def _bounded(reason: str) -> str:
+    if len(reason) <= MAX_REASON_CHARS:
+        return reason
+    half = MAX_REASON_CHARS // 2
+    return f"{reason[:half]} ... {reason[-half:]}"
+
 
 class HpcschedError(Exception):
     """Base class of every error caused by the user's inputs or options."""
@@ -27,7 +53,7 @@ class InputError(HpcschedError, ValueError):
         line: int | None = None,
         field: str | None = None,
     ) -> None:
-        self.reason = reason
+        self.reason = _bounded(reason)
         self.path = path
         self.line = line
         self.field = field
@@ -46,7 +72,7 @@ class OptionError(HpcschedError, ValueError):
     """An option or argument has an invalid value (unknown policy, negative window, ...)."""
 
     def __init__(self, reason: str, *, option: str | None = None) -> None:
-        self.reason = reason
+        self.reason = _bounded(reason)
         self.option = option
         super().__init__(f"{option}: {reason}" if option else reason)
 
@@ -59,4 +85,4 @@ class DecisionError(HpcschedError):
         super().__init__(reason)
 
 
-__all__ = ["DecisionError", "HpcschedError", "InputError", "OptionError"]
+__all__ = ["DecisionError", "HpcschedError", "InputError", "OptionError", "shown"]

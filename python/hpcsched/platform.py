@@ -30,7 +30,8 @@ import tomllib
 from dataclasses import asdict, dataclass
 from importlib import resources
 
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched import _core
+from hpcsched.exceptions import InputError, OptionError, shown
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
@@ -87,7 +88,7 @@ def load_platform(name_or_path: str | os.PathLike[str]) -> Platform:
             return parse_platform(resource.read_text(encoding="utf-8"), f"<preset {preset}>")
     if not os.path.exists(text):
         raise OptionError(
-            f"{text!r} is neither a preset ({', '.join(preset_names())}) nor a file",
+            f"{shown(text)} is neither a preset ({', '.join(preset_names())}) nor a file",
             option="--platform",
         )
     try:
@@ -106,11 +107,13 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
         raise InputError(f"invalid TOML: {exc}", path=path) from None
     unknown = sorted(set(document) - {"name", "nodes", "power", "transitions"})
     if unknown:
-        raise InputError(f"unknown key {unknown[0]!r}", path=path, field=unknown[0])
+        raise InputError(f"unknown key {shown(unknown[0])}", path=path, field=unknown[0])
     nodes = document.get("nodes")
-    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes <= 0:
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or not 0 < nodes <= _core.MAX_NODES:
         raise InputError(
-            f"nodes must be a positive integer, not {nodes!r}", path=path, field="nodes"
+            f"nodes must be an integer from 1 to {_core.MAX_NODES}, not {shown(nodes)}",
+            path=path,
+            field="nodes",
         )
     name = str(document.get("name", os.path.basename(path).removesuffix(".toml")))
     power, transitions = document.get("power"), document.get("transitions")
@@ -125,7 +128,9 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
             )
         extra = sorted(set(section) - set(keys))
         if extra:
-            raise InputError(f"unknown key {extra[0]!r}", path=path, field=f"{table}.{extra[0]}")
+            raise InputError(
+                f"unknown key {shown(extra[0])}", path=path, field=f"{table}.{extra[0]}"
+            )
         for key in keys:
             value = section.get(key)
             if (
@@ -134,7 +139,7 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
                 or not (value >= 0 and value != float("inf"))
             ):
                 raise InputError(
-                    f"must be a number >= 0, not {value!r}", path=path, field=f"{table}.{key}"
+                    f"must be a number >= 0, not {shown(value)}", path=path, field=f"{table}.{key}"
                 )
             values[key] = float(value)
     return Platform(name, nodes, PowerModel(**values), path)

@@ -12,7 +12,7 @@ import os
 from dataclasses import asdict, dataclass, field, replace
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import OptionError, shown
 from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
@@ -47,18 +47,20 @@ def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float, flo
                 weights[name.strip()] = float(value) if sep else 1.0
             except ValueError:
                 raise OptionError(
-                    f"{item.strip()!r} is not term=weight", option="--reward"
+                    f"{shown(item.strip())} is not term=weight", option="--reward"
                 ) from None
     unknown = sorted(set(weights) - set(REWARD_TERMS))
     if unknown:
         raise OptionError(
-            f"unknown reward term {unknown[0]!r}; terms: {', '.join(REWARD_TERMS)}",
+            f"unknown reward term {shown(unknown[0])}; terms: {', '.join(REWARD_TERMS)}",
             option="--reward",
         )
     try:
         values = tuple(float(weights.get(term, 0.0)) for term in REWARD_TERMS)
     except (TypeError, ValueError):
-        raise OptionError(f"weights must be numbers, got {weights!r}", option="--reward") from None
+        raise OptionError(
+            f"weights must be numbers, got {shown(weights)}", option="--reward"
+        ) from None
     if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
         raise OptionError("weights must be >= 0 with a positive sum", option="--reward")
     return values  # type: ignore[return-value]
@@ -87,7 +89,7 @@ class SearchSpec:
         def positive_int(name: str, value: object, minimum: int = 1) -> None:
             if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
                 raise OptionError(
-                    f"must be an integer >= {minimum}, not {value!r}",
+                    f"must be an integer >= {minimum}, not {shown(value)}",
                     option=f"--{name.replace('_', '-')}",
                 )
 
@@ -97,7 +99,7 @@ class SearchSpec:
             math.isfinite(self.time_budget) and self.time_budget > 0
         ):
             raise OptionError(
-                f"must be a positive number of seconds, not {self.time_budget!r}",
+                f"must be a positive number of seconds, not {shown(self.time_budget)}",
                 option="--time-budget",
             )
         if self.iterations is None and self.time_budget is None:
@@ -108,9 +110,11 @@ class SearchSpec:
             positive_int("threads", self.threads)
         positive_int("seed", self.seed, minimum=0)
         if not 0 < self.gamma < 1:
-            raise OptionError(f"must be in (0, 1), not {self.gamma!r}", option="--gamma")
+            raise OptionError(f"must be in (0, 1), not {shown(self.gamma)}", option="--gamma")
         if not (math.isfinite(self.exploration) and self.exploration >= 0):
-            raise OptionError(f"must be >= 0, not {self.exploration!r}", option="--exploration")
+            raise OptionError(
+                f"must be >= 0, not {shown(self.exploration)}", option="--exploration"
+            )
         # Older three-term weights (wait, bsld, utilization) get a zero energy weight.
         weights = tuple(self.reward) + (0.0,) * (len(REWARD_TERMS) - len(self.reward))
         if len(weights) != len(REWARD_TERMS):
@@ -167,7 +171,8 @@ class PowerSpec:
                 or value < 0
             ):
                 raise OptionError(
-                    f"must be a number >= 0, not {value!r}", option=f"--{name.replace('_', '-')}"
+                    f"must be a number >= 0, not {shown(value)}",
+                    option=f"--{name.replace('_', '-')}",
                 )
         for name in ("arrival_smoothing", "service_smoothing", "resource_smoothing"):
             if not 0 < getattr(self, name) <= 1:
@@ -191,7 +196,7 @@ class PowerSpec:
             value = getattr(self, name)
             if value is not None and not isinstance(value, int):
                 raise OptionError(
-                    f"must be an integer, not {value!r}", option=f"--{name.replace('_', '-')}"
+                    f"must be an integer, not {shown(value)}", option=f"--{name.replace('_', '-')}"
                 )
 
     def to_native(self) -> dict[str, object]:
@@ -215,13 +220,13 @@ class PolicySpec:
         object.__setattr__(self, "name", name)
         if name not in policy_names():
             raise OptionError(
-                f"unknown policy {self.name!r}; choose one of: {', '.join(policy_names())}",
+                f"unknown policy {shown(self.name)}; choose one of: {', '.join(policy_names())}",
                 option="--policy",
             )
         if self.window is not None:
             if isinstance(self.window, bool) or not isinstance(self.window, int):
                 raise OptionError(
-                    f"must be a positive integer, not {self.window!r}", option="--window"
+                    f"must be a positive integer, not {shown(self.window)}", option="--window"
                 )
             if self.window < 1:
                 raise OptionError(f"must be at least 1, not {self.window}", option="--window")
@@ -235,7 +240,7 @@ class PolicySpec:
                 )
         if self.backfill not in BACKFILLS:
             raise OptionError(
-                f"unknown backfill {self.backfill!r}; choose one of: {', '.join(BACKFILLS)}",
+                f"unknown backfill {shown(self.backfill)}; choose one of: {', '.join(BACKFILLS)}",
                 option="--backfill",
             )
         if name == "snf":

@@ -23,7 +23,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import OptionError, shown
 
 #: Node power states in ``View.node_state``.
 IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = range(5)
@@ -189,7 +189,7 @@ def load_policy(text: str) -> PythonPolicySpec:
     module_name, sep, class_name = target.rpartition(":")
     if not sep or not module_name or not class_name:
         raise OptionError(
-            f"{text!r}: write python:MODULE:CLASS or python:FILE.py:CLASS", option="--policy"
+            f"{shown(text)}: write python:MODULE:CLASS or python:FILE.py:CLASS", option="--policy"
         )
     try:
         if module_name.endswith(".py"):
@@ -209,11 +209,11 @@ def load_policy(text: str) -> PythonPolicySpec:
         raise
     except Exception as exc:  # the user's module failed to import: say which and why
         raise OptionError(
-            f"cannot import {module_name!r}: {type(exc).__name__}: {exc}", option="--policy"
+            f"cannot import {shown(module_name)}: {type(exc).__name__}: {exc}", option="--policy"
         ) from None
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise OptionError(f"{module_name} has no {class_name!r}", option="--policy")
+        raise OptionError(f"{module_name} has no {shown(class_name)}", option="--policy")
     try:
         policy = cls()
     except Exception as exc:

@@ -14,7 +14,7 @@ import pyarrow as pa
 
 from hpcsched import _core, metrics
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.output import write_run
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec
@@ -168,6 +168,8 @@ def simulate(
             f"{platform.nodes}; read it with nodes={platform.nodes}",
             option="--platform",
         )
+    if len(workload) == 0:
+        raise InputError(f"no job to replay{_skips(workload)}", path=workload.source)
     calendar = _calendar(downtime, announce_lead, workload)
     # node power states under a built-in power manager, or a Python policy on a power platform
     manager = _manager(spec, platform)
@@ -190,7 +192,7 @@ def simulate(
         manager=manager,
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
     )
-    _drive(sim, workload, progress)
+    _drive(sim, progress)
     t2 = time.perf_counter()
 
     raw = sim.results()
@@ -314,7 +316,7 @@ def as_policy_spec(
     if is_python_policy(policy):
         return PythonPolicySpec(policy)
     raise OptionError(
-        f"a policy is a name, a PolicySpec or an object with decide(view), not {policy!r}",
+        f"a policy is a name, a PolicySpec or an object with decide(view), not {shown(policy)}",
         option="--policy",
     )
 
@@ -347,7 +349,8 @@ def resolve_platform(
 def check_overrun(overrun: str) -> None:
     if overrun not in OVERRUNS:
         raise OptionError(
-            f"unknown overrun policy {overrun!r}; choose one of: continue, kill", option="--overrun"
+            f"unknown overrun policy {shown(overrun)}; choose one of: continue, kill",
+            option="--overrun",
         )
 
 
@@ -359,7 +362,7 @@ def _calendar(
     lead = DEFAULT_ANNOUNCE_LEAD if announce_lead is None else float(announce_lead)
     if lead < 0 or not np.isfinite(lead):
         raise OptionError(
-            f"must be a non-negative number of seconds, not {announce_lead!r}",
+            f"must be a non-negative number of seconds, not {shown(announce_lead)}",
             option="--announce-lead",
         )
     if downtime is None:
@@ -373,17 +376,35 @@ def _calendar(
     return downtime.shifted(workload.time_origin)
 
 
-def _drive(sim: Any, workload: Workload, progress: ProgressHook | None) -> None:
-    """Runs to the end; in slices of simulated time when someone watches the progress."""
+#: Wall-clock seconds between two progress reports.
+PROGRESS_SECONDS = 0.1
+
+
+def _skips(workload: Workload) -> str:
+    """``: every job was skipped (unknown run time: 3, ...)`` when the reader skipped some."""
+    reasons = ", ".join(f"{k}: {v}" for k, v in workload.skipped.items() if v)
+    return f": every job was skipped ({reasons})" if reasons else ""
+
+
+def _drive(sim: Any, progress: ProgressHook | None) -> None:
+    """Runs to the end; when someone watches the progress, in slices of a bounded number of
+    event times (never of simulated time: jobs may run for years after the last submission, a
+    window may lie centuries ahead). Slices grow or shrink to report about every 0.1 s; where
+    the run pauses does not change its results."""
     if progress is None:
         sim.run()
         return
-    step = max(workload.last_submit / 200.0, 1.0)
-    target = step
-    while sim.peek() is not None:
-        sim.run_until(target)
+    events = 256
+    more = True
+    while more:
+        started = time.perf_counter()
+        more = sim.run_events(events)
         progress(sim.now, sim.submitted, sim.invocations)
-        target += step
+        elapsed = time.perf_counter() - started
+        if elapsed < PROGRESS_SECONDS / 2:
+            events = min(2 * events, 1 << 24)
+        elif elapsed > 2 * PROGRESS_SECONDS:
+            events = max(events // 2, 1)
 
 
 def _power_log(columns: dict[str, Any]) -> pd.DataFrame:

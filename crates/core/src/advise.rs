@@ -15,7 +15,7 @@ use crate::model::{Downtime, DowntimeKind, Job, JobTable};
 use crate::sched::registry::{build_policy, build_search_policy, SearchOptions};
 
 /// Far enough ahead to stand for "until further notice" (nodes down with no known return).
-const UNTIL_FURTHER_NOTICE: f64 = 1e15;
+const UNTIL_FURTHER_NOTICE: f64 = crate::model::MAX_TIME;
 
 /// A pending job as the resource manager reports it.
 #[derive(Debug, Clone, Copy, PartialEq)]

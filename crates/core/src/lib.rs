@@ -20,5 +20,7 @@ pub mod search;
 
 pub use engine::{Belief, Engine, Inputs, RunLog, SimState, View};
 pub use error::{CoreError, Result};
-pub use model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun};
+pub use model::{
+    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, MAX_NODES, MAX_TIME,
+};
 pub use sched::{Backfill, Decision, Heuristic, Policy, QueuePolicy, Snf, Start, StartKind};

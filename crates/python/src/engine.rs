@@ -17,7 +17,7 @@ use hpcsched_core::sched::{
 use hpcsched_core::search::{ActionSet, Reward, RootReference, SearchConfig};
 use hpcsched_core::{
     Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,
-    Overrun, Policy,
+    Overrun, Policy, MAX_NODES,
 };
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
@@ -70,7 +70,7 @@ impl PySimulation {
         run_time: PyReadonlyArray1<'_, f64>,
         requested_time: PyReadonlyArray1<'_, f64>,
         nodes: PyReadonlyArray1<'_, i64>,
-        machine_nodes: u32,
+        machine_nodes: i64,
         policy: &str,
         window: Option<usize>,
         backfill: &str,
@@ -105,7 +105,8 @@ impl PySimulation {
                 submit: sub[i],
                 run_time: run[i],
                 requested_time: req[i],
-                nodes: u32::try_from(nod[i]).unwrap_or(0),
+                // past u32: more than any machine, refused below as larger than the machine
+                nodes: u32::try_from(nod[i].max(0)).unwrap_or(u32::MAX),
             })
             .collect();
         let (ds, de, dk, dn) = (
@@ -126,6 +127,15 @@ impl PySimulation {
                 nodes: (dn[i] > 0).then(|| u32::try_from(dn[i]).unwrap_or(u32::MAX)),
             })
             .collect();
+        let machine_nodes = u32::try_from(machine_nodes)
+            .ok()
+            .filter(|n| (1..=MAX_NODES).contains(n))
+            .ok_or_else(|| {
+                input_err(format!(
+                    "the machine has {machine_nodes} nodes; the engine takes 1 to {MAX_NODES}"
+                ))
+            })
+            .py_result(py)?;
         let overrun = Overrun::from_name(overrun)
             .ok_or_else(|| {
                 input_err(format!(
@@ -232,17 +242,29 @@ impl PySimulation {
     /// policies).
     fn run_until(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
         if self.outside.is_some() {
-            return self.run_outside(py, until);
+            return self.run_outside(py, until, u64::MAX);
         }
         let (engine, policy) = (&mut self.engine, &mut self.policy);
         py.detach(|| engine.run_until(until, policy.as_mut()))
             .py_result(py)
     }
 
+    /// Processes at most `events` event times; returns True while events remain. What a
+    /// progress display steps by: bounded work per call, whatever the time scale.
+    fn run_events(&mut self, py: Python<'_>, events: u64) -> PyResult<bool> {
+        if self.outside.is_some() {
+            self.run_outside(py, f64::INFINITY, events)?;
+            return Ok(self.engine.peek().is_some());
+        }
+        let (engine, policy) = (&mut self.engine, &mut self.policy);
+        py.detach(|| engine.run_events(events, policy.as_mut()))
+            .py_result(py)
+    }
+
     /// Runs to the end (GIL released for built-in policies).
     fn run(&mut self, py: Python<'_>) -> PyResult<()> {
         if self.outside.is_some() {
-            return self.run_outside(py, f64::INFINITY);
+            return self.run_outside(py, f64::INFINITY, u64::MAX);
         }
         let (engine, policy) = (&mut self.engine, &mut self.policy);
         py.detach(|| engine.run(policy.as_mut())).py_result(py)
@@ -629,11 +651,14 @@ fn icon_config(d: &Bound<'_, PyDict>) -> PyResult<IconConfig> {
 }
 
 impl PySimulation {
-    /// Steps with a Python policy (the GIL held: the policy is Python), stopping at its first
-    /// exception; a decision the engine refuses is named with the policy and the time.
-    fn run_outside(&mut self, py: Python<'_>, until: f64) -> PyResult<()> {
+    /// Steps with a Python policy (the GIL held: the policy is Python) through event times up to
+    /// `until`, at most `events` of them, stopping at its first exception; a decision the engine
+    /// refuses is named with the policy and the time.
+    fn run_outside(&mut self, py: Python<'_>, until: f64, events: u64) -> PyResult<()> {
         let outcome = Arc::clone(self.outside.as_ref().expect("a Python policy"));
-        while self.engine.peek().is_some_and(|t| t <= until) {
+        let mut left = events;
+        while left > 0 && self.engine.peek().is_some_and(|t| t <= until) {
+            left -= 1;
             let now = self.engine.peek().unwrap_or(f64::NAN);
             let stepped = self.engine.step(self.policy.as_mut());
             let mut state = outcome.lock().expect("not poisoned");

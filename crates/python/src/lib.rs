@@ -80,9 +80,31 @@ fn action_names(spec: &str) -> PyResult<Vec<String>> {
     Ok((0..set.len()).map(|i| set.get(i).name()).collect())
 }
 
+/// Decompressed bytes a gzip input of `compressed` bytes may expand to (every reader's cap).
+#[pyfunction]
+fn inflated_cap(compressed: u64) -> u64 {
+    hpcsched_core::io::swf::inflated_cap(compressed)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    // numpy's C API is fetched here, and its modules imported first, so that a failure (a Ctrl-C
+    // during numpy's import) is an exception: on first use by a method, the numpy crate panics.
+    let py = m.py();
+    let version: String = py.import("numpy")?.getattr("__version__")?.extract()?;
+    let core = if version.starts_with("1.") {
+        "numpy.core.multiarray"
+    } else {
+        "numpy._core.multiarray"
+    };
+    py.import(core)?;
+    numpy::PyArray1::<f64>::zeros(py, 0, false);
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("MAX_NODES", hpcsched_core::MAX_NODES)?;
+    m.add("MAX_TIME", hpcsched_core::MAX_TIME)?;
+    m.add("MAX_LINE_BYTES", hpcsched_core::io::swf::MAX_LINE_BYTES)?;
+    m.add("QUOTED_CHARS", hpcsched_core::io::swf::QUOTED_CHARS)?;
+    m.add_function(wrap_pyfunction!(inflated_cap, m)?)?;
     m.add_class::<engine::PySimulation>()?;
     m.add_function(wrap_pyfunction!(swf::parse_swf, m)?)?;
     m.add_function(wrap_pyfunction!(swf::parse_swf_file, m)?)?;

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.workload import generate
 from hpcsched.workload.batsim import read_batsim_file
 from hpcsched.workload.calendar import (
@@ -14,7 +14,7 @@ from hpcsched.workload.calendar import (
     read_calendar,
 )
 from hpcsched.workload.model import Workload
-from hpcsched.workload.swf import read_swf
+from hpcsched.workload.swf import check_machine_nodes, read_swf
 
 FORMATS = ("swf", "json")
 
@@ -45,6 +45,10 @@ def load_workload(
     strict: bool = False,
 ) -> Workload:
     """Reads a trace (SWF or Batsim/SPARS JSON, plain or gzip) ready for replay."""
+    if os.path.isdir(path):
+        raise InputError("is a folder, not a trace file", path=os.fspath(path))
+    if nodes is not None:
+        check_machine_nodes(nodes)
     fmt = format or detect_format(path)
     if fmt == "swf":
         return read_swf(
@@ -55,11 +59,9 @@ def load_workload(
             raise OptionError(
                 "JSON workloads give sizes in nodes already", option="--procs-per-node"
             )
-        if nodes is not None and nodes <= 0:
-            raise OptionError(f"must be positive, got {nodes}", option="--nodes")
         return read_batsim_file(path, nodes=nodes, strict=strict)
     raise OptionError(
-        f"unknown format {fmt!r}; choose one of: {', '.join(FORMATS)}", option="--format"
+        f"unknown format {shown(fmt)}; choose one of: {', '.join(FORMATS)}", option="--format"
     )
 
 

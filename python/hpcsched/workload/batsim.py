@@ -53,7 +53,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched import _core
+from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.workload._io import read_bytes
 from hpcsched.workload.model import JOB_COLUMNS, Workload
 
@@ -68,7 +69,23 @@ def read_batsim_file(
 ) -> Workload:
     """Read a Batsim JSON workload file, plain or gzip-compressed."""
     name = os.fspath(path)
-    return parse_batsim(read_bytes(name), name, nodes=nodes, strict=strict)
+    return parse_batsim(
+        read_bytes(name, check_head=_json_head(name)), name, nodes=nodes, strict=strict
+    )
+
+
+def _json_head(path: str):
+    """Fails at once on a file that does not open like a JSON object (binary data, a gzip
+    bomb of NUL bytes), before the rest of it is read."""
+
+    def check(head: bytes) -> None:
+        text = head.lstrip(b"\xef\xbb\xbf").lstrip(b" \t\r\n")
+        if text and text[:1] != b"{":
+            raise InputError(
+                f"not a JSON workload: it starts with {shown(text[:16])}, not '{{'", path=path
+            )
+
+    return check
 
 
 def parse_batsim(
@@ -102,6 +119,8 @@ def read_batsim(
             raise InputError(f"invalid JSON: {exc.msg}", path=path, line=exc.lineno) from None
         except RecursionError:
             raise InputError("invalid JSON: nested too deeply", path=path) from None
+        except ValueError as exc:  # an integer of more than 4300 digits, ...
+            raise InputError(f"invalid JSON: {str(exc)[:80]}", path=path) from None
     else:
         obj = text_or_obj
     if not isinstance(obj, dict):
@@ -115,7 +134,7 @@ def read_batsim(
             raise InputError("a job must be a JSON object", path=path, field=f"jobs[{i}]")
 
     if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int) or nodes <= 0):
-        raise OptionError(f"must be a positive integer, not {nodes!r}", option="nodes")
+        raise OptionError(f"must be a positive integer, not {shown(nodes)}", option="nodes")
     nb_res = _nb_res(obj, path)
 
     job_id = _job_ids(jobs, path)
@@ -124,12 +143,18 @@ def read_batsim(
     run_time, run_known = _numbers(jobs, ("runtime",), path, required=False)
     requested, req_present = _numbers(jobs, ("reqtime", "walltime"), path, required=False)
     user = _users(jobs, path)
+    for values, present, names in (
+        (submit, None, ("subtime",)),
+        (run_time, run_known, ("runtime",)),
+        (requested, req_present, ("reqtime", "walltime")),
+    ):
+        _check_time_range(values, present, jobs, names, path)
 
     fractional = np.flatnonzero(res != np.floor(res))
     if fractional.size:
         i = int(fractional[0])
         raise InputError(
-            f"size must be a whole number of nodes, not {res[i]!r}",
+            f"size must be a whole number of nodes, not {shown(res[i])}",
             path=path,
             field=f"jobs[{i}].res",
         )
@@ -149,7 +174,15 @@ def read_batsim(
             raise InputError(
                 "no 'nb_res' and no job to infer the machine size from", path=path, field="nb_res"
             )
-        machine = int(res[candidate].max())
+        largest = float(res[candidate].max())
+        if largest > _core.MAX_NODES:
+            raise InputError(
+                f"no 'nb_res', and the largest job ({largest:g} nodes) is past the engine's "
+                f"range (1 to {_core.MAX_NODES}); give --nodes",
+                path=path,
+                field="nb_res",
+            )
+        machine = int(largest)
         warnings.append(f"no 'nb_res': the machine size is the largest job ({machine} nodes)")
 
     too_big = candidate & (res > machine)
@@ -220,10 +253,12 @@ def _nb_res(obj: dict[str, Any], path: str) -> int | None:
         or not isinstance(value, (int, float))
         or not math.isfinite(value)
         or value != int(value)
-        or value <= 0
+        or not 0 < value <= _core.MAX_NODES
     ):
         raise InputError(
-            f"the machine size must be a positive integer, not {value!r}", path=path, field="nb_res"
+            f"the machine size must be an integer from 1 to {_core.MAX_NODES}, not {shown(value)}",
+            path=path,
+            field="nb_res",
         )
     return int(value)
 
@@ -255,7 +290,7 @@ def _numbers(
             if bad.size:
                 i = int(bad[0])
                 field = f"jobs[{i}].{_which(jobs[i], names)}"
-                raise InputError(f"not a finite number: {values[i]!r}", path=path, field=field)
+                raise InputError(f"not a finite number: {shown(values[i])}", path=path, field=field)
             return out, np.ones(len(values), dtype=bool)
 
     out = np.full(len(values), np.nan)
@@ -270,16 +305,37 @@ def _numbers(
             continue
         field = f"jobs[{i}].{_which(jobs[i], names)}"
         if type(value) not in (int, float):
-            raise InputError(f"not a number: {value!r}", path=path, field=field)
+            raise InputError(f"not a number: {shown(value)}", path=path, field=field)
         try:
             number = float(value)
         except OverflowError:
             number = math.inf
         if not math.isfinite(number):
-            raise InputError(f"not a finite number: {value!r}", path=path, field=field)
+            raise InputError(f"not a finite number: {shown(value)}", path=path, field=field)
         out[i] = number
         present[i] = True
     return out, present
+
+
+def _check_time_range(
+    values: np.ndarray,
+    present: np.ndarray | None,
+    jobs: list[dict[str, Any]],
+    names: Sequence[str],
+    path: str,
+) -> None:
+    """Times past the engine's range (``_core.MAX_TIME``) are input errors: a submit time of
+    1e308 would make a 100 s job end when it starts."""
+    outside = np.abs(values) > _core.MAX_TIME
+    if present is not None:
+        outside &= present
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise InputError(
+            f"{values[i]:g} s is out of range (times must be within +-{_core.MAX_TIME:g} s)",
+            path=path,
+            field=f"jobs[{i}].{_which(jobs[i], names)}",
+        )
 
 
 def _which(job: dict[str, Any], names: Sequence[str]) -> str:
@@ -316,14 +372,14 @@ def _job_ids(jobs: list[dict[str, Any]], path: str) -> np.ndarray:
         elif type(value) is float:
             if not (math.isfinite(value) and value == int(value) and abs(value) <= _INT64_MAX):
                 raise InputError(
-                    f"job id must be an integer, not {value!r}", path=path, field=field
+                    f"job id must be an integer, not {shown(value)}", path=path, field=field
                 )
             out[i] = int(value)
         elif type(value) is str:
             out[i] = _id_from_string(value, i)
         else:
             raise InputError(
-                f"job id must be a number or a string, not {value!r}", path=path, field=field
+                f"job id must be a number or a string, not {shown(value)}", path=path, field=field
             )
     return out
 
@@ -351,7 +407,7 @@ def _users(jobs: list[dict[str, Any]], path: str) -> np.ndarray:
             pending.append((i, value))
         else:
             raise InputError(
-                f"user must be an integer or a string, not {value!r}",
+                f"user must be an integer or a string, not {shown(value)}",
                 path=path,
                 field=f"jobs[{i}].{_which(jobs[i], ('user_id', 'user'))}",
             )

@@ -31,7 +31,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched import _core
+from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.workload._io import read_bytes
 
 Kind = Literal["scheduled", "unscheduled"]
@@ -61,11 +62,11 @@ class Downtime:
         if self.end <= self.start:
             raise InputError(f"window ends ({self.end}) at or before its start ({self.start})")
         if self.kind not in ("scheduled", "unscheduled"):
-            raise InputError(f"kind must be 'scheduled' or 'unscheduled', not {self.kind!r}")
+            raise InputError(f"kind must be 'scheduled' or 'unscheduled', not {shown(self.kind)}")
         if self.nodes is not None and (
             isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes <= 0
         ):
-            raise InputError(f"nodes must be a positive integer, not {self.nodes!r}")
+            raise InputError(f"nodes must be a positive integer, not {shown(self.nodes)}")
 
     @property
     def duration(self) -> float:
@@ -83,7 +84,7 @@ class DowntimeCalendar:
     def __post_init__(self) -> None:
         if not (math.isfinite(self.announce_lead) and self.announce_lead >= 0):
             raise OptionError(
-                f"must be a non-negative number of seconds, not {self.announce_lead!r}",
+                f"must be a non-negative number of seconds, not {shown(self.announce_lead)}",
                 option="announce_lead",
             )
         ordered = tuple(sorted(self.windows, key=lambda w: w.start))  # sorted() is stable
@@ -154,7 +155,7 @@ def parse_calendar(
         kind = _KINDS.get(tokens[2].upper())
         if kind is None:
             raise InputError(
-                f"kind must be S (scheduled) or U (unscheduled), not {tokens[2]!r}",
+                f"kind must be S (scheduled) or U (unscheduled), not {shown(tokens[2])}",
                 path=path,
                 line=number,
                 field="kind",
@@ -195,9 +196,19 @@ def _time(token: str, path: str, line: int, name: str) -> float:
         value = float(token)
     except ValueError:
         value = math.nan
+    if math.isfinite(value) and abs(value) > _core.MAX_TIME:
+        raise InputError(
+            f"{value:g} s is out of range (times must be within +-{_core.MAX_TIME:g} s)",
+            path=path,
+            line=line,
+            field=name,
+        )
     if not math.isfinite(value):
         raise InputError(
-            f"{name} must be a number of seconds, not {token!r}", path=path, line=line, field=name
+            f"{name} must be a number of seconds, not {shown(token)}",
+            path=path,
+            line=line,
+            field=name,
         )
     return value
 
@@ -206,7 +217,7 @@ def _count(token: str, path: str, line: int) -> int:
     value = float(token)
     if not (math.isfinite(value) and value == int(value) and value > 0):
         raise InputError(
-            f"nodes must be a positive whole number, not {token!r}",
+            f"nodes must be a positive whole number, not {shown(token)}",
             path=path,
             line=line,
             field="nodes",

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import OptionError, shown
 from hpcsched.workload._io import atomic_write_bytes
 from hpcsched.workload.model import JOB_COLUMNS, Workload
 
@@ -60,7 +60,7 @@ def markovian(
     _check_positive("mean_runtime", mean_runtime)
     _check_positive("target_util", target_util)
     if not (isinstance(p, (int, float)) and 0 < p <= 1):
-        raise OptionError(f"must be in (0, 1], not {p!r}", option="p")
+        raise OptionError(f"must be in (0, 1], not {shown(p)}", option="p")
 
     rng = np.random.default_rng(seed)
     sizes = np.minimum(rng.geometric(p, n_jobs), nodes)
@@ -151,7 +151,7 @@ def _workload(
             "requested_known": np.ones(n, dtype=bool),
         }
     ).astype(JOB_COLUMNS)
-    args = ", ".join(f"{k}={v!r}" for k, v in params.items())
+    args = ", ".join(f"{k}={shown(v)}" for k, v in params.items())
     return Workload(
         jobs=jobs,
         nodes=int(nodes),
@@ -164,7 +164,7 @@ def _workload(
 
 def _check_int(option: str, value: object, *, minimum: int) -> None:
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise OptionError(f"must be an integer >= {minimum}, not {value!r}", option=option)
+        raise OptionError(f"must be an integer >= {minimum}, not {shown(value)}", option=option)
 
 
 def _check_positive(option: str, value: object) -> None:
@@ -174,7 +174,7 @@ def _check_positive(option: str, value: object) -> None:
         or not math.isfinite(value)
         or value <= 0
     ):
-        raise OptionError(f"must be a positive number, not {value!r}", option=option)
+        raise OptionError(f"must be a positive number, not {shown(value)}", option=option)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -218,9 +218,9 @@ def write_batsim(workload: Workload, path: str | os.PathLike[str]) -> None:
         fields = [
             f'"job_id": {job_id}',
             f'"res": {res}',
-            f'"subtime": {_number(sub)!r}',
-            f'"reqtime": {_number(req)!r}',
-            f'"runtime": {_number(rt)!r}',
+            f'"subtime": {shown(_number(sub))}',
+            f'"reqtime": {shown(_number(req))}',
+            f'"runtime": {shown(_number(rt))}',
             '"profile": "100"',
         ]
         if user >= 0:

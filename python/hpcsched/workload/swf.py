@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from hpcsched import _core
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.workload._io import read_bytes
 from hpcsched.workload.model import Workload
 
@@ -62,6 +62,7 @@ def read_swf(
     name = os.fspath(path)
     if not os.path.isfile(name):
         read_bytes(name)  # raises the InputError that says why (missing, a folder, ...)
+    _check_gzip_name(name)
     raw = _core.parse_swf_file(name, lenient)
     header = parse_header(raw["header"])
     ppn = _procs_per_node(procs_per_node, header, name)
@@ -97,6 +98,13 @@ def read_swf(
     warnings = [
         f"{name}, line {line}: {reason} (skipped)" for line, _, reason in raw["malformed"][:5]
     ]
+    duplicated = pd.Series(raw["job_id"][keep]).duplicated(keep=False)
+    if duplicated.any():
+        first = int(raw["job_id"][keep][duplicated.to_numpy()][0])
+        warnings.append(
+            f"{int(duplicated.sum())} kept jobs share their job id with another job "
+            f"(e.g. {first}); they are replayed as distinct jobs"
+        )
     if (~requested_known).any():
         warnings.append(
             f"{int((~requested_known).sum())} jobs have no requested time; "
@@ -137,6 +145,18 @@ def read_swf(
     )
 
 
+def _check_gzip_name(name: str) -> None:
+    """A ``.gz`` name on data that is not gzip: say so, not "field 1" of a binary line."""
+    if name.endswith(".gz"):
+        try:
+            with open(name, "rb") as f:
+                magic = f.read(2)
+        except OSError:
+            return  # the reader says why
+        if magic != b"\x1f\x8b":
+            raise InputError("named .gz but not gzip data", path=name)
+
+
 def replay_order(submit: np.ndarray, job_id: np.ndarray) -> np.ndarray | slice:
     """Indices putting jobs in (submit, id) order, stable; a plain slice when the file is
     already in that order (most traces are), which spares a sort and every column's copy."""
@@ -172,29 +192,54 @@ def check_procs_per_node(option: int | str) -> int | str:
         value = int(option)
     except (TypeError, ValueError):
         raise OptionError(
-            f"expected a positive integer or 'auto', got {option!r}", option="--procs-per-node"
+            f"expected a positive integer or 'auto', got {shown(option)}", option="--procs-per-node"
         ) from None
     if value <= 0:
         raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
     return value
 
 
+def check_machine_nodes(option: int) -> int:
+    """A ``--nodes`` option within the engine's range (1 to ``_core.MAX_NODES``)."""
+    if isinstance(option, bool) or not isinstance(option, int) or not 0 < option <= _core.MAX_NODES:
+        raise OptionError(
+            f"must be an integer from 1 to {_core.MAX_NODES}, not {shown(option)}",
+            option="--nodes",
+        )
+    return option
+
+
+def _header_machine(nodes: int, key: str, path: str) -> int:
+    if nodes > _core.MAX_NODES:
+        raise InputError(
+            f"a machine of {nodes} nodes is past the engine's range (1 to {_core.MAX_NODES}); "
+            "give --nodes, or --procs-per-node to count nodes rather than processors",
+            path=path,
+            field=f"header {key}",
+        )
+    return nodes
+
+
 def _machine_nodes(
     option: int | None, header: dict[str, object], ppn: int, job_nodes: np.ndarray, path: str
 ) -> int:
     if option is not None:
-        if option <= 0:
-            raise OptionError(f"must be positive, got {option}", option="--nodes")
-        return int(option)
+        return check_machine_nodes(option)
     max_procs = header.get("MaxProcs")
     if isinstance(max_procs, int) and max_procs > 0:
-        return max_procs // ppn
+        return _header_machine(max_procs // ppn, "MaxProcs", path)
     max_nodes = header.get("MaxNodes")
     if isinstance(max_nodes, int) and max_nodes > 0:
-        return max_nodes
-    largest = int(job_nodes.max()) if len(job_nodes) else 0
+        return _header_machine(max_nodes, "MaxNodes", path)
+    largest = float(job_nodes.max()) if len(job_nodes) else 0.0
     if largest <= 0:
         raise InputError(
             "no job with a positive size, and no machine size in the header", path=path
         )
-    return largest
+    if largest > _core.MAX_NODES:
+        raise InputError(
+            f"no machine size in the header, and the largest job ({largest:g} nodes) is past "
+            f"the engine's range (1 to {_core.MAX_NODES}); give --nodes",
+            path=path,
+        )
+    return int(largest)

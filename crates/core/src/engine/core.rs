@@ -11,7 +11,7 @@ use crate::engine::record::RunLog;
 use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
-use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun};
+use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, MAX_NODES};
 use crate::sched::admission::Admission;
 use crate::sched::{Decision, Policy};
 
@@ -82,8 +82,11 @@ impl Inputs {
         calendar: Calendar,
         overrun: Overrun,
     ) -> Result<Self> {
-        if machine.nodes == 0 {
-            return Err(CoreError::input("the machine has 0 nodes"));
+        if machine.nodes == 0 || machine.nodes > MAX_NODES {
+            return Err(CoreError::input(format!(
+                "the machine has {} nodes; the engine takes 1 to {MAX_NODES}",
+                machine.nodes
+            )));
         }
         if let Some(job) = jobs.iter().find(|j| j.nodes > machine.nodes) {
             return Err(CoreError::input(format!(
@@ -319,6 +322,17 @@ impl Engine {
             self.step(policy)?;
         }
         Ok(())
+    }
+
+    /// Processes at most `events` event times; returns `true` while events remain. Bounded work
+    /// per call whatever the time scale: what a progress display steps by.
+    pub fn run_events(&mut self, events: u64, policy: &mut dyn Policy) -> Result<bool> {
+        for _ in 0..events {
+            if !self.step(policy)? {
+                return Ok(false);
+            }
+        }
+        Ok(self.peek().is_some())
     }
 
     /// Runs to the end of the workload.

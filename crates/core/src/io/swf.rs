@@ -12,6 +12,7 @@ use std::sync::mpsc;
 use flate2::read::MultiGzDecoder;
 
 use crate::error::{CoreError, Result};
+use crate::model::MAX_TIME;
 
 /// Number of fields of a valid SWF job line; extra fields are ignored.
 pub const SWF_FIELDS: usize = 18;
@@ -72,30 +73,78 @@ fn field_label(index: usize) -> String {
     format!("{} ({})", index + 1, FIELD_NAMES[index])
 }
 
+/// The longest line a trace may hold (bytes): a job line is 18 short numbers, a header line a
+/// key and a sentence. Past this the input is not an SWF trace (a binary file, a gzip bomb of
+/// NUL bytes), and reading stops there rather than buffering an endless "line".
+pub const MAX_LINE_BYTES: usize = 64 * 1024;
+
+/// How much larger than its compressed file a gzip trace may grow: real traces compress 5 to
+/// 25 times; a file that expands past this (and past [`MIN_INFLATED_CAP`]) is refused early.
+pub const MAX_INFLATION: u64 = 64;
+
+/// Decompressed size always allowed, whatever the compressed size (small files).
+pub const MIN_INFLATED_CAP: u64 = 32 << 20;
+
+/// Characters of an offending token quoted in an error message.
+pub const QUOTED_CHARS: usize = 40;
+
+/// Decompressed bytes a gzip file of `compressed` bytes may expand to.
+pub fn inflated_cap(compressed: u64) -> u64 {
+    MIN_INFLATED_CAP.max(compressed.saturating_mul(MAX_INFLATION))
+}
+
+/// `token` for an error message: at most [`QUOTED_CHARS`] characters, quoted, an ellipsis and
+/// the total length when cut.
+pub fn quoted(token: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&token[..token.len().min(4 * QUOTED_CHARS)]);
+    let shown: String = text.chars().take(QUOTED_CHARS).collect();
+    if shown.len() < token.len() {
+        format!("{shown:?}... ({} bytes)", token.len())
+    } else {
+        format!("{shown:?}")
+    }
+}
+
 /// Parses an SWF trace held in memory. With `lenient`, malformed lines are skipped and listed;
 /// otherwise the first one is an error naming its line and field.
 pub fn parse_swf(data: &[u8], lenient: bool) -> Result<SwfTable> {
     let mut parser = SwfParser::new(lenient, data.len());
-    parser.feed(data)?;
-    Ok(parser.table)
+    parser.push(data)?;
+    parser.finish()
 }
 
-/// Reads and parses an SWF file, plain or gzip (recognised by its magic bytes). A gzip file is
-/// decompressed on a second thread while this one parses: both take about as long.
+/// Reads and parses an SWF file, plain or gzip (recognised by its magic bytes), in chunks: memory
+/// holds the columns and one chunk, never the whole text. A gzip file is decompressed on a
+/// second thread while this one parses (both take about as long); it may expand to
+/// [`inflated_cap`] of its size.
 pub fn parse_swf_file(path: &Path, lenient: bool) -> Result<SwfTable> {
     let io_error = |e: std::io::Error| CoreError::input(format!("cannot read file: {e}"));
     let file = File::open(path).map_err(io_error)?;
-    let size = file.metadata().map(|m| m.len() as usize).unwrap_or(0);
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
     let mut reader = BufReader::with_capacity(1 << 16, file);
-    if !reader
+    let gzip = reader
         .fill_buf()
         .map_err(io_error)?
-        .starts_with(&[0x1f, 0x8b])
-    {
-        let mut data = Vec::with_capacity(size);
-        reader.read_to_end(&mut data).map_err(io_error)?;
-        return parse_swf(&data, lenient);
+        .starts_with(&[0x1f, 0x8b]);
+    if !gzip {
+        let mut parser = SwfParser::new(lenient, size as usize);
+        loop {
+            let mut chunk = Vec::with_capacity(CHUNK);
+            let read = (&mut reader)
+                .take(CHUNK as u64)
+                .read_to_end(&mut chunk)
+                .map_err(io_error)?;
+            if read == 0 {
+                return parser.finish();
+            }
+            parser.push(&chunk)?;
+        }
     }
+    parse_gzip(reader, size, inflated_cap(size), lenient)
+}
+
+/// Parses a gzip stream of `size` compressed bytes that may expand to `cap` bytes.
+fn parse_gzip(reader: impl Read + Send, size: u64, cap: u64, lenient: bool) -> Result<SwfTable> {
     let (sender, chunks) = mpsc::sync_channel::<std::io::Result<Vec<u8>>>(4);
     std::thread::scope(|scope| {
         scope.spawn(move || {
@@ -116,26 +165,24 @@ pub fn parse_swf_file(path: &Path, lenient: bool) -> Result<SwfTable> {
                 }
             }
         });
-        let mut parser = SwfParser::new(lenient, size * 8);
-        let mut pending: Vec<u8> = Vec::new();
+        let mut parser = SwfParser::new(lenient, (size as usize).saturating_mul(8));
+        let mut inflated = 0u64;
         for chunk in chunks {
             let chunk = chunk.map_err(|e| CoreError::input(format!("corrupt gzip data: {e}")))?;
-            // Parse up to the last complete line; keep the rest for the next chunk.
-            let Some(last) = chunk.iter().rposition(|&b| b == b'\n') else {
-                pending.extend_from_slice(&chunk);
-                continue;
-            };
-            if pending.is_empty() {
-                parser.feed(&chunk[..=last])?;
-            } else {
-                pending.extend_from_slice(&chunk[..=last]);
-                parser.feed(&pending)?;
-                pending.clear();
+            inflated += chunk.len() as u64;
+            if inflated > cap {
+                return Err(CoreError::input(format!(
+                    "decompresses to more than {} MiB (over {}x its {} bytes): not an SWF trace; \
+                     decompress it yourself to read it anyway",
+                    cap >> 20,
+                    cap / size.max(1),
+                    size
+                )));
             }
-            pending.extend_from_slice(&chunk[last + 1..]);
+            // Dropping `chunks` on an error stops the decoder thread at its next send.
+            parser.push(&chunk)?;
         }
-        parser.feed(&pending)?;
-        Ok(parser.table)
+        parser.finish()
     })
 }
 
@@ -147,6 +194,10 @@ struct SwfParser {
     table: SwfTable,
     lenient: bool,
     lines_seen: u64,
+    /// The start of a line cut by the end of the last chunk.
+    pending: Vec<u8>,
+    /// Nothing was pushed yet (a UTF-8 byte-order mark may open the text).
+    at_start: bool,
 }
 
 impl SwfParser {
@@ -166,7 +217,63 @@ impl SwfParser {
             table,
             lenient,
             lines_seen: 0,
+            pending: Vec::new(),
+            at_start: true,
         }
+    }
+
+    /// Parses the complete lines of `chunk` (after what an earlier chunk left unfinished) and
+    /// keeps its last, unfinished line for the next call.
+    fn push(&mut self, mut chunk: &[u8]) -> Result<()> {
+        if self.at_start {
+            // A byte-order mark (as some editors write) is not part of the first line: with it,
+            // a header line would be malformed, or silently dropped with --lenient.
+            if self.pending.len() + chunk.len() < UTF8_BOM.len() {
+                self.pending.extend_from_slice(chunk);
+                return Ok(());
+            }
+            self.at_start = false;
+            if !self.pending.is_empty() {
+                let mut head = std::mem::take(&mut self.pending);
+                head.extend_from_slice(chunk);
+                return self.push_owned(head);
+            }
+            chunk = chunk.strip_prefix(UTF8_BOM).unwrap_or(chunk);
+        }
+        let Some(last) = chunk.iter().rposition(|&b| b == b'\n') else {
+            self.pending.extend_from_slice(chunk);
+            return self.check_pending();
+        };
+        if self.pending.is_empty() {
+            self.feed(&chunk[..=last])?;
+        } else {
+            let mut lines = std::mem::take(&mut self.pending);
+            lines.extend_from_slice(&chunk[..=last]);
+            self.feed(&lines)?;
+            lines.clear();
+            self.pending = lines;
+        }
+        self.pending.extend_from_slice(&chunk[last + 1..]);
+        self.check_pending()
+    }
+
+    fn push_owned(&mut self, head: Vec<u8>) -> Result<()> {
+        let body = head.strip_prefix(UTF8_BOM).unwrap_or(&head);
+        self.push(body)
+    }
+
+    /// The unfinished line must stay within [`MAX_LINE_BYTES`]; the lines before it are in.
+    fn check_pending(&self) -> Result<()> {
+        if self.pending.len() > MAX_LINE_BYTES {
+            return Err(line_too_long(self.lines_seen + 1));
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<SwfTable> {
+        let rest = std::mem::take(&mut self.pending);
+        self.feed(&rest)?;
+        Ok(self.table)
     }
 
     /// Parses `data`, which ends at a line boundary (or at the end of the file).
@@ -179,6 +286,9 @@ impl SwfParser {
         for raw in data.split(|&b| b == b'\n') {
             self.lines_seen += 1;
             let line_no = self.lines_seen;
+            if raw.len() > MAX_LINE_BYTES {
+                return Err(line_too_long(line_no));
+            }
             let line = trim_ascii(raw);
             if line.is_empty() {
                 continue;
@@ -212,6 +322,19 @@ impl SwfParser {
     }
 }
 
+const UTF8_BOM: &[u8] = b"\xef\xbb\xbf";
+
+fn line_too_long(line: u64) -> CoreError {
+    CoreError::InvalidInput {
+        reason: format!(
+            "longer than {} KiB: not an SWF trace (binary or corrupt data?)",
+            MAX_LINE_BYTES >> 10
+        ),
+        line: Some(line),
+        field: None,
+    }
+}
+
 fn push_job(table: &mut SwfTable, f: &[f64; SWF_FIELDS], line: u64) {
     table.job_id.push(f[0] as i64);
     table.submit.push(f[1]);
@@ -242,17 +365,47 @@ fn parse_job_line(
             out[count] = parse_number(token).ok_or_else(|| {
                 (
                     Some(field_label(count)),
-                    format!("not a number: {:?}", String::from_utf8_lossy(token)),
+                    format!("not a number: {}", quoted(token)),
                 )
             })?;
         }
         count += 1;
+    }
+    if count >= SWF_FIELDS {
+        check_ranges(out)?;
     }
     if count < SWF_FIELDS {
         return Err((
             None,
             format!("expected {SWF_FIELDS} fields, found {count} (a short or truncated line)"),
         ));
+    }
+    Ok(())
+}
+
+/// Largest integer every f64 holds exactly: ids beyond it would be read as another id.
+const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
+
+/// Fields whose values become integers (id, status, user, group, queue, partition) must be
+/// integers within 2^53 (1e30 would silently become i64::MAX); times within [`MAX_TIME`].
+fn check_ranges(fields: &[f64; SWF_FIELDS]) -> std::result::Result<(), LineProblem> {
+    for index in [0usize, 10, 11, 12, 14, 15] {
+        let value = fields[index];
+        if value.fract() != 0.0 || value.abs() > MAX_EXACT_INTEGER {
+            return Err((
+                Some(field_label(index)),
+                format!("must be an integer within +-2^53, not {value:e}"),
+            ));
+        }
+    }
+    for index in [1usize, 3, 8] {
+        let value = fields[index];
+        if value.abs() > MAX_TIME {
+            return Err((
+                Some(field_label(index)),
+                format!("{value:e} s is out of range (times must be within +-1e11 s)"),
+            ));
+        }
     }
     Ok(())
 }
@@ -374,5 +527,101 @@ mod tests {
         assert_eq!(t.job_id.len(), 2);
         assert_eq!(t.malformed.len(), 1);
         assert_eq!(t.malformed[0].line, 2);
+    }
+
+    fn reason(err: CoreError) -> (Option<u64>, Option<String>, String) {
+        match err {
+            CoreError::InvalidInput {
+                line,
+                field,
+                reason,
+            } => (line, field, reason),
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_byte_order_mark_does_not_hide_the_header() {
+        let text = format!("\u{feff}; MaxProcs: 128\n{LINE}\n");
+        let t = parse_swf(text.as_bytes(), false).unwrap();
+        assert_eq!(t.header, vec![("MaxProcs".into(), "128".into())]);
+        // fed a byte at a time, the mark split across chunks is still recognised
+        let mut parser = SwfParser::new(false, 0);
+        for b in text.as_bytes() {
+            parser.push(std::slice::from_ref(b)).unwrap();
+        }
+        let t = parser.finish().unwrap();
+        assert_eq!(t.header.len(), 1);
+        assert_eq!(t.job_id, vec![1]);
+    }
+
+    #[test]
+    fn an_endless_line_fails_early_and_quotes_little() {
+        let mut parser = SwfParser::new(false, 0);
+        parser.push(format!("{LINE}\n").as_bytes()).unwrap();
+        let err = (0..100)
+            .map(|_| parser.push(&[0u8; 4096]))
+            .find_map(std::result::Result::err)
+            .expect("refused within 400 KiB");
+        let (line, _, text) = reason(err);
+        assert_eq!(line, Some(2));
+        assert!(text.contains("longer than 64 KiB"), "{text}");
+        // a long token within a line is quoted cut
+        let token = "x".repeat(10_000);
+        let text = format!("1 0 5 {token} 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1\n");
+        let (_, field, text) = reason(parse_swf(text.as_bytes(), false).unwrap_err());
+        assert_eq!(field.as_deref(), Some("4 (run time)"));
+        assert!(text.len() < 120, "{text}");
+        assert!(text.contains("(10000 bytes)"), "{text}");
+    }
+
+    #[test]
+    fn ids_and_times_past_the_engine_range_are_malformed() {
+        for (line, field) in [
+            (
+                "1e30 0 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
+                "1 (job id)",
+            ),
+            (
+                "1.5 0 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
+                "1 (job id)",
+            ),
+            (
+                "1 1e308 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
+                "2 (submit time)",
+            ),
+            (
+                "1 0 5 1e300 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
+                "4 (run time)",
+            ),
+            (
+                "1 0 5 100 4 -1 -1 4 1e12 -1 1 3 1 -1 1 1 -1 -1",
+                "9 (requested time)",
+            ),
+            (
+                "1 0 5 100 4 -1 -1 4 200 -1 1 1e19 1 -1 1 1 -1 -1",
+                "12 (user id)",
+            ),
+        ] {
+            let (at, got, _) = reason(parse_swf(line.as_bytes(), false).unwrap_err());
+            assert_eq!((at, got.as_deref()), (Some(1), Some(field)), "{line}");
+            assert_eq!(parse_swf(line.as_bytes(), true).unwrap().malformed.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_gzip_bomb_is_refused_after_its_cap() {
+        use std::io::Write;
+        // 8 MiB of blank lines: valid text, but a thousand times its compressed size
+        let mut encoder = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        encoder.write_all(&vec![b'\n'; 8 << 20]).unwrap();
+        let gz = encoder.finish().unwrap();
+        let size = gz.len() as u64;
+        assert!(parse_gzip(gz.as_slice(), size, 16 << 20, false).is_ok());
+        let err = parse_gzip(gz.as_slice(), size, 2 << 20, false).unwrap_err();
+        let (_, _, text) = reason(err);
+        assert!(text.contains("decompresses to more than 2 MiB"), "{text}");
+        assert_eq!(inflated_cap(1000), MIN_INFLATED_CAP);
+        assert_eq!(inflated_cap(1 << 30), 64 << 30);
     }
 }

@@ -1,7 +1,7 @@
 //! Downtime windows: scheduled maintenance (announced ahead) and unscheduled outages.
 
 use crate::error::{CoreError, Result};
-use crate::model::job::Time;
+use crate::model::job::{Time, MAX_TIME};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DowntimeKind {
@@ -37,13 +37,16 @@ pub struct Calendar {
 
 impl Calendar {
     pub fn new(mut windows: Vec<Downtime>, announce_lead: f64) -> Result<Self> {
+        // Any lead is harmless (a window is then known from the start); only the windows'
+        // own bounds must stay within the engine's range.
         if !(announce_lead.is_finite() && announce_lead >= 0.0) {
             return Err(CoreError::input("announce lead must be finite and >= 0"));
         }
         for w in &windows {
-            if !(w.start.is_finite() && w.end.is_finite() && w.end > w.start) {
+            let within = |t: f64| t.is_finite() && t.abs() <= MAX_TIME;
+            if !(within(w.start) && within(w.end) && w.end > w.start) {
                 return Err(CoreError::input(format!(
-                    "downtime window [{}, {}) must have finite bounds and end after its start",
+                    "downtime window [{:e}, {:e}) must have bounds within +-1e11 s and end after its start",
                     w.start, w.end
                 )));
             }

@@ -5,6 +5,12 @@ use crate::error::{CoreError, Result};
 /// Simulated time, in seconds since the trace's first submission.
 pub type Time = f64;
 
+/// The largest time (s) an input may hold: submit, run and requested times, downtime bounds.
+/// About 3,170 years: far beyond any trace (even absolute Unix times), and small enough that
+/// `start + run time` keeps sub-millisecond resolution (a submit time of 1e308 would make a 100 s
+/// job end when it starts).
+pub const MAX_TIME: f64 = 1e11;
+
 /// One rigid job. Its index in the [`JobTable`] is its identity inside the engine.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Job {
@@ -29,14 +35,14 @@ impl JobTable {
     pub fn new(jobs: Vec<Job>) -> Result<Self> {
         for (i, job) in jobs.iter().enumerate() {
             let bad = |what: &str| CoreError::input(format!("job {} (index {i}): {what}", job.id));
-            if !job.submit.is_finite() {
-                return Err(bad("submit time is not finite"));
+            if !(job.submit.is_finite() && job.submit.abs() <= MAX_TIME) {
+                return Err(bad("submit time must be finite and within +-1e11 s"));
             }
-            if !(job.run_time.is_finite() && job.run_time >= 0.0) {
-                return Err(bad("run time must be finite and >= 0"));
+            if !(job.run_time.is_finite() && (0.0..=MAX_TIME).contains(&job.run_time)) {
+                return Err(bad("run time must be between 0 and 1e11 s"));
             }
-            if !(job.requested_time.is_finite() && job.requested_time >= 0.0) {
-                return Err(bad("requested time must be finite and >= 0"));
+            if !(job.requested_time.is_finite() && (0.0..=MAX_TIME).contains(&job.requested_time)) {
+                return Err(bad("requested time must be between 0 and 1e11 s"));
             }
             if job.nodes == 0 {
                 return Err(bad("needs 0 nodes"));

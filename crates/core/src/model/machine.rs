@@ -20,6 +20,10 @@ impl Overrun {
     }
 }
 
+/// The largest machine the engine accepts, in nodes (2^24 = 16,777,216): above every real
+/// machine even counted in cores, and small enough for per-node power states in memory.
+pub const MAX_NODES: u32 = 1 << 24;
+
 /// A machine of `nodes` identical nodes, with their power model when one is known.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Machine {

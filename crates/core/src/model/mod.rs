@@ -6,6 +6,6 @@ pub mod machine;
 pub mod power;
 
 pub use calendar::{Calendar, Downtime, DowntimeKind};
-pub use job::{Job, JobTable};
-pub use machine::{Machine, Overrun};
+pub use job::{Job, JobTable, MAX_TIME};
+pub use machine::{Machine, Overrun, MAX_NODES};
 pub use power::{Energy, PowerModel};
