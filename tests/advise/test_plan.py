@@ -154,3 +154,25 @@ def test_scope_and_policy_mistakes():
         make_plan(cluster(), PolicySpec("fcfs"), partition="gpu")
     with pytest.raises(OptionError, match="manages node power"):
         make_plan(cluster(), PolicySpec("snf-icon"))
+
+
+def test_scope_is_jobs_whose_only_partitions_are_in_it():
+    # job 50 may run in batch or debug: managing it under --partition debug would raise it
+    # above job 51, which is only in batch
+    extra = [
+        job(50, partitions=("batch", "debug"), submit=1.0),
+        job(51, partitions=("batch",), priority=6000, submit=2.0),
+    ]
+    state = cluster(extra=extra)
+    state.nodes += [Node("c9", ("idle",), ("batch",))]
+    plan = make_plan(state, PolicySpec("fcfs"), partition="debug")
+    assert 50 not in ids(plan) and 51 not in ids(plan)
+    assert [(j.job_id, why) for j, why in plan.skipped] == [
+        (50, "also submitted to batch, outside the scope")
+    ]
+    # both partitions in scope: both jobs managed, on both partitions' nodes
+    both = make_plan(state, PolicySpec("fcfs"), partition="debug,batch")
+    assert {50, 51} <= set(ids(both)) and both.summary["nodes"] == 5
+    assert make_plan(state, PolicySpec("fcfs")).skipped == []  # the whole cluster
+    with pytest.raises(OptionError, match="partition 'gpu' has no nodes"):
+        make_plan(state, PolicySpec("fcfs"), partition="debug,gpu")

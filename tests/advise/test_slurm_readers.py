@@ -14,8 +14,10 @@ from hpcsched.advise.slurm import (
     count_array_tasks,
     decode_nice,
     expand_hostlist,
+    job_state,
     parse_reservations,
     parse_sinfo,
+    parse_sprio,
     parse_squeue,
 )
 from hpcsched.exceptions import InputError
@@ -99,10 +101,83 @@ def test_snapshot_state_and_mistakes(tmp_path):
     assert state.now == max(j.submit for j in state.jobs)  # the latest the files mention
     assert len(state.reservations) == 2
     bad = tmp_path / "bad.json"
-    bad.write_text('{"jobs": [{"job_id": "x"}]}')
+    bad.write_text('{"jobs": [{"job_id": "x", "job_state": "PENDING"}]}')
     with pytest.raises(InputError) as error:
         SlurmSnapshot(bad, FIXTURES / "sinfo-idle.json").read()
-    assert error.value.path == str(bad) and error.value.field == "jobs[0]"
+    assert error.value.path == str(bad) and error.value.field == "jobs[0].job_id"
     bad.write_text("not json")
     with pytest.raises(InputError, match="not JSON"):
         SlurmSnapshot(FIXTURES / "squeue-empty.json", bad).read()
+
+
+def test_list_valued_job_states_read_as_the_one_word_form():
+    # newer Slurm: "job_state": ["PENDING"], flags next to the base state
+    document = load("squeue-mixed.json")
+    words = parse_squeue(document)
+    for record in document["jobs"]:
+        record["job_state"] = [record["job_state"]]
+    lists = parse_squeue(document)
+    assert [j.state for j in lists] == [j.state for j in words]
+    assert sum(j.pending for j in lists) == sum(j.pending for j in words) >= 5
+    assert job_state(["PENDING", "REQUEUED"]) == "PENDING"
+    assert job_state(["RUNNING", "COMPLETING"]) == "COMPLETING"
+    assert job_state(["CONFIGURING", "RUNNING"]) == "RUNNING"
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"current": ["PENDING"]}, "expected a state name or a list of them"),
+        ([], "expected a state name or a list of them"),
+        (None, "expected a state name or a list of them"),
+        (["PENDING", 3], "expected a state name or a list of them"),
+        ("WAITING", "unknown job state 'WAITING'"),
+        (["PENDING", "RUNNING"], "expected one base state"),
+    ],
+)
+def test_unknown_job_state_shapes_are_errors_not_an_empty_queue(tmp_path, value, message):
+    document = load("squeue-mixed.json")
+    document["jobs"][3]["job_state"] = value
+    path = tmp_path / "squeue.json"
+    path.write_text(json.dumps(document))
+    with pytest.raises(InputError, match=message) as error:
+        SlurmSnapshot(path, FIXTURES / "sinfo-mixed.json").read()
+    assert error.value.path == str(path) and error.value.field == "jobs[3].job_state"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [("priority", [1000]), ("partition", {"name": "debug"}), ("name", ["x"]), ("nice", "-5")],
+)
+def test_other_unknown_job_shapes_name_their_field(key, value):
+    document = load("squeue-mixed.json")
+    document["jobs"][0][key] = value
+    with pytest.raises(InputError) as error:
+        parse_squeue(document)
+    assert error.value.path == "squeue --json" and error.value.field == f"jobs[0].{key}"
+
+
+def test_unknown_node_shapes_name_their_field():
+    document = load("sinfo-mixed.json")
+    document["nodes"][1]["state"] = {"flags": ["IDLE"]}
+    with pytest.raises(InputError) as error:
+        parse_sinfo(document)
+    assert error.value.path == "sinfo --json" and error.value.field == "nodes[1].state"
+    document = load("sinfo-mixed.json")
+    document["nodes"][0]["state"] = ["IDLE", "DRAIN"]  # newer Slurm: a list
+    assert parse_sinfo(document)[0].states == ("idle", "drain")
+
+
+def test_sprio_tells_pinned_priorities():
+    # recorded from the test cluster (22.05.8, multifactor): job 3 pinned by `scontrol update
+    # Priority=5000`, job 12 with nice 100, a multi-partition job 5 listed once per partition
+    text = (
+        "2|1156|0|0|0|0|156|1000|0|0||debug\n"
+        "3|5000|0|0|0|0|0|0|0|0||debug\n"
+        "12|1212|0|0|0|0|312|1000|0|100||debug\n"
+        "5|1500|0|0|0|0|500|1000|0|0|cpu=3|debug\n"
+        "5|1497|0|0|0|0|500|1000|0|0||batch\n"
+    )
+    # the last column is the partition in the recording: the advisor asks for 11 columns
+    lines = [line.rsplit("|", 1)[0] for line in text.splitlines()]
+    assert parse_sprio("\n".join(lines)) == {2: False, 3: True, 12: False, 5: False}

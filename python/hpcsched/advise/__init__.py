@@ -5,12 +5,20 @@ default) and steers the resource manager through job priorities (MARS §III, Fig
 - :mod:`~hpcsched.advise.adapter`: what an adapter does (read, write priorities, release);
 - :mod:`~hpcsched.advise.slurm`: the Slurm adapter and saved Slurm snapshots;
 - :mod:`~hpcsched.advise.plan`: from a state to priorities, through the engine;
-- :mod:`~hpcsched.advise.runner`: ticks, the loop, the decision log, the release.
+- :mod:`~hpcsched.advise.runner`: ticks, the loop, the decision log (also the ledger of what
+  the advisor changed), the release.
 """
 
 from hpcsched.advise.adapter import Adapter, ControllerError, Write
 from hpcsched.advise.plan import Change, Plan, make_plan
-from hpcsched.advise.runner import Advisor, TickResult
+from hpcsched.advise.runner import (
+    Advisor,
+    DecisionLog,
+    Ledger,
+    ReleaseResult,
+    TickResult,
+    default_log_path,
+)
 from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
 from hpcsched.advise.state import ClusterState, Job, Node, Reservation
 
@@ -20,13 +28,17 @@ __all__ = [
     "Change",
     "ClusterState",
     "ControllerError",
+    "DecisionLog",
     "Job",
+    "Ledger",
     "Node",
     "Plan",
+    "ReleaseResult",
     "Reservation",
     "SlurmCluster",
     "SlurmSnapshot",
     "TickResult",
     "Write",
+    "default_log_path",
     "make_plan",
 ]

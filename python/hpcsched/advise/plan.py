@@ -1,8 +1,9 @@
 """From a cluster's state to a plan: the policy's order of the pending jobs, as priorities.
 
-The managed scope (one partition, or the whole cluster) becomes an engine snapshot: its nodes,
-the nodes down or drained, its running jobs (started at their start time, ending at their
-limit), its pending jobs in submit order and the reservations announced on its nodes. The
+The managed scope (partitions, or the whole cluster; a job is in it when all its partitions
+are) becomes an engine snapshot: its nodes, the nodes down or drained, its running jobs
+(started at their start time, ending at their limit), its pending jobs in submit order and the
+reservations announced on its nodes. The
 engine plans it under the chosen policy (MARS searches at `now`); jobs are ranked by planned
 start and the ranks become priorities above every job the advisor does not manage.
 """
@@ -26,6 +27,9 @@ from hpcsched.policies import PolicySpec
 MAX_PRIORITY = 2**32 - 2
 #: The run-time estimate of a job without a time limit (s): a year.
 DEFAULT_UNLIMITED = 365 * 86400.0
+#: Down nodes return at the engine's end of time (``UNTIL_FURTHER_NOTICE`` in
+#: crates/core/src/advise.rs, at least 1e11 s): a job planned then waits for them.
+UNTIL_FURTHER_NOTICE = 1e11
 
 
 @dataclass(frozen=True)
@@ -66,8 +70,30 @@ class Plan:
         return [c for c in self.changes if c.new != c.old]
 
 
+def scope_of(partition: str | None) -> frozenset[str] | None:
+    """The partitions a ``--partition`` value names (``debug`` or ``debug,batch``); None for
+    the whole cluster."""
+    if partition is None:
+        return None
+    names = frozenset(p.strip() for p in partition.split(",") if p.strip())
+    if not names:
+        raise OptionError("names no partition", option="--partition")
+    return names
+
+
 def in_scope(job: Job, partition: str | None) -> bool:
-    return partition is None or partition in job.partitions
+    """The job may run ONLY in the scope's partitions: a job submitted to ``batch,debug`` is
+    outside the scope ``debug`` (raising it there would raise it above jobs only in batch)."""
+    scope = scope_of(partition)
+    return scope is None or (bool(job.partitions) and set(job.partitions) <= scope)
+
+
+def partly_in_scope(job: Job, partition: str | None) -> tuple[str, ...]:
+    """The partitions outside the scope of a job that may also run in it (else empty)."""
+    scope = scope_of(partition)
+    if scope is None or not scope & set(job.partitions):
+        return ()
+    return tuple(p for p in job.partitions if p not in scope)
 
 
 def make_plan(
@@ -86,11 +112,14 @@ def make_plan(
             "mars, random)",
             option="--policy",
         )
-    nodes = [n for n in state.nodes if partition is None or partition in n.partitions]
-    if not nodes:
+    scope = scope_of(partition)
+    nodes = [n for n in state.nodes if scope is None or scope & set(n.partitions)]
+    empty = sorted(scope - {p for n in nodes for p in n.partitions}) if scope else []
+    if not nodes or empty:
         known = sorted({p for n in state.nodes for p in n.partitions})
+        missing = empty[0] if empty else partition
         raise OptionError(
-            f"partition {partition!r} has no nodes (partitions: {', '.join(known) or 'none'})",
+            f"partition {missing!r} has no nodes (partitions: {', '.join(known) or 'none'})",
             option="--partition",
         )
     names = {n.name for n in nodes}
@@ -101,11 +130,13 @@ def make_plan(
     )
     busy = sum(j.nodes for j in running)
     pending, skipped = [], []
-    for job in sorted(
-        (j for j in state.jobs if j.pending and in_scope(j, partition)),
-        key=lambda j: (j.submit, j.job_id),
-    ):
-        if job.held:
+    for job in sorted((j for j in state.jobs if j.pending), key=lambda j: (j.submit, j.job_id)):
+        outside = partly_in_scope(job, partition)
+        if outside:
+            skipped.append((job, f"also submitted to {','.join(outside)}, outside the scope"))
+        elif not in_scope(job, partition):
+            continue
+        elif job.held:
             skipped.append((job, "held"))
         elif job.nodes > machine:
             skipped.append((job, f"needs {job.nodes} nodes, the scope has {machine}"))
@@ -210,7 +241,7 @@ def _why(planned: float, now: float) -> str:
     wait = planned - now
     if wait <= 0:
         return "starts now"
-    if wait > 1e13:
+    if planned >= UNTIL_FURTHER_NOTICE:
         return "nodes down"
     return f"in {wait / 3600:.1f} h" if wait >= 3600 else f"in {wait / 60:.0f} min"
 

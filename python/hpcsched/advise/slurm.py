@@ -16,89 +16,213 @@ import json
 import os
 import re
 import subprocess
+import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from dataclasses import replace
+from typing import Any, TypeVar
 
-from hpcsched.advise.adapter import NOT_PENDING, VANISHED, WRITTEN, ControllerError, Write
-from hpcsched.advise.state import ClusterState, Job, Node, Reservation
+from hpcsched.advise.adapter import (
+    CHANGED,
+    DENIED,
+    FAILED,
+    HELD,
+    HELD_NOW,
+    LIFTED,
+    LOST,
+    NOT_HELD,
+    NOT_PENDING,
+    NOT_TRIED,
+    RELEASED,
+    STUCK,
+    VANISHED,
+    WRITTEN,
+    ControllerError,
+    Write,
+    cut_off,
+)
+from hpcsched.advise.state import HOLD_REASONS, ClusterState, Job, Node, Reservation
 from hpcsched.exceptions import InputError
 
-#: Messages of a controller that does not answer.
-_UNREACHABLE = (
-    "unable to contact slurm controller",
-    "socket timed out",
-    "connection refused",
-    "zero bytes were transmitted",
-    "slurm_load_",
-    "communication connection failure",
-)
-_VANISHED = ("invalid job id",)
-_NOT_PENDING = ("no longer pending", "job is not pending", "already completing or completed")
+T = TypeVar("T")
 
 
 # --- reading ---------------------------------------------------------------------------------
 
+#: Slurm's base job states and the flags newer releases list next to them
+#: (``"job_state": ["PENDING", "REQUEUED"]``); 22.05 prints one word, a flag's name when a
+#: flag is set (``COMPLETING``, ``CONFIGURING``...).
+BASE_STATES = frozenset(
+    {
+        "PENDING",
+        "RUNNING",
+        "SUSPENDED",
+        "COMPLETED",
+        "CANCELLED",
+        "FAILED",
+        "TIMEOUT",
+        "NODE_FAIL",
+        "PREEMPTED",
+        "BOOT_FAIL",
+        "DEADLINE",
+        "OUT_OF_MEMORY",
+    }
+)
+STATE_FLAGS = frozenset(
+    {
+        "COMPLETING",
+        "CONFIGURING",
+        "RESIZING",
+        "REQUEUED",
+        "REQUEUE_FED",
+        "REQUEUE_HOLD",
+        "SPECIAL_EXIT",
+        "STOPPED",
+        "REVOKED",
+        "RESV_DEL_HOLD",
+        "SIGNALING",
+        "STAGE_OUT",
+        "LAUNCH_FAILED",
+        "UPDATE_DB",
+        "POWER_UP_NODE",
+        "RECONFIG_FAIL",
+    }
+)
+
+
+class _Unreadable(Exception):
+    """A field of a record has a shape this reader does not know."""
+
+    def __init__(self, key: str, reason: str) -> None:
+        super().__init__(reason)
+        self.key = key
+        self.reason = reason
+
 
 def parse_squeue(document: Mapping[str, Any], source: str = "squeue --json") -> list[Job]:
-    """The jobs of an ``squeue --json`` document."""
+    """The jobs of an ``squeue --json`` document. A field of a shape Slurm is not known to
+    print is an :class:`InputError` naming it, never a job quietly left out."""
     records = document.get("jobs")
     if not isinstance(records, list):
         raise InputError("not squeue --json output: no 'jobs' list", path=source, field="jobs")
     jobs = []
     for index, record in enumerate(records):
+        if not isinstance(record, Mapping):
+            raise InputError("a job record is not an object", path=source, field=f"jobs[{index}]")
         try:
             jobs.append(_job(record))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise InputError(
-                f"job record {index} cannot be read ({exc!r})", path=source, field=f"jobs[{index}]"
-            ) from None
+        except _Unreadable as exc:
+            raise InputError(exc.reason, path=source, field=f"jobs[{index}].{exc.key}") from None
     return jobs
 
 
 def _job(r: Mapping[str, Any]) -> Job:
-    state = str(r["job_state"]).upper()
-    limit = r.get("time_limit")
-    array_id = int(_number(r.get("array_job_id")) or 0)
-    task = r.get("array_task_id")
-    tasks_text = r.get("array_task_string") or ""
+    state = job_state(r.get("job_state"))
+    limit = _field_number(r, "time_limit")
+    array_id = int(_field_number(r, "array_job_id") or 0)
+    task = _field_number(r, "array_task_id")
+    tasks_text = _text(r, "array_task_string")
     array = None
     tasks = 1
     if array_id and (task is None or tasks_text):
         # the record of an array's pending tasks: one record, several tasks
-        tasks = count_array_tasks(str(tasks_text)) if tasks_text else 1
+        try:
+            tasks = count_array_tasks(tasks_text) if tasks_text else 1
+        except ValueError as exc:
+            raise _Unreadable("array_task_string", str(exc)) from None
         array = f"{array_id}_[{tasks_text}]"
     elif array_id:
-        array = f"{array_id}_{task}"
-    start = _number(r.get("start_time"))
+        array = f"{array_id}_{task:.0f}"
+    job_id = _field_number(r, "job_id")
+    if job_id is None:
+        raise _Unreadable("job_id", "missing")
+    start = _field_number(r, "start_time")
+    partition = r.get("partition")
+    if isinstance(partition, list) and all(isinstance(p, str) for p in partition):
+        partitions = tuple(p for p in partition if p)
+    else:
+        partitions = tuple(p for p in _text(r, "partition").split(",") if p)
     return Job(
-        job_id=int(r["job_id"]),
-        name=str(r.get("name") or ""),
-        user=str(r.get("user_name") or r.get("user_id") or ""),
-        partitions=tuple(p for p in str(r.get("partition") or "").split(",") if p),
+        job_id=int(job_id),
+        name=_text(r, "name"),
+        user=_text(r, "user_name") or _text(r, "user_id"),
+        partitions=partitions,
         state=state,
-        reason=str(r.get("state_reason") or ""),
-        nodes=max(int(_number(r.get("node_count")) or 1), 1),
-        time_limit=None if _number(limit) is None else 60.0 * float(limit),
-        submit=float(_number(r.get("submit_time")) or 0.0),
+        reason=_text(r, "state_reason"),
+        nodes=max(int(_field_number(r, "node_count") or 1), 1),
+        time_limit=None if limit is None else 60.0 * limit,
+        submit=float(_field_number(r, "submit_time") or 0.0),
         start=float(start) if state != "PENDING" and start else None,
-        priority=int(_number(r.get("priority")) or 0),
-        nice=decode_nice(r.get("nice")),
+        priority=int(_field_number(r, "priority") or 0),
+        nice=_field(r, "nice", decode_nice),
         tasks=tasks,
         array=array,
     )
 
 
+def job_state(value: Any) -> str:
+    """A job's state from Slurm's ``job_state``: one word (22.05) or a list of a base state
+    and flags (newer releases). ``COMPLETING`` wins, as in the one-word form; otherwise the
+    base state."""
+    if isinstance(value, str):
+        words = [value.upper()]
+    elif isinstance(value, list) and value and all(isinstance(w, str) for w in value):
+        words = [w.upper() for w in value]
+    else:
+        raise _Unreadable(
+            "job_state", f"expected a state name or a list of them, not {_show(value)}"
+        )
+    unknown = [w for w in words if w not in BASE_STATES | STATE_FLAGS]
+    if unknown:
+        raise _Unreadable("job_state", f"unknown job state {unknown[0]!r}")
+    if len(words) == 1 or "COMPLETING" in words:
+        return "COMPLETING" if "COMPLETING" in words else words[0]
+    base = [w for w in words if w in BASE_STATES]
+    if len(base) != 1:
+        raise _Unreadable("job_state", f"expected one base state in {_show(value)}")
+    return base[0]
+
+
+def _show(value: Any) -> str:
+    text = json.dumps(value) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _text(r: Mapping[str, Any], key: str) -> str:
+    value = r.get(key)
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    raise _Unreadable(key, f"expected text, not {_show(value)}")
+
+
+def _field(r: Mapping[str, Any], key: str, read: Any) -> Any:
+    try:
+        return read(r.get(key))
+    except (TypeError, ValueError):
+        raise _Unreadable(key, f"expected a number, not {_show(r.get(key))}") from None
+
+
+def _field_number(r: Mapping[str, Any], key: str) -> float | None:
+    number: float | None = _field(r, key, _number)
+    return number
+
+
 def _number(value: Any) -> float | None:
     """A JSON number; Slurm writes unset numbers as null (newer releases as
-    ``{"set": false, "infinite": ..., "number": ...}``)."""
+    ``{"set": false, "infinite": ..., "number": ...}``). Anything else is a TypeError."""
     if isinstance(value, dict):
         if not value.get("set", True) or value.get("infinite"):
             return None
         value = value.get("number")
-    if value is None or isinstance(value, bool):
+    if value is None:
         return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"not a number: {value!r}")
     return float(value)
 
 
@@ -133,24 +257,34 @@ def parse_sinfo(document: Mapping[str, Any], source: str = "sinfo --json") -> li
         raise InputError("not sinfo --json output: no 'nodes' list", path=source, field="nodes")
     nodes: dict[str, Node] = {}
     for index, r in enumerate(records):
+        if not isinstance(r, Mapping):
+            raise InputError("a node record is not an object", path=source, field=f"nodes[{index}]")
         try:
-            name = str(r["name"])
-            state = r.get("state")
-            words = [state] if isinstance(state, str) else list(state or [])
-            words += list(r.get("state_flags") or [])
-            states = tuple(dict.fromkeys(str(w).lower() for w in words if w))
-            partitions = tuple(str(p) for p in (r.get("partitions") or []))
-        except (KeyError, TypeError) as exc:
-            raise InputError(
-                f"node record {index} cannot be read ({exc!r})",
-                path=source,
-                field=f"nodes[{index}]",
-            ) from None
+            name = _text(r, "name")
+            if not name:
+                raise _Unreadable("name", "missing")
+            words = _words(r, "state") + _words(r, "state_flags")
+            states = tuple(dict.fromkeys(w.lower() for w in words if w))
+            partitions = tuple(_words(r, "partitions"))
+        except _Unreadable as exc:
+            raise InputError(exc.reason, path=source, field=f"nodes[{index}].{exc.key}") from None
         if name in nodes:  # listed once per partition by some releases
             old = nodes[name]
             partitions = tuple(dict.fromkeys(old.partitions + partitions))
         nodes[name] = Node(name, states, partitions)
     return list(nodes.values())
+
+
+def _words(r: Mapping[str, Any], key: str) -> list[str]:
+    """A word or a list of words (``"state": "idle"`` or ``["IDLE", "DRAIN"]``)."""
+    value = r.get(key)
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        return list(value)
+    raise _Unreadable(key, f"expected a word or a list of words, not {_show(value)}")
 
 
 def parse_reservations(text: str, source: str = "scontrol show reservation") -> list[Reservation]:
@@ -214,7 +348,12 @@ def version_of(document: Mapping[str, Any]) -> str:
 
 
 class SlurmCluster:
-    """A live Slurm cluster, through its commands (``SLURM_CONF`` picks the cluster)."""
+    """A live Slurm cluster, through its commands (``SLURM_CONF`` picks the cluster).
+
+    Every action on a job is one command per job, eight at a time, each preceded by
+    ``squeue -h -j ID`` to check the job still is what the action needs (pending, not held;
+    for a release, at the priority the advisor wrote): a job held, started or re-prioritised
+    by someone between the advisor's read and its action is skipped, not overridden."""
 
     name = "slurm"
 
@@ -268,80 +407,204 @@ class SlurmCluster:
         squeue = _json(self._run("squeue", "--json").stdout, "squeue --json")
         sinfo = _json(self._run("sinfo", "--json").stdout, "sinfo --json")
         reservations = self._run("scontrol", "show", "reservation", "-o").stdout
+        pinned = self._pinned()
         now = (before + time.time()) / 2
+        jobs = parse_squeue(squeue)
+        if pinned is not None:
+            jobs = [replace(j, pinned=pinned.get(j.job_id)) if j.pending else j for j in jobs]
         return ClusterState(
             now=now,
-            jobs=parse_squeue(squeue),
+            jobs=jobs,
             nodes=parse_sinfo(sinfo),
             reservations=parse_reservations(reservations),
             source="slurm",
             manager=version_of(squeue),
         )
 
-    def pending_ids(self) -> set[int]:
-        """Jobs pending right now (read again just before writing)."""
-        jobs = parse_squeue(_json(self._run("squeue", "--json").stdout, "squeue --json"))
-        return {j.job_id for j in jobs if j.pending}
+    def _pinned(self) -> dict[int, bool] | None:
+        """Which pending jobs have a priority set by hand, from ``sprio``; None when sprio
+        cannot tell (not ``priority/multifactor``, or no sprio)."""
+        try:
+            done = self._run("sprio", "-h", "-o", SPRIO_FORMAT, check=False)
+        except ControllerError:
+            return None
+        return parse_sprio(done.stdout) if done.returncode == 0 else None
+
+    # --- actions, one job at a time ---
 
     def set_priorities(self, priorities: Sequence[tuple[int, int, int]]) -> list[Write]:
-        if not priorities:
+        outcomes = self._each(priorities, self._write_one)
+        return [Write(*p, o) for p, o in zip(priorities, outcomes, strict=True)]
+
+    def hold(self, job_ids: Sequence[int]) -> dict[int, str]:
+        return dict(zip(job_ids, self._each(job_ids, self._hold_one), strict=True))
+
+    def unhold(self, job_ids: Sequence[int]) -> dict[int, str]:
+        return dict(zip(job_ids, self._each(job_ids, self._unhold_one), strict=True))
+
+    def release(self, jobs: Sequence[tuple[int, int | None]]) -> dict[int, str]:
+        # an admin-set priority is pinned; hold + release hands the job back to Slurm
+        return {j: o for (j, _), o in zip(jobs, self._each(jobs, self._release_one), strict=True)}
+
+    def _each(self, items: Sequence[T], action: Callable[[T], str]) -> list[str]:
+        """``action`` on every item, eight at a time; once the controller stops answering
+        (or refuses), the items not yet started are not tried."""
+        stop = threading.Event()
+
+        def one(item: T) -> str:
+            if stop.is_set():
+                return NOT_TRIED
+            outcome = action(item)
+            if cut_off(outcome):
+                stop.set()
+            return outcome
+
+        if not items:
             return []
-        self.check()
-        still_pending = self.pending_ids()
-        todo = [p for p in priorities if p[0] in still_pending]
-        gone = [
-            Write(j, old, new, NOT_PENDING) for j, old, new in priorities if j not in still_pending
-        ]
         with ThreadPoolExecutor(self.parallel_writes) as pool:
-            outcomes = list(pool.map(self._write_one, todo))
-        writes = [Write(j, old, new, o) for (j, old, new), o in zip(todo, outcomes, strict=True)]
-        failed = [w for w in writes if w.outcome.startswith("controller")]
-        if failed:
-            # all or nothing: undo this tick's writes, then report
-            undo = [(w.job_id, w.new, w.old) for w in writes if w.outcome == WRITTEN]
-            with ThreadPoolExecutor(self.parallel_writes) as pool:
-                list(pool.map(self._write_one, undo))
-            raise ControllerError(
-                f"the Slurm controller stopped answering while priorities were written "
-                f"({failed[0].outcome}); the {len(undo)} writes made were undone"
-            )
-        return gone + writes
+            return list(pool.map(one, items))
 
     def _write_one(self, item: tuple[int, int, int]) -> str:
         job, _, new = item
-        try:
-            done = self._run("scontrol", "update", f"JobId={job}", f"Priority={new}", check=False)
-        except ControllerError as exc:
-            return f"controller: {exc}"
-        if done.returncode == 0:
-            return WRITTEN
-        text = (done.stderr + done.stdout).lower()
-        if any(m in text for m in _VANISHED):
-            return VANISHED
-        if any(m in text for m in _NOT_PENDING):
+        status = self._waiting(job)
+        if isinstance(status, str):
+            return status
+        return self._command("scontrol", "update", f"JobId={job}", f"Priority={new}") or WRITTEN
+
+    def _hold_one(self, job: int) -> str:
+        status = self._waiting(job)
+        if isinstance(status, str):
+            return status
+        return self._command("scontrol", "hold", str(job)) or HELD
+
+    def _unhold_one(self, job: int) -> str:
+        status = self._status(job)
+        if isinstance(status, str):
+            return status
+        state, reason, _ = status
+        if state != "PENDING":
             return NOT_PENDING
-        if any(m in text for m in _UNREACHABLE):
-            return f"controller: {text.strip()}"
-        return f"error: {text.strip()}"
+        if reason != "JobHeldAdmin":
+            return NOT_HELD
+        return self._command("scontrol", "release", str(job)) or LIFTED
 
-    def release(self, job_ids: Sequence[int]) -> None:
-        # an admin-set priority is pinned; hold + release hands the job back to Slurm
-        for chunk in _chunks(job_ids):
-            ids = ",".join(map(str, chunk))
-            self._run("scontrol", "hold", ids, check=False)
-            self._run("scontrol", "release", ids, check=False)
+    def _release_one(self, item: tuple[int, int | None]) -> str:
+        job, expected = item
+        status = self._waiting(job)
+        if isinstance(status, str):
+            return status
+        if expected is not None and status[2] != expected:
+            return CHANGED
+        failed = self._command("scontrol", "hold", str(job))
+        if failed:
+            return failed
+        failed = self._command("scontrol", "release", str(job))
+        return STUCK + failed if failed else RELEASED
 
-    def hold(self, job_ids: Sequence[int]) -> None:
-        for chunk in _chunks(job_ids):
-            self._run("scontrol", "hold", ",".join(map(str, chunk)), check=False)
+    def _waiting(self, job: int) -> tuple[str, str, int] | str:
+        """The job's (state, reason, priority) if it is pending and not held, else the
+        outcome that skips it."""
+        status = self._status(job)
+        if isinstance(status, str):
+            return status
+        state, reason, priority = status
+        if state != "PENDING":
+            return NOT_PENDING
+        if priority == 0 or reason in HOLD_REASONS:
+            return HELD_NOW
+        return status
 
-    def unhold(self, job_ids: Sequence[int]) -> None:
-        for chunk in _chunks(job_ids):
-            self._run("scontrol", "release", ",".join(map(str, chunk)), check=False)
+    def _status(self, job: int) -> tuple[str, str, int] | str:
+        """The job's state, reason and priority now (``squeue -h -j``: no JSON needed, and
+        ``--json`` would list every job), or the outcome when it cannot be read."""
+        try:
+            done = self._run("squeue", "-h", "-j", str(job), "-o", "%A|%T|%r|%Q", check=False)
+        except ControllerError as exc:
+            return LOST + str(exc)
+        if done.returncode != 0:
+            return _outcome(done)
+        for line in done.stdout.splitlines():
+            fields = line.strip().split("|")
+            if len(fields) == 4 and fields[0] == str(job):
+                priority = int(fields[3]) if fields[3].isdigit() else 0
+                return fields[1].upper(), fields[2], priority
+        return VANISHED
+
+    def _command(self, *args: str) -> str:
+        """Runs a command that changes a job: "" when it did, else the outcome."""
+        try:
+            done = self._run(*args, check=False)
+        except ControllerError as exc:
+            return LOST + str(exc)
+        return "" if done.returncode == 0 else _outcome(done)
 
 
-def _chunks(ids: Sequence[int], size: int = 200) -> list[Sequence[int]]:
-    return [ids[i : i + size] for i in range(0, len(ids), size)]
+#: What ``sprio`` prints per job and partition: id, priority, then the weighted factors
+#: (site, age, association, fair-share, job size, partition, QOS), the nice adjustment and
+#: the weighted TRES.
+SPRIO_FORMAT = "%i|%Y|%S|%A|%B|%F|%J|%P|%Q|%N|%T"
+#: A priority Slurm computed is the sum of its printed (rounded) factors, give or take this.
+_ROUNDING = 10
+
+
+def parse_sprio(text: str) -> dict[int, bool]:
+    """Pinned or not, per job listed by ``sprio -h -o SPRIO_FORMAT``. Slurm never recomputes
+    a priority set by hand (``scontrol update Priority=``) and sprio lists such a job with
+    every factor 0: a job is pinned when, in every partition, its priority is not the sum of
+    its factors."""
+    pinned: dict[int, bool] = {}
+    for line in text.splitlines():
+        fields = line.strip().split("|")
+        if len(fields) != 11:
+            continue
+        try:
+            job = int(fields[0].split("_")[0])
+            priority = float(fields[1])
+            factors = sum(float(f) for f in fields[2:9]) - float(fields[9])
+            factors += sum(float(t.split("=", 1)[1]) for t in fields[10].split(",") if "=" in t)
+        except ValueError:
+            continue
+        row = abs(priority - factors) > _ROUNDING
+        pinned[job] = pinned.get(job, True) and row
+    return pinned
+
+
+#: Messages of a controller that does not answer.
+_UNREACHABLE = (
+    "unable to contact slurm controller",
+    "socket timed out",
+    "connection refused",
+    "zero bytes were transmitted",
+    "slurm_load_",
+    "communication connection failure",
+)
+_VANISHED = ("invalid job id",)
+_NOT_PENDING = (
+    "no longer pending",
+    "job is not pending",
+    "already completing or completed",
+    "has already finished",
+)
+_HELD = ("held state",)
+_DENIED = ("access/permission denied", "permission denied", "not authorized")
+
+
+def _outcome(done: subprocess.CompletedProcess[str]) -> str:
+    """What a failed command on one job means. Order matters: ``slurm_load_jobs error:
+    Invalid job id`` is a vanished job, not a lost controller."""
+    text = " ".join(f"{done.stderr} {done.stdout}".split()) or f"exit code {done.returncode}"
+    low = text.lower()
+    if any(m in low for m in _VANISHED):
+        return VANISHED
+    if any(m in low for m in _NOT_PENDING):
+        return NOT_PENDING
+    if any(m in low for m in _HELD):
+        return HELD_NOW
+    if any(m in low for m in _DENIED):
+        return DENIED + text
+    if any(m in low for m in _UNREACHABLE):
+        return LOST + text
+    return FAILED + text
 
 
 def _json(text: str, source: str) -> dict[str, Any]:
@@ -414,13 +677,13 @@ class SlurmSnapshot:
     def set_priorities(self, priorities: Sequence[tuple[int, int, int]]) -> list[Write]:
         raise InputError("a saved snapshot cannot be changed: --apply needs --slurm")
 
-    def release(self, job_ids: Sequence[int]) -> None:
+    def release(self, jobs: Sequence[tuple[int, int | None]]) -> dict[int, str]:
         raise InputError("a saved snapshot cannot be changed: --release needs --slurm")
 
-    def hold(self, job_ids: Sequence[int]) -> None:
+    def hold(self, job_ids: Sequence[int]) -> dict[int, str]:
         raise InputError("a saved snapshot cannot be changed")
 
-    def unhold(self, job_ids: Sequence[int]) -> None:
+    def unhold(self, job_ids: Sequence[int]) -> dict[int, str]:
         raise InputError("a saved snapshot cannot be changed")
 
 

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+#: Slurm's reasons of a held pending job.
+HOLD_REASONS = ("JobHeldUser", "JobHeldAdmin")
+
 
 @dataclass(frozen=True)
 class Job:
@@ -31,6 +34,10 @@ class Job:
     tasks: int = 1
     #: the array label (e.g. ``12_[0-3]``), else None
     array: str | None = None
+    #: whether the priority was set by hand (an administrator's ``scontrol update
+    #: Priority=``, or the advisor's), which the resource manager then never recomputes;
+    #: None when the adapter cannot tell
+    pinned: bool | None = None
 
     @property
     def pending(self) -> bool:
@@ -43,7 +50,7 @@ class Job:
     @property
     def held(self) -> bool:
         """Held by its user or an administrator (priority 0 is an admin hold)."""
-        return self.priority == 0 or self.reason in ("JobHeldUser", "JobHeldAdmin")
+        return self.priority == 0 or self.reason in HOLD_REASONS
 
 
 @dataclass(frozen=True)

@@ -3,20 +3,23 @@ priorities."""
 
 from __future__ import annotations
 
+import dataclasses
 import signal
 import threading
 from pathlib import Path
 from typing import Annotated
 
 import typer
+from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from hpcsched.advise.adapter import WRITTEN
 from hpcsched.advise.plan import DEFAULT_UNLIMITED
-from hpcsched.advise.runner import Advisor, TickResult
+from hpcsched.advise.runner import Advisor, ReleaseResult, TickResult, default_log_path
 from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
 from hpcsched.cli._console import console, err_console
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.policies import PolicySpec, SearchSpec
 
 PANEL = "Safety and scope"
@@ -59,7 +62,9 @@ def advise(
     partition: Annotated[
         str | None,
         typer.Option(
-            help="Manage this partition only (default: every job).", rich_help_panel=PANEL
+            help="Manage only the jobs whose partitions are all in this one (or in this "
+            "comma-separated list; default: every job).",
+            rich_help_panel=PANEL,
         ),
     ] = None,
     apply: Annotated[
@@ -79,7 +84,8 @@ def advise(
         bool,
         typer.Option(
             "--release",
-            help="Return every managed job to Slurm's own priority and exit.",
+            help="Hand back what the decision log shows the advisor changed (its priorities "
+            "and holds, in scope) to Slurm and exit; nothing else is touched.",
             rich_help_panel=PANEL,
         ),
     ] = False,
@@ -107,8 +113,14 @@ def advise(
         ),
     ] = DEFAULT_UNLIMITED,
     log: Annotated[
-        Path, typer.Option(help="Decision log (JSON lines, appended).", rich_help_panel=PANEL)
-    ] = Path("hpcsched-advise.jsonl"),
+        Path | None,
+        typer.Option(
+            help="Decision log (JSON lines, appended), also the record --release hands back "
+            "from (default: $XDG_STATE_HOME/hpcsched/advise.jsonl, else "
+            "~/.local/state/hpcsched/advise.jsonl).",
+            rich_help_panel=PANEL,
+        ),
+    ] = None,
     all_rows: Annotated[
         bool, typer.Option("--all", help="Show every job of the plan, not the first 30.")
     ] = False,
@@ -132,11 +144,10 @@ def advise(
         apply=apply,
         drain_holds=drain_holds,
         unlimited=unlimited,
-        log_path=str(log),
+        log_path=default_log_path() if log is None else log,
     )
     if release:
-        jobs = advisor.release()
-        console.print(f"released {len(jobs)} jobs to Slurm's own priority", highlight=False)
+        show_release(advisor.release(), advisor)
         return 0
     if interval is None:
         show(advisor.tick(), all_rows=all_rows)
@@ -150,10 +161,15 @@ def advise(
         advisor.run(
             interval, max_ticks=max_ticks, stop=stop, on_tick=lambda r: show(r, all_rows=all_rows)
         )
-    finally:
-        if release_on_exit:
-            jobs = advisor.release()
-            console.print(f"released {len(jobs)} jobs to Slurm's own priority", highlight=False)
+    except BaseException:
+        if release_on_exit:  # then the error that stopped the loop
+            try:
+                show_release(advisor.release(), advisor)
+            except HpcschedError as exc:
+                say(err_console, _line(("release failed:", "bold red"), f" {exc}"))
+        raise
+    if release_on_exit:
+        show_release(advisor.release(), advisor)
     return 0
 
 
@@ -171,12 +187,21 @@ def _policy(
     if iterations is None and not budget > 0:
         raise OptionError(f"must be positive, not {budget}", option="--budget")
     search = SearchSpec(
-        iterations=iterations,
-        time_budget=None if iterations is not None else budget,
-        seed=seed,
-        **({"trees": trees} if trees is not None else {}),
+        iterations=iterations, time_budget=None if iterations is not None else budget, seed=seed
     )
+    if trees is not None:
+        search = dataclasses.replace(search, trees=trees)
     return PolicySpec(name, search=search)
+
+
+def say(where: Console, text: Text) -> None:
+    """One message, never cut into lines by rich (a path stays whole)."""
+    where.print(text, soft_wrap=True)
+
+
+def _line(*parts: str | tuple[str, str]) -> Text:
+    """Printed as is: user text (job names, users, paths) is never read as markup."""
+    return Text.assemble(*parts)
 
 
 def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None:
@@ -184,28 +209,27 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
     plan = result.plan
     s = plan.summary
     d = plan.decision
-    mode = (
-        "applied" if any(w.outcome == WRITTEN for w in result.writes) or result.held else "dry run"
-    )
     choice = ""
     if d:
         window = "all" if d["window"] is None else d["window"]
         choice = f"; order: {d['heuristic']} w={window}" + (" (drain)" if d["drain"] else "")
         if d["iterations"]:
             choice += f", {d['iterations']:,} iterations over {d['outcomes']} outcomes"
-    console.print(
-        f"[bold]tick {result.number}[/] ({mode}) scope {plan.scope}: {s['nodes']} nodes "
-        f"({s['down']} down, {s['busy']} busy), {s['running']} running, {s['pending']} pending"
-        f"{choice}; {plan.policy} decided in {result.decide_seconds:.2f} s",
-        highlight=False,
+    console.print(  # wrapped at the terminal's width, words kept whole
+        _line(
+            (f"tick {result.number}", "bold"),
+            f" ({result.mode}) scope {plan.scope}: {s['nodes']} nodes ({s['down']} down, "
+            f"{s['busy']} busy), {s['running']} running, {s['pending']} pending{choice}; "
+            f"{plan.policy} decided in {result.decide_seconds:.2f} s",
+        )
     )
     if not plan.changes:
-        console.print("nothing to plan: no pending job in this scope", highlight=False)
+        say(console, _line("nothing to plan: no pending job in this scope"))
     outcome = {w.job_id: w.outcome for w in result.writes}
     table = Table(show_edge=False, pad_edge=False)
     for heading in ("job", "name", "user", "nodes", "limit", "priority", "new", "why"):
         table.add_column(
-            heading, justify="right" if heading in ("nodes", "priority", "new") else "left"
+            Text(heading), justify="right" if heading in ("nodes", "priority", "new") else "left"
         )
     rows = plan.changes if all_rows else plan.changes[:limit]
     for c in rows:
@@ -213,7 +237,7 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         why = c.why
         if job.job_id in outcome and outcome[job.job_id] != WRITTEN:
             why += f" ({outcome[job.job_id]})"
-        table.add_row(
+        cells = (
             job.array or str(job.job_id),
             job.name[:20],
             job.user,
@@ -223,17 +247,77 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
             f"{c.new:,}",
             why,
         )
+        table.add_row(*(Text(cell) for cell in cells))
     if plan.changes:
         console.print(table)
     if len(plan.changes) > len(rows):
-        console.print(f"... and {len(plan.changes) - len(rows)} more (--all shows them)")
+        say(console, _line(f"... and {len(plan.changes) - len(rows)} more (--all shows them)"))
     for job, why in plan.skipped:
-        console.print(f"left alone: job {job.job_id} ({why})", highlight=False)
+        say(console, _line(f"left alone: job {job.job_id} ({why})"))
+    if result.released:
+        say(console, _line(f"holds lifted (replanned): {_ids(result.released)}"))
     if result.held:
-        console.print(f"held for the drain: {', '.join(map(str, result.held))}", highlight=False)
-    if result.writes:
-        written = sum(w.outcome == WRITTEN for w in result.writes)
-        err_console.print(
-            f"{written} priorities written, {len(result.writes) - written} skipped",
-            highlight=False,
+        say(console, _line(f"held for the drain: {_ids(result.held)}"))
+    for job_id, why in result.hold_failures.items():
+        say(console, _line(f"not held for the drain: job {job_id} ({why})"))
+    if result.stale_holds:
+        say(
+            err_console,
+            _line(
+                f"still held by an earlier advisor run: {_ids(result.stale_holds)} "
+                "(--apply or --release lifts them)"
+            ),
         )
+    if result.mode == "apply":
+        written = sum(w.outcome == WRITTEN for w in result.writes)
+        failed = [w for w in result.writes if w.outcome.startswith("error: ")]
+        skipped = len(result.writes) - written - len(failed)
+        say(
+            err_console,
+            _line(
+                f"{written} priorities written, {skipped} skipped"
+                + (f", {len(failed)} failed" if failed else "")
+                + ("" if result.writes else " (every priority already is the planned one)")
+                + (f"; decision log {result.log_path}" if result.log_path else "")
+            ),
+        )
+        for w in failed:
+            say(
+                err_console,
+                _line(
+                    ("warning:", "yellow"),
+                    f" job {w.job_id} keeps priority {w.old:,}: {w.outcome}",
+                ),
+            )
+
+
+def show_release(result: ReleaseResult, advisor: Advisor) -> None:
+    where = str(advisor.log.path) if advisor.log is not None else "(no log)"
+    if not result.had_records:
+        say(
+            console,
+            _line(
+                "nothing to release: the decision log ",
+                (where, "bold"),
+                " records no priority or hold of the advisor's still in place",
+            ),
+        )
+        return
+    say(
+        console,
+        _line(
+            f"released {len(result.released)} jobs to Slurm's own priority"
+            + (f", lifted {len(result.lifted)} holds" if result.lifted else "")
+            + " (decision log ",
+            where,
+            ")",
+        ),
+    )
+    for job_id, why in result.left_alone:
+        say(console, _line(f"left alone: job {job_id} ({why})"))
+    for job_id, outcome in result.failed:
+        say(err_console, _line(("warning:", "yellow"), f" job {job_id} not released: {outcome}"))
+
+
+def _ids(ids: list[int]) -> str:
+    return ", ".join(map(str, ids))
