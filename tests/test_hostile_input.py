@@ -280,17 +280,15 @@ def test_the_engine_refuses_a_machine_past_its_range_as_an_input_error():
 
 INTERRUPTED_IMPORT = textwrap.dedent(
     """
-    import sys
+    import numpy.lib
 
-    class Interrupt:
-        # raises KeyboardInterrupt where numpy's array API is first imported, as a Ctrl-C
-        # arriving at that moment does
-        def find_spec(self, name, path=None, target=None):
-            if name.endswith("multiarray"):
-                raise KeyboardInterrupt
-            return None
+    class Interrupted:
+        # fetching numpy's C API runs numpy.lib.NumpyVersion: a Ctrl-C arriving then
+        # raises KeyboardInterrupt from it
+        def __init__(self, *args):
+            raise KeyboardInterrupt
 
-    sys.meta_path.insert(0, Interrupt())
+    numpy.lib.NumpyVersion = Interrupted
     try:
         import hpcsched._core as core
         core.parse_swf(b"1 0 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1\\n", "t.swf")

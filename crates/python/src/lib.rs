@@ -86,19 +86,26 @@ fn inflated_cap(compressed: u64) -> u64 {
     hpcsched_core::io::swf::inflated_cap(compressed)
 }
 
+/// Fetches numpy's C API now, at import, where a failure is an exception. The numpy crate
+/// fetches it on first use and panics when that fails, and fetching it runs Python code
+/// (`numpy.lib.NumpyVersion`): a Ctrl-C arriving then became a Rust panic.
+fn load_numpy_api(py: Python<'_>) -> PyResult<()> {
+    let quiet = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let loaded = std::panic::catch_unwind(|| {
+        numpy::PyArray1::<f64>::zeros(py, 0, false);
+    });
+    std::panic::set_hook(quiet);
+    loaded.map_err(|_| match PyErr::take(py) {
+        Some(err) => err,
+        // the numpy crate dropped the error it panicked on: an interrupt is the one expected
+        None => pyo3::exceptions::PyKeyboardInterrupt::new_err("while loading numpy's C API"),
+    })
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    // numpy's C API is fetched here, and its modules imported first, so that a failure (a Ctrl-C
-    // during numpy's import) is an exception: on first use by a method, the numpy crate panics.
-    let py = m.py();
-    let version: String = py.import("numpy")?.getattr("__version__")?.extract()?;
-    let core = if version.starts_with("1.") {
-        "numpy.core.multiarray"
-    } else {
-        "numpy._core.multiarray"
-    };
-    py.import(core)?;
-    numpy::PyArray1::<f64>::zeros(py, 0, false);
+    load_numpy_api(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_NODES", hpcsched_core::MAX_NODES)?;
     m.add("MAX_TIME", hpcsched_core::MAX_TIME)?;
