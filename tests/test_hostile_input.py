@@ -253,7 +253,7 @@ def test_machine_sizes_past_the_engine_range_in_files_are_input_errors(tmp_path)
 
 def test_a_window_past_any_queue_is_the_whole_queue(tmp_path):
     trace = swf(tmp_path / "t.swf", [job(i, procs=1 + i % 7) for i in range(200)])
-    wide = hpcsched.simulate(trace, "sjf", window=HUGE)
+    wide = hpcsched.simulate(trace, "sjf", window=HUGE - 1)
     whole = hpcsched.simulate(trace, "sjf")
     pd.testing.assert_frame_equal(wide.jobs, whole.jobs)
 
@@ -414,3 +414,24 @@ def test_inflate_reads_multi_member_gzip_and_refuses_trailing_garbage(tmp_path):
     path.write_bytes(gzip.compress(b"{}" * 1000)[:-12])
     with pytest.raises(InputError, match="corrupt gzip data"):
         read_bytes(path)
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["simulate", "TRACE", "--window", 2**64], "--window: must be an integer from 1 to"),
+        (["generate", "markovian", "OUT.json", "--nodes", HUGE], "from 1 to 16,777,216"),
+        (["generate", "markovian", "OUT.json", "--jobs", 2**40], "from 1 to 100,000,000"),
+        (["generate", "mmk", "OUT.swf", "--servers", HUGE, "--jobs", 5], "from 1 to 16,777,216"),
+    ],
+)
+def test_integers_past_their_range_are_option_errors(tmp_path, capsys, args, says):
+    trace = swf(tmp_path / "t.swf", [job(1)])
+    args = [
+        trace if a == "TRACE" else tmp_path / a if isinstance(a, str) and "OUT" in a else a
+        for a in args
+    ]
+    code, _, err = cli(args, capsys)
+    assert code == 2, err
+    assert says in err
+    assert not list(tmp_path.glob("OUT*"))

@@ -203,6 +203,10 @@ class PowerSpec:
         return asdict(self)
 
 
+#: The largest window: any window past the queue's length orders the whole queue.
+MAX_WINDOW = 2**32 - 1
+
+
 @dataclass(frozen=True)
 class PolicySpec:
     """A policy: ``name`` (a heuristic, ``snf``, ``mars``, ``mars-cw``, ``mars-cu`` or
@@ -228,8 +232,12 @@ class PolicySpec:
                 raise OptionError(
                     f"must be a positive integer, not {shown(self.window)}", option="--window"
                 )
-            if self.window < 1:
-                raise OptionError(f"must be at least 1, not {self.window}", option="--window")
+            if not 1 <= self.window <= MAX_WINDOW:
+                raise OptionError(
+                    f"must be an integer from 1 to {MAX_WINDOW} (omit it for the whole queue), "
+                    f"not {shown(self.window)}",
+                    option="--window",
+                )
             if name == "snf":
                 raise OptionError(
                     "snf orders the whole queue; it takes no window", option="--window"

@@ -141,7 +141,7 @@ def test_inspect_and_generate(tmp_path, capsys):
         ),
         ("; MaxProcs: 4\n" + GOOD + "2 1 5 10\n", [], "line 3: expected 18 fields, found 4"),
         (GOOD, ["--policy", "best"], "--policy: unknown policy 'best'"),
-        (GOOD, ["--window", "-4"], "--window: must be at least 1, not -4"),
+        (GOOD, ["--window", "-4"], "--window: must be an integer from 1 to 4294967295"),
         (GOOD, ["--backfill", "maybe"], "--backfill: unknown backfill"),
         (GOOD, ["--overrun", "later"], "--overrun: unknown overrun policy"),
         (GOOD, ["--procs-per-node", "many"], "--procs-per-node: expected a positive integer"),

@@ -64,6 +64,17 @@ def main(argv: list[str] | None = None) -> int:
     except HpcschedError as exc:
         err_console.print(labelled("error:", "bold red", exc), soft_wrap=True)
         return 2
+    except MemoryError as exc:  # inputs or options too large for this machine, not a bug
+        reason = f" ({exc})" if str(exc) else ""
+        err_console.print(
+            labelled(
+                "error:",
+                "bold red",
+                f"out of memory{reason}; try a smaller input or fewer runs at once",
+            ),
+            soft_wrap=True,
+        )
+        return 2
     except Exception:
         if debug:
             traceback.print_exc()

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpcsched import _core
 from hpcsched.exceptions import OptionError, shown
 from hpcsched.workload._io import atomic_write_bytes
 from hpcsched.workload.model import JOB_COLUMNS, Workload
@@ -55,8 +56,8 @@ def markovian(
     Draw order: all sizes, then all interarrivals, then all run times, then all requested times.
     The defaults reproduce ``generated-markovian-3000.json.gz`` exactly (job ids 1..n).
     """
-    _check_int("n_jobs", n_jobs, minimum=1)
-    _check_int("nodes", nodes, minimum=1)
+    _check_int("n_jobs", n_jobs, minimum=1, maximum=MAX_GENERATED_JOBS)
+    _check_int("nodes", nodes, minimum=1, maximum=_core.MAX_NODES)
     _check_positive("mean_runtime", mean_runtime)
     _check_positive("target_util", target_util)
     if not (isinstance(p, (int, float)) and 0 < p <= 1):
@@ -98,8 +99,8 @@ def mmk(
     per-server utilisation lambda/(k·mu); with ``load >= 1`` the queue is unstable (a warning says
     so). FCFS mean wait can be compared with the Erlang-C formula.
     """
-    _check_int("n_jobs", n_jobs, minimum=1)
-    _check_int("servers", servers, minimum=1)
+    _check_int("n_jobs", n_jobs, minimum=1, maximum=MAX_GENERATED_JOBS)
+    _check_int("servers", servers, minimum=1, maximum=_core.MAX_NODES)
     _check_positive("load", load)
     _check_positive("mean_runtime", mean_runtime)
     rng = np.random.default_rng(seed)
@@ -162,9 +163,20 @@ def _workload(
     )
 
 
-def _check_int(option: str, value: object, *, minimum: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < minimum:
-        raise OptionError(f"must be an integer >= {minimum}, not {shown(value)}", option=option)
+#: The most jobs a generator draws: ten times a year-long trace of a large centre, and what
+#: fits in memory (each job costs about 60 bytes in every column together).
+MAX_GENERATED_JOBS = 100_000_000
+
+
+def _check_int(option: str, value: object, *, minimum: int, maximum: int) -> None:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, np.integer))
+        or not minimum <= value <= maximum
+    ):
+        raise OptionError(
+            f"must be an integer from {minimum} to {maximum:,}, not {shown(value)}", option=option
+        )
 
 
 def _check_positive(option: str, value: object) -> None:
