@@ -12,6 +12,7 @@ import pandas as pd
 
 from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
+from hpcsched.output import check_writable
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec, load_policy
@@ -71,7 +72,9 @@ def compare(
     such as ``"wfp3:256"`` — name and window —, a :class:`PolicySpec`, ``"python:..."`` or a
     Python policy object; objects not picklable need ``processes=1``), in parallel processes
     (``processes``; default one per core). With ``out``, writes one run directory per policy
-    there. ``on_done`` is called with each policy's label as its run finishes."""
+    there as each run finishes (so an interruption keeps the runs that finished; ``out`` is
+    checked writable before anything runs). ``on_done`` is called with each policy's label as
+    its run finishes (and is written)."""
     # names may carry a window (wfp3:256); specs and Python policy objects as simulate takes them
     specs = [parse_policy(p) if isinstance(p, str) else as_policy_spec(p) for p in policies]
     if not specs:
@@ -97,6 +100,12 @@ def compare(
         )
         for label, spec in zip(labels, specs, strict=True)
     }
+    targets: dict[str, str] = {}
+    if out is not None:
+        folder = check_writable(out, kind="folder")
+        targets = {
+            label: check_writable(os.path.join(folder, slug(label)), kind="run") for label in labels
+        }
     results: dict[str, Result] = {}
     ordered = list(configs.values())
 
@@ -106,14 +115,13 @@ def compare(
                 raise outcome
             raise RuntimeError(f"{labels[index]} failed: {outcome!r}") from outcome
         results[labels[index]] = outcome
+        if targets:
+            outcome.write(targets[labels[index]])
         if on_done is not None:
             on_done(labels[index], outcome)
 
     run_configs(ordered, collect, processes=processes)
-    comparison = Comparison({label: results[label] for label in labels}, configs)
-    if out is not None:
-        comparison.write(out)
-    return comparison
+    return Comparison({label: results[label] for label in labels}, configs)
 
 
 def parse_policy(text: str) -> PolicySpec | PythonPolicySpec:

@@ -1,7 +1,10 @@
 """Run directories, written atomically (DESIGN §8).
 
 Everything goes to a temporary sibling folder first, which is renamed into place when complete:
-an interrupted run never leaves a half-written result that looks whole.
+an interrupted run never leaves a half-written result that looks whole. That staging folder is
+named ``.<run>.<pid>.<random>.tmp`` and locked while it is written; the next write of the same
+run directory removes the staging folders of writers that are provably dead (see
+:mod:`hpcsched.workload._io`).
 """
 
 from __future__ import annotations
@@ -10,6 +13,7 @@ import contextlib
 import json
 import math
 import os
+import re
 import shutil
 import tempfile
 from collections.abc import Mapping
@@ -20,6 +24,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hpcsched.exceptions import InputError, OptionError
+from hpcsched.workload._io import hold_staging, remove_stale_staging, staging_prefix
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -36,15 +41,15 @@ def write_run(
 ) -> str:
     """Writes ``jobs.parquet``, ``summary.json`` (and ``jobs.csv``) into ``out``; ``extra``
     maps further file names to JSON-able content (a sweep's ``config.json``)."""
-    target = os.path.abspath(os.fspath(out))
-    if os.path.exists(target) and not _replaceable(target):
-        raise OptionError(
-            f"{target} exists and is not an hpcsched run directory; choose another --out",
-            option="--out",
-        )
-    parent = os.path.dirname(target)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".tmp", dir=parent)
+    target = check_writable(out, kind="run")
+    parent, base = os.path.split(target)
+    try:
+        os.makedirs(parent, exist_ok=True)
+        remove_stale_staging(parent, re.escape(base))
+        staging = tempfile.mkdtemp(prefix=staging_prefix(base), suffix=".tmp", dir=parent)
+    except OSError as exc:
+        raise OptionError(f"cannot write {target}: {exc.strerror or exc}", option="--out") from None
+    lock = hold_staging(staging)  # tells a later writer that this one is alive
     try:
         umask = os.umask(0)
         os.umask(umask)
@@ -65,9 +70,16 @@ def write_run(
             json.dump(_jsonable(result.info), f, indent=2, allow_nan=False)
             f.write("\n")
         _swap_into_place(staging, target)
-    except BaseException:
+    except BaseException as exc:
         shutil.rmtree(staging, ignore_errors=True)
+        if isinstance(exc, OSError):  # a full disk, a quota: not a bug
+            raise OptionError(
+                f"cannot write {target}: {exc.strerror or exc}", option="--out"
+            ) from None
         raise
+    finally:
+        if lock is not None:
+            os.close(lock)
     return target
 
 
@@ -91,16 +103,64 @@ def read_run_files(
     return jobs, info, optional("decisions.parquet"), optional("timeline.parquet")
 
 
-def write_parquet(frame: pd.DataFrame, path: str | IO[bytes]) -> None:
+def write_parquet(
+    frame: pd.DataFrame, path: str | IO[bytes], *, metadata: Mapping[str, str] | None = None
+) -> None:
     """Snappy-compressed Parquet, dictionary-encoding only the categorical columns (dictionary
-    encoding of float columns triples the write time for no gain)."""
+    encoding of float columns triples the write time for no gain); ``metadata`` is added to
+    the file's key-value metadata."""
     table = pa.Table.from_pandas(frame, preserve_index=False)
     if any(isinstance(dtype, pd.ArrowDtype) for dtype in frame.dtypes):
         # pandas cannot read back its own metadata for Arrow list columns: leave it out, the
         # Arrow schema says everything.
         table = table.replace_schema_metadata(None)
+    if metadata:
+        table = table.replace_schema_metadata(
+            {
+                **(table.schema.metadata or {}),
+                **{k.encode(): v.encode() for k, v in metadata.items()},
+            }
+        )
     categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     pq.write_table(table, path, compression="snappy", use_dictionary=categorical or False)
+
+
+def check_writable(
+    path: str | os.PathLike[str], *, kind: str = "run", option: str | None = "--out"
+) -> str:
+    """Fails at once, with an ``OptionError`` naming the path, when ``path`` cannot be written,
+    so that a mistake shows before a long run instead of after it; returns the absolute path.
+
+    ``kind`` is ``"run"`` (a run directory: absent, an empty folder or an existing run
+    directory, which a new run replaces), ``"folder"`` (a folder to write into) or ``"file"``.
+    Missing folders are fine (writing creates them) if the nearest existing one is a folder
+    this process may write in.
+    """
+    target = os.path.abspath(os.fspath(path))
+    if os.path.lexists(target):
+        if kind == "run" and not _replaceable(target):
+            raise OptionError(
+                f"{target} exists and is not an hpcsched run directory; choose another "
+                f"{option or 'folder'}",
+                option=option,
+            )
+        if kind == "folder" and not os.path.isdir(target):
+            raise OptionError(f"{target} exists and is not a folder", option=option)
+        if kind == "file" and os.path.isdir(target):
+            raise OptionError(f"{target} is a folder, not a file name", option=option)
+    # a folder is written into; a run directory or a file is (re)placed by a rename in its parent
+    existing = target if kind == "folder" else os.path.dirname(target)
+    while not os.path.lexists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise OptionError(f"cannot write {target}: {existing} is not a folder", option=option)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise OptionError(
+            f"cannot write {target}: {existing} is not writable (permissions or a read-only "
+            "file system)",
+            option=option,
+        )
+    return target
 
 
 def _replaceable(path: str) -> bool:
@@ -113,9 +173,17 @@ def _replaceable(path: str) -> bool:
 def _swap_into_place(staging: str, target: str) -> None:
     old = None
     if os.path.exists(target):
-        old = target + f".old-{os.getpid()}"
+        # a staging name too (``-old``): if this process dies before removing it, the next
+        # writer of the target does
+        old = staging.removesuffix(".tmp") + "-old.tmp"
         os.rename(target, old)
-    os.rename(staging, target)
+    try:
+        os.rename(staging, target)
+    except BaseException:
+        if old is not None:  # put the previous run back rather than leave nothing
+            with contextlib.suppress(OSError):
+                os.rename(old, target)
+        raise
     if old is not None:
         with contextlib.suppress(OSError):
             shutil.rmtree(old)

@@ -4,14 +4,26 @@ Every backend calls ``on_done(index, outcome)`` in the driver as each run finish
 ``outcome`` is the run's :class:`Result` or the exception it raised; the caller decides what a
 failure means. Results come back to the driver, which writes them: a Ray cluster needs the
 input files on every node but no shared output folder.
+
+Local workers die with their driver: on Linux the kernel kills them when it dies
+(``PR_SET_PDEATHSIG``), elsewhere a watchdog thread in each worker exits when its parent is
+gone; with them goes multiprocessing's resource tracker (it exits when the last process holding
+its pipe does). Workers ignore Ctrl-C: the driver gets it, kills them and re-raises, so an
+interruption stops at once and prints no worker traceback.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import multiprocessing
 import os
+import signal
 import socket
-from collections.abc import Callable, Sequence
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any
 
@@ -60,10 +72,18 @@ def execute(config: RunConfig) -> Outcome:
 def _run_on_pool(configs: Sequence[RunConfig], on_done: OnDone, workers: int) -> None:
     # spawn, not fork: the engine's thread pool must not be forked mid-flight
     context = multiprocessing.get_context("spawn")
-    pool = ProcessPoolExecutor(max_workers=workers, mp_context=context)
-    pending: dict[Future[Outcome], int] = {}
+    pool = ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_worker_start,
+        initargs=(os.getpid(),),
+    )
+    finished = False
     try:
-        pending = {pool.submit(execute, c): i for i, c in enumerate(configs)}
+        with _sigint_blocked():  # workers start (in submit) with Ctrl-C blocked
+            pending: dict[Future[Outcome], int] = {
+                pool.submit(execute, c): i for i, c in enumerate(configs)
+            }
         while pending:
             done, _ = wait(pending, return_when=FIRST_COMPLETED)
             for future in sorted(done, key=pending.__getitem__):
@@ -73,9 +93,65 @@ def _run_on_pool(configs: Sequence[RunConfig], on_done: OnDone, workers: int) ->
                 except Exception as exc:  # the worker died (e.g. out of memory)
                     outcome = exc
                 on_done(index, outcome)
+        finished = True
     finally:
-        # an interruption (Ctrl-C, an error in on_done) cancels what has not started
-        pool.shutdown(wait=not pending, cancel_futures=True)
+        if finished:
+            pool.shutdown(wait=True)
+        else:
+            # an interruption (Ctrl-C, an error in on_done): what has not started is cancelled
+            # and the runs under way are killed, not waited for (they may last hours)
+            _stop(pool)
+
+
+def _stop(pool: ProcessPoolExecutor) -> None:
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    for process in processes:
+        with contextlib.suppress(OSError, ValueError):
+            process.kill()
+    # the pool's own thread sees the dead workers, fails what was pending and ends
+    pool.shutdown(wait=True, cancel_futures=True)
+
+
+@contextlib.contextmanager
+def _sigint_blocked() -> Iterator[None]:
+    """Blocks SIGINT in this thread: a process started meanwhile inherits the mask, so a
+    Ctrl-C while a worker starts up (before its initializer) prints no traceback there. A
+    Ctrl-C meanwhile reaches the driver when the block ends."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
+
+
+#: prctl(2) option: the signal a process gets when its parent dies (Linux).
+_PR_SET_PDEATHSIG = 1
+
+
+def _worker_start(parent: int) -> None:
+    """Initializer of every pool worker: ignore Ctrl-C (the driver handles it), and die with
+    the driver, so that no worker outlives a killed ``compare`` or ``sweep``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError, AttributeError):
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the driver died before the line above
+        os._exit(1)
+    # everywhere (and should prctl be refused): a thread that watches the parent
+    threading.Thread(
+        target=_watch_parent, args=(parent,), name="hpcsched-watch", daemon=True
+    ).start()
+
+
+def _watch_parent(parent: int) -> None:
+    """Exits this process once its parent is gone (the worker is then adopted by another)."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 def _run_on_ray(configs: Sequence[RunConfig], on_done: OnDone, address: str) -> None:

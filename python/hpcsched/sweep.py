@@ -29,17 +29,24 @@ of the workloads, the platforms and each policy block's own product. Each run is
 of its full configuration (:meth:`RunConfig.key`) and written to ``OUT/runs/<key>/``; a run
 whose directory is complete is not run again, so an interrupted sweep resumes where it
 stopped. ``OUT/results.parquet`` collects one row per run, in grid order.
+
+A sweep holds ``OUT/sweep.lock`` (``flock``) for its whole life: a second sweep on the same
+folder stops with a message instead of running everything twice. ``OUT/sweep.json`` says
+whether the sweep that wrote the folder is ``running``, ended ``complete`` or ``incomplete``, or
+was ``interrupted`` (:func:`sweep_status`); ``results.parquet`` carries the same state in its
+metadata.
 """
 
 from __future__ import annotations
 
-import glob
+import contextlib
+import datetime
 import io
 import itertools
 import json
 import os
-import shutil
-from collections.abc import Callable, Mapping
+import socket
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -53,18 +60,36 @@ from hpcsched.experiment import (
     WorkloadSpec,
     summary_row,
 )
-from hpcsched.output import RUN_MARKER, write_parquet
+from hpcsched.output import RUN_MARKER, check_writable, write_parquet
 from hpcsched.parallel import run_configs
 from hpcsched.platform import load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
 from hpcsched.run import Result
-from hpcsched.workload._io import atomic_write_bytes, read_toml
+from hpcsched.workload._io import (
+    atomic_write_bytes,
+    pid_is_alive,
+    read_toml,
+    remove_stale_staging,
+)
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: sweeps run unlocked
+    fcntl = None  # type: ignore[assignment]
 
 SWEEP_KEYS = ("name", "out", "platforms", "processes", "downtime", "announce_lead", "overrun")
 SEARCH_KEYS = tuple(f.name for f in fields(SearchSpec))
 POWER_KEYS = tuple(f.name for f in fields(PowerSpec))
 WORKLOAD_KEYS = ("path", "generate", "slice", "format", "procs_per_node", "name")
 RESULTS = "results.parquet"
+#: Held (flock) by the sweep writing the folder; holds its pid and host.
+LOCK = "sweep.lock"
+#: The state of the folder's last sweep; its presence marks a sweep folder.
+STATE = "sweep.json"
+#: Key of the state in ``results.parquet``'s metadata.
+METADATA_KEY = "hpcsched.sweep"
+#: A run directory's name: a run key (see :meth:`RunConfig.key`).
+_KEY_PATTERN = "[0-9a-f]{16}"
 
 #: Called after each run with (runs done, runs in the grid, the run's label, failures so far).
 SweepProgress = Callable[[int, int, str, int], None]
@@ -92,6 +117,30 @@ class SweepOutcome:
     reused: int
     failures: list[tuple[str, str, bool]] = field(default_factory=list)
     results_path: str | None = None
+    #: how the previous sweep on this folder ended (see :class:`SweepStatus`), None if none
+    previous: str | None = None
+
+
+@dataclass
+class SweepStatus:
+    """The state of a sweep folder, from its ``sweep.json``: ``state`` is ``running`` (a sweep
+    is writing it now), ``interrupted`` (killed or stopped before its end: ``results.parquet``
+    then lacks runs), ``complete`` (every run of the grid is in ``results.parquet``) or
+    ``incomplete`` (it ended with failed runs). ``runs`` is the grid's size, ``completed`` and
+    ``failed`` were counted when the state was written."""
+
+    state: str
+    runs: int
+    completed: int
+    failed: int
+    pid: int | None = None
+    host: str | None = None
+    started: str | None = None
+    updated: str | None = None
+
+    @property
+    def complete(self) -> bool:
+        return self.state == "complete"
 
 
 def read_sweep(path: str | os.PathLike[str]) -> Sweep:
@@ -187,11 +236,33 @@ def run_sweep(
     on_result: Callable[[int, Result], None] | None = None,
 ) -> SweepOutcome:
     """Runs what is not complete yet and writes ``results.parquet``. ``on_result`` is called
-    in the driver after each new run is written (tests use it to interrupt a sweep)."""
-    runs_dir = os.path.join(sweep.out, "runs")
+    in the driver after each new run is written (tests use it to interrupt a sweep).
+
+    The folder is locked for the sweep's life (``OptionError`` when another sweep holds it)
+    and checked writable before anything runs."""
+    out = check_writable(sweep.out, kind="folder", option=None)
+    try:
+        os.makedirs(out, exist_ok=True)
+    except OSError as exc:
+        raise OptionError(f"cannot write the sweep folder {out}: {exc.strerror or exc}") from None
+    with _locked(out):
+        return _run_locked(sweep, out, processes, ray, progress, on_result)
+
+
+def _run_locked(
+    sweep: Sweep,
+    out: str,
+    processes: int | None,
+    ray: str | None,
+    progress: SweepProgress | None,
+    on_result: Callable[[int, Result], None] | None,
+) -> SweepOutcome:
+    previous = _read_state(out)
+    runs_dir = os.path.join(out, "runs")
     os.makedirs(runs_dir, exist_ok=True)
-    for stale in glob.glob(os.path.join(runs_dir, ".*.tmp")):  # staging of an interrupted run
-        shutil.rmtree(stale, ignore_errors=True)
+    if previous is not None:
+        # a folder of ours, and no other sweep runs in it: staging its killed writers left
+        remove_stale_staging(runs_dir, _KEY_PATTERN)
     keys = [config.key() for config in sweep.runs]
     rows: dict[int, dict[str, Any]] = {}
     for index, key in enumerate(keys):
@@ -202,6 +273,31 @@ def run_sweep(
     todo = [i for i in range(len(sweep.runs)) if i not in rows]
     failures: list[tuple[str, str, bool]] = []
     total = len(sweep.runs)
+    started = _now()
+    results_path = os.path.join(out, RESULTS)
+
+    def record(state: str) -> pd.DataFrame:
+        """Writes the results table and the folder's state; returns the table."""
+        document = {
+            "state": state,
+            "runs": total,
+            "completed": len(rows),
+            "failed": len(failures),
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": started,
+            "updated": _now(),
+        }
+        table = results_table([rows[i] for i in sorted(rows)])
+        _write_atomically(table, results_path, document)
+        atomic_write_bytes(
+            os.path.join(out, STATE), (json.dumps(document, indent=2) + "\n").encode()
+        )
+        return table
+
+    # from here on, results.parquet says "running" until the sweep ends: a killed sweep never
+    # leaves a table that looks complete
+    record("running")
     if progress is not None:
         progress(reused, total, "", 0)
 
@@ -222,21 +318,112 @@ def run_sweep(
         if progress is not None:
             progress(len(rows) + len(failures), total, label, len(failures))
 
+    state = "interrupted"
     try:
         run_configs(
             [sweep.runs[i] for i in todo], done, processes=processes or sweep.processes, ray=ray
         )
+        state = "complete" if len(rows) == total else "incomplete"
     finally:
-        table = results_table([rows[i] for i in sorted(rows)])
-        results_path = os.path.join(sweep.out, RESULTS)
-        _write_atomically(table, results_path)
+        table = record(state)
     return SweepOutcome(
         table=table,
         ran=len(rows) - reused,
         reused=reused,
         failures=failures,
         results_path=results_path,
+        previous=None if previous is None else _settled(previous),
     )
+
+
+def sweep_status(out: str | os.PathLike[str]) -> SweepStatus | None:
+    """The state of the sweep folder ``out``; None when no sweep has run there. A sweep that
+    says ``running`` but whose process is gone (on this machine) was ``interrupted``."""
+    document = _read_state(os.fspath(out))
+    if document is None:
+        return None
+
+    def number(key: str) -> int:
+        value = document.get(key)
+        return value if isinstance(value, int) else 0
+
+    pid = document.get("pid")
+    host = document.get("host")
+    return SweepStatus(
+        state=_settled(document, alive=True),
+        runs=number("runs"),
+        completed=number("completed"),
+        failed=number("failed"),
+        pid=pid if isinstance(pid, int) else None,
+        host=host if isinstance(host, str) else None,
+        started=document.get("started"),
+        updated=document.get("updated"),
+    )
+
+
+def _settled(document: Mapping[str, Any], *, alive: bool = False) -> str:
+    """The state a ``sweep.json`` records; ``running`` becomes ``interrupted`` when its
+    process is known dead (always, with ``alive=False``: the caller holds the lock)."""
+    state = str(document.get("state", "unknown"))
+    if state != "running":
+        return state
+    if not alive:
+        return "interrupted"
+    pid, host = document.get("pid"), document.get("host")
+    if host == socket.gethostname() and isinstance(pid, int) and not pid_is_alive(pid):
+        return "interrupted"
+    return state
+
+
+def _read_state(out: str) -> dict[str, Any] | None:
+    try:
+        with open(os.path.join(out, STATE), encoding="utf-8") as f:
+            document = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return document if isinstance(document, dict) else None
+
+
+@contextlib.contextmanager
+def _locked(out: str) -> Iterator[None]:
+    """Holds ``OUT/sweep.lock`` (``flock``, released when the process ends however it ends);
+    ``OptionError`` naming the folder and the holder when another sweep has it. On a file
+    system without locks (e.g. Lustre mounted with ``noflock``) the sweep runs unlocked."""
+    path = os.path.join(out, LOCK)
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+    except OSError as exc:
+        raise OptionError(f"cannot write the sweep folder {out}: {exc.strerror or exc}") from None
+    try:
+        if fcntl is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise OptionError(
+                    f"{out} is in use by another sweep{_holder(fd)}; wait for it to end, or "
+                    "give this sweep another out folder"
+                ) from None
+            except OSError:
+                pass  # no locks on this file system
+            else:
+                os.ftruncate(fd, 0)
+                os.pwrite(fd, f"{os.getpid()} {socket.gethostname()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def _holder(fd: int) -> str:
+    """`` (pid N)`` or `` (pid N on HOST)``: who holds the lock, as it wrote itself down."""
+    try:
+        pid, host = os.pread(fd, 512, 0).decode("utf-8", "replace").split()
+    except (OSError, ValueError):
+        return ""
+    return f" (pid {pid})" if host == socket.gethostname() else f" (pid {pid} on {host})"
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
 
 
 def run_label(config: RunConfig) -> str:
@@ -302,9 +489,9 @@ def _completed(folder: str, key: str) -> dict[str, Any] | None:
     return info if config.get("key") == key else None
 
 
-def _write_atomically(table: pd.DataFrame, path: str) -> None:
+def _write_atomically(table: pd.DataFrame, path: str, state: Mapping[str, Any]) -> None:
     buffer = io.BytesIO()
-    write_parquet(table, buffer)
+    write_parquet(table, buffer, metadata={METADATA_KEY: json.dumps(state)})
     atomic_write_bytes(path, buffer.getvalue())
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from pathlib import Path
 from typing import Annotated
 
@@ -11,10 +10,11 @@ import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import console, runs_progress
+from hpcsched.cli._console import console, err_console, labelled, runs_progress
 from hpcsched.compare import compare as run_comparison
 from hpcsched.compare import parameter_text, split_policy, summary_columns
 from hpcsched.exceptions import OptionError
+from hpcsched.output import check_writable
 from hpcsched.run import Result
 from hpcsched.workload.swf import check_procs_per_node
 
@@ -65,7 +65,7 @@ def compare(
     min_spares: opt.MinSpares = 1,
     max_spares: opt.MaxSpares = None,
     actions: opt.Actions = "paper",
-) -> None:
+) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
     options = locals()
@@ -79,27 +79,40 @@ def compare(
     report = report or out / "report.html"
     if report.suffix.lower() not in (".html", ".htm"):
         raise OptionError(f"{report}: the report is an HTML file (.html)", option="--report")
-    with runs_progress(f"comparing {trace.name}") as update:
-        done = itertools.count(1)
+    check_writable(report, kind="file", option="--report")  # before hours of runs, not after
+    done: list[str] = []
+    try:
+        with runs_progress(f"comparing {trace.name}") as update:
 
-        def finished(label: str, _: Result) -> None:
-            update(next(done), len(specs), label)
+            def finished(label: str, _: Result) -> None:
+                done.append(label)
+                update(len(done), len(specs), label, 0)
 
-        comparison = run_comparison(
-            str(trace),
-            specs,
-            platform=platform,
-            downtime=downtime,
-            announce_lead=announce_lead,
-            overrun=overrun,
-            nodes=nodes,
-            procs_per_node=check_procs_per_node(procs_per_node),
-            format=format,
-            processes=processes,
-            on_done=finished,
+            comparison = run_comparison(
+                str(trace),
+                specs,
+                platform=platform,
+                downtime=downtime,
+                announce_lead=announce_lead,
+                overrun=overrun,
+                nodes=nodes,
+                procs_per_node=check_procs_per_node(procs_per_node),
+                format=format,
+                processes=processes,
+                out=out,  # each run directory is written as its run finishes
+                on_done=finished,
+            )
+        path = comparison.report(report)
+    except KeyboardInterrupt:
+        err_console.print(
+            labelled(
+                "interrupted:",
+                "bold yellow",
+                f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report written",
+            ),
+            soft_wrap=True,
         )
-    paths = comparison.write(out)
-    path = comparison.report(report)
+        return 130
     print_table(
         comparison.table,
         f"{len(specs)} policies on {trace.name} (all metrics in the report)",
@@ -114,8 +127,9 @@ def compare(
             "drains",
         ),
     )
-    console.print(f"run directories: {len(paths)} in {out}", highlight=False)
+    console.print(f"run directories: {len(done)} in {out}", highlight=False)
     console.print(f"report: {path}", highlight=False)
+    return 0
 
 
 def print_table(

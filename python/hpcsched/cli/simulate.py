@@ -12,6 +12,7 @@ from hpcsched.cli import _options as opt
 from hpcsched.cli._console import LazyProgress, console, hours, labelled, percent
 from hpcsched.compare import slug
 from hpcsched.exceptions import OptionError
+from hpcsched.output import check_writable
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import check_overrun, resolve_platform
 from hpcsched.run import simulate as run_simulation
@@ -83,9 +84,6 @@ def simulate(
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
     machine, nodes = resolve_platform(platform, nodes)
-    workload = load_workload(
-        trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
-    )
     if out is None:
         name = slug(spec.name) if isinstance(spec, PythonPolicySpec) else spec.name
         out = (
@@ -93,6 +91,10 @@ def simulate(
             if spec.window is None
             else Path("runs") / f"{opt.trace_stem(trace)}-{name}-w{spec.window}"
         )
+    check_writable(out, kind="run", option="--out")  # now, not after the run
+    workload = load_workload(
+        trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
+    )
     progress = LazyProgress(
         workload.last_submit, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time
     )

@@ -10,7 +10,7 @@ import typer
 from hpcsched.cli._console import console, err_console, labelled, runs_progress
 from hpcsched.cli.compare import print_table
 from hpcsched.report import sweep_report
-from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep
+from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep, sweep_status
 
 
 def sweep(
@@ -35,17 +35,50 @@ def sweep(
 
     Runs already complete in the output folder are not run again, so an interrupted sweep
     resumes where it stopped. Results: OUT/results.parquet (one row per run), OUT/report.html and
-    OUT/runs/KEY/ (one run directory per run)."""
+    OUT/runs/KEY/ (one run directory per run); OUT/sweep.json says whether the sweep is running,
+    complete or was interrupted. One sweep at a time per folder (OUT/sweep.lock)."""
     plan = read_sweep(config)
     if out is not None:
         plan.out = str(out.resolve())
+    status = sweep_status(plan.out)
     if dry_run:
         for run in plan.runs:
             console.print(f"{run.key()}  {run_label(run)}", highlight=False)
         console.print(f"{len(plan.runs)} runs; results would go to {plan.out}", highlight=False)
+        if status is not None:
+            console.print(
+                f"last sweep there: {status.state}, {status.completed} of {status.runs} runs "
+                f"complete{f', {status.failed} failed' if status.failed else ''}"
+                + (f" (pid {status.pid})" if status.state == "running" else ""),
+                highlight=False,
+            )
         return 0
-    with runs_progress("sweep", transient=False) as advance:
-        outcome = run_sweep(plan, processes=processes, ray=ray, progress=advance)
+    if status is not None and status.state == "interrupted":
+        err_console.print(
+            labelled(
+                "resuming:",
+                "bold",
+                f"the last sweep in {plan.out} was interrupted with {status.completed} of "
+                f"{status.runs} runs complete; only the missing runs run now",
+            ),
+            soft_wrap=True,
+        )
+    try:
+        with runs_progress("sweep", transient=False) as advance:
+            outcome = run_sweep(plan, processes=processes, ray=ray, progress=advance)
+    except KeyboardInterrupt:
+        after = sweep_status(plan.out)
+        kept = f"{after.completed} of {after.runs} runs complete" if after else "nothing written"
+        err_console.print(
+            labelled(
+                "interrupted:",
+                "bold yellow",
+                f"{kept} in {plan.out}; results.parquet lists them and is marked interrupted "
+                "(no report written). Run the same command again to run the rest.",
+            ),
+            soft_wrap=True,
+        )
+        return 130
     if len(outcome.table):
         report = sweep_report(
             outcome.table,

@@ -3,6 +3,13 @@
 Reading recognises gzip by its magic bytes (so a compressed file without ``.gz`` still reads);
 writing compresses when the name ends in ``.gz``. Writes are atomic: the data goes to a temporary
 file in the destination folder, which then replaces the destination with ``os.replace``.
+
+Staging (the temporary files here and the run directories' staging folders of
+:mod:`hpcsched.output`) is named ``.<name>.<pid>.<random>.tmp`` and locked (``flock``) by its
+writer for as long as it writes, so that a later writer of the same destination can remove what
+a killed writer left, and only that: a staging entry is stale when its pid is no live process
+here *and* nobody holds its lock (the lock speaks for a writer on another machine of a shared
+file system, whose pid means nothing here).
 """
 
 from __future__ import annotations
@@ -10,6 +17,8 @@ from __future__ import annotations
 import contextlib
 import gzip
 import os
+import re
+import shutil
 import tempfile
 import tomllib
 import zlib
@@ -19,7 +28,15 @@ from typing import Any
 
 from hpcsched.exceptions import InputError
 
+try:
+    import fcntl
+except ImportError:  # not POSIX: no locks, so no staging is ever judged stale
+    fcntl = None  # type: ignore[assignment]
+
 _GZIP_MAGIC = b"\x1f\x8b"
+#: After ``.<name>``: the writer's pid, tempfile's 8 random characters, ``-old`` for the run
+#: directory a new one replaces, ``.tmp``.
+_STAGING_TAIL = r"\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}(?:-old)?\.tmp"
 
 
 def read_bytes(
@@ -105,8 +122,11 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         # mtime=0: the same content gives the same bytes (reproducible outputs)
         data = gzip.compress(data, compresslevel=6, mtime=0)
     folder = os.path.dirname(os.path.abspath(name))
-    fd, tmp = tempfile.mkstemp(prefix=f".{os.path.basename(name)}.", suffix=".tmp", dir=folder)
+    base = os.path.basename(name)
+    remove_stale_staging(folder, re.escape(base))
+    fd, tmp = tempfile.mkstemp(prefix=staging_prefix(base), suffix=".tmp", dir=folder)
     try:
+        lock_descriptor(fd)
         # mkstemp creates the file private (0600); give it the usual umask-based mode
         umask = os.umask(0)
         os.umask(umask)
@@ -120,3 +140,85 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def staging_prefix(name: str) -> str:
+    """The prefix of a staging file or folder for the destination ``name`` (tempfile adds 8
+    random characters and the suffix ``.tmp``): hidden, and naming this process."""
+    return f".{name}.{os.getpid()}."
+
+
+def lock_descriptor(fd: int) -> bool:
+    """Takes an exclusive ``flock`` on an open file or folder, held until the descriptor is
+    closed or the process dies; False where the file system has no locks."""
+    if fcntl is None:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return False
+    return True
+
+
+def hold_staging(path: str) -> int | None:
+    """Opens and locks a staging folder this process just made; returns the descriptor to
+    close once the folder is renamed into place (None where locks are not available)."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return None
+    if not lock_descriptor(fd):
+        os.close(fd)
+        return None
+    return fd
+
+
+def remove_stale_staging(folder: str, name_pattern: str) -> list[str]:
+    """Removes the staging files and folders in ``folder`` for destinations whose name matches
+    ``name_pattern`` (a regular expression) that a dead writer left; returns their paths."""
+    pattern = re.compile(rf"\.(?:{name_pattern}){_STAGING_TAIL}")
+    try:
+        entries = os.listdir(folder)
+    except OSError:
+        return []
+    removed = []
+    for entry in entries:
+        match = pattern.fullmatch(entry)
+        path = os.path.join(folder, entry)
+        if match is None or not _writer_is_dead(path, int(match["pid"])):
+            continue
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
+        removed.append(path)
+    return removed
+
+
+def pid_is_alive(pid: int) -> bool:
+    """A process with this id runs on this machine (or may: another user's, a reused id)."""
+    if pid <= 0:
+        return True  # not a process id: never proof of anything
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # exists, belongs to someone else
+    return True
+
+
+def _writer_is_dead(path: str, pid: int) -> bool:
+    """Provably: the pid is no live process here, and the writer's lock is free (a live
+    writer on another machine of a shared file system still holds it)."""
+    if fcntl is None or pid == os.getpid() or pid_is_alive(pid):
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        return lock_descriptor(fd)
+    finally:
+        os.close(fd)
