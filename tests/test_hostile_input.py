@@ -435,3 +435,30 @@ def test_integers_past_their_range_are_option_errors(tmp_path, capsys, args, say
     assert code == 2, err
     assert says in err
     assert not list(tmp_path.glob("OUT*"))
+
+
+def test_an_output_that_cannot_be_written_is_an_input_error(tmp_path, capsys):
+    (tmp_path / "folder.json").mkdir()
+    (tmp_path / "file").write_text("")
+    for target in (tmp_path / "folder.json", tmp_path / "file" / "x.json"):
+        code, _, err = cli(["generate", "markovian", target, "--jobs", 10], capsys)
+        assert code == 2, err
+        assert "cannot write" in err and str(target) in err
+    # missing folders are made, as for run directories
+    code, _, err = cli(
+        ["generate", "markovian", tmp_path / "a" / "b" / "w.json", "--jobs", 5], capsys
+    )
+    assert code == 0, err
+    assert (tmp_path / "a" / "b" / "w.json").is_file()
+
+
+def test_simulate_checks_its_out_before_the_run(tmp_path, monkeypatch):
+    import hpcsched.run
+
+    trace = swf(tmp_path / "t.swf", [job(1)])
+    (tmp_path / "file").write_text("")
+    ran = []
+    monkeypatch.setattr(hpcsched.run, "_drive", lambda *a: ran.append(a))
+    with pytest.raises(OptionError):
+        hpcsched.simulate(trace, out=tmp_path / "file" / "run")
+    assert ran == []  # refused before the engine ran

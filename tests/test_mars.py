@@ -123,6 +123,8 @@ def test_decision_log_and_summary():
         "iterations",
         "heuristic",
         "window",
+        "actions",
+        "name",
         "started",
         "drain",
         "seconds",
@@ -134,7 +136,11 @@ def test_decision_log_and_summary():
     stats = result.info["search"]
     assert stats["searches"] == len(searched)
     assert stats["branching"]["max"] == searched["outcomes"].max()
-    assert tuple(result.info["inputs"]["policy"]["search"]["reward"]) == (0.0, 0.0, 1.0, 0.0)
+    reward = result.info["inputs"]["policy"]["search"]["reward"]
+    assert tuple(reward) == (0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+    # each outcome stands for at least one of the 161 actions, all of them when single
+    assert (log["actions"] >= 1).all() and (log["actions"] <= 161).all()
+    assert (log.loc[log["outcomes"] == 1, "actions"] == 161).all()
 
 
 def test_random_baseline_picks_only_outcomes_that_start_jobs():
@@ -191,7 +197,7 @@ def test_time_budget_alone_runs_searches():
 def test_reward_from_a_toml_file(tmp_path):
     path = tmp_path / "goal.toml"
     path.write_text("[reward]\nwait = 2.0\nutilization = 1.0\n")
-    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0)
+    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
     bad = tmp_path / "bad.toml"
     bad.write_text("[reward]\nwait = 'a lot'\n")
     with pytest.raises(hpcsched.HpcschedError):
@@ -209,4 +215,4 @@ def test_energy_reward_needs_a_power_model_and_uses_it():
         hpcsched.simulate(workload, spec)
     result = hpcsched.simulate(workload, spec, platform="AOBA-64")
     assert result.info["energy"]["total_mwh"] > 0
-    assert tuple(result.info["inputs"]["policy"]["search"]["reward"]) == (0.0, 0.0, 0.0, 1.0)
+    assert tuple(result.info["inputs"]["policy"]["search"]["reward"])[:4] == (0.0, 0.0, 0.0, 1.0)

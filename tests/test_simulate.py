@@ -154,7 +154,7 @@ def test_an_interrupted_write_leaves_nothing_behind(tmp_path, monkeypatch):
     ("kwargs", "message"),
     [
         ({"policy": "nope"}, "unknown policy"),
-        ({"policy": "fcfs", "window": -1}, "at least 1"),
+        ({"policy": "fcfs", "window": -1}, "from 1 to"),
         ({"policy": "snf", "window": 4}, "takes no window"),
         ({"policy": "fcfs", "backfill": "conservative"}, "unknown backfill"),
         ({"policy": "fcfs", "overrun": "pause"}, "unknown overrun"),

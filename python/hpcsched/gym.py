@@ -43,7 +43,7 @@ from hpcsched import _core
 from hpcsched.exceptions import OptionError
 from hpcsched.experiment import slice_workload
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import parse_reward
+from hpcsched.policies import PAPER_TERMS, parse_reward
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.run import new_simulation
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
@@ -89,7 +89,7 @@ class SchedulingEnv(gymnasium.Env):
         self._workload = None if callable(workload) else _load(workload, self.platform)
         self.action_kind = action
         self.slots = slots
-        self.weights = np.array(parse_reward(reward), dtype=np.float64)
+        self.weights = np.array(parse_reward(reward, PAPER_TERMS), dtype=np.float64)
         self.reward_mode = reward_mode
         self.episode_jobs = episode_jobs
         self.actions_spec = actions

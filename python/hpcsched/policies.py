@@ -18,10 +18,30 @@ from hpcsched.workload._io import read_toml
 BACKFILLS = ("easy", "none")
 SEARCH_POLICIES = ("mars", "random")
 POWER_POLICIES = tuple(_core.power_policy_names())
-#: Named reward terms and the presets of the MARS paper.
-REWARD_TERMS = ("wait", "bsld", "utilization", "energy")
-REWARD_PRESETS = {"cw": {"wait": 1.0}, "cu": {"utilization": 1.0}}
+#: Named reward terms (see docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting,
+#: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
+#: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU).
+REWARD_TERMS = (
+    "wait",
+    "bsld",
+    "utilization",
+    "energy",
+    "wait_started",
+    "utilization_since_root",
+    "max_wait",
+)
+#: The terms of the paper's forms, which the gym environment reports.
+PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
+REWARD_PRESETS = {
+    "cw": {"wait": 1.0},
+    "cu": {"utilization": 1.0},
+    "cw-paper": {"wait_started": 1.0},
+    "cu-paper": {"utilization_since_root": 1.0},
+}
 PRESETS = {"mars-cw": "cw", "mars-cu": "cu"}
+RUNTIME_MODELS = ("requested", "history")
+ARRIVAL_MODELS = ("none", "recent")
+ROLLOUTS = ("actions", "outcomes", "guided")
 
 
 def policy_names() -> list[str]:
@@ -29,9 +49,12 @@ def policy_names() -> list[str]:
     return [*_core.policy_names(), *PRESETS]
 
 
-def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float, float]:
-    """Reward weights (wait, bsld, utilization, energy) from ``cw``, ``cu``,
-    ``"wait=1,utilization=0.5"``, a TOML file with a ``[reward]`` table, or a dict."""
+def parse_reward(
+    spec: str | dict[str, float], terms: tuple[str, ...] = REWARD_TERMS
+) -> tuple[float, ...]:
+    """Reward weights, one per name of ``terms``, from a preset (``cw``, ``cu``, ``cw-paper``,
+    ``cu-paper``), ``"wait=1,utilization=0.5"``, a TOML file with a ``[reward]`` table, or a
+    dict."""
     if isinstance(spec, dict):
         weights = dict(spec)
     elif spec.strip().lower() in REWARD_PRESETS:
@@ -49,21 +72,21 @@ def parse_reward(spec: str | dict[str, float]) -> tuple[float, float, float, flo
                 raise OptionError(
                     f"{shown(item.strip())} is not term=weight", option="--reward"
                 ) from None
-    unknown = sorted(set(weights) - set(REWARD_TERMS))
+    unknown = sorted(set(weights) - set(terms))
     if unknown:
         raise OptionError(
-            f"unknown reward term {shown(unknown[0])}; terms: {', '.join(REWARD_TERMS)}",
+            f"unknown reward term {shown(unknown[0])}; terms: {', '.join(terms)}",
             option="--reward",
         )
     try:
-        values = tuple(float(weights.get(term, 0.0)) for term in REWARD_TERMS)
+        values = tuple(float(weights.get(term, 0.0)) for term in terms)
     except (TypeError, ValueError):
         raise OptionError(
             f"weights must be numbers, got {shown(weights)}", option="--reward"
         ) from None
     if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
         raise OptionError("weights must be >= 0 with a positive sum", option="--reward")
-    return values  # type: ignore[return-value]
+    return values
 
 
 @dataclass(frozen=True)
@@ -72,7 +95,16 @@ class SearchSpec:
 
     ``iterations`` is per tree and per decision; ``time_budget`` (seconds per decision) stops
     every tree when reached. ``trees`` root-parallel trees run on ``threads`` threads; results
-    depend on ``trees`` and the seed, never on ``threads`` (with an iteration budget)."""
+    depend on ``trees`` and the seed, never on ``threads`` (with an iteration budget).
+
+    The forward model: ``runtime_model`` ``requested`` (jobs run for their request, as in the
+    paper) or ``history`` (ratios actual / requested drawn from jobs completed so far);
+    ``arrivals`` ``none`` or ``recent`` (a block of ``arrival_horizon`` seconds of submissions
+    from the last ``arrival_window`` seconds, replayed from now on). With either drawn, each
+    tree searches its own sampled future. ``horizon`` is the span of the ``utilization``
+    reward term. Rollouts pick uniformly among the ``actions`` (the paper), among the distinct
+    ``outcomes``, or are ``guided`` by the ordering ``guide`` with ``epsilon`` random choices.
+    """
 
     reward: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)
     actions: str = "paper"
@@ -84,6 +116,14 @@ class SearchSpec:
     trees: int = field(default_factory=lambda: os.cpu_count() or 1)
     threads: int | None = None
     seed: int = 17
+    runtime_model: str = "requested"
+    arrivals: str = "none"
+    arrival_window: float = 7 * 86400.0
+    arrival_horizon: float = 86400.0
+    horizon: float = 86400.0
+    rollout: str = "actions"
+    guide: str = "f1:256"
+    epsilon: float = 0.1
 
     def __post_init__(self) -> None:
         def positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -115,7 +155,34 @@ class SearchSpec:
             raise OptionError(
                 f"must be >= 0, not {shown(self.exploration)}", option="--exploration"
             )
-        # Older three-term weights (wait, bsld, utilization) get a zero energy weight.
+        for name, value, choices in (
+            ("runtime_model", self.runtime_model, RUNTIME_MODELS),
+            ("arrivals", self.arrivals, ARRIVAL_MODELS),
+            ("rollout", self.rollout, ROLLOUTS),
+        ):
+            if value not in choices:
+                raise OptionError(
+                    f"choose one of {', '.join(choices)}, not {shown(value)}",
+                    option=f"--{name.replace('_', '-')}",
+                )
+        for name in ("arrival_window", "arrival_horizon", "horizon"):
+            value = getattr(self, name)
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value) and 0 < value <= _core.MAX_TIME)
+            ):
+                raise OptionError(
+                    f"must be a positive number of seconds, not {shown(value)}",
+                    option=f"--{name.replace('_', '-')}",
+                )
+        if not (isinstance(self.epsilon, int | float) and 0 <= self.epsilon <= 1):
+            raise OptionError(f"must be in [0, 1], not {shown(self.epsilon)}", option="--epsilon")
+        try:
+            _core.action_names(self.guide)
+        except ValueError as exc:
+            raise OptionError(str(exc), option="--guide") from None
+        # Shorter weight tuples (older configs) get zero weights for the later terms.
         weights = tuple(self.reward) + (0.0,) * (len(REWARD_TERMS) - len(self.reward))
         if len(weights) != len(REWARD_TERMS):
             raise OptionError(f"one weight per term ({', '.join(REWARD_TERMS)})", option="--reward")
@@ -123,10 +190,19 @@ class SearchSpec:
             self, "reward", parse_reward(dict(zip(REWARD_TERMS, weights, strict=True)))
         )
 
-    def to_native(self) -> dict[str, object]:
+    def to_native(self, overrun: str = "continue") -> dict[str, object]:
+        """The options as the engine reads them (``overrun``: the run's, so that sampled run
+        times never exceed a request when jobs are killed at it)."""
         native = asdict(self)
         native["threads"] = self.threads or self.trees
+        native["reward"] = dict(zip(REWARD_TERMS, self.reward, strict=True))
+        native["overrun_kill"] = overrun == "kill"
         return native
+
+    @property
+    def samples(self) -> bool:
+        """The forward model draws futures (each tree its own)."""
+        return self.runtime_model != "requested" or self.arrivals != "none"
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from hpcsched.classes import SIZE_CLASSES, size_class_codes
 from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.output import write_run
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import PolicySpec
+from hpcsched.policies import REWARD_TERMS, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
 from hpcsched.workload import (
     DEFAULT_ANNOUNCE_LEAD,
@@ -136,6 +136,10 @@ def simulate(
     """
     spec = as_policy_spec(policy, window, backfill)
     check_overrun(overrun)
+    if out is not None:
+        from hpcsched.output import check_writable
+
+        check_writable(out)  # before the run, not after it
     platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
     if not isinstance(workload, Workload):
@@ -149,7 +153,7 @@ def simulate(
         )
     if (
         spec.search is not None
-        and spec.search.reward[3] > 0
+        and spec.search.reward[REWARD_TERMS.index("energy")] > 0
         and (platform is None or platform.power is None)
     ):
         raise OptionError(
@@ -188,7 +192,7 @@ def simulate(
         spec.backfill,
         overrun=overrun,
         platform=platform,
-        search=spec.search.to_native() if spec.search else None,
+        search=spec.search.to_native(overrun) if spec.search else None,
         manager=manager,
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
     )
@@ -297,6 +301,7 @@ def new_simulation(
         platform.power.to_dict() if platform is not None and platform.power else None,
         manager,
         python=python,
+        user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
     )
 
 

@@ -85,7 +85,7 @@ def test_look_ahead_policies_from_the_command_line(tmp_path, capsys):
     )
     assert code == 0
     summary = json.loads((tmp_path / "mix" / "summary.json").read_text())
-    assert summary["inputs"]["policy"]["search"]["reward"] == [1.0, 0.0, 1.0, 0.0]
+    assert summary["inputs"]["policy"]["search"]["reward"] == [1.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0]
     for args, message in [
         (["--policy", "mars", "--reward", "speed=1"], "unknown reward term 'speed'"),
         (["--policy", "mars-cu", "--reward", "cw"], "has its reward built in"),

@@ -257,6 +257,7 @@ impl Table {
         let view = View {
             now,
             jobs: &self.jobs,
+            submitted: self.jobs.len() as u32,
             machine_nodes: snapshot.machine_nodes,
             free: snapshot
                 .machine_nodes

@@ -123,15 +123,18 @@ pub fn apply_slot(engine: &mut Engine, slot: usize, slots: usize) -> Result<bool
 /// energy; each in [0, 1]) over the episode so far, `start` being the reference taken at the
 /// episode's start.
 pub fn episode_terms(engine: &Engine, start: &RootReference) -> [f64; 4] {
-    let unit = |i: usize| {
-        let mut w = [0.0; 4];
-        w[i] = 1.0;
+    // The paper's forms: the episode's own started jobs and its span so far.
+    [
+        Reward::CW_PAPER,
         Reward {
-            wait: w[0],
-            bsld: w[1],
-            utilization: w[2],
-            energy: w[3],
-        }
-    };
-    [0, 1, 2, 3].map(|i| unit(i).evaluate(engine, start))
+            bsld: 1.0,
+            ..Reward::ZERO
+        },
+        Reward::CU_PAPER,
+        Reward {
+            energy: 1.0,
+            ..Reward::ZERO
+        },
+    ]
+    .map(|reward| reward.evaluate(engine, start))
 }

@@ -4,6 +4,7 @@
 //! - [`model`]: immutable inputs (jobs, machine, downtime calendar);
 //! - [`engine`]: the event loop, the cloneable simulation state, the view policies get;
 //! - [`sched`]: queue ordering (MARS Table II), EASY backfilling, SNF;
+//! - [`estimate`]: run-time estimates learned from completed jobs;
 //! - [`io`]: fast parsing of large trace files;
 //! - [`advise`]: plans from a live cluster's snapshot (the production advisor);
 //! - [`agent`]: decision points, observations and rewards for learning agents.
@@ -12,13 +13,14 @@ pub mod advise;
 pub mod agent;
 pub mod engine;
 pub mod error;
+pub mod estimate;
 pub mod io;
 pub mod model;
 pub mod power;
 pub mod sched;
 pub mod search;
 
-pub use engine::{Belief, Engine, Inputs, RunLog, SimState, View};
+pub use engine::{Belief, Engine, Inputs, RunLog, Scenario, SimState, View};
 pub use error::{CoreError, Result};
 pub use model::{
     Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, MAX_NODES, MAX_TIME,

@@ -14,7 +14,10 @@ use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
     build_policy, build_power_policy, build_search_policy, SearchOptions, POWER_POLICIES,
 };
-use hpcsched_core::search::{ActionSet, Reward, RootReference, SearchConfig};
+use hpcsched_core::search::mcts::Rollout;
+use hpcsched_core::search::{
+    ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel, ScenarioModel, SearchConfig,
+};
 use hpcsched_core::{
     Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,
     Overrun, Policy, MAX_NODES,
@@ -61,7 +64,7 @@ impl PySimulation {
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
         down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
-        python=None
+        python=None, user=None
     ))]
     fn new(
         py: Python<'_>,
@@ -84,6 +87,7 @@ impl PySimulation {
         power: Option<&Bound<'_, PyDict>>,
         manager: Option<&Bound<'_, PyDict>>,
         python: Option<Py<PyAny>>,
+        user: Option<PyReadonlyArray1<'_, i64>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -109,6 +113,7 @@ impl PySimulation {
                 nodes: u32::try_from(nod[i].max(0)).unwrap_or(u32::MAX),
             })
             .collect();
+        let users: Option<Vec<i64>> = user.map(|u| u.as_array().to_vec());
         let (ds, de, dk, dn) = (
             down_start.as_slice()?,
             down_end.as_slice()?,
@@ -145,7 +150,10 @@ impl PySimulation {
             .py_result(py)?;
         let power = power.map(power_model).transpose()?;
         let inputs = (|| {
-            let table = JobTable::new(jobs)?;
+            let mut table = JobTable::new(jobs)?;
+            if let Some(users) = users {
+                table = table.with_users(users)?;
+            }
             let calendar = Calendar::new(windows, announce_lead)?;
             if let Some(model) = &power {
                 model.validate()?;
@@ -196,7 +204,7 @@ impl PySimulation {
             .py_result(py)?
         };
         let mut engine = Engine::new(Arc::new(inputs));
-        if outside.is_some() {
+        if outside.is_some() || policy.observes_events() {
             engine.record_events();
         }
         let start = Reward::reference(&engine);
@@ -377,6 +385,8 @@ impl PySimulation {
             }
         };
         out.set_item("window", column(py, r, window))?;
+        out.set_item("actions", column(py, r, |r| r.actions))?;
+        out.set_item("name", r.iter().map(|r| r.best.name()).collect::<Vec<_>>())?;
         out.set_item("started", column(py, r, |r| r.started))?;
         out.set_item("drain", column(py, r, |r| r.drain))?;
         out.set_item("seconds", column(py, r, |r| r.seconds))?;
@@ -571,15 +581,59 @@ fn column<'py, R, T: numpy::Element>(
 
 /// Reads the search options Python validated (see `hpcsched.policies.SearchSpec`).
 pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
-    let (wait, bsld, utilization, energy): (f64, f64, f64, f64) = get_item(d, "reward")?;
+    let weights: Bound<'_, PyDict> = get_item(d, "reward")?;
+    let weight = |term: &str| -> PyResult<f64> {
+        Ok(weights
+            .get_item(term)?
+            .map(|w| w.extract())
+            .transpose()?
+            .unwrap_or(0.0))
+    };
+    let reward = Reward {
+        wait: weight("wait")?,
+        bsld: weight("bsld")?,
+        utilization: weight("utilization")?,
+        energy: weight("energy")?,
+        wait_started: weight("wait_started")?,
+        utilization_since_root: weight("utilization_since_root")?,
+        max_wait: weight("max_wait")?,
+        horizon: get_item(d, "horizon")?,
+    };
+    let invalid = |what: &str, value: &str| {
+        pyo3::exceptions::PyValueError::new_err(format!("unknown {what} {value:?}"))
+    };
+    let runtime: String = get_item(d, "runtime_model")?;
+    let arrivals: String = get_item(d, "arrivals")?;
+    let model = ScenarioModel {
+        runtime: RuntimeModel::from_name(&runtime)
+            .ok_or_else(|| invalid("runtime model", &runtime))?,
+        arrivals: match arrivals.as_str() {
+            "none" => ArrivalModel::None,
+            "recent" => ArrivalModel::Recent {
+                window: get_item(d, "arrival_window")?,
+                horizon: get_item(d, "arrival_horizon")?,
+            },
+            other => return Err(invalid("arrival model", other)),
+        },
+        overrun_kill: get_item(d, "overrun_kill")?,
+    };
+    let rollout: String = get_item(d, "rollout")?;
+    let rollout = match rollout.as_str() {
+        "actions" => Rollout::Actions,
+        "outcomes" => Rollout::Outcomes,
+        "guided" => {
+            let guide: String = get_item(d, "guide")?;
+            let set = ActionSet::parse(&guide).map_err(|e| invalid("guide", &e.to_string()))?;
+            Rollout::Guided {
+                guide: set.get(0),
+                epsilon: get_item(d, "epsilon")?,
+            }
+        }
+        other => return Err(invalid("rollout", other)),
+    };
     Ok(SearchOptions {
         actions: get_item(d, "actions")?,
-        reward: Reward {
-            wait,
-            bsld,
-            utilization,
-            energy,
-        },
+        reward,
         config: SearchConfig {
             iterations: get_item(d, "iterations")?,
             time_budget: get_item(d, "time_budget")?,
@@ -588,7 +642,9 @@ pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             exploration: get_item(d, "exploration")?,
             trees: get_item(d, "trees")?,
             seed: get_item(d, "seed")?,
+            rollout,
         },
+        model,
         threads: get_item(d, "threads")?,
     })
 }

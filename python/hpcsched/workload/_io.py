@@ -123,8 +123,12 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
         data = gzip.compress(data, compresslevel=6, mtime=0)
     folder = os.path.dirname(os.path.abspath(name))
     base = os.path.basename(name)
-    remove_stale_staging(folder, re.escape(base))
-    fd, tmp = tempfile.mkstemp(prefix=staging_prefix(base), suffix=".tmp", dir=folder)
+    try:
+        os.makedirs(folder, exist_ok=True)  # as run directories: missing folders are made
+        remove_stale_staging(folder, re.escape(base))
+        fd, tmp = tempfile.mkstemp(prefix=staging_prefix(base), suffix=".tmp", dir=folder)
+    except OSError as exc:
+        raise InputError(f"cannot write here: {exc.strerror or exc}", path=name) from None
     try:
         lock_descriptor(fd)
         # mkstemp creates the file private (0600); give it the usual umask-based mode
@@ -136,6 +140,10 @@ def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:
             out.flush()
             os.fsync(out.fileno())
         os.replace(tmp, name)
+    except OSError as exc:  # a full disk, a folder in the way, ...: the user's to fix
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise InputError(f"cannot write: {exc.strerror or exc}", path=name) from None
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)

@@ -1,10 +1,12 @@
 //! The honest look-ahead model: an engine built only from what a scheduler knows at a decision.
 //!
-//! Built from a policy's [`View`], never from the real job table's future: waiting jobs run for
-//! their requested time, running jobs end at their estimated end `max(start + requested, now)`,
-//! no job arrives, scheduled maintenance is known only once announced, outages not at all
-//! (a window already in progress is known, with its end). Everything else is the engine
-//! itself, so look-ahead obeys exactly the rules of the replay.
+//! Built from a policy's [`View`], never from the real job table's future. By default waiting
+//! jobs run for their requested time, running jobs end at their estimated end
+//! `max(start + requested, now)` and no job arrives; a [`Scenario`] replaces these with sampled
+//! run times, ends and arrivals (drawn by the caller from what was observable before `now`).
+//! Scheduled maintenance is known only once announced, outages not at all (a window already in
+//! progress is known, with its end). The scheduler inside still plans on requested times.
+//! Everything else is the engine itself, so look-ahead obeys exactly the rules of the replay.
 
 use std::sync::Arc;
 
@@ -19,6 +21,17 @@ use crate::sched::Decision;
 /// An announced window is already known: its announcement lies far in the past.
 const KNOWN_LONG_AGO: f64 = 1e18;
 
+/// One sampled future of a decision point: what the deterministic belief assumes, replaced.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Scenario {
+    /// Run time of each waiting job, in the view's queue order.
+    pub queued_run_time: Vec<f64>,
+    /// When each running job ends (at or after now), in the view's running order.
+    pub running_end: Vec<f64>,
+    /// Future submissions (submit after now, in submit order); their ids are negative.
+    pub arrivals: Vec<Job>,
+}
+
 /// A look-ahead engine and the way back from its job indices to the real ones.
 pub struct Belief {
     pub engine: Engine,
@@ -27,8 +40,17 @@ pub struct Belief {
 }
 
 impl Belief {
-    /// Builds the look-ahead engine at the decision point `view` describes.
+    /// Builds the deterministic look-ahead engine at the decision point `view` describes.
     pub fn from_view(view: &View) -> Result<Belief> {
+        Belief::build(view, None)
+    }
+
+    /// Builds the look-ahead engine of one sampled `scenario` of the decision point `view`.
+    pub fn from_scenario(view: &View, scenario: &Scenario) -> Result<Belief> {
+        Belief::build(view, Some(scenario))
+    }
+
+    fn build(view: &View, scenario: Option<&Scenario>) -> Result<Belief> {
         let now = view.now;
         // Waiting and running jobs, in replay order (the job table's requirement).
         let mut known: Vec<u32> = view
@@ -39,20 +61,26 @@ impl Belief {
             .collect();
         known.sort_unstable();
         let belief_of = |real: u32| known.binary_search(&real).expect("known job") as u32;
-        let jobs = known
+        let mut jobs: Vec<Job> = known
             .iter()
             .map(|&real| {
                 let job = view.jobs.get(real);
                 Job {
                     id: job.id,
                     submit: job.submit,
-                    // The estimate is all the scheduler has.
+                    // The estimate is all the scheduler has (a scenario replaces it below).
                     run_time: job.requested_time,
                     requested_time: job.requested_time,
                     nodes: job.nodes,
                 }
             })
             .collect();
+        if let Some(scenario) = scenario {
+            for (&real, &run_time) in view.queue.iter().zip(&scenario.queued_run_time) {
+                jobs[belief_of(real) as usize].run_time = run_time;
+            }
+            jobs.extend(scenario.arrivals.iter().copied());
+        }
         let mut windows: Vec<Downtime> = view
             .announced
             .iter()
@@ -93,10 +121,13 @@ impl Belief {
         for &real in view.queue {
             state.queue.push(belief_of(real));
         }
-        for r in view.running {
+        for (i, r) in view.running.iter().enumerate() {
             let job = belief_of(r.job);
             state.insert_running(Running { job, ..*r });
-            let end = r.requested_end.max(now);
+            let end = scenario
+                .and_then(|s| s.running_end.get(i).copied())
+                .unwrap_or(r.requested_end)
+                .max(now);
             state.completions.push(Completion {
                 end,
                 job,

@@ -259,6 +259,15 @@ impl Engine {
         let capacity = self.inputs.machine.nodes - self.state.down;
         // Totals cover the replay clock from 0 (a calendar may start earlier).
         let dt = t.max(0.0) - self.state.now.max(0.0);
+        if let Some(mark) = self.state.mark.as_mut() {
+            if mark.metrics.is_none() && mark.at <= t {
+                // The totals are linear between events: the mark's are the part up to it.
+                let mut at_mark = self.state.metrics;
+                let part = mark.at.max(0.0) - self.state.now.max(0.0);
+                at_mark.elapse(part, self.state.busy, capacity, self.state.down);
+                mark.metrics = Some(at_mark);
+            }
+        }
         self.state
             .metrics
             .elapse(dt, self.state.busy, capacity, self.state.down);
@@ -305,6 +314,15 @@ impl Engine {
         applied
     }
 
+    /// Keeps a copy of the running totals as they are at time `at` (read with
+    /// `state().metrics_at_mark()` once the run has passed it).
+    pub fn set_mark(&mut self, at: f64) {
+        self.state.mark = Some(crate::engine::state::Mark {
+            at,
+            metrics: (at <= self.state.now).then_some(self.state.metrics),
+        });
+    }
+
     /// Keeps arrivals and completions in the view until the next invocation: what a policy
     /// outside the engine (Python, a learning agent) gets as "the events since the last call".
     pub fn record_events(&mut self) {
@@ -347,6 +365,7 @@ impl Engine {
         View {
             now: s.now,
             jobs: &self.inputs.jobs,
+            submitted: s.next_submit,
             machine_nodes: self.inputs.machine.nodes,
             free: match &s.nodes {
                 Some(nodes) => nodes.count(NodeState::Idle),

@@ -9,7 +9,7 @@ mod state;
 mod view;
 
 pub use self::core::{Engine, Inputs};
-pub use belief::Belief;
+pub use belief::{Belief, Scenario};
 pub use queue::WaitQueue;
 pub use record::RunLog;
 pub use state::{Metrics, Running, SimState};

@@ -78,6 +78,15 @@ pub struct SimState {
     pub(crate) record_events: bool,
     /// Jobs completed at the current event time: (job, start, end).
     pub(crate) completed: Vec<(u32, f64, f64)>,
+    /// A time at which to keep a copy of the running totals (a reward's horizon end).
+    pub(crate) mark: Option<Mark>,
+}
+
+/// The running totals as they were at time `at` (once the run has passed it).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Mark {
+    pub at: f64,
+    pub metrics: Option<Metrics>,
 }
 
 /// A requested invocation time (min-heap order).
@@ -105,6 +114,8 @@ pub struct Metrics {
     pub started: u32,
     /// Sum of their waits (s).
     pub wait_sum: f64,
+    /// The longest of their waits (s).
+    pub wait_max: f64,
     /// Sum of their bounded slowdowns (tau = 10 s), with the run time the engine knows.
     pub bsld_sum: f64,
     /// Node-seconds of busy nodes.
@@ -128,6 +139,7 @@ impl Metrics {
     pub(crate) fn on_start(&mut self, wait: f64, run_time: f64) {
         self.started += 1;
         self.wait_sum += wait;
+        self.wait_max = self.wait_max.max(wait);
         self.bsld_sum += ((wait + run_time) / run_time.max(Self::BSLD_TAU)).max(1.0);
     }
 
@@ -177,6 +189,11 @@ impl SimState {
 
     pub fn metrics(&self) -> &Metrics {
         &self.metrics
+    }
+
+    /// The running totals at the mark's time, once the run has passed it.
+    pub fn metrics_at_mark(&self) -> Option<&Metrics> {
+        self.mark.as_ref().and_then(|m| m.metrics.as_ref())
     }
 
     pub(crate) fn insert_running(&mut self, r: Running) {

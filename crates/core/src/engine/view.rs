@@ -9,6 +9,9 @@ use crate::model::{Downtime, JobTable, PowerModel};
 pub struct View<'a> {
     pub now: f64,
     pub jobs: &'a JobTable,
+    /// Jobs submitted so far: `jobs[..submitted]` are known; later ones are the future, which
+    /// no policy may read.
+    pub submitted: u32,
     pub machine_nodes: u32,
     /// Nodes that are up and not running anything.
     pub free: u32,

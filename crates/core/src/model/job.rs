@@ -28,6 +28,8 @@ pub struct Job {
 #[derive(Debug, Clone, Default)]
 pub struct JobTable {
     jobs: Vec<Job>,
+    /// The trace's user of each job (empty: unknown for all). Only run-time models read it.
+    users: Vec<i64>,
 }
 
 impl JobTable {
@@ -54,7 +56,25 @@ impl JobTable {
         if jobs.len() >= u32::MAX as usize {
             return Err(CoreError::input("too many jobs"));
         }
-        Ok(JobTable { jobs })
+        Ok(JobTable {
+            jobs,
+            users: Vec::new(),
+        })
+    }
+
+    /// The table with each job's user (`-1` unknown), in the same order.
+    pub fn with_users(mut self, users: Vec<i64>) -> Result<Self> {
+        if users.len() != self.jobs.len() {
+            return Err(CoreError::input("one user per job"));
+        }
+        self.users = users;
+        Ok(self)
+    }
+
+    /// The user of job `index` (`-1` when unknown).
+    #[inline]
+    pub fn user(&self, index: u32) -> i64 {
+        self.users.get(index as usize).copied().unwrap_or(-1)
     }
 
     #[inline]

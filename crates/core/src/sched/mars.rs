@@ -9,9 +9,11 @@ use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Belief, View};
 use crate::error::{CoreError, Result};
+use crate::estimate::{Completed, RuntimeHistory};
 use crate::sched::{Decision, Heuristic, Policy, StartKind};
-use crate::search::action::{ActionSet, Branch};
-use crate::search::{search, Reward, SearchConfig};
+use crate::search::action::{Action, ActionSet, Branch};
+use crate::search::mcts::search_scenarios;
+use crate::search::{search, Reward, RuntimeModel, ScenarioModel, SearchConfig};
 
 /// How the outcome is chosen among the distinct ones.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -32,6 +34,10 @@ pub struct DecisionRecord {
     pub heuristic: Heuristic,
     /// Window of the chosen action (`u32::MAX` = whole queue).
     pub window: u32,
+    /// How many actions give the chosen outcome.
+    pub actions: u32,
+    /// The best-known of them (what the decision log names the choice by).
+    pub best: Action,
     pub started: u32,
     /// The chosen outcome starts nothing although another would have started jobs.
     pub drain: bool,
@@ -42,6 +48,10 @@ pub struct MarsPolicy {
     actions: ActionSet,
     chooser: Chooser,
     config: SearchConfig,
+    /// How the look-ahead's futures are drawn (the paper's: nothing is).
+    model: ScenarioModel,
+    /// Completed jobs so far (read by a sampling model only).
+    history: RuntimeHistory,
     pool: Option<rayon::ThreadPool>,
     rng: Pcg64Mcg,
     /// Jobs that waited through a drain: their start is recorded as `Drain`.
@@ -54,6 +64,7 @@ impl MarsPolicy {
         actions: ActionSet,
         chooser: Chooser,
         config: SearchConfig,
+        model: ScenarioModel,
         threads: usize,
     ) -> Result<Self> {
         if let Chooser::Search(reward) = chooser {
@@ -91,6 +102,8 @@ impl MarsPolicy {
             actions,
             chooser,
             config,
+            model,
+            history: RuntimeHistory::new(),
             pool,
             rng,
             drained: Vec::new(),
@@ -113,27 +126,41 @@ impl MarsPolicy {
                 (starting[pick], 0)
             }
             Chooser::Search(reward) => {
-                let Ok(belief) = Belief::from_view(view) else {
-                    return (0, 0); // cannot happen with a valid view; FCFS order then
+                let beliefs = match self.beliefs(view) {
+                    Ok(beliefs) => beliefs,
+                    Err(_) => return (0, 0), // cannot happen with a valid view; FCFS order then
                 };
-                // The belief has the same queue and free nodes: the same branches, in the same
-                // order, with job indices of the belief.
-                let belief_branches = self.actions.outcomes(&belief.engine.view(), usize::MAX);
+                // Every belief has the same queue and free nodes: the same branches, in the
+                // same order, with job indices of the belief.
+                let first = &beliefs[0];
+                let belief_branches = self.actions.outcomes(&first.engine.view(), usize::MAX);
                 debug_assert_eq!(belief_branches.len(), branches.len());
-                let result = search(
-                    &belief.engine,
-                    &belief_branches,
-                    &self.actions,
-                    reward,
-                    &self.config,
-                    self.pool.as_ref(),
-                );
+                let root_of = |tree: u32| beliefs[tree as usize % beliefs.len()].engine.fork();
+                let result = if beliefs.len() == 1 {
+                    search(
+                        &first.engine,
+                        &belief_branches,
+                        &self.actions,
+                        reward,
+                        &self.config,
+                        self.pool.as_ref(),
+                    )
+                } else {
+                    search_scenarios(
+                        &root_of,
+                        &belief_branches,
+                        &self.actions,
+                        reward,
+                        &self.config,
+                        self.pool.as_ref(),
+                    )
+                };
                 let chosen = &result.children[result.chosen];
                 let real: Vec<u32> = {
                     let mut r: Vec<u32> = chosen
                         .outcome
                         .iter()
-                        .map(|&b| belief.real_index[b as usize])
+                        .map(|&b| first.real_index[b as usize])
                         .collect();
                     r.sort_unstable();
                     r
@@ -141,6 +168,42 @@ impl MarsPolicy {
                 let index = branches.iter().position(|b| b.outcome == real).unwrap_or(0);
                 (index, result.iterations)
             }
+        }
+    }
+
+    /// The look-ahead engines of this decision: one deterministic belief, or one per tree,
+    /// each on its own sampled scenario (seeded by the decision's number and the tree: the
+    /// same for any number of threads).
+    fn beliefs(&self, view: &View) -> Result<Vec<Belief>> {
+        if self.model.is_deterministic() {
+            return Ok(vec![Belief::from_view(view)?]);
+        }
+        let decision = (self.records.len() as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        (0..self.config.trees)
+            .map(|tree| {
+                let seed = self.config.seed
+                    ^ decision
+                    ^ u64::from(tree + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+                let mut rng = Pcg64Mcg::seed_from_u64(seed);
+                let scenario = self.model.sample(view, &self.history, &mut rng);
+                Belief::from_scenario(view, &scenario)
+            })
+            .collect()
+    }
+
+    /// Learns from the jobs completed since the last call.
+    fn observe(&mut self, view: &View) {
+        if self.model.runtime != RuntimeModel::History {
+            return;
+        }
+        for &(job, start, end) in view.completed {
+            let known = view.jobs.get(job);
+            self.history.observe(Completed {
+                requested: known.requested_time,
+                nodes: known.nodes,
+                user: view.jobs.user(job),
+                run_time: end - start,
+            });
         }
     }
 }
@@ -161,7 +224,12 @@ impl Policy for MarsPolicy {
         }
     }
 
+    fn observes_events(&self) -> bool {
+        self.model.runtime == RuntimeModel::History
+    }
+
     fn decide(&mut self, view: &View, decision: &mut Decision) {
+        self.observe(view);
         if view.free == 0 || view.queue.is_empty() {
             return;
         }
@@ -202,6 +270,8 @@ impl Policy for MarsPolicy {
             iterations,
             heuristic: action.heuristic,
             window: action.window,
+            actions: branch.actions,
+            best: self.actions.get(usize::from(branch.best)),
             started: branch.outcome.len() as u32,
             drain,
             seconds: started_at.elapsed().as_secs_f64(),

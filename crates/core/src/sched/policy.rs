@@ -71,6 +71,11 @@ impl Decision {
 pub trait Policy: Send + Sync {
     fn name(&self) -> String;
     fn decide(&mut self, view: &View, decision: &mut Decision);
+    /// Whether the policy reads the jobs completed since its last call (`View::completed`):
+    /// the engine then keeps them for it.
+    fn observes_events(&self) -> bool {
+        false
+    }
     /// The policy's decision log (look-ahead policies keep one; others have none).
     fn decision_records(&self) -> &[crate::sched::mars::DecisionRecord] {
         &[]

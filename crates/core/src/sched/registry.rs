@@ -3,7 +3,7 @@
 use crate::error::{CoreError, Result};
 use crate::power::policy::{IconConfig, PowerPolicy, QueueOrder};
 use crate::sched::{Backfill, Chooser, Heuristic, MarsPolicy, Policy, QueuePolicy, Snf};
-use crate::search::{ActionSet, Reward, SearchConfig};
+use crate::search::{ActionSet, Reward, ScenarioModel, SearchConfig};
 
 /// Names of the built-in policies: the 17 heuristics, `snf`, `mars` and `random`.
 pub fn policy_names() -> Vec<&'static str> {
@@ -59,6 +59,8 @@ pub struct SearchOptions {
     pub actions: String,
     pub reward: Reward,
     pub config: SearchConfig,
+    /// How the look-ahead's futures are drawn.
+    pub model: ScenarioModel,
     pub threads: usize,
 }
 
@@ -78,6 +80,7 @@ pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dy
         actions,
         chooser,
         options.config.clone(),
+        options.model,
         options.threads,
     )?))
 }

@@ -21,6 +21,24 @@ impl Action {
         }
     }
 
+    /// How familiar the action is to an operator (lower is better): the production heuristics
+    /// first (FCFS, SJF, WFP3, F1, UNICEF, then the rest of Table II), and for one heuristic the
+    /// widest window (the whole queue reads as the plain heuristic).
+    pub fn familiarity(&self) -> (u8, u32) {
+        const KNOWN: [Heuristic; 5] = [
+            Heuristic::Fcfs,
+            Heuristic::Sjf,
+            Heuristic::Wfp3,
+            Heuristic::F1,
+            Heuristic::Unicef,
+        ];
+        let rank = KNOWN
+            .iter()
+            .position(|&h| h == self.heuristic)
+            .unwrap_or(KNOWN.len() + self.heuristic as usize);
+        (rank as u8, u32::MAX - self.window)
+    }
+
     /// The action that orders a queue of `len` jobs the same way (windows past the queue's end
     /// and FCFS windows all collapse).
     fn effective(self, len: usize) -> Action {
@@ -138,29 +156,45 @@ impl ActionSet {
         self.policies[index].decide(view, decision);
     }
 
-    /// The distinct outcomes of the actions at `view`, each with the first action giving it and
-    /// its decision, in action order. Stops once `limit` distinct outcomes are found.
+    /// The distinct outcomes of the actions at `view`, each with the first action giving it, its
+    /// decision, how many actions give it and the best-known of them, in action order. Stops
+    /// once `limit` distinct outcomes are found.
     pub fn outcomes(&mut self, view: &View, limit: usize) -> Vec<Branch> {
         let mut branches: Vec<Branch> = Vec::new();
-        let mut tried: Vec<Action> = Vec::new();
+        // Each effective action evaluated so far, with the branch it gave.
+        let mut tried: Vec<(Action, usize)> = Vec::new();
         let mut decision = Decision::default();
         for index in 0..self.actions.len() {
             let effective = self.actions[index].effective(view.queue.len());
-            if tried.contains(&effective) {
-                continue;
-            }
-            tried.push(effective);
-            self.decide(index, view, &mut decision);
-            let outcome = outcome_of(&decision);
-            if !branches.iter().any(|b| b.outcome == outcome) {
-                branches.push(Branch {
-                    action: index as u16,
-                    outcome,
-                    decision: decision.clone(),
-                });
-                if branches.len() >= limit {
-                    break;
+            let branch = match tried.iter().find(|(a, _)| *a == effective) {
+                Some(&(_, branch)) => branch,
+                None => {
+                    self.decide(index, view, &mut decision);
+                    let outcome = outcome_of(&decision);
+                    let branch = match branches.iter().position(|b| b.outcome == outcome) {
+                        Some(branch) => branch,
+                        None => {
+                            if branches.len() >= limit {
+                                break;
+                            }
+                            branches.push(Branch {
+                                action: index as u16,
+                                outcome,
+                                decision: decision.clone(),
+                                actions: 0,
+                                best: index as u16,
+                            });
+                            branches.len() - 1
+                        }
+                    };
+                    tried.push((effective, branch));
+                    branch
                 }
+            };
+            let b = &mut branches[branch];
+            b.actions += 1;
+            if self.actions[index].familiarity() < self.actions[usize::from(b.best)].familiarity() {
+                b.best = index as u16;
             }
         }
         branches
@@ -175,6 +209,10 @@ pub struct Branch {
     /// Jobs started (job-table indices), sorted.
     pub outcome: Vec<u32>,
     pub decision: Decision,
+    /// How many actions of the set give this outcome.
+    pub actions: u32,
+    /// The best-known of them (see [`Action::familiarity`]).
+    pub best: u16,
 }
 
 /// The set of jobs a decision starts, as sorted job indices.

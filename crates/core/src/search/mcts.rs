@@ -8,9 +8,23 @@ use rayon::prelude::*;
 
 use crate::engine::Engine;
 use crate::sched::Decision;
-use crate::search::action::{ActionSet, Branch};
+use crate::sched::{Backfill, Policy, QueuePolicy};
+use crate::search::action::{Action, ActionSet, Branch};
 use crate::search::reward::{Reward, RootReference};
 use crate::search::tree::{backup, rollout_return, select_child, Node, NO_PARENT};
+
+/// How a rollout picks its actions.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Rollout {
+    /// Uniform among the actions (the MARS paper): outcomes shared by many actions are picked
+    /// more often.
+    #[default]
+    Actions,
+    /// Uniform among the distinct outcomes at each step (costs every action's evaluation).
+    Outcomes,
+    /// The `guide` ordering (with EASY) with probability 1 - `epsilon`, else a uniform action.
+    Guided { guide: Action, epsilon: f64 },
+}
 
 /// Budgets and parameters of one decision's search.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,9 +38,10 @@ pub struct SearchConfig {
     pub gamma: f64,
     /// c0 in `c = c0·(Qmax − Qmin)`.
     pub exploration: f64,
-    /// P: independent trees.
+    /// P: independent trees (each on its own sampled scenario when the forward model samples).
     pub trees: u32,
     pub seed: u64,
+    pub rollout: Rollout,
 }
 
 impl Default for SearchConfig {
@@ -39,6 +54,7 @@ impl Default for SearchConfig {
             exploration: 1.0,
             trees: 2,
             seed: 17,
+            rollout: Rollout::Actions,
         }
     }
 }
@@ -72,11 +88,28 @@ pub fn search(
     config: &SearchConfig,
     pool: Option<&rayon::ThreadPool>,
 ) -> SearchOutcome {
-    let reference = Reward::reference(root);
+    search_scenarios(&|_| root.fork(), branches, actions, reward, config, pool)
+}
+
+/// Runs the search with one root per tree: `root_of(tree)` is the belief engine of that tree's
+/// scenario. Every root is the same decision point (same queue, same free nodes: the same
+/// `branches`, in the same order); only the sampled future differs. Root children are merged
+/// by outcome over the trees, the most visited wins.
+pub fn search_scenarios(
+    root_of: &(dyn Fn(u32) -> Engine + Sync),
+    branches: &[Branch],
+    actions: &ActionSet,
+    reward: Reward,
+    config: &SearchConfig,
+    pool: Option<&rayon::ThreadPool>,
+) -> SearchOutcome {
     let grow = |tree: u32| {
         let seed = config.seed ^ u64::from(tree).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut root = root_of(tree);
+        let reference = reward.reference_of(&root);
+        root.set_mark(reference.until);
         Tree::new(
-            root,
+            &root,
             branches,
             actions.clone(),
             reward,
@@ -169,6 +202,8 @@ struct Tree<'a> {
     highest: f64,
     seen: Vec<f64>,
     decision: Decision,
+    /// The guided rollout's ordering (with EASY).
+    guide: Option<(QueuePolicy, f64)>,
 }
 
 impl<'a> Tree<'a> {
@@ -192,6 +227,13 @@ impl<'a> Tree<'a> {
             highest: f64::NEG_INFINITY,
             seen: Vec::new(),
             decision: Decision::default(),
+            guide: match config.rollout {
+                Rollout::Guided { guide, epsilon } => Some((
+                    QueuePolicy::new(guide.heuristic, guide.window as usize, Backfill::Easy),
+                    epsilon,
+                )),
+                _ => None,
+            },
         };
         let mut node = Node::new(NO_PARENT, 0, Vec::new(), None, 0);
         node.state = Some(root.fork());
@@ -343,8 +385,7 @@ impl<'a> Tree<'a> {
         let mut decision = std::mem::take(&mut self.decision);
         while rewards.len() < remaining && cycles < cap {
             cycles += 1;
-            let action = self.below(self.actions.len());
-            self.actions.decide(action, &engine.view(), &mut decision);
+            self.rollout_decision(&engine, &mut decision);
             engine
                 .apply_decision(&decision)
                 .expect("an action's own decision is valid");
@@ -371,6 +412,32 @@ impl<'a> Tree<'a> {
         self.decision = decision;
         let padding = remaining.saturating_sub(rewards.len());
         rollout_return(&rewards, last, padding, self.config.gamma)
+    }
+
+    /// The decision a rollout takes at `engine`'s decision point.
+    fn rollout_decision(&mut self, engine: &Engine, decision: &mut Decision) {
+        let view = engine.view();
+        match self.config.rollout {
+            Rollout::Actions => {
+                let action = self.below(self.actions.len());
+                self.actions.decide(action, &view, decision);
+            }
+            Rollout::Outcomes => {
+                let mut branches = self.actions.outcomes(&view, usize::MAX);
+                let pick = self.below(branches.len());
+                *decision = branches.swap_remove(pick).decision;
+            }
+            Rollout::Guided { epsilon, .. } => {
+                let explore = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= epsilon;
+                if explore {
+                    let action = self.below(self.actions.len());
+                    self.actions.decide(action, &view, decision);
+                } else if let Some((guide, _)) = self.guide.as_mut() {
+                    decision.clear();
+                    guide.decide(&view, decision);
+                }
+            }
+        }
     }
 
     fn backup(&mut self, node: u32, g: f64) {
@@ -535,24 +602,54 @@ mod tests {
         let reference = Reward::reference(&root);
         let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
         e.run(&mut fcfs).unwrap();
-        // Waits 0 s and 3600 s: mean 0.5 h, CW = 1 / 1.5. Busy the whole 7200 s: CU = 1.
+        // Waits 0 s and 3600 s: mean 0.5 h, CW = 1 / 1.5 (both forms: nothing waits at the
+        // end). Busy the whole 7200 s: the paper's CU = 1; over a day from the root, 1/12.
         assert!((Reward::CW.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
-        assert!((Reward::CU.evaluate(&e, &reference) - 1.0).abs() < 1e-12);
+        assert!((Reward::CW_PAPER.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
+        assert!((Reward::CU_PAPER.evaluate(&e, &reference) - 1.0).abs() < 1e-12);
+        assert!((Reward::CU.evaluate(&e, &reference) - 1.0 / 12.0).abs() < 1e-12);
         let mixed = Reward {
             wait: 1.0,
-            bsld: 0.0,
-            utilization: 3.0,
-            energy: 0.0,
+            utilization_since_root: 3.0,
+            ..Reward::ZERO
         };
         assert!((mixed.evaluate(&e, &reference) - (1.0 / 1.5 + 3.0) / 4.0).abs() < 1e-12);
         // Bounded slowdowns 1 and 2: mean 1.5, term 1/1.5.
         let bsld = Reward {
-            wait: 0.0,
             bsld: 1.0,
-            utilization: 0.0,
-            energy: 0.0,
+            ..Reward::ZERO
         };
         assert!((bsld.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
+        // The longest wait, an hour: 1/2.
+        let tail = Reward {
+            max_wait: 1.0,
+            ..Reward::ZERO
+        };
+        assert!((tail.evaluate(&e, &reference) - 0.5).abs() < 1e-12);
+    }
+
+    #[test]
+    fn jobs_still_waiting_count_and_idling_is_not_free() {
+        // One node; J1 runs 0-3600; J2 (submitted at 0) waits. At t = 1800, nothing has
+        // started since the root but J1 (wait 0) and J2 has waited half an hour.
+        let mut e = engine(1, &[(0.0, 3600.0, 3600.0, 1), (0.0, 3600.0, 3600.0, 1)]);
+        let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
+        e.step(&mut fcfs).unwrap(); // t = 0: J1 starts, J2 waits
+        let reference = Reward::reference(&e.fork());
+        // A timer at 1800 s gives an event there: the state at half an hour.
+        let mut at_half_hour = e.fork();
+        let mut timer = Decision::default();
+        timer.timers.push(1800.0);
+        at_half_hour.apply_decision(&timer).unwrap();
+        at_half_hour.advance();
+        assert_eq!(at_half_hour.now(), 1800.0);
+        // The paper's CW sees only J1, started at once: 1. The new CW also counts J2's half
+        // hour: mean 0.25 h over the two: 1/1.25.
+        assert!((Reward::CW_PAPER.evaluate(&at_half_hour, &reference) - 1.0).abs() < 1e-12);
+        assert!((Reward::CW.evaluate(&at_half_hour, &reference) - 1.0 / 1.25).abs() < 1e-12);
+        // CU over a day: 1800 node-s done + J1's committed 1800 s, over 86400 node-s.
+        let cu = Reward::CU.evaluate(&at_half_hour, &reference);
+        assert!((cu - 3600.0 / 86400.0).abs() < 1e-12, "{cu}");
     }
 
     #[test]
@@ -592,12 +689,10 @@ mod tests {
         ))
         .unwrap();
         let energy = Reward {
-            wait: 0.0,
-            bsld: 0.0,
-            utilization: 0.0,
             energy: 1.0,
+            ..Reward::ZERO
         };
         assert!((energy.evaluate(&e, &reference) - 10.0 / 11.0).abs() < 1e-12);
-        assert!((Reward::CU.evaluate(&e, &reference) - 0.5).abs() < 1e-12);
+        assert!((Reward::CU_PAPER.evaluate(&e, &reference) - 0.5).abs() < 1e-12);
     }
 }

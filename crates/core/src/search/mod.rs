@@ -8,8 +8,10 @@
 pub mod action;
 pub mod mcts;
 pub mod reward;
+pub mod scenario;
 pub mod tree;
 
 pub use action::{Action, ActionSet};
 pub use mcts::{search, SearchConfig, SearchOutcome};
 pub use reward::{Reward, RootReference};
+pub use scenario::{ArrivalModel, RuntimeModel, ScenarioModel};

@@ -2,24 +2,38 @@
 //!
 //! Named terms, each in [0, 1], combined as a weighted mean so a user changes the goal by
 //! configuration:
-//! - `wait`: `1 / (1 + mean wait in hours)` of the jobs started since the root (MARS CW);
+//! - `wait`: `1 / (1 + mean wait in hours)` of the jobs started since the root *and* of the
+//!   jobs still waiting (their wait so far): leaving a job unstarted is never free (CW);
+//! - `wait_started`: the same over the jobs started since the root only (the MARS paper's CW);
 //! - `bsld`: `1 / mean bounded slowdown` of the jobs started since the root;
-//! - `utilization`: busy node-seconds / up node-seconds since the root (MARS CU);
+//! - `max_wait`: `1 / (1 + longest wait in hours)`, started or still waiting (a tail term);
+//! - `utilization`: busy node-seconds / up node-seconds over a fixed `horizon` from the root
+//!   (cut at the start of the next announced maintenance: work after it cannot make up for
+//!   nodes left idle before it), counting the work running jobs have committed within it; time
+//!   of the horizon a rollout did not reach counts as idle, so idling now is never free (CU);
+//! - `utilization_since_root`: busy / up node-seconds from the root to the rollout's end (the
+//!   MARS paper's CU, which a shorter makespan maximises);
 //! - `energy`: the share of the energy used since the root that went into computing (1 minus
 //!   the wasted share), on a platform with a power model.
 //!
-//! Before any job has started since the root, `wait` and `bsld` take the value of the jobs
-//! waiting at the root as if they started then (a neutral reference), and `utilization` the
-//! share of nodes busy at that instant.
+//! Before any job has started since the root, `wait_started` and `bsld` take the value of the
+//! jobs waiting at the root as if they started then (a neutral reference), and
+//! `utilization_since_root` the share of nodes busy at that instant.
 
 use crate::engine::{Engine, Metrics};
 
+/// The weights of the named terms (and the utilization horizon).
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Reward {
     pub wait: f64,
     pub bsld: f64,
     pub utilization: f64,
     pub energy: f64,
+    pub wait_started: f64,
+    pub utilization_since_root: f64,
+    pub max_wait: f64,
+    /// Seconds from the root over which `utilization` is measured.
+    pub horizon: f64,
 }
 
 /// What a reward needs to know about the root.
@@ -27,27 +41,66 @@ pub struct Reward {
 pub struct RootReference {
     pub wait_term: f64,
     pub bsld_term: f64,
+    /// Simulated time of the root.
+    pub time: f64,
+    /// End of the `utilization` term's horizon.
+    pub until: f64,
 }
 
+/// Default utilization horizon: a day.
+pub const DEFAULT_HORIZON: f64 = 86_400.0;
+
 impl Reward {
-    /// MARS-CW: cumulative wait.
-    pub const CW: Reward = Reward {
-        wait: 1.0,
+    /// No weight on anything (a base for struct updates).
+    pub const ZERO: Reward = Reward {
+        wait: 0.0,
         bsld: 0.0,
         utilization: 0.0,
         energy: 0.0,
+        wait_started: 0.0,
+        utilization_since_root: 0.0,
+        max_wait: 0.0,
+        horizon: DEFAULT_HORIZON,
     };
-    /// MARS-CU: cumulative utilization.
+    /// MARS-CW: cumulative wait, jobs still waiting included.
+    pub const CW: Reward = Reward {
+        wait: 1.0,
+        ..Reward::ZERO
+    };
+    /// MARS-CU: utilization over a fixed horizon.
     pub const CU: Reward = Reward {
-        wait: 0.0,
-        bsld: 0.0,
         utilization: 1.0,
-        energy: 0.0,
+        ..Reward::ZERO
+    };
+    /// The MARS paper's CW: mean wait of the jobs started since the root.
+    pub const CW_PAPER: Reward = Reward {
+        wait_started: 1.0,
+        ..Reward::ZERO
+    };
+    /// The MARS paper's CU: utilization from the root to the rollout's end.
+    pub const CU_PAPER: Reward = Reward {
+        utilization_since_root: 1.0,
+        ..Reward::ZERO
     };
 
+    fn weights(&self) -> [f64; 7] {
+        [
+            self.wait,
+            self.bsld,
+            self.utilization,
+            self.energy,
+            self.wait_started,
+            self.utilization_since_root,
+            self.max_wait,
+        ]
+    }
+
     pub fn is_valid(&self) -> bool {
-        let weights = [self.wait, self.bsld, self.utilization, self.energy];
-        weights.iter().all(|w| w.is_finite() && *w >= 0.0) && weights.iter().sum::<f64>() > 0.0
+        let weights = self.weights();
+        weights.iter().all(|w| w.is_finite() && *w >= 0.0)
+            && weights.iter().sum::<f64>() > 0.0
+            && self.horizon.is_finite()
+            && self.horizon > 0.0
     }
 
     /// The reference values at the root engine `root`.
@@ -64,48 +117,132 @@ impl Reward {
         RootReference {
             wait_term: wait_term(wait / n),
             bsld_term: 1.0 / (bsld / n).max(1.0),
+            time: view.now,
+            until: view.now + DEFAULT_HORIZON,
+        }
+    }
+
+    /// The reference at the root engine `root`, with this reward's utilization horizon: `horizon`
+    /// seconds, or up to the next announced maintenance if it starts sooner.
+    pub fn reference_of(&self, root: &Engine) -> RootReference {
+        let view = root.view();
+        let maintenance = view
+            .announced
+            .iter()
+            .map(|w| w.start)
+            .filter(|&start| start > view.now)
+            .fold(f64::INFINITY, f64::min);
+        RootReference {
+            until: (view.now + self.horizon).min(maintenance),
+            ..Reward::reference(root)
         }
     }
 
     /// The immediate reward of the state `engine` is in.
     pub fn evaluate(&self, engine: &Engine, root: &RootReference) -> f64 {
         let m = engine.state().metrics();
-        let (wait, bsld) = if m.started > 0 {
-            let n = f64::from(m.started);
-            (wait_term(m.wait_sum / n), 1.0 / (m.bsld_sum / n).max(1.0))
-        } else {
-            (root.wait_term, root.bsld_term)
-        };
-        // Busy and idle node-seconds since the root (at the root itself: node counts now).
-        let (busy, idle) = if m.up_node_seconds > 0.0 {
-            (m.busy_node_seconds, m.idle_node_seconds())
-        } else {
-            let s = engine.state();
-            let up = engine.inputs().machine.nodes - s.down_nodes();
-            (
-                f64::from(s.busy_nodes()),
-                f64::from(up.saturating_sub(s.busy_nodes())),
-            )
-        };
-        let share = |busy_weight: f64, idle_weight: f64| {
-            let total = busy * busy_weight + idle * idle_weight;
-            if total > 0.0 {
-                (busy * busy_weight / total).clamp(0.0, 1.0)
-            } else {
-                0.0
+        let mut total = 0.0;
+        if self.wait > 0.0 || self.max_wait > 0.0 {
+            let (waiting, oldest) = queue_waits(engine);
+            if self.wait > 0.0 {
+                let n = f64::from(m.started) + engine.state().queue().len() as f64;
+                let mean = if n > 0.0 {
+                    (m.wait_sum + waiting) / n
+                } else {
+                    0.0
+                };
+                total += self.wait * wait_term(mean);
             }
-        };
-        let utilization = share(1.0, 1.0);
-        let energy = match engine.inputs().machine.power {
-            Some(p) => share(p.computing_w, p.idle_w),
-            None => utilization,
-        };
-        let total = self.wait + self.bsld + self.utilization + self.energy;
-        (self.wait * wait
-            + self.bsld * bsld
-            + self.utilization * utilization
-            + self.energy * energy)
-            / total
+            if self.max_wait > 0.0 {
+                total += self.max_wait * wait_term(m.wait_max.max(oldest));
+            }
+        }
+        if self.wait_started > 0.0 || self.bsld > 0.0 {
+            let (wait, bsld) = if m.started > 0 {
+                let n = f64::from(m.started);
+                (wait_term(m.wait_sum / n), 1.0 / (m.bsld_sum / n).max(1.0))
+            } else {
+                (root.wait_term, root.bsld_term)
+            };
+            total += self.wait_started * wait + self.bsld * bsld;
+        }
+        if self.utilization > 0.0 {
+            total += self.utilization * horizon_utilization(engine, root.until);
+        }
+        if self.utilization_since_root > 0.0 || self.energy > 0.0 {
+            // Busy and idle node-seconds since the root (at the root itself: node counts now).
+            let (busy, idle) = if m.up_node_seconds > 0.0 {
+                (m.busy_node_seconds, m.idle_node_seconds())
+            } else {
+                let s = engine.state();
+                let up = engine.inputs().machine.nodes - s.down_nodes();
+                (
+                    f64::from(s.busy_nodes()),
+                    f64::from(up.saturating_sub(s.busy_nodes())),
+                )
+            };
+            let share = |busy_weight: f64, idle_weight: f64| {
+                let total = busy * busy_weight + idle * idle_weight;
+                if total > 0.0 {
+                    (busy * busy_weight / total).clamp(0.0, 1.0)
+                } else {
+                    0.0
+                }
+            };
+            let utilization = share(1.0, 1.0);
+            let energy = match engine.inputs().machine.power {
+                Some(p) => share(p.computing_w, p.idle_w),
+                None => utilization,
+            };
+            total += self.utilization_since_root * utilization + self.energy * energy;
+        }
+        total / self.weights().iter().sum::<f64>()
+    }
+}
+
+/// (sum of the waits so far, longest wait so far) of the jobs waiting in `engine`.
+fn queue_waits(engine: &Engine) -> (f64, f64) {
+    let state = engine.state();
+    let jobs = &engine.inputs().jobs;
+    let now = state.now;
+    let mut sum = 0.0;
+    let mut longest: f64 = 0.0;
+    for &j in state.queue() {
+        let wait = (now - jobs.get(j).submit).max(0.0);
+        sum += wait;
+        longest = longest.max(wait);
+    }
+    (sum, longest)
+}
+
+/// Utilization from the root to `until`: the busy node-seconds so far plus the work running
+/// jobs have committed before `until`, over the node-seconds up so far plus the rest of the
+/// horizon at today's capacity. Past `until`: the totals as they were then (the engine keeps
+/// them when its mark is set at `until`), else busy over up since the root.
+fn horizon_utilization(engine: &Engine, until: f64) -> f64 {
+    let state = engine.state();
+    let m = state.metrics();
+    let now = state.now;
+    let left = until - now;
+    let (busy, up) = if left > 0.0 {
+        let committed: f64 = state
+            .completions
+            .iter()
+            .map(|c| f64::from(c.nodes) * (c.end.min(until) - now).max(0.0))
+            .sum();
+        let capacity = f64::from(engine.inputs().machine.nodes - state.down_nodes());
+        (
+            m.busy_node_seconds + committed,
+            m.up_node_seconds + capacity * left,
+        )
+    } else {
+        let at = state.metrics_at_mark().unwrap_or(m);
+        (at.busy_node_seconds, at.up_node_seconds)
+    };
+    if up > 0.0 {
+        (busy / up).clamp(0.0, 1.0)
+    } else {
+        0.0
     }
 }
 

@@ -32,6 +32,7 @@ fn mars_cw(iterations: u32, trees: u32) -> Planner {
                 trees,
                 ..SearchConfig::default()
             },
+            model: Default::default(),
             threads: 1,
         },
     }

@@ -93,6 +93,7 @@ fn queue_order(h: Heuristic, window: usize) -> String {
     let view = View {
         now: 1000.0,
         jobs: &jobs,
+        submitted: 5,
         machine_nodes: 100,
         free: 0,
         queue: &queue,

@@ -1,0 +1,182 @@
+//! Sampled futures for the look-ahead: run times from the run-time history, arrivals from the
+//! recent past. Honest by construction: a draw reads only jobs completed before the decision
+//! (the history) and jobs submitted before it (`view.jobs[..view.submitted]`).
+
+use rand_core::Rng;
+
+use crate::engine::{Scenario, View};
+use crate::estimate::RuntimeHistory;
+use crate::model::Job;
+
+/// Where the look-ahead takes run times from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RuntimeModel {
+    /// Every job runs for its requested time (the MARS paper's forward model).
+    #[default]
+    Requested,
+    /// Ratios actual / requested drawn from the jobs completed so far.
+    History,
+}
+
+impl RuntimeModel {
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "requested" => Some(RuntimeModel::Requested),
+            "history" => Some(RuntimeModel::History),
+            _ => None,
+        }
+    }
+}
+
+/// Where the look-ahead takes future submissions from.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum ArrivalModel {
+    /// No job arrives (the MARS paper's forward model).
+    #[default]
+    None,
+    /// A block of `horizon` seconds of past submissions, its start drawn uniformly within the
+    /// last `window` seconds, replayed from now on (a block bootstrap: sizes, requests and the
+    /// burstiness of real arrivals kept together).
+    Recent { window: f64, horizon: f64 },
+}
+
+/// How a scenario is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct ScenarioModel {
+    pub runtime: RuntimeModel,
+    pub arrivals: ArrivalModel,
+    /// Jobs are killed at their request (`--overrun kill`): no draw exceeds it.
+    pub overrun_kill: bool,
+}
+
+impl ScenarioModel {
+    /// The forward model of the paper: nothing is drawn.
+    pub fn is_deterministic(&self) -> bool {
+        self.runtime == RuntimeModel::Requested && self.arrivals == ArrivalModel::None
+    }
+
+    /// One future of the decision point `view`.
+    pub fn sample<R: Rng>(&self, view: &View, history: &RuntimeHistory, rng: &mut R) -> Scenario {
+        let queued_run_time = view
+            .queue
+            .iter()
+            .map(|&j| self.run_time(view, history, j, rng))
+            .collect();
+        let running_end = view
+            .running
+            .iter()
+            .map(|r| {
+                let fallback = view.estimated_end(r);
+                if self.runtime == RuntimeModel::Requested {
+                    return fallback;
+                }
+                let job = view.jobs.get(r.job);
+                history
+                    .sample_remaining(
+                        job.requested_time,
+                        job.nodes,
+                        view.jobs.user(r.job),
+                        view.now - r.start,
+                        self.cap(job.requested_time),
+                        rng,
+                    )
+                    .map_or(fallback, |left| view.now + left)
+            })
+            .collect();
+        let mut arrivals = Vec::new();
+        if let ArrivalModel::Recent { window, horizon } = self.arrivals {
+            if let Some((first, last, start)) = recent_block(view, window, horizon, rng) {
+                for (k, index) in (first..last).enumerate() {
+                    let past = view.jobs.get(index);
+                    arrivals.push(Job {
+                        id: -(k as i64) - 1,
+                        submit: view.now + (past.submit - start),
+                        run_time: self.run_time(view, history, index, rng),
+                        requested_time: past.requested_time,
+                        nodes: past.nodes,
+                    });
+                }
+            }
+        }
+        Scenario {
+            queued_run_time,
+            running_end,
+            arrivals,
+        }
+    }
+
+    /// A run time for job `index` (waiting, or a past job replayed as an arrival).
+    fn run_time<R: Rng>(
+        &self,
+        view: &View,
+        history: &RuntimeHistory,
+        index: u32,
+        rng: &mut R,
+    ) -> f64 {
+        let job = view.jobs.get(index);
+        if self.runtime == RuntimeModel::Requested {
+            return job.requested_time;
+        }
+        history
+            .sample_run_time(
+                job.requested_time,
+                job.nodes,
+                view.jobs.user(index),
+                self.cap(job.requested_time),
+                rng,
+            )
+            .unwrap_or(job.requested_time)
+    }
+
+    fn cap(&self, requested: f64) -> f64 {
+        if self.overrun_kill {
+            requested
+        } else {
+            f64::MAX
+        }
+    }
+}
+
+/// The past submissions to replay: job indices `first..last`, submitted from `start` on. The
+/// block's start is uniform over the last `window` seconds that leave a whole `horizon`
+/// before now; with less history than `horizon`, the whole past is the block.
+fn recent_block<R: Rng>(
+    view: &View,
+    window: f64,
+    horizon: f64,
+    rng: &mut R,
+) -> Option<(u32, u32, f64)> {
+    let jobs = view.jobs;
+    let known = view.submitted;
+    if known == 0 || horizon <= 0.0 {
+        return None;
+    }
+    let earliest = jobs.get(0).submit.max(view.now - window);
+    let latest = view.now - horizon;
+    let start = if latest > earliest {
+        let u = (rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
+        earliest + u * (latest - earliest)
+    } else {
+        earliest
+    };
+    let end = (start + horizon).min(view.now);
+    // Submissions are in submit order: two binary searches over the known jobs.
+    let at = |t: f64| partition(known, |i| jobs.get(i).submit < t);
+    let first = at(start);
+    let last = partition(known, |i| jobs.get(i).submit <= end).max(first);
+    (last > first).then_some((first, last, start))
+}
+
+/// The first index in `0..n` where `before` turns false (it is true, then false).
+fn partition(n: u32, before: impl Fn(u32) -> bool) -> u32 {
+    let (mut lo, mut hi) = (0u32, n);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if before(mid) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    lo
+}
