@@ -3,15 +3,75 @@
 Replay real workloads (SWF, Batsim/SPARS JSON, generators) under production queue heuristics
 with EASY backfilling, SNF, MARS look-ahead and SNF-ICON power management; compare policies,
 sweep parameters, and report with plots.
+
+The names below load on first use (PEP 562): ``import hpcsched`` and ``hpcsched --help`` stay
+light, and pandas, pyarrow and matplotlib are imported only by what needs them.
 """
 
-from hpcsched._core import __version__
-from hpcsched.compare import Comparison, compare
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
+
 from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
-from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, policy_names
-from hpcsched.run import Result, read_run, simulate
-from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
+
+#: public name -> the module that defines it
+_LAZY = {
+    "Comparison": "hpcsched.compare",
+    "compare": "hpcsched.compare",
+    "Platform": "hpcsched.platform",
+    "load_platform": "hpcsched.platform",
+    "PolicySpec": "hpcsched.policies",
+    "PowerSpec": "hpcsched.policies",
+    "SearchSpec": "hpcsched.policies",
+    "policy_names": "hpcsched.policies",
+    "Result": "hpcsched.run",
+    "read_run": "hpcsched.run",
+    "simulate": "hpcsched.run",
+    "DowntimeCalendar": "hpcsched.workload",
+    "Workload": "hpcsched.workload",
+    "load_workload": "hpcsched.workload",
+    "read_calendar": "hpcsched.workload",
+    "__version__": "hpcsched._core",
+}
+
+if TYPE_CHECKING:
+    from hpcsched._core import __version__
+    from hpcsched.compare import Comparison, compare
+    from hpcsched.platform import Platform, load_platform
+    from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, policy_names
+    from hpcsched.run import Result, read_run, simulate
+    from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        # a submodule (hpcsched.run, hpcsched.workload, ...) imports as usual
+        raise AttributeError(f"module 'hpcsched' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once loaded, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_LAZY])
+
+
+class _Package(types.ModuleType):
+    """``hpcsched.compare`` is the function: importing the submodule of the same name (which
+    the import system then sets as an attribute of the package) must not hide it."""
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _LAZY and isinstance(value, types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package
+
 
 __all__ = [
     "Comparison",

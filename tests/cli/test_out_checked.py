@@ -43,7 +43,7 @@ def started(monkeypatch):
 
         monkeypatch.setattr(module, name, recorded)
 
-    spy("hpcsched.cli.simulate", "run_simulation")
+    spy("hpcsched.run", "simulate")  # the command imports it when it runs
     spy("hpcsched.compare", "run_configs")
     spy("hpcsched.sweep", "run_configs")
     return calls

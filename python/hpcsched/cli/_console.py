@@ -6,12 +6,14 @@ import datetime
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.text import Text
 
-from hpcsched.sweep import SweepProgress
+if TYPE_CHECKING:
+    from hpcsched.sweep import SweepProgress
 
 # User text (trace paths, job names, tokens from input files) is printed literally: no rich
 # markup, emoji codes or highlighting is ever interpreted. Style is given with ``style=``.

@@ -8,13 +8,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from hpcsched.exceptions import OptionError
-from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
-from hpcsched.protocol import PythonPolicySpec, load_policy
+
+if TYPE_CHECKING:
+    from hpcsched.policies import PolicySpec
+    from hpcsched.protocol import PythonPolicySpec
 
 LOOK_AHEAD = "Look-ahead (mars, random)"
 POWER = "Power management"
@@ -152,6 +154,9 @@ def policy_spec(
     """The policy a command's ``options`` (its parameters by name) describe: search options
     apply to look-ahead policies only, power options to power managers only;
     ``python:MODULE:CLASS`` loads a Python policy."""
+    from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
+    from hpcsched.protocol import load_policy
+
     if policy.startswith("python:"):
         if window is not None:
             raise OptionError("a Python policy orders the queue itself", option="--window")

@@ -7,20 +7,19 @@ import dataclasses
 import signal
 import threading
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from hpcsched.advise.adapter import WRITTEN
-from hpcsched.advise.plan import DEFAULT_UNLIMITED
-from hpcsched.advise.runner import Advisor, ReleaseResult, TickResult, default_log_path
-from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
 from hpcsched.cli._console import console, err_console
 from hpcsched.exceptions import HpcschedError, OptionError
-from hpcsched.policies import PolicySpec, SearchSpec
+
+if TYPE_CHECKING:
+    from hpcsched.advise.runner import Advisor, ReleaseResult, TickResult
+    from hpcsched.policies import PolicySpec
 
 PANEL = "Safety and scope"
 
@@ -107,11 +106,12 @@ def advise(
         ),
     ] = False,
     unlimited: Annotated[
-        float,
+        float | None,
         typer.Option(
-            help="Run-time estimate of jobs without a time limit (s).", rich_help_panel=PANEL
+            help="Run-time estimate of jobs without a time limit (s; default: a year).",
+            rich_help_panel=PANEL,
         ),
-    ] = DEFAULT_UNLIMITED,
+    ] = None,
     log: Annotated[
         Path | None,
         typer.Option(
@@ -127,6 +127,10 @@ def advise(
 ) -> int:
     """Plan the pending jobs of a Slurm cluster with an hpcsched policy and steer Slurm by job
     priorities: a dry run by default (the plan as a table), --apply writes them."""
+    from hpcsched.advise.plan import DEFAULT_UNLIMITED
+    from hpcsched.advise.runner import Advisor, default_log_path
+    from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
+
     if slurm == (from_json is not None):
         raise OptionError("give either --slurm or --from-json SQUEUE SINFO", option="--slurm")
     if from_json is not None and (apply or release or interval is not None):
@@ -143,7 +147,7 @@ def advise(
         partition=partition,
         apply=apply,
         drain_holds=drain_holds,
-        unlimited=unlimited,
+        unlimited=DEFAULT_UNLIMITED if unlimited is None else unlimited,
         log_path=default_log_path() if log is None else log,
     )
     if release:
@@ -181,6 +185,8 @@ def _policy(
     trees: int | None,
     seed: int,
 ) -> PolicySpec:
+    from hpcsched.policies import PolicySpec, SearchSpec
+
     base = PolicySpec(name, window)
     if not base.is_search:
         return base
@@ -206,6 +212,8 @@ def _line(*parts: str | tuple[str, str]) -> Text:
 
 def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None:
     """The plan as a table: job, current priority, new priority, why."""
+    from hpcsched.advise.adapter import WRITTEN
+
     plan = result.plan
     s = plan.summary
     d = plan.decision

@@ -3,20 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
-import pandas as pd
 import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, err_console, labelled, runs_progress
-from hpcsched.compare import compare as run_comparison
-from hpcsched.compare import parameter_text, split_policy, summary_columns
 from hpcsched.exceptions import OptionError
-from hpcsched.output import check_writable
-from hpcsched.run import Result
-from hpcsched.workload.swf import check_procs_per_node
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 def compare(
@@ -68,6 +65,12 @@ def compare(
 ) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
+    from hpcsched.compare import compare as run_comparison
+    from hpcsched.compare import split_policy
+    from hpcsched.output import check_writable
+    from hpcsched.run import Result
+    from hpcsched.workload.swf import check_procs_per_node
+
     options = locals()
     specs = []
     for text in policy:
@@ -140,6 +143,8 @@ def print_table(
 ) -> None:
     """The headline metrics of a results table (those named in ``metrics``, default all), one
     row per run, identified by the ``labels`` columns."""
+    from hpcsched.compare import parameter_text, summary_columns
+
     view = Table(title=title, title_justify="left")
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
     for label in labels:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hpcsched.cli._console import console
 from hpcsched.exceptions import OptionError
-from hpcsched.workload import generate as gen
-from hpcsched.workload.model import Workload
+
+if TYPE_CHECKING:
+    from hpcsched.workload.model import Workload
 
 app = typer.Typer(
     help="Generate synthetic workloads (written as .swf or .json, optionally .gz).",
@@ -19,6 +20,8 @@ app = typer.Typer(
 
 
 def _write(workload: Workload, out: Path) -> None:
+    from hpcsched.workload import generate as gen
+
     name = out.name.removesuffix(".gz")
     if name.endswith(".json"):
         gen.write_batsim(workload, out)
@@ -42,6 +45,8 @@ def markovian(
     seed: Annotated[int, typer.Option(help="Random seed (43 reproduces the paper's file).")] = 43,
 ) -> None:
     """The SNF-ICON paper's Markovian workload (defaults reproduce the paper's 3000 jobs)."""
+    from hpcsched.workload import generate as gen
+
     _write(gen.markovian(jobs, nodes, mean_runtime, target_util, p, seed), out)
 
 
@@ -55,4 +60,6 @@ def mmk(
     seed: Annotated[int, typer.Option(help="Random seed.")] = 0,
 ) -> None:
     """Single-node jobs with exponential interarrivals and run times (M/M/k)."""
+    from hpcsched.workload import generate as gen
+
     _write(gen.mmk(jobs, servers, load, mean_runtime, seed), out)

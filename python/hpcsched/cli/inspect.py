@@ -10,9 +10,6 @@ import typer
 from rich.table import Table
 
 from hpcsched.cli._console import console, hours, labelled, percent
-from hpcsched.workload import load_workload
-from hpcsched.workload.stats import describe
-from hpcsched.workload.swf import check_procs_per_node
 
 
 def inspect(
@@ -24,6 +21,10 @@ def inspect(
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes."""
+    from hpcsched.workload import load_workload
+    from hpcsched.workload.stats import describe
+    from hpcsched.workload.swf import check_procs_per_node
+
     ppn = check_procs_per_node(procs_per_node)
     workload = load_workload(trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient)
     info = describe(workload)

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from hpcsched import _core
 from hpcsched.cli._console import console
-from hpcsched.platform import load_platform, preset_names
-from hpcsched.policies import PRESETS, policy_names
 
 #: One line per policy family (the heuristics' scores are MARS Table II).
 DESCRIPTIONS = {
@@ -44,6 +41,10 @@ DESCRIPTIONS = {
 
 def policies() -> None:
     """List the policies and the platform presets."""
+    from hpcsched import _core
+    from hpcsched.platform import load_platform, preset_names
+    from hpcsched.policies import PRESETS, policy_names
+
     heuristics = set(_core.heuristic_names())
     power = set(_core.power_policy_names())
     table = Table(title="policies (--policy)", title_justify="left")

@@ -3,18 +3,14 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from hpcsched.cli._console import console, runs_progress
-from hpcsched.cli.compare import print_table
-from hpcsched.reproduce import (
-    Reproduction,
-    mars_verdicts,
-    reproduce_mars,
-    reproduce_snf_icon,
-)
+
+if TYPE_CHECKING:
+    from hpcsched.reproduce import Reproduction
 
 app = typer.Typer(
     help="Reproduce the papers' comparisons and write their reports.", no_args_is_help=True
@@ -38,6 +34,9 @@ def snf_icon(
     """SNF-ICON paper: six cases (DAS2 fs1-fs4, Markovian, SDSC-BLUE) under FCFS/B+IPM,
     SNF+IPM, SNF-ICON and its ablations, plus Taurus-64; mean-wait reductions next to the
     paper's."""
+    from hpcsched.cli.compare import print_table
+    from hpcsched.reproduce import reproduce_snf_icon
+
     with runs_progress("SNF-ICON cases") as progress:
         done = reproduce_snf_icon(data, out, processes=processes, progress=progress)
     table = done.table
@@ -61,6 +60,9 @@ def mars(
 ) -> None:
     """MARS paper: MARS-CW and MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY) and Random on
     two 4000-job slices of ALCF Theta 2022."""
+    from hpcsched.cli.compare import print_table
+    from hpcsched.reproduce import mars_verdicts, reproduce_mars
+
     with runs_progress("MARS on Theta") as progress:
         done = reproduce_mars(
             data, out, iterations=iterations, trees=trees, processes=processes, progress=progress

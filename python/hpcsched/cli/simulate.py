@@ -10,14 +10,7 @@ from rich.table import Table
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import LazyProgress, console, hours, labelled, percent
-from hpcsched.compare import slug
 from hpcsched.exceptions import OptionError
-from hpcsched.output import check_writable
-from hpcsched.protocol import PythonPolicySpec
-from hpcsched.run import check_overrun, resolve_platform
-from hpcsched.run import simulate as run_simulation
-from hpcsched.workload import load_workload
-from hpcsched.workload.swf import check_procs_per_node
 
 
 def simulate(
@@ -78,6 +71,14 @@ def simulate(
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
+    from hpcsched.compare import slug
+    from hpcsched.output import check_writable
+    from hpcsched.protocol import PythonPolicySpec
+    from hpcsched.run import check_overrun, resolve_platform
+    from hpcsched.run import simulate as run_simulation
+    from hpcsched.workload import load_workload
+    from hpcsched.workload.swf import check_procs_per_node
+
     spec = opt.policy_spec(policy, window, backfill, locals())
     check_overrun(overrun)
     ppn = check_procs_per_node(procs_per_node)

@@ -8,9 +8,6 @@ from typing import Annotated
 import typer
 
 from hpcsched.cli._console import console, err_console, labelled, runs_progress
-from hpcsched.cli.compare import print_table
-from hpcsched.report import sweep_report
-from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep, sweep_status
 
 
 def sweep(
@@ -37,6 +34,10 @@ def sweep(
     resumes where it stopped. Results: OUT/results.parquet (one row per run), OUT/report.html and
     OUT/runs/KEY/ (one run directory per run); OUT/sweep.json says whether the sweep is running,
     complete or was interrupted. One sweep at a time per folder (OUT/sweep.lock)."""
+    from hpcsched.cli.compare import print_table
+    from hpcsched.report import sweep_report
+    from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep, sweep_status
+
     plan = read_sweep(config)
     if out is not None:
         plan.out = str(out.resolve())

@@ -2,21 +2,43 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import TYPE_CHECKING, Any
 
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload import generate
-from hpcsched.workload.batsim import read_batsim_file
-from hpcsched.workload.calendar import (
-    DEFAULT_ANNOUNCE_LEAD,
-    Downtime,
-    DowntimeCalendar,
-    read_calendar,
-)
-from hpcsched.workload.model import Workload
-from hpcsched.workload.swf import check_machine_nodes, read_swf
+
+if TYPE_CHECKING:
+    from hpcsched.workload import generate
+    from hpcsched.workload.calendar import (
+        DEFAULT_ANNOUNCE_LEAD,
+        Downtime,
+        DowntimeCalendar,
+        read_calendar,
+    )
+    from hpcsched.workload.model import Workload
 
 FORMATS = ("swf", "json")
+
+#: Names loaded on first use (the readers and the job table bring numpy and pandas).
+_LAZY = {
+    "generate": "hpcsched.workload.generate",
+    "DEFAULT_ANNOUNCE_LEAD": "hpcsched.workload.calendar",
+    "Downtime": "hpcsched.workload.calendar",
+    "DowntimeCalendar": "hpcsched.workload.calendar",
+    "read_calendar": "hpcsched.workload.calendar",
+    "Workload": "hpcsched.workload.model",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'hpcsched.workload' has no attribute {name!r}")
+    imported = importlib.import_module(module)
+    value = imported if module.endswith(f".{name}") else getattr(imported, name)
+    globals()[name] = value
+    return value
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
@@ -45,6 +67,9 @@ def load_workload(
     strict: bool = False,
 ) -> Workload:
     """Reads a trace (SWF or Batsim/SPARS JSON, plain or gzip) ready for replay."""
+    from hpcsched.workload.batsim import read_batsim_file
+    from hpcsched.workload.swf import check_machine_nodes, read_swf
+
     if os.path.isdir(path):
         raise InputError("is a folder, not a trace file", path=os.fspath(path))
     if nodes is not None:

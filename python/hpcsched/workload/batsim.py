@@ -51,7 +51,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-import pandas as pd
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError, shown
@@ -207,6 +206,8 @@ def read_batsim(
     time_origin = float(submit[order[0]]) if order.size else 0.0
     req_known = req_present[order] & (requested[order] > 0)
     run = run_time[order]
+    import pandas as pd  # after the file is read: a bad file fails before this import
+
     frame = pd.DataFrame(
         {
             "job_id": job_id[order],

@@ -10,7 +10,6 @@ import os
 import re
 
 import numpy as np
-import pandas as pd
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError, shown
@@ -98,6 +97,8 @@ def read_swf(
     warnings = [
         f"{name}, line {line}: {reason} (skipped)" for line, _, reason in raw["malformed"][:5]
     ]
+    import pandas as pd  # after the file is read: a bad file fails before this import
+
     duplicated = pd.Series(raw["job_id"][keep]).duplicated(keep=False)
     if duplicated.any():
         first = int(raw["job_id"][keep][duplicated.to_numpy()][0])
