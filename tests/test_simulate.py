@@ -111,6 +111,7 @@ def test_run_directory_is_complete_and_deterministic(tmp_path):
         "backfill": "easy",
         "search": None,
         "power": None,
+        "estimates": "requested",
     }
     assert set(summary["wait"]) >= {"mean", "median", "p75", "p95", "p99", "max"}
     # nothing left behind but the two run directories

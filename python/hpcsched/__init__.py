@@ -37,6 +37,28 @@ _LAZY = {
     "__version__": "hpcsched._core",
 }
 
+#: Submodules reachable as attributes without their own import (as before they loaded lazily).
+_SUBMODULES = {
+    "advise",
+    "classes",
+    "cli",
+    "compare",
+    "experiment",
+    "gym",
+    "metrics",
+    "output",
+    "parallel",
+    "platform",
+    "plots",
+    "policies",
+    "protocol",
+    "report",
+    "reproduce",
+    "run",
+    "sweep",
+    "workload",
+}
+
 if TYPE_CHECKING:
     from hpcsched._core import __version__
     from hpcsched.compare import Comparison, compare
@@ -49,7 +71,8 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        # a submodule (hpcsched.run, hpcsched.workload, ...) imports as usual
+        if name in _SUBMODULES:  # hpcsched.workload.generate... after a plain import hpcsched
+            return importlib.import_module(f"hpcsched.{name}")
         raise AttributeError(f"module 'hpcsched' has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # once loaded, a plain attribute

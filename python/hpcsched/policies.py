@@ -42,6 +42,7 @@ PRESETS = {"mars-cw": "cw", "mars-cu": "cu"}
 RUNTIME_MODELS = ("requested", "history")
 ARRIVAL_MODELS = ("none", "recent")
 ROLLOUTS = ("actions", "outcomes", "guided")
+ESTIMATES = ("requested", "history")
 
 
 def policy_names() -> list[str]:
@@ -287,13 +288,17 @@ MAX_WINDOW = 2**32 - 1
 class PolicySpec:
     """A policy: ``name`` (a heuristic, ``snf``, ``mars``, ``mars-cw``, ``mars-cu`` or
     ``random``), the heuristic's ``window`` (jobs at the head of the queue it sorts; ``None`` =
-    the whole queue), ``backfill``, and for ``mars``/``random`` the ``search`` parameters."""
+    the whole queue), ``backfill``, and for ``mars``/``random`` the ``search`` parameters.
+    ``estimates`` is what a heuristic's EASY plans with: ``requested`` times (production EASY)
+    or ``history``, run times predicted from the jobs completed so far (Tsafrir, Etsion and
+    Feitelson 2007)."""
 
     name: str
     window: int | None = None
     backfill: str = "easy"
     search: SearchSpec | None = None
     power: PowerSpec | None = None
+    estimates: str = "requested"
 
     def __post_init__(self) -> None:
         name = str(self.name).strip().lower()
@@ -326,6 +331,18 @@ class PolicySpec:
             raise OptionError(
                 f"unknown backfill {shown(self.backfill)}; choose one of: {', '.join(BACKFILLS)}",
                 option="--backfill",
+            )
+        if self.estimates not in ESTIMATES:
+            raise OptionError(
+                f"choose one of {', '.join(ESTIMATES)}, not {shown(self.estimates)}",
+                option="--estimates",
+            )
+        if self.estimates != "requested" and (
+            name == "snf" or self.is_search or self.is_power or self.backfill != "easy"
+        ):
+            raise OptionError(
+                "predicted run times are for a heuristic with EASY backfilling",
+                option="--estimates",
             )
         if name == "snf":
             # SNF never backfills (DESIGN §5); record that instead of the default.
@@ -372,7 +389,8 @@ class PolicySpec:
             return self.name.upper() if self.name in PRESETS else self.name.capitalize()
         window = "" if self.window is None else f" w={self.window}"
         backfill = " +EASY" if self.backfill == "easy" else ""
-        return f"{self.name.upper()}{window}{backfill}"
+        predicted = " (predicted)" if self.estimates == "history" else ""
+        return f"{self.name.upper()}{window}{backfill}{predicted}"
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

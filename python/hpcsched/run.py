@@ -195,6 +195,7 @@ def simulate(
         search=spec.search.to_native(overrun) if spec.search else None,
         manager=manager,
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
+        estimates=getattr(spec, "estimates", "requested"),
     )
     _drive(sim, progress)
     t2 = time.perf_counter()
@@ -277,6 +278,7 @@ def new_simulation(
     search: dict[str, Any] | None = None,
     manager: dict[str, Any] | None = None,
     python: Any = None,
+    estimates: str = "requested",
 ) -> Any:
     """The engine for `workload` (replay clock) and `calendar` (already shifted to it)."""
     jobs = workload.jobs
@@ -302,6 +304,7 @@ def new_simulation(
         manager,
         python=python,
         user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
+        estimates=estimates,
     )
 
 

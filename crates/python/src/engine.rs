@@ -12,7 +12,8 @@ use hpcsched_core::power::screen::SeriesStats;
 use hpcsched_core::sched::translate;
 use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
-    build_policy, build_power_policy, build_search_policy, SearchOptions, POWER_POLICIES,
+    build_policy, build_policy_estimated, build_power_policy, build_search_policy, SearchOptions,
+    POWER_POLICIES,
 };
 use hpcsched_core::search::mcts::Rollout;
 use hpcsched_core::search::{
@@ -64,7 +65,7 @@ impl PySimulation {
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
         down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
-        python=None, user=None
+        python=None, user=None, estimates="requested"
     ))]
     fn new(
         py: Python<'_>,
@@ -88,6 +89,7 @@ impl PySimulation {
         manager: Option<&Bound<'_, PyDict>>,
         python: Option<Py<PyAny>>,
         user: Option<PyReadonlyArray1<'_, i64>>,
+        estimates: &str,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -199,7 +201,7 @@ impl PySimulation {
         } else {
             match search {
                 Some(options) => build_search_policy(policy, &search_options(options)?),
-                None => build_policy(policy, window, backfill),
+                None => build_policy_estimated(policy, window, backfill, estimates),
             }
             .py_result(py)?
         };

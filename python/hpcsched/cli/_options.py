@@ -88,6 +88,37 @@ Actions = Annotated[
         rich_help_panel=LOOK_AHEAD,
     ),
 ]
+RuntimeModel = Annotated[
+    str | None,
+    typer.Option(
+        help="Run times in the look-ahead: 'requested' (the paper) or 'history' (drawn from "
+        "jobs completed so far).",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
+Arrivals = Annotated[
+    str | None,
+    typer.Option(
+        help="Arrivals in the look-ahead: 'none' (the paper) or 'recent' (the last days' "
+        "submissions replayed).",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
+Rollout = Annotated[
+    str | None,
+    typer.Option(
+        help="Rollout choices: 'actions' (uniform, the paper), 'outcomes' (uniform over "
+        "distinct outcomes) or 'guided' (F1 w=256 with 10% random choices).",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
+Estimates = Annotated[
+    str | None,
+    typer.Option(
+        help="What a heuristic's EASY plans with: 'requested' times or 'history' (run times "
+        "predicted from completed jobs).",
+    ),
+]
 
 IdleTimeout = Annotated[
     float,
@@ -134,6 +165,9 @@ SEARCH_OPTIONS = (
     "threads",
     "seed",
     "actions",
+    "runtime_model",
+    "arrivals",
+    "rollout",
 )
 POWER_OPTIONS = (
     "idle_timeout",
@@ -162,6 +196,9 @@ def policy_spec(
             raise OptionError("a Python policy orders the queue itself", option="--window")
         return load_policy(policy)
     base = PolicySpec(policy, window, backfill)
+    estimates = options.get("estimates")
+    if estimates is not None:
+        return PolicySpec(policy, window, backfill, estimates=estimates)
     if base.is_power:
         power = PowerSpec(**{k: options[k] for k in POWER_OPTIONS})
         return PolicySpec(policy, window, backfill, power=power)
@@ -178,6 +215,35 @@ def policy_spec(
     if reward is not None:
         search["reward"] = parse_reward(reward)
     return PolicySpec(policy, window, backfill, search=SearchSpec(**search))
+
+
+def with_estimates(
+    specs: list[PolicySpec | PythonPolicySpec], estimates: str
+) -> list[PolicySpec | PythonPolicySpec]:
+    """``--estimates`` for compare: given to every heuristic with EASY backfilling (the others
+    plan otherwise); an error when no policy takes it."""
+    import dataclasses
+
+    from hpcsched.policies import PolicySpec
+
+    def takes(spec: PolicySpec | PythonPolicySpec) -> bool:
+        return (
+            isinstance(spec, PolicySpec)
+            and not (spec.is_search or spec.is_power or spec.name == "snf")
+            and spec.backfill == "easy"
+        )
+
+    if not any(takes(spec) for spec in specs):
+        raise OptionError(
+            "no policy here backfills with EASY on estimates (a heuristic such as fcfs or f1)",
+            option="--estimates",
+        )
+    return [
+        dataclasses.replace(spec, estimates=estimates)
+        if takes(spec) and isinstance(spec, PolicySpec)
+        else spec
+        for spec in specs
+    ]
 
 
 def trace_stem(path: Path) -> str:

@@ -62,6 +62,10 @@ def compare(
     min_spares: opt.MinSpares = 1,
     max_spares: opt.MaxSpares = None,
     actions: opt.Actions = "paper",
+    runtime_model: opt.RuntimeModel = None,
+    arrivals: opt.Arrivals = None,
+    rollout: opt.Rollout = None,
+    estimates: opt.Estimates = None,
 ) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
@@ -71,11 +75,13 @@ def compare(
     from hpcsched.run import Result
     from hpcsched.workload.swf import check_procs_per_node
 
-    options = locals()
+    options = {**locals(), "estimates": None}
     specs = []
     for text in policy:
         name, window = split_policy(text)
         specs.append(opt.policy_spec(name, window, backfill, options))
+    if estimates is not None:
+        specs = opt.with_estimates(specs, estimates)
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
     out = out or Path("runs") / f"compare-{opt.trace_stem(trace)}"

@@ -68,6 +68,10 @@ def simulate(
     min_spares: opt.MinSpares = 1,
     max_spares: opt.MaxSpares = None,
     actions: opt.Actions = "paper",
+    runtime_model: opt.RuntimeModel = None,
+    arrivals: opt.Arrivals = None,
+    rollout: opt.Rollout = None,
+    estimates: opt.Estimates = None,
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""

@@ -58,6 +58,26 @@ impl Reservation {
         walk(merged, free_now, top_nodes)
     }
 
+    /// The top job's reservation with the running jobs' releases given (sorted by time) instead
+    /// of their requested ends (EASY on predicted run times).
+    pub fn compute_from(
+        view: &View,
+        releases: &[(f64, u32)],
+        free_now: u32,
+        top_nodes: u32,
+        started_now: &mut [(f64, u32)],
+    ) -> Option<Reservation> {
+        started_now.sort_unstable_by(|a, b| a.0.total_cmp(&b.0));
+        let mut merged: Vec<(f64, u32)> = releases
+            .iter()
+            .chain(started_now.iter())
+            .chain(view.down_windows.iter())
+            .copied()
+            .collect();
+        merged.sort_by(|a, b| a.0.total_cmp(&b.0));
+        walk(merged.into_iter(), free_now, top_nodes)
+    }
+
     /// Whether a job ending (by estimate) at `est_end` with `nodes` nodes may be backfilled;
     /// consumes `extra` when it runs past the shadow time.
     #[inline]

@@ -16,6 +16,6 @@ pub use mars::{Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;
 pub use policy::{Backfill, Decision, Policy, QueuePolicy, Reserve, Snf, Start, StartKind};
 pub use registry::{
-    build_policy, build_power_policy, build_search_policy, policy_names, SearchOptions,
-    POWER_POLICIES,
+    build_policy, build_policy_estimated, build_power_policy, build_search_policy, policy_names,
+    SearchOptions, POWER_POLICIES,
 };

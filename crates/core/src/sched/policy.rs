@@ -114,6 +114,8 @@ pub struct QueuePolicy {
     scores: Vec<(f64, u32)>,
     order: Vec<u32>,
     started: Vec<(f64, u32)>,
+    /// EASY on system-generated predictions instead of requested times (`None`: requested).
+    predictions: Option<Predictions>,
 }
 
 impl QueuePolicy {
@@ -125,6 +127,100 @@ impl QueuePolicy {
             scores: Vec::new(),
             order: Vec::new(),
             started: Vec::new(),
+            predictions: None,
+        }
+    }
+
+    /// The same policy with EASY on predicted run times (Tsafrir, Etsion and Feitelson 2007):
+    /// each job's prediction is made when it is first seen waiting, from the jobs completed
+    /// before; a running job that outlives its prediction is expected to end at its request.
+    pub fn with_predictions(mut self) -> Self {
+        self.predictions = Some(Predictions::default());
+        self
+    }
+}
+
+/// System-generated run-time predictions for EASY.
+#[derive(Debug, Clone, Default)]
+pub struct Predictions {
+    history: crate::estimate::RuntimeHistory,
+    /// Predicted run time of each job seen so far (NaN: not seen yet), by job index.
+    predicted: Vec<f64>,
+    /// Predicted releases of the running jobs, sorted (scratch).
+    releases: Vec<(f64, u32)>,
+}
+
+impl Predictions {
+    /// Learns from the completions since the last call and predicts the jobs newly waiting.
+    fn update(&mut self, view: &View) {
+        for &(job, start, end) in view.completed {
+            let known = view.jobs.get(job);
+            self.history.observe(crate::estimate::Completed {
+                requested: known.requested_time,
+                nodes: known.nodes,
+                user: view.jobs.user(job),
+                run_time: end - start,
+            });
+        }
+        if self.predicted.len() < view.jobs.len() {
+            self.predicted.resize(view.jobs.len(), f64::NAN);
+        }
+        for &job in view.queue {
+            if self.predicted[job as usize].is_nan() {
+                let known = view.jobs.get(job);
+                self.predicted[job as usize] = self
+                    .history
+                    .predict(known.requested_time, view.jobs.user(job));
+            }
+        }
+        self.releases.clear();
+        for r in view.running {
+            let predicted = self
+                .predicted
+                .get(r.job as usize)
+                .copied()
+                .unwrap_or(f64::NAN);
+            let mut end = if predicted.is_nan() {
+                r.requested_end
+            } else {
+                r.start + predicted
+            };
+            if end <= view.now {
+                end = r.requested_end; // outlived its prediction: the request, then now
+            }
+            self.releases.push((end.max(view.now), r.nodes));
+        }
+        self.releases
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    }
+}
+
+/// What EASY plans with: durations of waiting jobs and releases of running ones.
+#[derive(Clone, Copy)]
+pub struct Estimates<'a> {
+    /// Predicted run time by job index (`None`: requested times).
+    predicted: Option<&'a [f64]>,
+    /// Running jobs' predicted releases, sorted (`None`: their requested ends).
+    releases: Option<&'a [(f64, u32)]>,
+}
+
+impl Estimates<'_> {
+    /// The user's requested times: what production EASY plans with.
+    pub const REQUESTED: Estimates<'static> = Estimates {
+        predicted: None,
+        releases: None,
+    };
+
+    #[inline]
+    fn duration(&self, view: &View, job: u32) -> f64 {
+        let requested = view.jobs.get(job).requested_time;
+        match self.predicted {
+            Some(p) => p
+                .get(job as usize)
+                .copied()
+                .filter(|d| !d.is_nan())
+                .unwrap_or(requested),
+            None => requested,
         }
     }
 }
@@ -149,6 +245,9 @@ impl Policy for QueuePolicy {
     fn decide(&mut self, view: &View, decision: &mut Decision) {
         let queue = view.queue;
         if view.free == 0 || queue.is_empty() {
+            if let Some(p) = self.predictions.as_mut() {
+                p.update(view); // completions are seen once: learn from them now
+            }
             return;
         }
         order_window(
@@ -161,7 +260,28 @@ impl Policy for QueuePolicy {
         let sorted = self.order.len();
         let order = &self.order;
         let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
-        scan_with_backfill(view, position, self.backfill, &mut self.started, decision);
+        let estimates = match self.predictions.as_mut() {
+            Some(p) => {
+                p.update(view);
+                Estimates {
+                    predicted: Some(&p.predicted),
+                    releases: Some(&p.releases),
+                }
+            }
+            None => Estimates::REQUESTED,
+        };
+        scan_with_backfill_estimated(
+            view,
+            position,
+            self.backfill,
+            estimates,
+            &mut self.started,
+            decision,
+        );
+    }
+
+    fn observes_events(&self) -> bool {
+        self.predictions.is_some()
     }
 }
 
@@ -173,6 +293,26 @@ pub fn scan_with_backfill(
     view: &View,
     position: impl Fn(usize) -> u32,
     backfill: Backfill,
+    started: &mut Vec<(f64, u32)>,
+    decision: &mut Decision,
+) {
+    scan_with_backfill_estimated(
+        view,
+        position,
+        backfill,
+        Estimates::REQUESTED,
+        started,
+        decision,
+    );
+}
+
+/// [`scan_with_backfill`] with EASY's reservation and backfill on `estimates`. Announced
+/// maintenance is always respected on requested times (a job runs until its request at most).
+pub fn scan_with_backfill_estimated(
+    view: &View,
+    position: impl Fn(usize) -> u32,
+    backfill: Backfill,
+    estimates: Estimates,
     started: &mut Vec<(f64, u32)>,
     decision: &mut Decision,
 ) {
@@ -197,7 +337,7 @@ pub fn scan_with_backfill(
         }
         admission.commit(est_end, job.nodes);
         free -= job.nodes;
-        started.push((est_end, job.nodes));
+        started.push((view.now + estimates.duration(view, job_index), job.nodes));
         decision.starts.push(Start {
             pos,
             job: job_index,
@@ -210,7 +350,11 @@ pub fn scan_with_backfill(
     if backfill == Backfill::None || free == 0 {
         return;
     }
-    let Some(mut reservation) = Reservation::compute(view, free, top_nodes, started) else {
+    let reservation = match estimates.releases {
+        Some(releases) => Reservation::compute_from(view, releases, free, top_nodes, started),
+        None => Reservation::compute(view, free, top_nodes, started),
+    };
+    let Some(mut reservation) = reservation else {
         return;
     };
     decision.reservation = Some(Reserve {
@@ -229,7 +373,8 @@ pub fn scan_with_backfill(
             continue;
         }
         let est_end = view.now + job.requested_time;
-        if !admission.admits(est_end, job.nodes) || !reservation.admits(est_end, job.nodes) {
+        let planned_end = view.now + estimates.duration(view, job_index);
+        if !admission.admits(est_end, job.nodes) || !reservation.admits(planned_end, job.nodes) {
             continue;
         }
         admission.commit(est_end, job.nodes);

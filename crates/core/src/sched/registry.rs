@@ -88,12 +88,37 @@ pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dy
 /// Builds a built-in policy. `window` is the number of queue-head jobs a heuristic sorts
 /// (`None` = the whole queue); `backfill` is "easy" or "none". SNF has neither.
 pub fn build_policy(name: &str, window: Option<usize>, backfill: &str) -> Result<Box<dyn Policy>> {
+    build_policy_estimated(name, window, backfill, "requested")
+}
+
+/// [`build_policy`] with what EASY plans on: `"requested"` times or `"history"` (predictions
+/// from completed jobs, Tsafrir et al. 2007).
+pub fn build_policy_estimated(
+    name: &str,
+    window: Option<usize>,
+    backfill: &str,
+    estimates: &str,
+) -> Result<Box<dyn Policy>> {
     let backfill = Backfill::from_name(backfill)
         .ok_or_else(|| CoreError::input(format!("unknown backfill {backfill:?} (easy, none)")))?;
     if window == Some(0) {
         return Err(CoreError::input("window must be at least 1"));
     }
+    let predicted = match estimates {
+        "requested" => false,
+        "history" => true,
+        other => {
+            return Err(CoreError::input(format!(
+                "unknown estimates {other:?} (requested, history)"
+            )))
+        }
+    };
     if name.eq_ignore_ascii_case("snf") {
+        if predicted {
+            return Err(CoreError::input(
+                "snf does not backfill: it takes no estimates",
+            ));
+        }
         return Ok(Box::new(Snf::default()));
     }
     let heuristic = Heuristic::from_name(name).ok_or_else(|| {
@@ -102,9 +127,10 @@ pub fn build_policy(name: &str, window: Option<usize>, backfill: &str) -> Result
             policy_names().join(", ")
         ))
     })?;
-    Ok(Box::new(QueuePolicy::new(
-        heuristic,
-        window.unwrap_or(usize::MAX),
-        backfill,
-    )))
+    let policy = QueuePolicy::new(heuristic, window.unwrap_or(usize::MAX), backfill);
+    Ok(Box::new(if predicted {
+        policy.with_predictions()
+    } else {
+        policy
+    }))
 }
