@@ -1,13 +1,21 @@
 //! Speed of one MARS search from a Theta-scale state: replays a trace under FCFS+EASY to the
 //! first decision with at least `MIN_QUEUE` waiting jobs and two distinct outcomes, then runs
-//! one tree (one core) at depth 50 over the paper's 161 actions and reports iterations/s.
+//! one tree (one core) at depth 50 over the paper's 161 actions and reports iterations/s: with
+//! the paper's forward model and rewards, with the rewards without blind spots, and with the
+//! stochastic forward model (run times drawn from the jobs completed before the state, a day of
+//! recent arrivals), whose scenario is drawn and built inside the timed part.
 //!
 //!     cargo run --release --example search_speed -- ALCF-Theta-2022.swf.gz [ITERATIONS] [MIN_QUEUE] [DEPTH]
 
 use std::time::Instant;
 
-use hpcsched_core::search::{search, ActionSet, Reward, SearchConfig};
+use hpcsched_core::estimate::{Completed, RuntimeHistory};
+use hpcsched_core::search::mcts::search_scenarios;
+use hpcsched_core::search::{
+    search, ActionSet, ArrivalModel, Reward, RuntimeModel, ScenarioModel, SearchConfig,
+};
 use hpcsched_core::{Backfill, Belief, Engine, Heuristic, QueuePolicy};
+use rand_core::SeedableRng;
 
 #[path = "common/trace.rs"]
 mod trace;
@@ -23,6 +31,8 @@ fn main() {
 
     let inputs = trace::load(path);
     let mut engine = Engine::new(inputs);
+    engine.record_events();
+    let mut history = RuntimeHistory::new();
     let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
     let mut actions = ActionSet::paper();
     loop {
@@ -31,6 +41,15 @@ fn main() {
             "no state with {min_queue} waiting jobs and a choice"
         );
         let view = engine.view();
+        for &(job, start, end) in view.completed {
+            let known = view.jobs.get(job);
+            history.observe(Completed {
+                requested: known.requested_time,
+                nodes: known.nodes,
+                user: -1,
+                run_time: end - start,
+            });
+        }
         if view.queue.len() >= min_queue && view.free > 0 && actions.outcomes(&view, 2).len() >= 2 {
             break;
         }
@@ -48,18 +67,54 @@ fn main() {
     let belief = Belief::from_view(&view).unwrap();
     let branches = actions.outcomes(&belief.engine.view(), usize::MAX);
     println!("distinct root outcomes: {}", branches.len());
-    for (name, reward) in [("CW", Reward::CW), ("CU", Reward::CU)] {
-        let config = SearchConfig {
-            iterations: Some(iterations),
-            trees: 1,
-            depth,
-            ..SearchConfig::default()
-        };
+    let config = SearchConfig {
+        iterations: Some(iterations),
+        trees: 1,
+        depth,
+        ..SearchConfig::default()
+    };
+    for (name, reward) in [
+        ("CW, the paper's", Reward::CW_PAPER),
+        ("CU, the paper's", Reward::CU_PAPER),
+        ("CW", Reward::CW),
+        ("CU", Reward::CU),
+    ] {
         let start = Instant::now();
         let result = search(&belief.engine, &branches, &actions, reward, &config, None);
         let seconds = start.elapsed().as_secs_f64();
         println!(
             "MARS-{name} (depth {depth}): {} iterations in {seconds:.3} s: {:.0} iterations/s on one core",
+            result.iterations,
+            result.iterations as f64 / seconds
+        );
+    }
+    let model = ScenarioModel {
+        runtime: RuntimeModel::History,
+        arrivals: ArrivalModel::Recent {
+            window: 7.0 * 86400.0,
+            horizon: 86400.0,
+        },
+        overrun_kill: false,
+    };
+    println!("history: {} completed jobs", history.len());
+    for (name, reward) in [("CW", Reward::CW), ("CU", Reward::CU)] {
+        let start = Instant::now();
+        let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
+        let scenario = model.sample(&view, &history, &mut rng);
+        let sampled = Belief::from_scenario(&view, &scenario).unwrap();
+        let result = search_scenarios(
+            &|_| sampled.engine.fork(),
+            &branches,
+            &actions,
+            reward,
+            &config,
+            None,
+        );
+        let seconds = start.elapsed().as_secs_f64();
+        println!(
+            "MARS-{name}, sampled run times and {} arrivals (depth {depth}): {} iterations in \
+             {seconds:.3} s: {:.0} iterations/s on one core",
+            scenario.arrivals.len(),
             result.iterations,
             result.iterations as f64 / seconds
         );

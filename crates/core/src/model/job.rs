@@ -30,6 +30,9 @@ pub struct JobTable {
     jobs: Vec<Job>,
     /// The trace's user of each job (empty: unknown for all). Only run-time models read it.
     users: Vec<i64>,
+    /// `log10(max(requested, 1))` and `log10(max(submit, 1))` of each job: the queue-ordering
+    /// heuristics F1-F4 read them at every decision of a look-ahead.
+    logs: Vec<(f64, f64)>,
 }
 
 impl JobTable {
@@ -56,10 +59,21 @@ impl JobTable {
         if jobs.len() >= u32::MAX as usize {
             return Err(CoreError::input("too many jobs"));
         }
+        let logs = jobs
+            .iter()
+            .map(|j| (j.requested_time.max(1.0).log10(), j.submit.max(1.0).log10()))
+            .collect();
         Ok(JobTable {
             jobs,
             users: Vec::new(),
+            logs,
         })
+    }
+
+    /// `(log10(max(requested, 1)), log10(max(submit, 1)))` of job `index`.
+    #[inline]
+    pub fn logs(&self, index: u32) -> (f64, f64) {
+        self.logs[index as usize]
     }
 
     /// The table with each job's user (`-1` unknown), in the same order.

@@ -85,11 +85,26 @@ impl Heuristic {
     /// Score of `job` at time `now` on a machine of `machine_nodes`; lower goes first.
     #[inline]
     pub fn score(self, job: &Job, now: f64, machine_nodes: u32) -> f64 {
+        let logs = (
+            job.requested_time.max(1.0).log10(),
+            job.submit.max(1.0).log10(),
+        );
+        self.score_with_logs(job, logs, now, machine_nodes)
+    }
+
+    /// [`Heuristic::score`] with the job's `(log10 r, log10 s)` already known.
+    #[inline]
+    pub fn score_with_logs(
+        self,
+        job: &Job,
+        (log_r, log_s): (f64, f64),
+        now: f64,
+        machine_nodes: u32,
+    ) -> f64 {
         let r = job.requested_time.max(1.0);
         let n = f64::from(job.nodes);
         let s = job.submit;
         let w = (now - s).max(0.0);
-        let log_s = || s.max(1.0).log10();
         match self {
             Heuristic::Fcfs => s,
             Heuristic::Lcfs => -s,
@@ -110,10 +125,10 @@ impl Heuristic {
                     -w / ((n / f64::from(machine_nodes)).log2() * r)
                 }
             }
-            Heuristic::F1 => r.log10() * n + 870.0 * log_s(),
-            Heuristic::F2 => r.sqrt() * n + 2.56e4 * log_s(),
-            Heuristic::F3 => r * n + 6.86e6 * log_s(),
-            Heuristic::F4 => r * n.sqrt() + 5.30e5 * log_s(),
+            Heuristic::F1 => log_r * n + 870.0 * log_s,
+            Heuristic::F2 => r.sqrt() * n + 2.56e4 * log_s,
+            Heuristic::F3 => r * n + 6.86e6 * log_s,
+            Heuristic::F4 => r * n.sqrt() + 5.30e5 * log_s,
         }
     }
 }
@@ -125,7 +140,7 @@ pub fn order_window(
     heuristic: Heuristic,
     window: usize,
     view: &View,
-    scores: &mut Vec<(f64, u32)>,
+    scores: &mut Vec<u128>,
     out: &mut Vec<u32>,
 ) {
     out.clear();
@@ -134,14 +149,27 @@ pub fn order_window(
     if heuristic == Heuristic::Fcfs || w <= 1 {
         return; // queue order: every position follows implicitly
     }
+    // (score, position) as one integer ordered like (score.total_cmp, position): integer keys
+    // sort about twice as fast as a comparator on pairs (this sort is a look-ahead's hot spot).
     scores.clear();
     scores.extend(queue[..w].iter().enumerate().map(|(pos, &j)| {
-        // `+ 0.0` folds -0.0 into 0.0 so that total_cmp ties them.
-        (
-            heuristic.score(view.jobs.get(j), view.now, view.machine_nodes) + 0.0,
-            pos as u32,
-        )
+        let job = view.jobs.get(j);
+        let logs = view.jobs.logs(j);
+        // `+ 0.0` folds -0.0 into 0.0 so that they tie.
+        let score = heuristic.score_with_logs(job, logs, view.now, view.machine_nodes) + 0.0;
+        (u128::from(monotone(score)) << 32) | pos as u128
     }));
-    scores.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    out.extend(scores.iter().map(|&(_, pos)| pos));
+    scores.sort_unstable();
+    out.extend(scores.iter().map(|&key| key as u32));
+}
+
+/// The bits of `x` as an integer ordered like `f64::total_cmp`.
+#[inline]
+fn monotone(x: f64) -> u64 {
+    let bits = x.to_bits();
+    if bits >> 63 == 1 {
+        !bits
+    } else {
+        bits | (1 << 63)
+    }
 }

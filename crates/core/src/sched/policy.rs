@@ -111,7 +111,7 @@ pub struct QueuePolicy {
     /// How many jobs at the head of the queue the heuristic sorts (`usize::MAX` = all).
     pub window: usize,
     pub backfill: Backfill,
-    scores: Vec<(f64, u32)>,
+    scores: Vec<u128>,
     order: Vec<u32>,
     started: Vec<(f64, u32)>,
     /// EASY on system-generated predictions instead of requested times (`None`: requested).
