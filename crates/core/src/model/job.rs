@@ -33,6 +33,9 @@ pub struct JobTable {
     /// `log10(max(requested, 1))` and `log10(max(submit, 1))` of each job: the queue-ordering
     /// heuristics F1-F4 read them at every decision of a look-ahead.
     logs: Vec<(f64, f64)>,
+    /// Per queue-ordering heuristic whose scores do not change with time, every job of the
+    /// table in score order (built on first use; see `sched::order`).
+    static_orders: [std::sync::OnceLock<Box<[u32]>>; 17],
 }
 
 impl JobTable {
@@ -67,7 +70,14 @@ impl JobTable {
             jobs,
             users: Vec::new(),
             logs,
+            static_orders: Default::default(),
         })
+    }
+
+    /// The memo of a time-independent ordering of the whole table (slot `slot`), built by
+    /// `build` on first use.
+    pub fn static_order(&self, slot: usize, build: impl FnOnce() -> Box<[u32]>) -> &[u32] {
+        self.static_orders[slot].get_or_init(build)
     }
 
     /// `(log10(max(requested, 1)), log10(max(submit, 1)))` of job `index`.
