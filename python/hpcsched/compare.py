@@ -203,6 +203,12 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
         ("bsld_mean", "bsld", num),
         ("utilization", "util. (%)", pct),
     ]
+    if "utilization_before_maintenance" in table and (
+        table["utilization_before_maintenance"].notna().any()
+    ):
+        columns.append(("utilization_before_maintenance", "before maint. (%)", pct))
+    if "energy_total_mwh" not in table:  # a summary of means: no energy, no search columns
+        return columns
     if table["energy_total_mwh"].notna().any():
         columns += [
             ("energy_total_mwh", "energy (MWh)", num),

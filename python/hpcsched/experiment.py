@@ -303,8 +303,10 @@ def summary_row(info: dict[str, Any]) -> dict[str, Any]:
         "wait_p95": number(wait["p95"]),
         "wait_p99": number(wait["p99"]),
         "wait_max": number(wait["max"]),
+        "wait_median_waited": number(wait.get("median_of_waited")),
         "bsld_mean": number(info["bounded_slowdown"]["mean"]),
         "utilization": number(info["utilization"]["overall_uptime"]),
+        "utilization_before_maintenance": _mean_before(info["utilization"]),
         "makespan": float(info["makespan"]),
         "energy_total_mwh": number(energy.get("total_mwh")),
         "energy_wasted_mwh": number(energy.get("wasted_mwh")),
@@ -313,6 +315,13 @@ def summary_row(info: dict[str, Any]) -> dict[str, Any]:
         "drains": int(search.get("drains", 0)),
         "simulate_seconds": float(info["timing"]["simulate_seconds"]),
     }
+
+
+def _mean_before(utilization: dict[str, Any]) -> float:
+    """Mean utilization over the 48 h before each scheduled maintenance (NaN without one)."""
+    windows = [w["utilization"] for w in utilization.get("before_maintenance") or []]
+    windows = [w for w in windows if w is not None]
+    return float(sum(windows) / len(windows)) if windows else float("nan")
 
 
 def _icon_share(modes: dict[str, float]) -> float:

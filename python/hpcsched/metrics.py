@@ -29,11 +29,22 @@ def wait_stats(wait: np.ndarray) -> dict[str, float | int | None]:
     wait = np.asarray(wait, dtype=float)
     wait = wait[~np.isnan(wait)]
     if len(wait) == 0:
-        return {"count": 0, "mean": None, **dict.fromkeys(_QUANTILES), "max": None}
+        return {
+            "count": 0,
+            "mean": None,
+            **dict.fromkeys(_QUANTILES),
+            "max": None,
+            "median_of_waited": None,
+            "waited": 0,
+        }
     stats: dict[str, float | int | None] = {"count": len(wait), "mean": float(wait.mean())}
     for name, q in _QUANTILES.items():
         stats[name] = float(np.quantile(wait, q))
     stats["max"] = float(wait.max())
+    # the MARS paper's median: over the jobs that waited at all (most start at once)
+    waited = wait[wait > 0]
+    stats["median_of_waited"] = float(np.median(waited)) if len(waited) else 0.0
+    stats["waited"] = len(waited)
     return stats
 
 

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hpcsched.cli._console import console, runs_progress
+from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
     from hpcsched.reproduce import Reproduction
@@ -56,25 +57,37 @@ def mars(
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("reproduce/mars"),
     iterations: Annotated[int, typer.Option(help="MCTS iterations per tree per decision.")] = 200,
     trees: Annotated[int, typer.Option(help="Root-parallel trees.")] = 2,
+    seeds: Annotated[int, typer.Option(help="Seeds of the searches (and of Random).")] = 3,
     processes: Processes = None,
 ) -> None:
-    """MARS paper: MARS-CW and MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY) and Random on
-    two 4000-job slices of ALCF Theta 2022."""
+    """MARS evaluation: MARS-CW and MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY; requested
+    and predicted run times) and Random, over seeds, on five 4000-job slices of ALCF Theta,
+    SDSC-BLUE, CTC and HPC2N with a maintenance every 6 days."""
     from hpcsched.cli.compare import print_table
-    from hpcsched.reproduce import mars_verdicts, reproduce_mars
+    from hpcsched.reproduce import mars_summary, mars_verdicts, reproduce_mars
 
-    with runs_progress("MARS on Theta") as progress:
+    if seeds < 1:
+        raise OptionError(f"must be at least 1, not {seeds}", option="--seeds")
+    with runs_progress("MARS evaluation") as progress:
         done = reproduce_mars(
-            data, out, iterations=iterations, trees=trees, processes=processes, progress=progress
+            data,
+            out,
+            iterations=iterations,
+            trees=trees,
+            seeds=seeds,
+            processes=processes,
+            progress=progress,
         )
-    for workload, rows in done.table.groupby("workload", sort=False):
+    summary = mars_summary(done.table)
+    for workload, rows in summary.groupby("workload", sort=False):
         print_table(
             rows,
-            str(workload),
-            metrics=("wait_mean", "wait_median", "wait_p95", "utilization", "drains"),
+            f"{workload} (means over seeds)",
+            metrics=("wait_mean", "bsld_mean", "wait_max", "utilization_before_maintenance"),
         )
-        for verdict in mars_verdicts(rows):
-            console.print(verdict, highlight=False)
+    verdicts = mars_verdicts(summary)
+    for row in verdicts.itertuples(index=False):
+        console.print(f"{row.overall}: {row.criterion}", highlight=False)
     _finish(done)
 
 
