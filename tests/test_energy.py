@@ -144,8 +144,10 @@ def test_power_policies_need_a_power_model():
         hpcsched.simulate(workload, "snf-icon")
     with pytest.raises(hpcsched.OptionError, match="power model"):
         hpcsched.simulate(workload, "snf-icon", platform=parse_platform("nodes = 1\n"))
-    with pytest.raises(hpcsched.OptionError, match="does not manage power"):
+    with pytest.raises(hpcsched.OptionError, match="give the power manager"):
         hpcsched.PolicySpec("fcfs", power=hpcsched.PowerSpec())
+    with pytest.raises(hpcsched.OptionError, match="runs under icon"):
+        hpcsched.PolicySpec("snf-icon", power=hpcsched.PowerSpec(manager="ipm"))
     with pytest.raises(hpcsched.OptionError, match="--idle-timeout"):
         hpcsched.PowerSpec(idle_timeout=-5.0)
 

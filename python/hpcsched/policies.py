@@ -3,6 +3,11 @@
 The engine names its policies (``_core.policy_names()``): the 17 heuristics of MARS Table II,
 ``snf``, ``mars`` and ``random``. Two presets add a reward to ``mars``: ``mars-cw`` (cumulative
 wait) and ``mars-cu`` (cumulative utilization).
+
+Any of them may run under a power manager (``PowerSpec(manager=...)``: ``ipm``, ``icon`` and
+ICON's ablations ``icon-ng``, ``icon-nf``, ``icon-ngnf``). The SNF-ICON paper's names stand for
+such pairs: ``fcfs-b+ipm`` is FCFS with EASY under IPM, ``snf+ipm`` SNF under IPM, ``snf-icon``
+(and ``-ng``, ``-nf``, ``-ngnf``) SNF under ICON (and its ablations).
 """
 
 from __future__ import annotations
@@ -18,6 +23,8 @@ from hpcsched.workload._io import read_toml
 BACKFILLS = ("easy", "none")
 SEARCH_POLICIES = ("mars", "random")
 POWER_POLICIES = tuple(_core.power_policy_names())
+#: Power managers a queue policy may run under (``none``: nodes never sleep).
+MANAGERS = tuple(_core.manager_names())
 #: Named reward terms (see docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting,
 #: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
 #: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU).
@@ -210,10 +217,13 @@ class SearchSpec:
 class PowerSpec:
     """Parameters of the power managers (IPM and SNF-ICON; SNF-ICON Table I defaults).
 
-    Times are in seconds. ``sample_transitions`` draws each transition's latency from
-    Normal(mean, std) clipped at 0 with that seed; by default transitions take their mean.
-    Idle nodes always respect their timeout (Table I's "respect idle timeout: enabled")."""
+    ``manager`` is ``ipm``, ``icon``, ``icon-ng``, ``icon-nf`` or ``icon-ngnf`` (implied by the
+    paper's policy names such as ``snf-icon``). Times are in seconds. ``sample_transitions``
+    draws each transition's latency from Normal(mean, std) clipped at 0 with that seed; by
+    default transitions take their mean. Idle nodes always respect their timeout (Table I's
+    "respect idle timeout: enabled")."""
 
+    manager: str | None = None
     idle_timeout: float = 7200.0
     sample_transitions: int | None = None
     alpha: float = 5000.0
@@ -238,8 +248,18 @@ class PowerSpec:
     stale_completion_shutdown: bool = True
 
     def __post_init__(self) -> None:
+        if self.manager is not None and self.manager not in MANAGERS:
+            raise OptionError(
+                f"unknown power manager {shown(self.manager)}; choose one of: none, "
+                f"{', '.join(MANAGERS)}",
+                option="--power",
+            )
         for name, value in asdict(self).items():
-            if value is None or name in ("require_service_samples", "stale_completion_shutdown"):
+            if value is None or name in (
+                "manager",
+                "require_service_samples",
+                "stale_completion_shutdown",
+            ):
                 continue
             if (
                 isinstance(value, bool)
@@ -277,7 +297,9 @@ class PowerSpec:
                 )
 
     def to_native(self) -> dict[str, object]:
-        return asdict(self)
+        native = asdict(self)
+        native["name"] = native.pop("manager")
+        return native
 
 
 #: The largest window: any window past the queue's length orders the whole queue.
@@ -287,8 +309,9 @@ MAX_WINDOW = 2**32 - 1
 @dataclass(frozen=True)
 class PolicySpec:
     """A policy: ``name`` (a heuristic, ``snf``, ``mars``, ``mars-cw``, ``mars-cu`` or
-    ``random``), the heuristic's ``window`` (jobs at the head of the queue it sorts; ``None`` =
-    the whole queue), ``backfill``, and for ``mars``/``random`` the ``search`` parameters.
+    ``random``, or a paper name such as ``snf-icon``), the heuristic's ``window`` (jobs at the
+    head of the queue it sorts; ``None`` = the whole queue), ``backfill``, for
+    ``mars``/``random`` the ``search`` parameters, and the ``power`` manager it runs under.
     ``estimates`` is what a heuristic's EASY plans with: ``requested`` times (production EASY)
     or ``history``, run times predicted from the jobs completed so far (Tsafrir, Etsion and
     Feitelson 2007)."""
@@ -355,42 +378,68 @@ class PolicySpec:
             object.__setattr__(self, "backfill", "easy")  # every action ends with EASY
         elif self.search is not None:
             raise OptionError(f"{name} takes no search options", option="--policy")
-        if self.is_power:
+        alias = _core.power_alias(name)
+        if alias is not None:
             if self.window is not None:
                 raise OptionError(
                     f"{name} orders the queue itself; it takes no window", option="--window"
                 )
-            object.__setattr__(self, "power", self.power or PowerSpec())
-            object.__setattr__(self, "backfill", "easy" if name == "fcfs-b+ipm" else "none")
-        elif self.power is not None:
-            raise OptionError(f"{name} does not manage power", option="--policy")
+            _, backfill, manager = alias
+            power = self.power or PowerSpec()
+            if power.manager is None:
+                power = replace(power, manager=manager)
+            elif power.manager != manager:
+                raise OptionError(
+                    f"{name} runs under {manager}; for another manager give the queue policy "
+                    f"(e.g. --policy {alias[0]} --power {power.manager})",
+                    option="--power",
+                )
+            object.__setattr__(self, "power", power)
+            object.__setattr__(self, "backfill", backfill)
+        elif self.power is not None and self.power.manager is None:
+            raise OptionError(
+                f"give the power manager {name} runs under ({', '.join(MANAGERS)})",
+                option="--power",
+            )
 
     @property
     def is_power(self) -> bool:
-        return self.name in POWER_POLICIES
+        """Whether a power manager runs under the queue policy."""
+        return self.power is not None
 
     @property
     def is_search(self) -> bool:
         return self.name in SEARCH_POLICIES or self.name in PRESETS
 
     @property
+    def manager(self) -> str | None:
+        """The power manager (``ipm``, ``icon``, ...), None without one."""
+        return self.power.manager if self.power is not None else None
+
+    @property
     def engine_name(self) -> str:
-        """The engine's name for this policy (presets are ``mars`` with a reward)."""
+        """The engine's name for the queue policy (presets are ``mars`` with a reward, paper
+        names the queue policy they stand for)."""
+        alias = _core.power_alias(self.name)
+        if alias is not None:
+            return alias[0]
         return "mars" if self.name in PRESETS else self.name
 
     @property
     def label(self) -> str:
-        """A short human-readable name, e.g. ``WFP3 w=256 +EASY``."""
-        if self.name == "snf":
-            return "SNF"
-        if self.is_power:
+        """A short human-readable name, e.g. ``WFP3 w=256 +EASY`` or ``MARS-CW + ICON``."""
+        if _core.power_alias(self.name) is not None:
             return self.name.upper().replace("FCFS-B", "FCFS/B")
-        if self.is_search:
-            return self.name.upper() if self.name in PRESETS else self.name.capitalize()
-        window = "" if self.window is None else f" w={self.window}"
-        backfill = " +EASY" if self.backfill == "easy" else ""
-        predicted = " (predicted)" if self.estimates == "history" else ""
-        return f"{self.name.upper()}{window}{backfill}{predicted}"
+        if self.name == "snf":
+            base = "SNF"
+        elif self.is_search:
+            base = self.name.upper() if self.name in PRESETS else self.name.capitalize()
+        else:
+            window = "" if self.window is None else f" w={self.window}"
+            backfill = " +EASY" if self.backfill == "easy" else ""
+            predicted = " (predicted)" if self.estimates == "history" else ""
+            base = f"{self.name.upper()}{window}{backfill}{predicted}"
+        return f"{base} + {self.manager.upper()}" if self.manager else base
 
     def to_dict(self) -> dict[str, object]:
         return asdict(self)

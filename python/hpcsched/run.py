@@ -52,6 +52,9 @@ class Result:
     timeline: pd.DataFrame = field(repr=False)
     workload: Workload = field(repr=False)
     calendar: DowntimeCalendar = field(repr=False)
+    #: The power manager's log when a look-ahead policy runs under one (``decisions`` is then
+    #: the look-ahead's); empty otherwise
+    power_decisions: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -175,13 +178,8 @@ def simulate(
     if len(workload) == 0:
         raise InputError(f"no job to replay{_skips(workload)}", path=workload.source)
     calendar = _calendar(downtime, announce_lead, workload)
-    # node power states under a built-in power manager, or a Python policy on a power platform
+    # node power states under a power manager, or a Python policy on a power platform
     manager = _manager(spec, platform)
-    if manager is not None and len(calendar):
-        raise OptionError(
-            f"{spec.name} does not support downtime windows yet; drop --downtime",
-            option="--downtime",
-        )
     t1 = time.perf_counter()
 
     sim = new_simulation(
@@ -242,15 +240,16 @@ def simulate(
         info["energy"] = metrics.energy_summary(
             raw["energy_j"], raw["node_seconds"], raw["horizon"]
         )
-    decisions = (
-        _power_log(sim.power_decisions()) if spec.is_power else pd.DataFrame(sim.decisions())
-    )
+    # The look-ahead's log is `decisions`; the power manager's too when there is no look-ahead,
+    # else `power_decisions`.
+    power_log = _power_log(sim.power_decisions()) if spec.is_power else pd.DataFrame()
+    decisions = pd.DataFrame(sim.decisions()) if spec.search is not None else power_log
     if spec.search is not None:
         info["search"] = metrics.search_stats(decisions)
     timeline = pd.DataFrame(sim.timeline())
     if spec.is_power:
         horizon = raw["horizon"]
-        info["energy"]["mode_occupancy"] = metrics.mode_occupancy(decisions, horizon)
+        info["energy"]["mode_occupancy"] = metrics.mode_occupancy(power_log, horizon)
     result = Result(
         jobs=table,
         info=info,
@@ -260,6 +259,7 @@ def simulate(
         timeline=timeline,
         workload=workload,
         calendar=calendar,
+        power_decisions=power_log if spec.search is not None else pd.DataFrame(),
     )
     if out is not None:
         result.write(out, csv=csv)
@@ -305,6 +305,7 @@ def new_simulation(
         python=python,
         user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
         estimates=estimates,
+        down_asleep=np.array([w.back == "asleep" for w in windows], dtype=bool),
     )
 
 

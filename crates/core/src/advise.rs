@@ -252,6 +252,7 @@ impl Table {
                 end,
                 kind: DowntimeKind::Scheduled,
                 nodes,
+                back_asleep: false,
             })
             .collect();
         let view = View {
@@ -269,6 +270,7 @@ impl Table {
             announced: &announced,
             nodes: &[],
             power: None,
+            manager: None,
             arrived: &[],
             completed: &[],
         };

@@ -7,13 +7,12 @@ use hpcsched_core::agent::{
     JOB_FEATURES,
 };
 use hpcsched_core::model::PowerModel;
-use hpcsched_core::power::policy::{IconConfig, PowerRecord};
+use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord};
 use hpcsched_core::power::screen::SeriesStats;
 use hpcsched_core::sched::translate;
 use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
-    build_policy, build_policy_estimated, build_power_policy, build_search_policy, SearchOptions,
-    POWER_POLICIES,
+    build_policy, build_policy_estimated, build_search_policy, SearchOptions,
 };
 use hpcsched_core::search::mcts::Rollout;
 use hpcsched_core::search::{
@@ -65,7 +64,7 @@ impl PySimulation {
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
         down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
-        python=None, user=None, estimates="requested"
+        python=None, user=None, estimates="requested", down_asleep=None
     ))]
     fn new(
         py: Python<'_>,
@@ -90,6 +89,7 @@ impl PySimulation {
         python: Option<Py<PyAny>>,
         user: Option<PyReadonlyArray1<'_, i64>>,
         estimates: &str,
+        down_asleep: Option<PyReadonlyArray1<'_, bool>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -122,6 +122,13 @@ impl PySimulation {
             down_scheduled.as_slice()?,
             down_nodes.as_slice()?,
         );
+        let asleep = match &down_asleep {
+            Some(a) => a.as_slice()?.to_vec(),
+            None => vec![false; ds.len()],
+        };
+        if asleep.len() != ds.len() {
+            return Err(input_err("downtime columns have different lengths")).py_result(py);
+        }
         let windows: Vec<Downtime> = (0..ds.len())
             .map(|i| Downtime {
                 start: ds[i],
@@ -132,6 +139,7 @@ impl PySimulation {
                     DowntimeKind::Unscheduled
                 },
                 nodes: (dn[i] > 0).then(|| u32::try_from(dn[i]).unwrap_or(u32::MAX)),
+                back_asleep: asleep[i],
             })
             .collect();
         let machine_nodes = u32::try_from(machine_nodes)
@@ -167,15 +175,30 @@ impl PySimulation {
             Inputs::new(table, machine, calendar, overrun)
         })()
         .py_result(py)?;
-        let managed = POWER_POLICIES.contains(&policy);
-        // Node power states: under a built-in power manager, or for an agent or a Python
-        // policy on a platform with a power model (they switch nodes themselves).
+        // Node power states: under a power manager ("name" in the options), or for an agent or
+        // a Python policy on a platform with a power model (they switch nodes themselves).
         let inputs = match manager {
-            Some(options) if managed || policy == "agent" || policy == "python" => {
+            Some(options) => {
                 let sample: Option<u64> = get_item(options, "sample_transitions")?;
-                inputs.with_power_management(sample).py_result(py)?
+                let name: Option<String> = match options.get_item("name")? {
+                    Some(value) => value.extract()?,
+                    None => None,
+                };
+                match name {
+                    Some(name) => {
+                        let idle_timeout: f64 = get_item(options, "idle_timeout")?;
+                        let config = manager_config(&name, idle_timeout, icon_config(options)?)
+                            .ok_or_else(|| input_err(format!("{name:?} is not a power manager")))
+                            .py_result(py)?;
+                        inputs.with_manager(config, sample).py_result(py)?
+                    }
+                    None if policy == "agent" || policy == "python" => {
+                        inputs.with_power_management(sample).py_result(py)?
+                    }
+                    None => inputs,
+                }
             }
-            _ => inputs,
+            None => inputs,
         };
         let mut outside = None;
         let policy: Box<dyn Policy> = if policy == "agent" {
@@ -191,13 +214,6 @@ impl PySimulation {
             let python = PyPolicy::new(object, name, slots);
             outside = Some(Arc::clone(&python.outcome));
             Box::new(python)
-        } else if managed {
-            let options = manager.ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err("power policies need manager options")
-            })?;
-            let idle_timeout: f64 = get_item(options, "idle_timeout")?;
-            let icon = icon_config(options)?;
-            build_power_policy(policy, idle_timeout, icon).py_result(py)?
         } else {
             match search {
                 Some(options) => build_search_policy(policy, &search_options(options)?),
@@ -395,15 +411,18 @@ impl PySimulation {
         Ok(out)
     }
 
-    /// The power manager's decision log as columns (empty for other policies).
+    /// The power manager's decision log as columns (empty without a power manager).
     fn power_decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.policy.power_records();
+        let log = self.engine.log();
+        let r = &log.power_records;
         let out = PyDict::new(py);
         out.set_item("time", column(py, r, |r| r.time))?;
         out.set_item("mode", r.iter().map(|r| r.mode.name()).collect::<Vec<_>>())?;
         out.set_item(
             "rejection",
-            r.iter().map(|r| r.rejection.as_str()).collect::<Vec<_>>(),
+            r.iter()
+                .map(PowerRecord::rejection_text)
+                .collect::<Vec<_>>(),
         )?;
         type Series = fn(&PowerRecord) -> Option<SeriesStats>;
         let series: [(&str, Series); 2] = [("arrival", |r| r.arrivals), ("service", |r| r.service)];
@@ -429,33 +448,19 @@ impl PySimulation {
             "target",
             column(py, r, |r| r.target.map_or(f64::NAN, f64::from)),
         )?;
-        let chosen = |r: &PowerRecord| {
-            r.target
-                .and_then(|t| r.candidates.iter().find(|c| c.0 == t).copied())
-        };
-        out.set_item(
-            "waiting_cost",
-            column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.1)),
-        )?;
-        out.set_item(
-            "energy_cost",
-            column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.2)),
-        )?;
-        out.set_item(
-            "total_cost",
-            column(py, r, |r| chosen(r).map_or(f64::NAN, |c| c.3)),
-        )?;
+        out.set_item("waiting_cost", column(py, r, |r| r.chosen.0))?;
+        out.set_item("energy_cost", column(py, r, |r| r.chosen.1))?;
+        out.set_item("total_cost", column(py, r, |r| r.chosen.2))?;
         out.set_item("candidates", column(py, r, |r| r.candidates.len() as u32))?;
         // Every spare candidate considered (target, W, E, J), flat, with each call's offsets.
         let mut offsets = Vec::with_capacity(r.len() + 1);
         offsets.push(0u64);
-        let all: Vec<(u32, f64, f64, f64)> = r
-            .iter()
-            .flat_map(|r| {
-                offsets.push(offsets.last().copied().unwrap_or(0) + r.candidates.len() as u64);
-                r.candidates.iter().copied()
-            })
-            .collect();
+        let mut all: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(log.power_candidates.len());
+        for rec in r {
+            let range = rec.candidates.start as usize..rec.candidates.end as usize;
+            all.extend_from_slice(&log.power_candidates[range]);
+            offsets.push(all.len() as u64);
+        }
         out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
         out.set_item("candidate_targets", column(py, &all, |c| c.0))?;
         out.set_item("candidate_waiting", column(py, &all, |c| c.1))?;
@@ -486,6 +491,7 @@ impl PySimulation {
             "switching_on",
             "switching_off",
             "sleeping",
+            "down",
         ]
         .iter()
         .enumerate()

@@ -14,10 +14,22 @@ fn policy_names() -> Vec<&'static str> {
     hpcsched_core::sched::policy_names()
 }
 
-/// Names of the policies that switch nodes on and off (they need a power model).
+/// The SNF-ICON paper's names for a queue policy under a power manager.
 #[pyfunction]
 fn power_policy_names() -> Vec<&'static str> {
     hpcsched_core::sched::POWER_POLICIES.to_vec()
+}
+
+/// What a paper name stands for: (queue policy, backfill, power manager), or None.
+#[pyfunction]
+fn power_alias(name: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    hpcsched_core::sched::power_alias(name)
+}
+
+/// Names of the power managers (`ipm`, `icon` and ICON's ablations).
+#[pyfunction]
+fn manager_names() -> Vec<&'static str> {
+    hpcsched_core::power::config::MANAGER_NAMES.to_vec()
 }
 
 /// Names of the 17 queue-ordering heuristics of MARS Table II.
@@ -120,6 +132,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(heuristic_names, m)?)?;
     m.add_function(wrap_pyfunction!(power_policy_names, m)?)?;
+    m.add_function(wrap_pyfunction!(power_alias, m)?)?;
+    m.add_function(wrap_pyfunction!(manager_names, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(screen_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(predict_remaining, m)?)?;

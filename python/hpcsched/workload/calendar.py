@@ -15,6 +15,8 @@ File format, one window per line::
   machine; ``-``, ``*`` or ``all`` also mean the whole machine, which lets a note start with a
   number. The fourth token is read as ``nodes`` when it looks like a number (so ``2.5`` or ``0`` is
   an error, not a note); otherwise the note starts there.
+- ``back=idle`` or ``back=asleep`` (optional, after ``nodes``): the state the nodes come back in
+  when nodes have power states (under a power manager); idle by default. Ignored otherwise.
 - ``note`` is the rest of the line (free text, no ``#``), kept for reports.
 - ``#`` starts a comment, on its own line or after a window; blank lines are ignored.
 
@@ -36,6 +38,7 @@ from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.workload._io import read_bytes
 
 Kind = Literal["scheduled", "unscheduled"]
+Back = Literal["idle", "asleep"]
 
 #: default notice of a scheduled maintenance: 48 hours
 DEFAULT_ANNOUNCE_LEAD = 172800.0
@@ -55,6 +58,8 @@ class Downtime:
     note: str = ""
     #: 1-based line in the calendar file (for error messages); not part of equality
     line: int | None = field(default=None, compare=False)
+    #: the state its nodes come back in when nodes have power states: ``idle`` or ``asleep``
+    back: Back = "idle"
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.start) and math.isfinite(self.end)):
@@ -67,6 +72,8 @@ class Downtime:
             isinstance(self.nodes, bool) or not isinstance(self.nodes, int) or self.nodes <= 0
         ):
             raise InputError(f"nodes must be a positive integer, not {shown(self.nodes)}")
+        if self.back not in ("idle", "asleep"):
+            raise InputError(f"back must be 'idle' or 'asleep', not {shown(self.back)}")
 
     @property
     def duration(self) -> float:
@@ -166,7 +173,20 @@ def parse_calendar(
             if tokens[3].lower() not in _WHOLE_MACHINE:
                 nodes = _count(tokens[3], path, number)
             note = tokens[4] if len(tokens) > 4 else ""
-        windows.append(Downtime(start, end, kind, nodes, note.strip(), line=number))
+        back: Back = "idle"
+        first, _, rest = note.partition(" ")
+        if first.lower().startswith("back="):
+            value = first.split("=", 1)[1].lower()
+            if value not in ("idle", "asleep"):
+                raise InputError(
+                    f"back= takes idle or asleep, not {shown(value)}",
+                    path=path,
+                    line=number,
+                    field="back",
+                )
+            back = value  # type: ignore[assignment]
+            note = rest
+        windows.append(Downtime(start, end, kind, nodes, note.strip(), line=number, back=back))
     return DowntimeCalendar(tuple(windows), announce_lead=announce_lead, source=path)
 
 

@@ -11,11 +11,12 @@
 use std::sync::Arc;
 
 use crate::engine::core::{Engine, Inputs};
+use crate::engine::power::{NodeState, Nodes, NO_JOB};
 use crate::engine::record::RunLog;
 use crate::engine::state::{Completion, Running, SimState};
 use crate::engine::view::View;
 use crate::error::Result;
-use crate::model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun};
+use crate::model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel};
 use crate::sched::Decision;
 
 /// An announced window is already known: its announcement lies far in the past.
@@ -92,9 +93,10 @@ impl Belief {
             end,
             kind: DowntimeKind::Unscheduled,
             nodes: Some(nodes),
+            back_asleep: false,
         }));
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
-        let inputs = Inputs::new(
+        let mut inputs = Inputs::new(
             JobTable::new(jobs)?,
             Machine {
                 nodes: view.machine_nodes,
@@ -103,6 +105,12 @@ impl Belief {
             calendar,
             Overrun::Continue,
         )?;
+        if let Some(manager) = view.manager {
+            // The power manager is part of the forward model (transitions at their mean).
+            inputs = inputs.with_manager(manager.config().clone(), None)?;
+        } else if !view.nodes.is_empty() {
+            inputs = inputs.with_power_management(None)?;
+        }
         let mut state = SimState {
             now,
             ..SimState::default()
@@ -136,6 +144,9 @@ impl Belief {
             });
             state.busy += r.nodes;
         }
+        if let (Some(model), false) = (view.power, view.nodes.is_empty()) {
+            power_state(view, &mut state, *model, &belief_of, &inputs.calendar);
+        }
         let mut engine = Engine::from_parts(Arc::new(inputs), state, RunLog::counters_only());
         engine.refresh_down();
         Ok(Belief {
@@ -153,5 +164,62 @@ impl Belief {
             .collect();
         real.sort_unstable();
         real
+    }
+}
+
+/// Node power states and the power manager in the look-ahead, with job indices of the belief;
+/// nodes down belong to the belief's windows in progress (matched by end).
+fn power_state(
+    view: &View,
+    state: &mut SimState,
+    model: PowerModel,
+    belief_of: &dyn Fn(u32) -> u32,
+    calendar: &Calendar,
+) {
+    let nodes: Vec<_> = view
+        .nodes
+        .iter()
+        .map(|n| {
+            let mut n = *n;
+            if n.job != NO_JOB {
+                n.job = belief_of(n.job);
+            }
+            n
+        })
+        .collect();
+    let mut assigned = vec![false; nodes.len()];
+    for (i, w) in calendar.windows().iter().enumerate() {
+        if w.start > view.now {
+            continue;
+        }
+        let want = w.nodes_down(view.machine_nodes) as usize;
+        let ids: Vec<u32> = (0..nodes.len())
+            .filter(|&k| {
+                nodes[k].state == NodeState::Down && nodes[k].back == w.end && !assigned[k]
+            })
+            .take(want)
+            .map(|k| k as u32)
+            .collect();
+        for &k in &ids {
+            assigned[k as usize] = true;
+        }
+        state.taken_down.push((i as u32, ids));
+    }
+    state.nodes = Some(Nodes::from_states(nodes, model, view.now));
+    if let Some(manager) = view.manager {
+        let mut manager = Box::new(manager.clone());
+        // Jobs that ended at this instant are not in the belief: any index other than NO_JOB
+        // still says "its nodes were computing".
+        let ended = NO_JOB - 1;
+        manager.renumber_jobs(|j| {
+            if view.running.iter().any(|r| r.job == j) {
+                belief_of(j)
+            } else {
+                ended
+            }
+        });
+        state.manager = Some(manager);
+        // The real engine prepared this instant: the look-ahead acts on it first.
+        state.pending_act = true;
     }
 }

@@ -1,8 +1,10 @@
 //! The step loop: apply every event of the next event time in the documented order, then invoke
 //! the policy once.
 //!
-//! Same-time order: job completions; downtime ends; maintenance announcements and downtime
-//! starts; job submissions. Then one scheduling invocation sees their combined effect.
+//! Same-time order: job completions; power transitions ending; downtime ends; maintenance
+//! announcements and downtime starts; job submissions. Then one scheduling invocation sees their
+//! combined effect. Under a power manager the instant is: the manager's `prepare`, the queue
+//! policy, the starts, the manager's `act` (wakes, spares, shutdowns, timers).
 
 use std::sync::Arc;
 
@@ -12,6 +14,8 @@ use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, MAX_NODES};
+use crate::power::config::ManagerConfig;
+use crate::power::manager::PowerManager;
 use crate::sched::admission::Admission;
 use crate::sched::{Decision, Policy};
 
@@ -51,24 +55,37 @@ pub struct Inputs {
     pub power_managed: bool,
     /// Seed for drawing transition latencies (mean latencies when `None`).
     pub sample_transitions: Option<u64>,
+    /// The power manager under the queue policy, if any (it needs node power states).
+    pub manager: Option<Arc<ManagerConfig>>,
 }
 
 impl Inputs {
-    /// Turns on node power states for a policy that manages power.
+    /// Turns on node power states: for a power manager, or a policy that switches nodes itself.
     pub fn with_power_management(mut self, sample_transitions: Option<u64>) -> Result<Self> {
         if self.machine.power.is_none() {
             return Err(CoreError::input(
                 "power management needs a platform with a power model",
             ));
         }
-        if !self.calendar.windows().is_empty() {
-            return Err(CoreError::input(
-                "downtime windows together with power management are not supported yet",
-            ));
-        }
         self.power_managed = true;
         self.sample_transitions = sample_transitions;
         Ok(self)
+    }
+
+    /// Puts a power manager under the queue policy.
+    pub fn with_manager(
+        self,
+        config: ManagerConfig,
+        sample_transitions: Option<u64>,
+    ) -> Result<Self> {
+        if !(config.idle_timeout.is_finite() && config.idle_timeout >= 0.0) {
+            return Err(CoreError::input(
+                "the idle timeout must be a number of seconds >= 0",
+            ));
+        }
+        let mut inputs = self.with_power_management(sample_transitions)?;
+        inputs.manager = Some(Arc::new(config));
+        Ok(inputs)
     }
 
     /// How many downtime boundaries fall at or before `t` (already applied at a decision at t).
@@ -131,6 +148,7 @@ impl Inputs {
             boundaries,
             power_managed: false,
             sample_transitions: None,
+            manager: None,
         })
     }
 }
@@ -153,12 +171,18 @@ impl Engine {
                 inputs.machine.nodes,
                 model,
                 inputs.sample_transitions,
+                now,
             )),
             _ => None,
         };
+        let manager = inputs
+            .manager
+            .as_ref()
+            .map(|c| Box::new(PowerManager::new(Arc::clone(c))));
         let state = SimState {
             now,
             nodes,
+            manager,
             ..SimState::default()
         };
         Engine::with_state(inputs, state)
@@ -251,8 +275,14 @@ impl Engine {
     }
 
     /// Applies every event of the next event time (completions, downtime boundaries,
-    /// submissions), without invoking any policy. Returns `false` when no event is left.
+    /// submissions), without invoking any policy; a power manager prepares its call. Returns
+    /// `false` when no event is left.
     pub fn advance(&mut self) -> bool {
+        if self.state.pending_act {
+            // The previous instant ended without a decision: the manager still acts on it.
+            self.act(&Decision::default())
+                .expect("the manager's own actions are valid");
+        }
         let Some(t) = self.peek() else {
             return false;
         };
@@ -288,17 +318,31 @@ impl Engine {
             nodes.complete_transitions(t);
         }
         self.apply_boundaries(t);
+        if let Some(nodes) = &self.state.nodes {
+            // Overlapping windows may take fewer nodes than they name: count those taken.
+            self.state.down = nodes.count(NodeState::Down);
+        }
         self.submit_jobs(t);
         while self.state.timers.peek().is_some_and(|timer| timer.0 <= t) {
             self.state.timers.pop();
+        }
+        if let Some(mut manager) = self.state.manager.take() {
+            manager.prepare(&self.view());
+            self.state.manager = Some(manager);
+            self.state.pending_act = true;
         }
         true
     }
 
     /// Invokes `policy` at the current time if jobs are waiting, and applies its decision.
     pub fn invoke(&mut self, policy: &mut dyn Policy) -> Result<()> {
-        // A power manager acts on idle nodes too; a queue policy has nothing to do then.
-        if self.state.queue.is_empty() && self.state.nodes.is_none() {
+        // A policy switching nodes itself acts on idle nodes too; otherwise a queue policy has
+        // nothing to do with an empty queue (a power manager still acts).
+        let switches_nodes = self.state.nodes.is_some() && self.state.manager.is_none();
+        if self.state.queue.is_empty() && !switches_nodes {
+            if self.state.pending_act {
+                self.act(&Decision::default())?;
+            }
             return Ok(());
         }
         self.log.invocations += 1;
@@ -377,6 +421,7 @@ impl Engine {
             announced: &s.announced,
             nodes: s.nodes.as_ref().map_or(&[], |n| n.as_slice()),
             power: self.inputs.machine.power.as_ref(),
+            manager: s.manager.as_deref(),
             arrived: &s.arrived,
             completed: &s.completed,
         }
@@ -395,7 +440,7 @@ impl Engine {
             self.state.busy -= c.nodes;
             // Only power managers and outside policies read completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
-                nodes.release(c.job);
+                nodes.release(c.job, t);
                 self.state.completed.push((c.job, running.start, c.end));
             } else if self.state.record_events {
                 self.state.completed.push((c.job, running.start, c.end));
@@ -447,11 +492,13 @@ impl Engine {
                     s.active.push((b.window, window.end, nodes_down));
                     self.refresh_down();
                     self.kill_for_capacity(t);
+                    self.take_nodes_down(b.window, &window, t);
                 }
                 BoundaryKind::End => {
                     if let Some(pos) = s.active.iter().position(|a| a.0 == b.window) {
                         s.active.remove(pos);
                     }
+                    self.bring_nodes_up(b.window, t);
                     self.refresh_down();
                 }
             }
@@ -485,12 +532,60 @@ impl Engine {
             }
             self.state.remove_running(v.job, v.requested_end);
             self.state.busy -= v.nodes;
+            if let Some(nodes) = self.state.nodes.as_mut() {
+                nodes.release(v.job, t);
+            }
             self.log.record_kill(v.job, v.start, t);
             killed.push(v.job);
         }
         self.state.completions.retain(|c| !killed.contains(&c.job));
         killed.sort_unstable();
         self.state.queue.push_front(&killed);
+    }
+
+    /// With node identities, a window's start takes its nodes down: those asleep first, then
+    /// switching off, idle, switching on (lowest numbers first); running jobs were killed
+    /// before as needed. They come back at its end in the state the calendar says.
+    fn take_nodes_down(&mut self, window: u32, w: &crate::model::Downtime, t: f64) {
+        let machine = self.inputs.machine.nodes;
+        let Some(nodes) = self.state.nodes.as_mut() else {
+            return;
+        };
+        let already = nodes.count(NodeState::Down);
+        let want = w.nodes_down(machine).min(machine - already) as usize;
+        let rank = |state: NodeState| match state {
+            NodeState::Sleeping => 0,
+            NodeState::SwitchingOff => 1,
+            NodeState::Idle => 2,
+            NodeState::SwitchingOn => 3,
+            NodeState::Computing | NodeState::Down => 4,
+        };
+        let mut candidates: Vec<(u8, u32)> = nodes
+            .as_slice()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (rank(n.state), i as u32))
+            .filter(|&(r, _)| r < 4)
+            .collect();
+        candidates.sort_unstable();
+        let chosen: Vec<u32> = candidates.iter().take(want).map(|&(_, i)| i).collect();
+        debug_assert_eq!(chosen.len(), want, "jobs were killed to make room");
+        for &i in &chosen {
+            nodes.take_down(i, t, w.end, w.back_asleep);
+        }
+        self.state.taken_down.push((window, chosen));
+    }
+
+    fn bring_nodes_up(&mut self, window: u32, t: f64) {
+        let Some(pos) = self.state.taken_down.iter().position(|d| d.0 == window) else {
+            return;
+        };
+        let (_, chosen) = self.state.taken_down.remove(pos);
+        if let Some(nodes) = self.state.nodes.as_mut() {
+            for i in chosen {
+                nodes.bring_up(i, t);
+            }
+        }
     }
 
     /// Validates and applies a decision: the only place jobs start.
@@ -500,29 +595,109 @@ impl Engine {
         }
         self.log
             .record_reservation(self.state.now, decision.reservation);
-        self.apply_power(decision)
+        if self.state.manager.is_some()
+            && !(decision.power_on.is_empty() && decision.power_off.is_empty())
+        {
+            return Err(CoreError::decision(
+                "a power manager switches the nodes of this run; run without one to switch them",
+            ));
+        }
+        self.apply_power(&decision.power_off, &decision.power_on, &decision.timers)?;
+        if self.state.pending_act {
+            self.act(decision)?;
+        }
+        Ok(())
     }
 
-    /// Switches nodes off, then on, and records the timers a decision asks for.
-    fn apply_power(&mut self, decision: &Decision) -> Result<()> {
+    /// The power manager's step after the instant's starts (see `PowerManager::act`).
+    fn act(&mut self, decision: &Decision) -> Result<()> {
+        self.state.pending_act = false;
+        let Some(mut manager) = self.state.manager.take() else {
+            return Ok(());
+        };
+        let recording = self.log.is_recording();
+        let actions = manager.act(&self.view(), decision, recording);
+        self.state.manager = Some(manager);
+        if let Some(mut record) = actions.record {
+            let first = self.log.power_candidates.len() as u32;
+            self.log
+                .power_candidates
+                .extend_from_slice(&actions.candidates);
+            record.candidates = first..self.log.power_candidates.len() as u32;
+            self.log.power_records.push(record);
+        }
+        self.apply_power(&actions.power_off, &actions.power_on, &actions.timers)
+    }
+
+    /// Switches nodes off, then on, and records timers.
+    fn apply_power(&mut self, off: &[u32], on: &[u32], timers: &[f64]) -> Result<()> {
         let now = self.state.now;
-        if !(decision.power_on.is_empty() && decision.power_off.is_empty()) {
+        if !(on.is_empty() && off.is_empty()) {
             let Some(nodes) = self.state.nodes.as_mut() else {
                 return Err(CoreError::decision("this run does not manage node power"));
             };
-            for &node in &decision.power_off {
+            for &node in off {
                 nodes.power_off(node, now)?;
             }
-            for &node in &decision.power_on {
+            for &node in on {
                 nodes.power_on(node, now)?;
             }
         }
-        for &t in &decision.timers {
+        for &t in timers {
             if t > now && t.is_finite() {
                 self.state.timers.push(Timer(t));
             }
         }
         Ok(())
+    }
+
+    /// The nodes of each start, one list after the other: the decision's own, else the power
+    /// manager's energy-aware choice, else the lowest-numbered idle nodes. Empty without node
+    /// identities.
+    fn placements(&self, decision: &Decision) -> Result<Vec<u32>> {
+        let Some(nodes) = self.state.nodes.as_ref() else {
+            if !decision.nodes.is_empty() {
+                return Err(CoreError::decision(
+                    "this run's nodes have no identities: a decision cannot name them",
+                ));
+            }
+            return Ok(Vec::new());
+        };
+        let jobs = &self.inputs.jobs;
+        let total: usize = decision
+            .starts
+            .iter()
+            .map(|s| jobs.get(s.job).nodes as usize)
+            .sum();
+        if !decision.nodes.is_empty() {
+            if decision.nodes.len() != total {
+                return Err(CoreError::decision(format!(
+                    "the decision names {} nodes for starts that need {total}",
+                    decision.nodes.len()
+                )));
+            }
+            return Ok(decision.nodes.clone());
+        }
+        let view = self.view();
+        let mut taken = vec![false; nodes.as_slice().len()];
+        let mut placed = Vec::with_capacity(total);
+        for start in &decision.starts {
+            let count = jobs.get(start.job).nodes;
+            let chosen = match view.manager {
+                Some(manager) => manager.place(&view, count, &taken),
+                None => (0..taken.len() as u32)
+                    .filter(|&i| {
+                        !taken[i as usize] && view.nodes[i as usize].state == NodeState::Idle
+                    })
+                    .take(count as usize)
+                    .collect(),
+            };
+            for &i in &chosen {
+                taken[i as usize] = true;
+            }
+            placed.extend(chosen);
+        }
+        Ok(placed)
     }
 
     fn apply_starts(&mut self, decision: &Decision) -> Result<()> {
@@ -539,6 +714,8 @@ impl Engine {
         let mut free = view.free;
         let now = self.state.now;
         let inputs = &*self.inputs;
+        let placed = self.placements(decision)?;
+        let mut offset = 0;
         for start in &decision.starts {
             let queued = self.state.queue.as_slice().get(start.pos as usize).copied();
             if queued != Some(start.job) {
@@ -587,7 +764,12 @@ impl Engine {
             });
             self.state.busy += job.nodes;
             if let Some(nodes) = self.state.nodes.as_mut() {
-                nodes.allocate(start.job, job.nodes);
+                let k = job.nodes as usize;
+                let these = placed.get(offset..offset + k).ok_or_else(|| {
+                    CoreError::decision(format!("no idle nodes left for job {}", job.id))
+                })?;
+                nodes.allocate(start.job, these, now)?;
+                offset += k;
             }
         }
         // `scratch` holds the started positions, sorted and distinct (checked above).

@@ -1,10 +1,13 @@
-//! Node power states (SNF-ICON Definition 1), for runs whose policy manages power.
+//! Node power states (SNF-ICON Definition 1), for runs whose nodes have identities: under a
+//! power manager, or for a policy that switches nodes itself.
 //!
-//! Nodes are identified (policies switch specific nodes on and off). Jobs start only on idle
-//! nodes, the lowest-numbered ones first. Switching on ends idle; switching off ends asleep; a
-//! node asked to wake while switching off wakes as soon as it is asleep. Transitions take the
-//! platform's mean latencies, or Normal(mean, std) draws clipped at 0 when sampled (one
-//! generator, one draw per transition in the order they are requested).
+//! Jobs start only on idle nodes: the ones a decision names, else the lowest-numbered. Switching
+//! on ends idle; switching off ends asleep; a node asked to wake while switching off wakes as
+//! soon as it is asleep. Transitions take the platform's mean latencies, or Normal(mean, std)
+//! draws clipped at 0 when sampled (one generator, one draw per transition in the order they
+//! are requested). Policies see when a transition began (`since`), never when it will end: a
+//! real power manager knows only the mean. Nodes taken by a downtime window are `Down`: neither
+//! computing nor sleeping, drawing nothing.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -15,6 +18,9 @@ use rand_pcg::Pcg64Mcg;
 use crate::error::{CoreError, Result};
 use crate::model::PowerModel;
 
+/// How many node states there are (the length of a counts array).
+pub const STATES: usize = 6;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub enum NodeState {
@@ -23,15 +29,18 @@ pub enum NodeState {
     SwitchingOn = 2,
     SwitchingOff = 3,
     Sleeping = 4,
+    /// Taken by a downtime window.
+    Down = 5,
 }
 
 impl NodeState {
-    pub const ALL: [NodeState; 5] = [
+    pub const ALL: [NodeState; STATES] = [
         NodeState::Idle,
         NodeState::Computing,
         NodeState::SwitchingOn,
         NodeState::SwitchingOff,
         NodeState::Sleeping,
+        NodeState::Down,
     ];
 
     pub fn name(self) -> &'static str {
@@ -41,6 +50,7 @@ impl NodeState {
             NodeState::SwitchingOn => "switching_on",
             NodeState::SwitchingOff => "switching_off",
             NodeState::Sleeping => "sleeping",
+            NodeState::Down => "down",
         }
     }
 }
@@ -49,12 +59,16 @@ impl NodeState {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Node {
     pub state: NodeState,
-    /// End of the transition in progress (switching on or off), NaN otherwise.
-    pub until: f64,
-    /// The job it runs when computing (`u32::MAX` otherwise).
+    /// When the node entered its current state (the start of a transition in progress).
+    pub since: f64,
+    /// The job it runs when computing (`NO_JOB` otherwise).
     pub job: u32,
     /// Asked to wake while switching off: switches on as soon as it is asleep.
     pub wake_when_asleep: bool,
+    /// Down: when its window ends (announced with the window), NaN otherwise.
+    pub back: f64,
+    /// Down: it comes back asleep (else idle).
+    pub back_asleep: bool,
 }
 
 pub const NO_JOB: u32 = u32::MAX;
@@ -86,22 +100,24 @@ impl PartialOrd for Transition {
 #[derive(Debug, Clone)]
 pub struct Nodes {
     nodes: Vec<Node>,
-    counts: [u32; 5],
+    counts: [u32; STATES],
     transitions: BinaryHeap<Transition>,
     model: PowerModel,
     sampler: Option<Pcg64Mcg>,
 }
 
 impl Nodes {
-    /// `count` nodes, all idle and awake.
-    pub fn new(count: u32, model: PowerModel, sample_seed: Option<u64>) -> Self {
+    /// `count` nodes, all idle and awake since `now`.
+    pub fn new(count: u32, model: PowerModel, sample_seed: Option<u64>, now: f64) -> Self {
         let idle = Node {
             state: NodeState::Idle,
-            until: f64::NAN,
+            since: now,
             job: NO_JOB,
             wake_when_asleep: false,
+            back: f64::NAN,
+            back_asleep: false,
         };
-        let mut counts = [0; 5];
+        let mut counts = [0; STATES];
         counts[NodeState::Idle as usize] = count;
         Nodes {
             nodes: vec![idle; count as usize],
@@ -112,34 +128,85 @@ impl Nodes {
         }
     }
 
+    /// Nodes in the given states with transitions at their mean latency (a look-ahead's
+    /// belief: it knows when each transition began, not when it will end; an overdue one ends
+    /// at `now`).
+    pub fn from_states(nodes: Vec<Node>, model: PowerModel, now: f64) -> Self {
+        let mut counts = [0; STATES];
+        let mut transitions = BinaryHeap::new();
+        for (i, n) in nodes.iter().enumerate() {
+            counts[n.state as usize] += 1;
+            let mean = match n.state {
+                NodeState::SwitchingOn => model.switch_on_s,
+                NodeState::SwitchingOff => model.switch_off_s,
+                _ => continue,
+            };
+            transitions.push(Transition {
+                until: (n.since + mean).max(now),
+                node: i as u32,
+            });
+        }
+        Nodes {
+            nodes,
+            counts,
+            transitions,
+            model,
+            sampler: None,
+        }
+    }
+
     pub fn as_slice(&self) -> &[Node] {
         &self.nodes
+    }
+
+    pub fn model(&self) -> &PowerModel {
+        &self.model
     }
 
     pub fn count(&self, state: NodeState) -> u32 {
         self.counts[state as usize]
     }
 
-    pub fn counts(&self) -> [u32; 5] {
+    pub fn counts(&self) -> [u32; STATES] {
         self.counts
     }
 
-    fn set(&mut self, node: u32, state: NodeState) {
+    fn set(&mut self, node: u32, state: NodeState, now: f64) {
         let n = &mut self.nodes[node as usize];
         self.counts[n.state as usize] -= 1;
         self.counts[state as usize] += 1;
         n.state = state;
+        n.since = now;
+    }
+
+    /// Gives `nodes` (idle, distinct) to `job`.
+    pub fn allocate(&mut self, job: u32, nodes: &[u32], now: f64) -> Result<()> {
+        for &i in nodes {
+            match self.nodes.get(i as usize).map(|n| n.state) {
+                Some(NodeState::Idle) => {}
+                Some(other) => {
+                    return Err(CoreError::decision(format!(
+                        "node {i} cannot run a job: it is {}",
+                        other.name()
+                    )))
+                }
+                None => return Err(CoreError::decision(format!("no node {i}"))),
+            }
+            self.set(i, NodeState::Computing, now);
+            self.nodes[i as usize].job = job;
+        }
+        Ok(())
     }
 
     /// Gives `count` idle nodes (lowest numbers first) to `job`.
-    pub fn allocate(&mut self, job: u32, count: u32) {
+    pub fn allocate_lowest(&mut self, job: u32, count: u32, now: f64) {
         let mut left = count;
         for i in 0..self.nodes.len() {
             if left == 0 {
                 break;
             }
             if self.nodes[i].state == NodeState::Idle {
-                self.set(i as u32, NodeState::Computing);
+                self.set(i as u32, NodeState::Computing, now);
                 self.nodes[i].job = job;
                 left -= 1;
             }
@@ -148,11 +215,11 @@ impl Nodes {
     }
 
     /// Returns the nodes of `job` to idle.
-    pub fn release(&mut self, job: u32) {
+    pub fn release(&mut self, job: u32, now: f64) {
         for i in 0..self.nodes.len() {
             if self.nodes[i].job == job {
                 self.nodes[i].job = NO_JOB;
-                self.set(i as u32, NodeState::Idle);
+                self.set(i as u32, NodeState::Idle, now);
             }
         }
     }
@@ -169,8 +236,7 @@ impl Nodes {
         match state {
             Some(NodeState::Sleeping) => {
                 let until = now + self.latency(self.model.switch_on_s, self.model.switch_on_std_s);
-                self.set(node, NodeState::SwitchingOn);
-                self.nodes[node as usize].until = until;
+                self.set(node, NodeState::SwitchingOn, now);
                 self.transitions.push(Transition { until, node });
                 Ok(())
             }
@@ -192,8 +258,7 @@ impl Nodes {
             Some(NodeState::Idle) => {
                 let until =
                     now + self.latency(self.model.switch_off_s, self.model.switch_off_std_s);
-                self.set(node, NodeState::SwitchingOff);
-                self.nodes[node as usize].until = until;
+                self.set(node, NodeState::SwitchingOff, now);
                 self.transitions.push(Transition { until, node });
                 Ok(())
             }
@@ -203,6 +268,39 @@ impl Nodes {
             ))),
             None => Err(CoreError::decision(format!("no node {node}"))),
         }
+    }
+
+    /// Takes a node that runs no job down for maintenance until `back` (a transition in
+    /// progress is abandoned); it will come back asleep or idle.
+    pub fn take_down(&mut self, node: u32, now: f64, back: f64, asleep: bool) {
+        let n = self.nodes[node as usize];
+        debug_assert!(
+            n.job == NO_JOB,
+            "jobs on a node are killed before it goes down"
+        );
+        if matches!(n.state, NodeState::SwitchingOn | NodeState::SwitchingOff) {
+            self.transitions.retain(|t| t.node != node);
+        }
+        self.set(node, NodeState::Down, now);
+        let n = &mut self.nodes[node as usize];
+        n.wake_when_asleep = false;
+        n.back = back;
+        n.back_asleep = asleep;
+    }
+
+    /// Brings a node back from maintenance, in the state its window said.
+    pub fn bring_up(&mut self, node: u32, now: f64) {
+        let n = self.nodes[node as usize];
+        debug_assert_eq!(n.state, NodeState::Down);
+        let state = if n.back_asleep {
+            NodeState::Sleeping
+        } else {
+            NodeState::Idle
+        };
+        self.set(node, state, now);
+        let n = &mut self.nodes[node as usize];
+        n.back = f64::NAN;
+        n.back_asleep = false;
     }
 
     /// When the next transition ends.
@@ -221,13 +319,9 @@ impl Nodes {
             any = true;
             let node = tr.node;
             match self.nodes[node as usize].state {
-                NodeState::SwitchingOn => {
-                    self.set(node, NodeState::Idle);
-                    self.nodes[node as usize].until = f64::NAN;
-                }
+                NodeState::SwitchingOn => self.set(node, NodeState::Idle, t),
                 NodeState::SwitchingOff => {
-                    self.set(node, NodeState::Sleeping);
-                    self.nodes[node as usize].until = f64::NAN;
+                    self.set(node, NodeState::Sleeping, t);
                     if std::mem::take(&mut self.nodes[node as usize].wake_when_asleep) {
                         self.power_on(node, t).expect("a sleeping node can wake");
                     }

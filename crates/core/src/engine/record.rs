@@ -21,9 +21,13 @@ pub struct RunLog {
     /// The running totals as they stood after the last job completion (energy is reported
     /// from 0 to the last completion).
     pub at_last_completion: crate::engine::Metrics,
-    /// Node counts per power state (idle, computing, switching on, switching off, sleeping)
-    /// after each instant they changed, for power-managed runs.
-    pub timeline: Vec<(f64, [u32; 5])>,
+    /// Node counts per power state (idle, computing, switching on, switching off, sleeping,
+    /// down) after each instant they changed, for runs whose nodes have power states.
+    pub timeline: Vec<(f64, [u32; crate::engine::power::STATES])>,
+    /// The power manager's log, one row per call, and the spare candidates (target, W, E, J)
+    /// the rows' ranges point into.
+    pub power_records: Vec<crate::power::config::PowerRecord>,
+    pub power_candidates: Vec<(u32, f64, f64, f64)>,
     /// Scheduling invocations (one per distinct event time with jobs waiting).
     pub invocations: u64,
     /// Distinct event times processed.
@@ -42,6 +46,8 @@ impl RunLog {
             reservations: Vec::new(),
             at_last_completion: crate::engine::Metrics::default(),
             timeline: Vec::new(),
+            power_records: Vec::new(),
+            power_candidates: Vec::new(),
             invocations: 0,
             event_times: 0,
         }
@@ -52,7 +58,7 @@ impl RunLog {
         RunLog::default()
     }
 
-    fn is_recording(&self) -> bool {
+    pub(crate) fn is_recording(&self) -> bool {
         !self.start.is_empty()
     }
 
@@ -90,7 +96,11 @@ impl RunLog {
         }
     }
 
-    pub(crate) fn record_node_counts(&mut self, at: f64, counts: [u32; 5]) {
+    pub(crate) fn record_node_counts(
+        &mut self,
+        at: f64,
+        counts: [u32; crate::engine::power::STATES],
+    ) {
         if self.is_recording() && self.timeline.last().is_none_or(|last| last.1 != counts) {
             if self.timeline.last().is_some_and(|last| last.0 == at) {
                 self.timeline.pop();

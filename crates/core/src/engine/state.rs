@@ -3,9 +3,10 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use crate::engine::power::Nodes;
+use crate::engine::power::{Nodes, STATES};
 use crate::engine::queue::WaitQueue;
 use crate::model::Downtime;
+use crate::power::manager::PowerManager;
 
 /// A running job as the scheduler knows it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -67,8 +68,14 @@ pub struct SimState {
     pub(crate) down: u32,
     /// Running totals since the state was created (rewards of look-ahead search read them).
     pub(crate) metrics: Metrics,
-    /// Node power states, when the policy manages power.
+    /// Node power states, when nodes have identities.
     pub(crate) nodes: Option<Nodes>,
+    /// The power manager under the queue policy, if any.
+    pub(crate) manager: Option<Box<PowerManager>>,
+    /// The manager has prepared the current instant and not acted on it yet.
+    pub(crate) pending_act: bool,
+    /// Nodes each window in progress took down (with node identities).
+    pub(crate) taken_down: Vec<(u32, Vec<u32>)>,
     /// Times at which the policy asked to be invoked.
     pub(crate) timers: BinaryHeap<Timer>,
     /// Jobs submitted at the current event time.
@@ -152,7 +159,7 @@ impl Metrics {
         }
     }
 
-    pub(crate) fn elapse_power(&mut self, dt: f64, counts: [u32; 5]) {
+    pub(crate) fn elapse_power(&mut self, dt: f64, counts: [u32; STATES]) {
         if dt > 0.0 {
             self.switching_on_node_seconds += dt * f64::from(counts[2]);
             self.switching_off_node_seconds += dt * f64::from(counts[3]);

@@ -3,6 +3,7 @@
 use crate::engine::power::Node;
 use crate::engine::state::Running;
 use crate::model::{Downtime, JobTable, PowerModel};
+use crate::power::manager::PowerManager;
 
 /// What a real scheduler knows at time `now`: never the actual run time of a running job.
 #[derive(Debug, Clone, Copy)]
@@ -27,6 +28,8 @@ pub struct View<'a> {
     pub nodes: &'a [Node],
     /// The platform's power model, when it has one.
     pub power: Option<&'a PowerModel>,
+    /// The power manager, when one manages the nodes: queue policies let it place jobs.
+    pub manager: Option<&'a PowerManager>,
     /// Jobs submitted at this instant (recorded for power managers only).
     pub arrived: &'a [u32],
     /// Jobs completed at this instant: (job, start, end); their run time is now known

@@ -18,6 +18,8 @@ pub struct Downtime {
     pub end: Time,
     pub kind: DowntimeKind,
     pub nodes: Option<u32>,
+    /// With node power states: the nodes come back asleep (else idle and awake).
+    pub back_asleep: bool,
 }
 
 impl Downtime {

@@ -1,13 +1,19 @@
-//! Energy-aware power management: the IPM baselines and SNF-ICON (SNF-ICON paper §III-V).
+//! Energy-aware power management: the IPM baseline and SNF-ICON (SNF-ICON paper §III-V), as a
+//! layer of the engine under any queue policy.
 //!
+//! - [`config`]: the managers' parameters and their decision log rows;
+//! - [`manager`]: the layer itself (prepare, place jobs, act);
+//! - [`stats`]: SNF-ICON's online statistics;
 //! - [`screen`]: the Markovianity screen;
 //! - [`predict`]: the log-normal runtime predictor;
-//! - [`plan`]: the sequential future plan with the energy-aware node choice;
-//! - [`spare`]: the warm-spare target optimisation;
-//! - [`policy`]: the policies `fcfs-b+ipm`, `snf+ipm`, `snf-icon` and its variants.
+//! - [`plan`]: the release agenda and the sequential future plan with the energy-aware node
+//!   choice;
+//! - [`spare`]: the warm-spare target optimisation.
 
+pub mod config;
+pub mod manager;
 pub mod plan;
-pub mod policy;
 pub mod predict;
 pub mod screen;
 pub mod spare;
+pub mod stats;

@@ -1,10 +1,13 @@
 //! The sequential future plan (SNF-ICON Definition 6) with the energy-aware node choice.
 //!
-//! Jobs are planned one at a time in queue order on the nodes' expected release times; a later
-//! job never starts before an earlier one (the barrier). Each job takes, among the nodes free by
-//! its planned start, those with the least non-compute energy until then, then by state (idle,
-//! computing, switching on, others), then the longest remaining idle timeout, then node number.
-//! Sleeping nodes it takes are woken `wake latency` before its start.
+//! Every node has an expected release time (the agenda) and a non-compute energy already
+//! committed before it can run anything (a wake, the rest of a switch-off). Jobs are planned
+//! one at a time in queue order; each takes, among the nodes released by its start, those with
+//! the least non-compute energy until then, then by state (idle, computing, switching on,
+//! others), then the longest remaining idle timeout, then node number. As in the authors'
+//! simulator, a node's committed energy and state are those it had when planning began, and a
+//! sleeping or switching-off node costs only its committed energy (it sleeps until woken).
+//! Sleeping nodes a job takes are woken a wake latency before its start.
 
 use crate::engine::power::{Node, NodeState};
 use crate::model::PowerModel;
@@ -17,14 +20,125 @@ pub struct PlanJob {
     pub duration: f64,
 }
 
+/// What the plan knows about one node.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Slot {
+    /// When it is expected free to run a job (infinity: unknown).
+    pub release: f64,
+    /// Non-compute energy committed before it can run anything (J).
+    pub base: f64,
+    /// 0 idle, 1 computing, 2 switching on, 3 the others.
+    pub rank: u8,
+    /// Minus the remaining idle timeout (idle nodes), 0 otherwise: longer timeouts first.
+    pub timeout_key: f64,
+    /// Asleep or falling asleep: it waits at no cost until woken.
+    pub cold: bool,
+    /// Asleep now: a job that takes it wakes it a wake latency before its start.
+    pub asleep: bool,
+}
+
+/// Expected release of each node (the agenda), from its state: idle now; computing when its
+/// job is expected to end (`job_release`, infinity if unknown); switching on at the mean
+/// latency after the transition began; sleeping after a wake; switching off after the rest of
+/// the switch-off and a wake; down when its window ends (plus a wake if it comes back asleep).
+/// Transitions are assumed to take their mean latency from their start (a real manager does
+/// not know the draw), and an overdue one to end now.
+pub fn agenda(
+    now: f64,
+    nodes: &[Node],
+    model: &PowerModel,
+    deadlines: &[f64],
+    job_release: impl Fn(u32) -> f64,
+) -> Vec<Slot> {
+    let m = model;
+    nodes
+        .iter()
+        .enumerate()
+        .map(|(i, node)| match node.state {
+            NodeState::Idle => Slot {
+                release: now,
+                base: 0.0,
+                rank: 0,
+                timeout_key: if deadlines[i].is_finite() {
+                    -(deadlines[i] - now)
+                } else {
+                    f64::NEG_INFINITY
+                },
+                cold: false,
+                asleep: false,
+            },
+            NodeState::Computing => Slot {
+                release: job_release(node.job),
+                base: 0.0,
+                rank: 1,
+                timeout_key: 0.0,
+                cold: false,
+                asleep: false,
+            },
+            NodeState::SwitchingOn => {
+                let end = (node.since + m.switch_on_s).max(now);
+                Slot {
+                    release: end,
+                    base: m.switching_on_w * (end - now),
+                    rank: 2,
+                    timeout_key: 0.0,
+                    cold: false,
+                    asleep: false,
+                }
+            }
+            NodeState::SwitchingOff => {
+                let end = (node.since + m.switch_off_s).max(now);
+                Slot {
+                    release: end + m.switch_on_s,
+                    base: m.switching_off_w * (end - now) + m.switching_on_w * m.switch_on_s,
+                    rank: 3,
+                    timeout_key: 0.0,
+                    cold: true,
+                    asleep: false,
+                }
+            }
+            NodeState::Sleeping => Slot {
+                release: now + m.switch_on_s,
+                base: m.switching_on_w * m.switch_on_s,
+                rank: 3,
+                timeout_key: 0.0,
+                cold: true,
+                asleep: true,
+            },
+            NodeState::Down => {
+                let back = node.back.max(now);
+                if node.back_asleep {
+                    Slot {
+                        release: back + m.switch_on_s,
+                        base: m.switching_on_w * m.switch_on_s,
+                        rank: 3,
+                        timeout_key: 0.0,
+                        cold: true,
+                        asleep: false,
+                    }
+                } else {
+                    Slot {
+                        release: back,
+                        base: 0.0,
+                        rank: 3,
+                        timeout_key: 0.0,
+                        cold: false,
+                        asleep: false,
+                    }
+                }
+            }
+        })
+        .collect()
+}
+
 /// What the plan asks for now.
 #[derive(Debug, Clone, Default)]
 pub struct Plan {
-    /// Nodes to switch on now (sleeping or switching off ones chosen for a job starting within
-    /// a wake latency).
+    /// Sleeping nodes to switch on now (chosen for a job starting within a wake latency).
     pub wake_now: Vec<u32>,
-    /// The earliest future wake time, or the time to re-plan because planning stopped early.
-    pub next_wake: Option<f64>,
+    /// Future times at which a chosen sleeping node must wake (re-plan then), and the time to
+    /// plan again when planning stopped at the wake horizon.
+    pub wake_times: Vec<f64>,
     /// For each node, the earliest planned start that uses it (infinity if none).
     pub needed_at: Vec<f64>,
     /// Planned (start, nodes) of the first job, if it could be planned.
@@ -33,101 +147,95 @@ pub struct Plan {
     pub starts: Vec<f64>,
 }
 
-/// Plans `jobs` from `now`. With `barrier_rule` a job never starts before the one planned
-/// before it (SNF order); without it (FCFS with backfilling, behind the reserved head job)
-/// each job takes the earliest nodes the earlier ones left, a job that cannot be planned is
-/// passed over, and only the head job is planned beyond the wake horizon. `releases[i]` is when node i is expected free (infinity: unknown),
-/// `deadlines[i]` its idle-timeout deadline (NaN: none). Planning stops at the first job that
-/// cannot be planned, or that would start later than a wake latency plus a switch-off latency
-/// from now: a wake it needs is then at least a switch-off latency away, and `next_wake` makes
-/// the policy plan again before then.
+/// Plans `jobs` (in queue order) from `now` on `slots` (updated: planned jobs hold their nodes
+/// until their expected end).
+///
+/// With `barrier_rule` (Definition 6) a job never starts before the one planned before it and
+/// planning stops at the first job that cannot be planned. Without it (a queue served with
+/// EASY) the first job holds its planned nodes (its reservation); a later job takes a slot that
+/// ends before that reservation if there is one (as EASY backfills), else the earliest nodes the
+/// earlier ones leave; a job that cannot be planned is passed over, and beyond the wake horizon
+/// only the first job is planned.
+///
+/// The wake horizon: a job starting later than a wake plus a switch-off latency from now needs
+/// no wake before a switch-off latency from now; planning stops there and `wake_times` holds
+/// the time to plan again (its start minus a wake latency).
 pub fn plan(
     now: f64,
     jobs: &[PlanJob],
-    nodes: &[Node],
-    releases: &mut [f64],
-    deadlines: &[f64],
+    slots: &mut [Slot],
     model: &PowerModel,
+    idle_w: f64,
     barrier_rule: bool,
 ) -> Plan {
-    let n = nodes.len();
+    let n = slots.len();
     let mut out = Plan {
         needed_at: vec![f64::INFINITY; n],
         ..Plan::default()
     };
-    let mut planned = vec![false; n];
     let mut barrier = now;
-    // The known release times, kept sorted as jobs are planned: the r-th earliest is at hand.
-    let mut sorted: Vec<f64> = releases.iter().copied().filter(|t| t.is_finite()).collect();
-    sorted.sort_unstable_by(f64::total_cmp);
+    let mut sorted = Releases::new(slots.iter().map(|s| s.release));
     let mut candidates: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(n);
     let horizon = now + model.switch_on_s + model.switch_off_s;
-    // Behind FCFS's head job (no barrier): the nodes it reserves stay usable, as in EASY, by
-    // jobs that end before its planned start. `early[i]` is when node i is free for them.
+    // Behind the first job of an EASY queue: the releases before its reservation, for jobs
+    // that end before it starts.
     let mut head_start = f64::NEG_INFINITY;
     let mut early: Vec<f64> = Vec::new();
-    let mut early_sorted: Vec<f64> = Vec::new();
-    let mut backfilled = vec![false; n];
+    let mut early_sorted = Releases::new(std::iter::empty());
+    let wake = |out: &mut Plan, i: u32, start: f64, cold_sleeping: bool| {
+        if cold_sleeping {
+            let at = start - model.switch_on_s;
+            if at <= now {
+                out.wake_now.push(i);
+            } else {
+                out.wake_times.push(at);
+            }
+        }
+        let slot = &mut out.needed_at[i as usize];
+        *slot = slot.min(start);
+    };
+    // A sleeping node is woken for the first job planned on it (the earliest: later ones
+    // start later).
+    let is_sleeping = |slots: &[Slot], i: u32, planned: bool| !planned && slots[i as usize].asleep;
+    let mut planned = vec![false; n];
     for (k, job) in jobs.iter().enumerate() {
         let r = job.nodes as usize;
-        if k > 0 && !barrier_rule && r > 0 && early_sorted.len() >= r {
-            let start = now.max(early_sorted[r - 1]);
+        if r == 0 {
+            continue;
+        }
+        if k > 0 && !barrier_rule && early_sorted.len() >= r {
+            let start = now.max(early_sorted.nth(r - 1));
             let finish = start + job.duration;
             if finish <= head_start && start <= horizon {
-                let chosen = choose(
-                    r,
-                    start,
-                    now,
-                    nodes,
-                    &early,
-                    &backfilled,
-                    deadlines,
-                    model,
-                    &mut candidates,
-                );
+                let chosen = choose(r, start, slots, &early, idle_w, &mut candidates);
                 for &i in &chosen {
-                    let i = i as usize;
-                    if !backfilled[i]
-                        && matches!(
-                            nodes[i].state,
-                            NodeState::Sleeping | NodeState::SwitchingOff
-                        )
-                    {
-                        let wake = start - model.switch_on_s;
-                        if wake <= now {
-                            out.wake_now.push(i as u32);
-                        } else {
-                            out.next_wake = Some(out.next_wake.map_or(wake, |w: f64| w.min(wake)));
-                        }
-                    }
-                    out.needed_at[i] = out.needed_at[i].min(start);
-                    move_release(&mut early_sorted, early[i], finish);
-                    early[i] = finish;
-                    backfilled[i] = true;
-                    if !planned[i] {
-                        move_release(&mut sorted, releases[i], finish);
-                        releases[i] = finish;
-                        planned[i] = true;
+                    let cold = is_sleeping(slots, i, planned[i as usize]);
+                    wake(&mut out, i, start, cold);
+                    early_sorted.replace(early[i as usize], finish);
+                    early[i as usize] = finish;
+                    if !planned[i as usize] {
+                        sorted.replace(slots[i as usize].release, finish);
+                        slots[i as usize].release = finish;
+                        planned[i as usize] = true;
                     }
                 }
                 out.starts.push(start);
                 continue;
             }
         }
-        if sorted.len() < r || r == 0 {
+        if sorted.len() < r {
             // Not enough nodes with a known release. In SNF order planning stops here; behind
-            // FCFS's head job (no barrier) the next jobs may still fit.
+            // an EASY head job the next jobs may still fit.
             if barrier_rule {
                 break;
             }
             continue;
         }
-        let start = barrier.max(sorted[r - 1]);
+        let start = barrier.max(sorted.nth(r - 1));
         let beyond = start > horizon;
         if beyond {
             // Any wake this job needs is a switch-off latency away at least: plan again then.
-            let replan = start - model.switch_on_s;
-            out.next_wake = Some(out.next_wake.map_or(replan, |w: f64| w.min(replan)));
+            out.wake_times.push(start - model.switch_on_s);
             if barrier_rule {
                 break; // later jobs start later still
             }
@@ -136,50 +244,25 @@ pub fn plan(
             }
         }
         let finish = start + job.duration;
-        let chosen = choose(
-            r,
-            start,
-            now,
-            nodes,
-            releases,
-            &planned,
-            deadlines,
-            model,
-            &mut candidates,
-        );
-        let before_head: Vec<f64> = if k == 0 && !barrier_rule {
-            releases.to_vec()
-        } else {
-            Vec::new()
-        };
+        let releases: Vec<f64> = slots.iter().map(|s| s.release).collect();
+        let chosen = choose(r, start, slots, &releases, idle_w, &mut candidates);
         for &i in &chosen {
-            let node = &nodes[i as usize];
-            if !beyond
-                && !planned[i as usize]
-                && matches!(node.state, NodeState::Sleeping | NodeState::SwitchingOff)
-            {
-                let wake = start - model.switch_on_s;
-                if wake <= now {
-                    out.wake_now.push(i);
-                } else {
-                    out.next_wake = Some(out.next_wake.map_or(wake, |w: f64| w.min(wake)));
-                }
-            }
-            let slot = &mut out.needed_at[i as usize];
-            *slot = slot.min(start);
-            move_release(&mut sorted, releases[i as usize], finish);
-            releases[i as usize] = finish;
+            let cold = !beyond && is_sleeping(slots, i, planned[i as usize]);
+            wake(&mut out, i, start, cold);
+            sorted.replace(slots[i as usize].release, finish);
+            slots[i as usize].release = finish;
             planned[i as usize] = true;
         }
         if k == 0 {
             if !barrier_rule {
                 head_start = start;
-                early = releases.to_vec();
-                for &i in &chosen {
-                    early[i as usize] = before_head[i as usize];
+                early = releases.clone();
+                for (i, e) in early.iter_mut().enumerate() {
+                    if !chosen.contains(&(i as u32)) {
+                        *e = slots[i].release;
+                    }
                 }
-                early_sorted = early.iter().copied().filter(|t| t.is_finite()).collect();
-                early_sorted.sort_unstable_by(f64::total_cmp);
+                early_sorted = Releases::new(early.iter().copied());
             }
             out.head = Some((start, chosen));
         }
@@ -191,45 +274,25 @@ pub fn plan(
     out
 }
 
-/// Replaces `old` by `new` in the sorted release list.
-fn move_release(sorted: &mut Vec<f64>, old: f64, new: f64) {
-    if old.is_finite() {
-        let at = sorted.partition_point(|&t| t < old);
-        sorted.remove(at);
-    }
-    sorted.insert(sorted.partition_point(|&t| t < new), new);
-}
-
-/// The `r` nodes free by `start` (per `free_at`) with the least non-compute energy until then,
-/// then by state, longest remaining idle timeout, node number. `busy[i]`: node i runs a planned
-/// job until `free_at[i]`.
-#[allow(clippy::too_many_arguments)]
-fn choose(
+/// The `r` nodes released by `start` (per `release`) with the least non-compute energy until
+/// then, then by state, longest remaining idle timeout, node number.
+pub fn choose(
     r: usize,
     start: f64,
-    now: f64,
-    nodes: &[Node],
-    free_at: &[f64],
-    busy: &[bool],
-    deadlines: &[f64],
-    model: &PowerModel,
+    slots: &[Slot],
+    release: &[f64],
+    idle_w: f64,
     candidates: &mut Vec<(f64, u8, f64, u32)>,
 ) -> Vec<u32> {
     candidates.clear();
-    for i in 0..nodes.len() {
-        if free_at[i] <= start {
-            let (energy, rank) = if busy[i] {
-                (model.idle_w * (start - free_at[i]), 1)
+    for (i, s) in slots.iter().enumerate() {
+        if release[i] <= start {
+            let cost = if s.cold {
+                s.base
             } else {
-                node_cost(&nodes[i], free_at[i], now, start, model)
+                s.base + idle_w * (start - release[i])
             };
-            let timeout =
-                if nodes[i].state == NodeState::Idle && !busy[i] && deadlines[i].is_finite() {
-                    -(deadlines[i] - now)
-                } else {
-                    0.0
-                };
-            candidates.push((energy, rank, timeout, i as u32));
+            candidates.push((cost, s.rank, s.timeout_key, i as u32));
         }
     }
     let key = |a: &(f64, u8, f64, u32), b: &(f64, u8, f64, u32)| {
@@ -246,48 +309,34 @@ fn choose(
     candidates.iter().map(|c| c.3).collect()
 }
 
-/// Non-compute energy of node `node` (free at `release`) from `now` until `start`, and the
-/// rank of its state in the tie-break.
-fn node_cost(node: &Node, release: f64, now: f64, start: f64, m: &PowerModel) -> (f64, u8) {
-    match node.state {
-        NodeState::Idle => (m.idle_w * (start - now), 0),
-        NodeState::Computing => (m.idle_w * (start - release), 1),
-        NodeState::SwitchingOn => (
-            m.switching_on_w * (node.until - now) + m.idle_w * (start - node.until),
-            2,
-        ),
-        NodeState::Sleeping => (
-            m.sleeping_w * (start - m.switch_on_s - now).max(0.0)
-                + m.switching_on_w * m.switch_on_s,
-            3,
-        ),
-        NodeState::SwitchingOff => (
-            m.switching_off_w * (node.until - now)
-                + m.sleeping_w * (start - m.switch_on_s - node.until).max(0.0)
-                + m.switching_on_w * m.switch_on_s,
-            3,
-        ),
-    }
-}
+/// Known (finite) release times, sorted: the r-th earliest is at hand.
+#[derive(Debug, Clone)]
+struct Releases(Vec<f64>);
 
-/// Expected release time of each node with the IPM rules: idle now; computing at its job's
-/// start + requested time (unknown once overrunning); switching on at the end of the
-/// transition; sleeping after a wake; switching off after the switch-off and a wake.
-/// `computing_release(job)` gives the release of a computing node's job.
-pub fn releases(
-    now: f64,
-    nodes: &[Node],
-    model: &PowerModel,
-    computing_release: impl Fn(u32) -> f64,
-) -> Vec<f64> {
-    nodes
-        .iter()
-        .map(|node| match node.state {
-            NodeState::Idle => now,
-            NodeState::Computing => computing_release(node.job),
-            NodeState::SwitchingOn => node.until,
-            NodeState::Sleeping => now + model.switch_on_s,
-            NodeState::SwitchingOff => node.until + model.switch_on_s,
-        })
-        .collect()
+impl Releases {
+    fn new(times: impl Iterator<Item = f64>) -> Self {
+        let mut v: Vec<f64> = times.filter(|t| t.is_finite()).collect();
+        v.sort_unstable_by(f64::total_cmp);
+        Releases(v)
+    }
+
+    fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    fn nth(&self, i: usize) -> f64 {
+        self.0[i]
+    }
+
+    /// Replaces `old` (if known) by `new`.
+    fn replace(&mut self, old: f64, new: f64) {
+        if old.is_finite() {
+            let at = self.0.partition_point(|&t| t < old);
+            self.0.remove(at);
+        }
+        if new.is_finite() {
+            let at = self.0.partition_point(|&t| t < new);
+            self.0.insert(at, new);
+        }
+    }
 }

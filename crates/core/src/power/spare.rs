@@ -108,9 +108,12 @@ fn parts(input: &SpareInput) -> Parts {
     };
     for (i, node) in input.nodes.iter().enumerate() {
         match node.state {
-            NodeState::Computing => continue,
+            NodeState::Computing | NodeState::Down => continue,
             NodeState::Idle if input.expired[i] => {
-                p.fixed.push(m.switch_off_s + m.switch_on_s);
+                // Switched off now: the rest of the switch-off when the event comes, then a
+                // wake.
+                p.fixed
+                    .push(m.switch_on_s + unfinished(m.switch_off_s, rate));
                 p.fixed_energy += transition(m.switching_off_w, m.switch_off_s, m.sleeping_w);
                 p.switch_off.push(i as u32);
             }
@@ -120,14 +123,16 @@ fn parts(input: &SpareInput) -> Parts {
                 p.base += 1;
             }
             NodeState::SwitchingOn => {
-                let left = (node.until - now).max(0.0);
+                // Transitions take their mean latency from their start (the manager does not
+                // know the draw).
+                let left = (node.since + m.switch_on_s - now).max(0.0);
                 p.fixed.push(unfinished(left, rate));
                 p.fixed_energy += transition(m.switching_on_w, left, m.idle_w);
                 p.base += 1;
             }
             NodeState::SwitchingOff => {
-                let left = (node.until - now).max(0.0);
-                p.fixed.push(left + m.switch_on_s);
+                let left = (node.since + m.switch_off_s - now).max(0.0);
+                p.fixed.push(m.switch_on_s + unfinished(left, rate));
                 p.fixed_energy += transition(m.switching_off_w, left, m.sleeping_w);
             }
             NodeState::Sleeping => p.sleeping.push(i as u32),
@@ -300,19 +305,22 @@ mod tests {
         let mut expired = Vec::new();
         for _ in 0..n {
             let r = next();
-            let (state, until) = match (r * 5.0) as u32 {
-                0 => (NodeState::Idle, f64::NAN),
-                1 => (NodeState::Computing, f64::NAN),
-                2 => (NodeState::SwitchingOn, 1000.0 + 1500.0 * next()), // may exceed the mean
-                3 => (NodeState::SwitchingOff, 1000.0 + 600.0 * next()),
-                _ => (NodeState::Sleeping, f64::NAN),
+            // Transitions began before now (1000) or overdue (began long ago).
+            let (state, since) = match (r * 5.0) as u32 {
+                0 => (NodeState::Idle, 0.0),
+                1 => (NodeState::Computing, 0.0),
+                2 => (NodeState::SwitchingOn, -500.0 + 1500.0 * next()),
+                3 => (NodeState::SwitchingOff, 0.0 + 1200.0 * next()),
+                _ => (NodeState::Sleeping, 0.0),
             };
             expired.push(state == NodeState::Idle && next() < 0.3);
             nodes.push(Node {
                 state,
-                until,
+                since,
                 job: NO_JOB,
                 wake_when_asleep: false,
+                back: f64::NAN,
+                back_asleep: false,
             });
         }
         let mut pmf: Vec<f64> = (0..n).map(|_| next().powi(3)).collect();
@@ -361,9 +369,11 @@ mod tests {
         // probability 1 at rate 1/1000 s. Waking one node: delay phi(1200) instead of 1200.
         let nodes = [Node {
             state: NodeState::Sleeping,
-            until: f64::NAN,
+            since: 0.0,
             job: NO_JOB,
             wake_when_asleep: false,
+            back: f64::NAN,
+            back_asleep: false,
         }; 2];
         let rate = 1e-3;
         let h = capped_horizon(rate, 86400.0);

@@ -262,6 +262,9 @@ impl Policy for MarsPolicy {
                 s
             }));
         decision.reservation = branch.decision.reservation;
+        // Under a power manager: the nodes it placed the jobs on, and the queue rule it plans by.
+        decision.nodes.extend_from_slice(&branch.decision.nodes);
+        decision.rule = branch.decision.rule;
         let action = self.actions.get(usize::from(branch.action));
         self.records.push(DecisionRecord {
             time: view.now,

@@ -14,8 +14,10 @@ pub mod registry;
 pub use external::{translate, ExternalDecision};
 pub use mars::{Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;
-pub use policy::{Backfill, Decision, Policy, QueuePolicy, Reserve, Snf, Start, StartKind};
+pub use policy::{
+    Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, Reserve, Snf, Start, StartKind,
+};
 pub use registry::{
-    build_policy, build_policy_estimated, build_power_policy, build_search_policy, policy_names,
+    build_policy, build_policy_estimated, build_search_policy, policy_names, power_alias,
     SearchOptions, POWER_POLICIES,
 };

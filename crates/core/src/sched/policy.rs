@@ -44,10 +44,75 @@ pub struct Reserve {
     pub extra: u32,
 }
 
+/// How a queue policy orders the queue.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum QueueOrder {
+    /// Smallest need first: (nodes, requested time, id).
+    Snf,
+    /// A heuristic on the first `window` jobs (`usize::MAX` = all), the rest in FCFS order.
+    Heuristic { heuristic: Heuristic, window: usize },
+}
+
+/// How a queue policy serves the queue: what a power manager plans the waiting jobs by.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct QueueRule {
+    pub order: QueueOrder,
+    pub backfill: Backfill,
+}
+
+impl QueueRule {
+    /// FCFS with EASY: until a policy says otherwise.
+    pub const FCFS_EASY: QueueRule = QueueRule {
+        order: QueueOrder::Heuristic {
+            heuristic: Heuristic::Fcfs,
+            window: usize::MAX,
+        },
+        backfill: Backfill::Easy,
+    };
+
+    /// SNF: no backfilling.
+    pub const SNF: QueueRule = QueueRule {
+        order: QueueOrder::Snf,
+        backfill: Backfill::None,
+    };
+
+    /// The queue positions in this order.
+    pub fn positions(&self, view: &View) -> Vec<u32> {
+        let n = view.queue.len() as u32;
+        match self.order {
+            QueueOrder::Snf => {
+                let mut positions: Vec<u32> = (0..n).collect();
+                positions.sort_by(|&a, &b| {
+                    let job = |p: u32| view.jobs.get(view.queue[p as usize]);
+                    let (x, y) = (job(a), job(b));
+                    x.nodes
+                        .cmp(&y.nodes)
+                        .then(x.requested_time.total_cmp(&y.requested_time))
+                        .then(x.id.cmp(&y.id))
+                        .then(a.cmp(&b))
+                });
+                positions
+            }
+            QueueOrder::Heuristic { heuristic, window } => {
+                let (mut scores, mut order) = (Vec::new(), Vec::new());
+                order_window(heuristic, window, view, &mut scores, &mut order);
+                let sorted = order.len() as u32;
+                order.extend(sorted..n);
+                order
+            }
+        }
+    }
+}
+
 /// What a policy decides at one invocation.
 #[derive(Debug, Clone, Default)]
 pub struct Decision {
     pub starts: Vec<Start>,
+    /// The nodes of each start, one list after the other in start order (a power manager
+    /// places jobs); empty: the engine chooses.
+    pub nodes: Vec<u32>,
+    /// How the policy serves the queue (a power manager plans the waiting jobs by it).
+    pub rule: Option<QueueRule>,
     pub reservation: Option<Reserve>,
     /// Nodes to switch on (sleeping, or switching off: then as soon as asleep).
     pub power_on: Vec<u32>,
@@ -60,6 +125,8 @@ pub struct Decision {
 impl Decision {
     pub fn clear(&mut self) {
         self.starts.clear();
+        self.nodes.clear();
+        self.rule = None;
         self.reservation = None;
         self.power_on.clear();
         self.power_off.clear();
@@ -78,10 +145,6 @@ pub trait Policy: Send + Sync {
     }
     /// The policy's decision log (look-ahead policies keep one; others have none).
     fn decision_records(&self) -> &[crate::sched::mars::DecisionRecord] {
-        &[]
-    }
-    /// The power manager's decision log (SNF-ICON and the IPM baselines keep one).
-    fn power_records(&self) -> &[crate::power::policy::PowerRecord] {
         &[]
     }
 }
@@ -244,6 +307,13 @@ impl Policy for QueuePolicy {
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
         let queue = view.queue;
+        decision.rule = Some(QueueRule {
+            order: QueueOrder::Heuristic {
+                heuristic: self.heuristic,
+                window: self.window,
+            },
+            backfill: self.backfill,
+        });
         if view.free == 0 || queue.is_empty() {
             if let Some(p) = self.predictions.as_mut() {
                 p.update(view); // completions are seen once: learn from them now
@@ -317,6 +387,13 @@ pub fn scan_with_backfill_estimated(
     decision: &mut Decision,
 ) {
     let queue = view.queue;
+    if let Some(manager) = view.manager {
+        // Nodes have identities: the power manager places each job (and plans the blocked
+        // head job's nodes for EASY).
+        let positions: Vec<u32> = (0..queue.len()).map(&position).collect();
+        manager.scan(view, &positions, backfill, decision);
+        return;
+    }
     let mut admission = Admission::new(view);
     let mut free = view.free;
     started.clear();
@@ -400,6 +477,7 @@ impl Policy for Snf {
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
+        decision.rule = Some(QueueRule::SNF);
         if view.free == 0 {
             return;
         }
@@ -419,6 +497,11 @@ impl Policy for Snf {
                 .then(a.2.cmp(&b.2))
                 .then(a.3.cmp(&b.3))
         });
+        if let Some(manager) = view.manager {
+            let positions: Vec<u32> = self.candidates.iter().map(|c| c.3).collect();
+            manager.scan(view, &positions, Backfill::None, decision);
+            return;
+        }
         let mut admission = Admission::new(view);
         let mut free = view.free;
         for &(nodes, requested, _, pos) in &self.candidates {

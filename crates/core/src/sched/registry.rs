@@ -1,7 +1,6 @@
 //! Built-in policies by name: the one place policy names are defined.
 
 use crate::error::{CoreError, Result};
-use crate::power::policy::{IconConfig, PowerPolicy, QueueOrder};
 use crate::sched::{Backfill, Chooser, Heuristic, MarsPolicy, Policy, QueuePolicy, Snf};
 use crate::search::{ActionSet, Reward, ScenarioModel, SearchConfig};
 
@@ -13,7 +12,7 @@ pub fn policy_names() -> Vec<&'static str> {
     names
 }
 
-/// Policies that switch nodes on and off (they need a platform with a power model).
+/// Names that stand for a queue policy under a power manager (the SNF-ICON paper's names).
 pub const POWER_POLICIES: [&str; 6] = [
     "fcfs-b+ipm",
     "snf+ipm",
@@ -23,33 +22,19 @@ pub const POWER_POLICIES: [&str; 6] = [
     "snf-icon-ngnf",
 ];
 
-/// Builds one of [`POWER_POLICIES`]; `icon` carries SNF-ICON's parameters (its gate and
-/// fallback flags are set from the name's variant).
-pub fn build_power_policy(
-    name: &str,
-    idle_timeout: f64,
-    icon: IconConfig,
-) -> Result<Box<dyn Policy>> {
-    if !(idle_timeout.is_finite() && idle_timeout >= 0.0) {
-        return Err(CoreError::input(
-            "the idle timeout must be a number of seconds >= 0",
-        ));
-    }
-    let policy = match name {
-        "fcfs-b+ipm" => PowerPolicy::new(QueueOrder::FcfsBackfill, idle_timeout, None),
-        "snf+ipm" => PowerPolicy::new(QueueOrder::Snf, idle_timeout, None),
-        "snf-icon" | "snf-icon-ng" | "snf-icon-nf" | "snf-icon-ngnf" => {
-            let variant = name.trim_start_matches("snf-icon");
-            let icon = IconConfig {
-                gate: !variant.contains("ng"),
-                fallback: !variant.contains("nf"),
-                ..icon
-            };
-            PowerPolicy::new(QueueOrder::Snf, idle_timeout, Some(icon))
-        }
-        other => return Err(CoreError::input(format!("{other:?} is not a power policy"))),
-    };
-    Ok(Box::new(policy))
+/// What a paper name stands for: (queue policy, backfill, power manager). `fcfs-b+ipm` is FCFS
+/// with EASY under IPM (PSAS+IPM), `snf+ipm` SNF under IPM, `snf-icon*` SNF under ICON and its
+/// ablations.
+pub fn power_alias(name: &str) -> Option<(&'static str, &'static str, &'static str)> {
+    Some(match name {
+        "fcfs-b+ipm" => ("fcfs", "easy", "ipm"),
+        "snf+ipm" => ("snf", "none", "ipm"),
+        "snf-icon" => ("snf", "none", "icon"),
+        "snf-icon-ng" => ("snf", "none", "icon-ng"),
+        "snf-icon-nf" => ("snf", "none", "icon-nf"),
+        "snf-icon-ngnf" => ("snf", "none", "icon-ngnf"),
+        _ => return None,
+    })
 }
 
 /// What `mars` and `random` need beyond a name.

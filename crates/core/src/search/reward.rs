@@ -191,7 +191,9 @@ impl Reward {
             };
             let utilization = share(1.0, 1.0);
             let energy = match engine.inputs().machine.power {
-                Some(p) => share(p.computing_w, p.idle_w),
+                Some(p) => {
+                    computing_share(engine, &p).unwrap_or_else(|| share(p.computing_w, p.idle_w))
+                }
                 None => utilization,
             };
             total += self.utilization_since_root * utilization + self.energy * energy;
@@ -244,6 +246,37 @@ fn horizon_utilization(engine: &Engine, until: f64) -> f64 {
     } else {
         0.0
     }
+}
+
+/// With node power states, the computing share of all the energy (idle, waking, switching off
+/// and sleeping nodes included) since the root, or of the power drawn at the root itself.
+fn computing_share(engine: &Engine, p: &crate::model::PowerModel) -> Option<f64> {
+    let m = engine.state().metrics();
+    let counts = engine.state().nodes.as_ref()?.counts();
+    let (computing, total) = if m.up_node_seconds > 0.0 {
+        let e = p.energy(m);
+        (e.computing_j, e.total_j())
+    } else {
+        let power = [
+            p.idle_w,
+            p.computing_w,
+            p.switching_on_w,
+            p.switching_off_w,
+            p.sleeping_w,
+            0.0,
+        ];
+        let total: f64 = counts
+            .iter()
+            .zip(power)
+            .map(|(&c, w)| f64::from(c) * w)
+            .sum();
+        (f64::from(counts[1]) * p.computing_w, total)
+    };
+    Some(if total > 0.0 {
+        (computing / total).clamp(0.0, 1.0)
+    } else {
+        0.0
+    })
 }
 
 fn wait_term(mean_wait_seconds: f64) -> f64 {

@@ -56,6 +56,7 @@ pub fn window(start: f64, end: f64, kind: DowntimeKind, nodes: Option<u32>) -> D
         end,
         kind,
         nodes,
+        back_asleep: false,
     }
 }
 

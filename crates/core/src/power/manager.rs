@@ -1,0 +1,602 @@
+//! The power manager: a layer of the engine under any queue policy.
+//!
+//! At every instant the engine calls, in this order:
+//! 1. [`PowerManager::prepare`]: consume the instant's arrivals and completions (ICON's
+//!    statistics and screen, which fix the call's mode), set the idle-timeout deadlines of newly
+//!    idle nodes, and order the idle nodes for the energy-aware choice;
+//! 2. the queue policy, whose scan asks [`PowerManager::scan`] to place each job it starts
+//!    (and, with EASY, to plan the blocked head job's nodes);
+//! 3. [`PowerManager::act`], once the starts are applied: plan the waiting jobs in the queue
+//!    policy's order and wake the sleeping nodes they need, then the warm spares (ICON), the
+//!    stale-completion shutdown and the idle timeout.
+//!
+//! The manager's state is part of the simulation state: look-ahead search clones it with the
+//! rest, so a forward model sees the same power decisions the real run would take.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use crate::engine::power::{NodeState, NO_JOB};
+use crate::engine::View;
+use crate::model::PowerModel;
+use crate::power::config::{ManagerConfig, Mode, PowerRecord};
+use crate::power::plan::{agenda, plan, PlanJob, Slot};
+use crate::power::screen::SeriesStats;
+use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
+use crate::power::stats::{IconStats, Rejection};
+use crate::sched::admission::Admission;
+use crate::sched::{Backfill, Decision, QueueRule, Reserve, Start, StartKind};
+
+/// Below this a predicted remaining time does not count as a coming completion (as in the
+/// authors' code).
+const EPS: f64 = 1e-9;
+
+/// What a call of the manager decides besides starts.
+#[derive(Debug, Clone, Default)]
+pub struct Actions {
+    pub power_on: Vec<u32>,
+    pub power_off: Vec<u32>,
+    pub timers: Vec<f64>,
+    pub record: Option<PowerRecord>,
+    /// Spare candidates (target, W, E, J) of this call, for the record.
+    pub candidates: Vec<(u32, f64, f64, f64)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct PowerManager {
+    config: Arc<ManagerConfig>,
+    /// Idle-timeout deadline of each node (NaN while it is not idle).
+    deadlines: Vec<f64>,
+    /// Job each node ran after the previous call (which nodes a completion released).
+    previous_jobs: Vec<u32>,
+    first_call: bool,
+    stats: Option<IconStats>,
+    /// How the queue policy serves the queue (from its last decision).
+    rule: QueueRule,
+    /// Future timers already asked for (sorted): each is asked once.
+    timers: Vec<f64>,
+    // This instant, set by `prepare`.
+    now: f64,
+    mode: Mode,
+    epoch: bool,
+    rejection: Rejection,
+    screen: Option<(SeriesStats, SeriesStats)>,
+    /// Idle nodes in the energy-aware order: longest remaining idle timeout first.
+    idle_order: Vec<u32>,
+    seconds: f64,
+}
+
+impl PowerManager {
+    pub fn new(config: Arc<ManagerConfig>) -> Self {
+        let stats = config.icon.as_ref().map(IconStats::new);
+        PowerManager {
+            config,
+            deadlines: Vec::new(),
+            previous_jobs: Vec::new(),
+            first_call: true,
+            stats,
+            rule: QueueRule::FCFS_EASY,
+            timers: Vec::new(),
+            now: f64::NAN,
+            mode: Mode::Ipm,
+            epoch: false,
+            rejection: Rejection::default(),
+            screen: None,
+            idle_order: Vec::new(),
+            seconds: 0.0,
+        }
+    }
+
+    pub fn config(&self) -> &ManagerConfig {
+        &self.config
+    }
+
+    /// Maps the job indices the manager remembers (a look-ahead renumbers jobs).
+    pub fn renumber_jobs(&mut self, map: impl Fn(u32) -> u32) {
+        for j in &mut self.previous_jobs {
+            if *j != NO_JOB {
+                *j = map(*j);
+            }
+        }
+    }
+
+    /// The call's mode (set by `prepare`).
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// Step 1: consume the instant's events, fix the mode and the energy-aware idle order.
+    pub fn prepare(&mut self, view: &View) {
+        let started = Instant::now();
+        let n = view.nodes.len();
+        if self.deadlines.len() != n {
+            self.deadlines = vec![f64::NAN; n];
+            self.previous_jobs = vec![NO_JOB; n];
+        }
+        self.now = view.now;
+        self.epoch = self.first_call || !view.arrived.is_empty() || !view.completed.is_empty();
+        self.first_call = false;
+        self.mode = Mode::Ipm;
+        self.screen = None;
+        self.rejection = Rejection::default();
+        if let (Some(stats), Some(icon)) = (self.stats.as_mut(), self.config.icon.as_ref()) {
+            stats.observe(view, icon);
+            let (rejection, arrivals, service) = stats.screen(icon);
+            self.mode = if rejection.accepted() || !icon.fallback {
+                Mode::Icon
+            } else {
+                Mode::Fallback
+            };
+            self.rejection = rejection;
+            self.screen = Some((arrivals, service));
+        }
+        // Idle-timeout deadlines: set when a call first sees a node idle.
+        for (i, node) in view.nodes.iter().enumerate() {
+            if node.state == NodeState::Idle {
+                if self.deadlines[i].is_nan() {
+                    self.deadlines[i] = view.now + self.config.idle_timeout;
+                }
+            } else {
+                self.deadlines[i] = f64::NAN;
+            }
+        }
+        self.idle_order.clear();
+        self.idle_order
+            .extend((0..n as u32).filter(|&i| view.nodes[i as usize].state == NodeState::Idle));
+        let deadlines = &self.deadlines;
+        self.idle_order.sort_by(|&a, &b| {
+            deadlines[b as usize]
+                .total_cmp(&deadlines[a as usize])
+                .then(a.cmp(&b))
+        });
+        self.seconds = started.elapsed().as_secs_f64();
+    }
+
+    fn icon_mode(&self) -> bool {
+        self.mode == Mode::Icon
+    }
+
+    /// When a running job is expected to end: its requested end under IPM (unknown once it
+    /// overruns), the predictor's conditional mean in ICON mode (Eqs. 50-51; a job started now
+    /// at the log-normal mean).
+    fn running_release(&self, view: &View) -> Vec<(u32, f64)> {
+        let mut out: Vec<(u32, f64)> = view
+            .running
+            .iter()
+            .map(|r| {
+                let t = match (&self.stats, self.icon_mode()) {
+                    (Some(stats), true) => {
+                        let job = view.jobs.get(r.job);
+                        view.now
+                            + stats
+                                .predictor
+                                .remaining(job.requested_time, view.now - r.start)
+                    }
+                    _ if r.requested_end > view.now => r.requested_end,
+                    _ => f64::INFINITY,
+                };
+                (r.job, t)
+            })
+            .collect();
+        out.sort_unstable_by_key(|&(job, _)| job);
+        out
+    }
+
+    /// A waiting job's planned duration: requested (IPM), the predicted median (ICON, Eq. 46).
+    fn queued_duration(&self, requested: f64) -> f64 {
+        match (&self.stats, self.icon_mode()) {
+            (Some(stats), true) => stats.predictor.queued(requested),
+            _ => requested,
+        }
+    }
+
+    /// The agenda of every node.
+    fn slots(&self, view: &View, model: &PowerModel) -> Vec<Slot> {
+        let releases = self.running_release(view);
+        let release = |job: u32| {
+            releases
+                .binary_search_by_key(&job, |&(j, _)| j)
+                .map_or(f64::INFINITY, |i| releases[i].1)
+        };
+        agenda(view.now, view.nodes, model, &self.deadlines, release)
+    }
+
+    /// Step 2: the scan of a queue policy on nodes with identities. Starts jobs in the order of
+    /// `positions` while they fit in the idle nodes, each on the first idle nodes of the
+    /// energy-aware order; with EASY, the first job that does not fit is planned on the agenda
+    /// and holds its planned nodes until its planned start (PSAS): a later job may start on
+    /// idle nodes it does not hold, or on nodes it holds if it ends (by request) before then.
+    pub fn scan(
+        &self,
+        view: &View,
+        positions: &[u32],
+        backfill: Backfill,
+        decision: &mut Decision,
+    ) {
+        let Some(model) = view.power else { return };
+        let n = view.nodes.len();
+        let mut taken = vec![false; n];
+        let mut idle_left = view.free;
+        let mut admission = Admission::new(view);
+        // When each node taken by a start here is expected free again.
+        let mut busy_until = vec![f64::NAN; n];
+        let take = |count: u32, allowed: &dyn Fn(u32) -> bool, taken: &mut [bool]| {
+            let mut chosen = Vec::with_capacity(count as usize);
+            for &i in &self.idle_order {
+                if chosen.len() == count as usize {
+                    break;
+                }
+                if !taken[i as usize] && allowed(i) {
+                    taken[i as usize] = true;
+                    chosen.push(i);
+                }
+            }
+            chosen
+        };
+        let mut top = None;
+        for (k, &pos) in positions.iter().enumerate() {
+            let job_index = view.queue[pos as usize];
+            let job = view.jobs.get(job_index);
+            let est_end = view.now + job.requested_time;
+            if !admission.admits(est_end, job.nodes) {
+                continue;
+            }
+            if job.nodes > idle_left {
+                top = Some(k);
+                break;
+            }
+            let nodes = take(job.nodes, &|_| true, &mut taken);
+            let end = self.started_end(view, job.requested_time);
+            for &i in &nodes {
+                busy_until[i as usize] = end;
+            }
+            decision.nodes.extend_from_slice(&nodes);
+            decision.starts.push(Start {
+                pos,
+                job: job_index,
+                kind: StartKind::Primary,
+            });
+            admission.commit(est_end, job.nodes);
+            idle_left -= job.nodes;
+        }
+        let Some(top) = top else { return };
+        if backfill == Backfill::None || idle_left == 0 {
+            return;
+        }
+        let head = view.queue[positions[top] as usize];
+        let head_job = view.jobs.get(head);
+        // The head job's plan on the agenda, the nodes started above running from now.
+        let mut slots = self.slots(view, model);
+        for (i, slot) in slots.iter_mut().enumerate() {
+            if taken[i] {
+                slot.release = busy_until[i];
+                slot.rank = 1;
+                slot.timeout_key = 0.0;
+            }
+        }
+        let head_plan = plan(
+            view.now,
+            &[PlanJob {
+                job: head,
+                nodes: head_job.nodes,
+                duration: self.queued_duration(head_job.requested_time),
+            }],
+            &mut slots,
+            model,
+            model.idle_w,
+            true,
+        )
+        .head;
+        // Without a plan (a node it needs has no known release) nothing is held.
+        let (shadow, held) = head_plan.unwrap_or((f64::INFINITY, Vec::new()));
+        let mut holds = vec![false; n];
+        for &i in &held {
+            holds[i as usize] = true;
+        }
+        let mut free_left = self
+            .idle_order
+            .iter()
+            .filter(|&&i| !taken[i as usize] && !holds[i as usize])
+            .count() as u32;
+        decision.reservation = Some(Reserve {
+            job: head,
+            shadow_time: shadow,
+            extra: free_left,
+        });
+        for &pos in &positions[top + 1..] {
+            if idle_left == 0 {
+                break;
+            }
+            let job_index = view.queue[pos as usize];
+            let job = view.jobs.get(job_index);
+            if job.nodes > idle_left {
+                continue;
+            }
+            let est_end = view.now + job.requested_time;
+            if !admission.admits(est_end, job.nodes) {
+                continue;
+            }
+            let nodes = if job.nodes <= free_left {
+                let nodes = take(job.nodes, &|i| !holds[i as usize], &mut taken);
+                free_left -= job.nodes;
+                nodes
+            } else if est_end <= shadow {
+                let nodes = take(job.nodes, &|_| true, &mut taken);
+                free_left -= nodes.iter().filter(|&&i| !holds[i as usize]).count() as u32;
+                nodes
+            } else {
+                continue;
+            };
+            decision.nodes.extend_from_slice(&nodes);
+            decision.starts.push(Start {
+                pos,
+                job: job_index,
+                kind: StartKind::Backfill,
+            });
+            admission.commit(est_end, job.nodes);
+            idle_left -= job.nodes;
+        }
+    }
+
+    /// Expected end of a job started now: its request (IPM), the log-normal mean (ICON).
+    fn started_end(&self, view: &View, requested: f64) -> f64 {
+        match (&self.stats, self.icon_mode()) {
+            (Some(stats), true) => view.now + stats.predictor.remaining(requested, 0.0),
+            _ => view.now + requested,
+        }
+    }
+
+    /// The energy-aware choice of `count` idle nodes for a job a decision did not place.
+    pub fn place(&self, view: &View, count: u32, taken: &[bool]) -> Vec<u32> {
+        let mut chosen: Vec<u32> = self
+            .idle_order
+            .iter()
+            .copied()
+            .filter(|&i| !taken[i as usize] && view.nodes[i as usize].state == NodeState::Idle)
+            .take(count as usize)
+            .collect();
+        if chosen.len() < count as usize {
+            // Nodes that turned idle after `prepare` (none in the engine's own flow).
+            let more: Vec<u32> = (0..view.nodes.len() as u32)
+                .filter(|&i| {
+                    !taken[i as usize]
+                        && view.nodes[i as usize].state == NodeState::Idle
+                        && !chosen.contains(&i)
+                })
+                .take(count as usize - chosen.len())
+                .collect();
+            chosen.extend(more);
+        }
+        chosen
+    }
+
+    /// Step 3, after the instant's starts: wakes for the waiting jobs, warm spares, shutdowns
+    /// and the idle timeout. `started` jobs started at this call; `record` asks for a log row.
+    pub fn act(&mut self, view: &View, decision: &Decision, record: bool) -> Actions {
+        let started_at = Instant::now();
+        let mut out = Actions::default();
+        let Some(&model) = view.power else {
+            return out;
+        };
+        if let Some(rule) = decision.rule {
+            self.rule = rule;
+        }
+        let n = view.nodes.len();
+        let nodes = view.nodes;
+        for (i, node) in nodes.iter().enumerate() {
+            if node.state != NodeState::Idle {
+                self.deadlines[i] = f64::NAN; // started a job at this call
+            }
+        }
+        // The waiting jobs in the queue policy's order.
+        let positions = self.rule.positions(view);
+        let jobs: Vec<PlanJob> = positions
+            .iter()
+            .map(|&p| {
+                let job = view.queue[p as usize];
+                let j = view.jobs.get(job);
+                PlanJob {
+                    job,
+                    nodes: j.nodes,
+                    duration: self.queued_duration(j.requested_time),
+                }
+            })
+            .collect();
+        let mut slots = self.slots(view, &model);
+        let barrier = self.rule.backfill == Backfill::None;
+        let planned = plan(view.now, &jobs, &mut slots, &model, model.idle_w, barrier);
+        let mut wake = planned.wake_now.clone();
+        out.timers.extend_from_slice(&planned.wake_times);
+        let mut off: Vec<u32> = Vec::new();
+        let expired: Vec<bool> = (0..n)
+            .map(|i| nodes[i].state == NodeState::Idle && self.deadlines[i] <= view.now)
+            .collect();
+        let soon = view.now + model.switch_off_s + model.switch_on_s;
+        let queue_empty = view.queue.is_empty();
+        let mut spare = None;
+        let mut gate_open = false;
+        let mut spare_planning = false;
+        match (self.config.icon.as_ref(), self.mode) {
+            (Some(icon), Mode::Icon) => {
+                let last = self.stats.as_ref().and_then(|s| s.last_arrival);
+                gate_open = !icon.gate || last.is_some_and(|t| view.now - t <= icon.recency_window);
+                if queue_empty && self.epoch {
+                    if gate_open {
+                        spare_planning = true;
+                        let choice = self.spares(view, &model, &expired);
+                        wake.extend_from_slice(&choice.wake);
+                        off.extend_from_slice(&choice.switch_off);
+                        spare = Some(choice);
+                    } else if icon.stale_completion_shutdown && !view.completed.is_empty() {
+                        // Stale-completion shutdown: nodes this instant's completions
+                        // released and nobody uses, whatever their timeout.
+                        off.extend((0..n as u32).filter(|&i| {
+                            let node = &nodes[i as usize];
+                            self.previous_jobs[i as usize] != NO_JOB
+                                && node.state == NodeState::Idle
+                        }));
+                    }
+                }
+                if queue_empty {
+                    // The idle timeout applies in ICON mode once the queue is empty.
+                    off.extend((0..n as u32).filter(|&i| expired[i as usize]));
+                }
+            }
+            _ => {
+                let keep_for_plan = |i: usize| planned.needed_at[i] < soon;
+                off.extend(
+                    (0..n as u32).filter(|&i| expired[i as usize] && !keep_for_plan(i as usize)),
+                );
+            }
+        }
+        off.sort_unstable();
+        off.dedup();
+        wake.sort_unstable();
+        wake.dedup();
+        wake.retain(|i| off.binary_search(i).is_err());
+        for &i in &off {
+            self.deadlines[i as usize] = f64::NAN;
+        }
+        // Be called back at the next idle timeout of a node that stays idle (in ICON mode only
+        // while nothing waits: the timeout does not apply then).
+        if !self.icon_mode() || queue_empty {
+            let next_timeout = (0..n)
+                .filter(|&i| {
+                    nodes[i].state == NodeState::Idle && off.binary_search(&(i as u32)).is_err()
+                })
+                .map(|i| self.deadlines[i])
+                .filter(|&t| t > view.now)
+                .fold(f64::INFINITY, f64::min);
+            if next_timeout.is_finite() {
+                out.timers.push(next_timeout);
+            }
+        }
+        // IPM plans again a wake latency before each running job's requested end while a node
+        // sleeps (PSAS's callbacks): a sleeping node may then be woken just in time.
+        if !self.icon_mode() {
+            let asleep = nodes
+                .iter()
+                .filter(|n| n.state == NodeState::Sleeping)
+                .count();
+            if asleep > wake.len() {
+                out.timers.extend(
+                    view.running
+                        .iter()
+                        .filter(|r| r.requested_end > view.now)
+                        .map(|r| r.requested_end - model.switch_on_s)
+                        .filter(|&t| t > view.now),
+                );
+            }
+        }
+        self.keep_new_timers(&mut out.timers, view.now);
+        for (i, node) in nodes.iter().enumerate() {
+            self.previous_jobs[i] = node.job;
+        }
+        if record {
+            let (arrivals, service) = match self.screen {
+                Some((a, s)) => (Some(a), Some(s)),
+                None => (None, None),
+            };
+            let stats = self.stats.as_ref();
+            let chosen = spare.as_ref().map_or((f64::NAN, f64::NAN, f64::NAN), |c| {
+                (c.chosen.waiting, c.chosen.energy, c.chosen.cost)
+            });
+            if let Some(choice) = &spare {
+                out.candidates.extend(
+                    choice
+                        .candidates
+                        .iter()
+                        .map(|c| (c.target, c.waiting, c.energy, c.cost)),
+                );
+            }
+            out.record = Some(PowerRecord {
+                time: view.now,
+                mode: self.mode,
+                rejection: self.rejection,
+                arrivals,
+                service,
+                arrival_rate: stats.map_or(f64::NAN, IconStats::arrival_rate),
+                service_rate: stats.map_or(f64::NAN, IconStats::service_rate),
+                runtime_ratio: stats
+                    .and_then(|s| s.predictor.log_moments())
+                    .map_or(f64::NAN, |(m, _)| m.exp()),
+                spare_planning,
+                gate_open,
+                candidates: 0..0,
+                target: spare.as_ref().map(|c| c.chosen.target),
+                chosen,
+                started: decision.starts.len() as u32,
+                wakes: wake.len() as u32,
+                shutdowns: off.len() as u32,
+                queue_length: (view.queue.len() + decision.starts.len()) as u32,
+                seconds: self.seconds + started_at.elapsed().as_secs_f64(),
+            });
+        }
+        out.power_on = wake;
+        out.power_off = off;
+        out
+    }
+
+    /// Keeps only the timers not asked for before (and forgets the past ones).
+    fn keep_new_timers(&mut self, timers: &mut Vec<f64>, now: f64) {
+        self.timers.retain(|&t| t > now);
+        timers.retain(|&t| t > now && t.is_finite());
+        timers.sort_unstable_by(f64::total_cmp);
+        timers.dedup();
+        timers.retain(|t| match self.timers.binary_search_by(|x| x.total_cmp(t)) {
+            Ok(_) => false,
+            Err(at) => {
+                self.timers.insert(at, *t);
+                true
+            }
+        });
+    }
+
+    /// Spare-target optimisation at a spare-planning point (Eqs. 20-39).
+    fn spares(&self, view: &View, model: &PowerModel, expired: &[bool]) -> SpareChoice {
+        let icon = self.config.icon.as_ref().expect("ICON mode");
+        let stats = self.stats.as_ref().expect("ICON mode");
+        let n = view.nodes.len();
+        let arrival_rate = stats.arrival_rate();
+        // The nearest predicted completion, jobs started at this instant included.
+        let nearest = self
+            .running_release(view)
+            .iter()
+            .map(|&(_, t)| t - view.now)
+            .filter(|&r| r > EPS && r.is_finite())
+            .fold(f64::INFINITY, f64::min);
+        let completion_rate = if nearest.is_finite() {
+            1.0 / nearest
+        } else {
+            view.running.len() as f64 * stats.service_rate()
+        };
+        let event_rate = arrival_rate + completion_rate;
+        let arrival_probability = if event_rate > 0.0 {
+            arrival_rate / event_rate
+        } else {
+            0.0
+        };
+        let to_timeout = (0..n)
+            .filter(|&i| view.nodes[i].state == NodeState::Idle && !expired[i])
+            .map(|i| self.deadlines[i] - view.now)
+            .filter(|&d| d > EPS)
+            .fold(icon.max_horizon, f64::min);
+        let horizon = capped_horizon(event_rate, icon.max_horizon.min(to_timeout));
+        let pmf = stats.size_pmf(n);
+        let input = SpareInput {
+            now: view.now,
+            nodes: view.nodes,
+            model: *model,
+            expired,
+            pmf: &pmf,
+            event_rate,
+            arrival_probability,
+            horizon,
+            alpha: icon.alpha,
+            beta: icon.beta,
+            min_spares: icon.min_spares,
+            max_spares: icon.max_spares.unwrap_or(n as u32),
+        };
+        optimise(&input)
+    }
+}
