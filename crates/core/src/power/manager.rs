@@ -20,7 +20,8 @@ use crate::engine::power::{NodeState, NO_JOB};
 use crate::engine::View;
 use crate::model::PowerModel;
 use crate::power::config::{ManagerConfig, Mode, PowerRecord};
-use crate::power::plan::{agenda, plan, PlanJob, Slot};
+use crate::power::easy_plan::{easy_plan, Busy};
+use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
 use crate::power::stats::{IconStats, Rejection};
@@ -285,10 +286,14 @@ impl PowerManager {
             model,
             model.idle_w,
             true,
+            false,
         )
         .head;
-        // Without a plan (a node it needs has no known release) nothing is held.
-        let (shadow, held) = head_plan.unwrap_or((f64::INFINITY, Vec::new()));
+        // Without a plan (a node it needs has no known release: a job overran its request) the
+        // head job could start any moment: nothing is backfilled (as PSAS does).
+        let Some((shadow, held)) = head_plan else {
+            return;
+        };
         let mut holds = vec![false; n];
         for &i in &held {
             holds[i as usize] = true;
@@ -303,6 +308,7 @@ impl PowerManager {
             shadow_time: shadow,
             extra: free_left,
         });
+        decision.held.clone_from(&held);
         for &pos in &positions[top + 1..] {
             if idle_left == 0 {
                 break;
@@ -403,8 +409,29 @@ impl PowerManager {
             })
             .collect();
         let mut slots = self.slots(view, &model);
-        let barrier = self.rule.backfill == Backfill::None;
-        let planned = plan(view.now, &jobs, &mut slots, &model, model.idle_w, barrier);
+        // The plan only matters through the sleeping nodes it wakes and the expired idle nodes
+        // it keeps awake: without either, skip it.
+        let expired_any =
+            (0..n).any(|i| nodes[i].state == NodeState::Idle && self.deadlines[i] <= view.now);
+        let asleep_any = nodes.iter().any(|n| n.state == NodeState::Sleeping);
+        let planned = if jobs.is_empty() || !(expired_any || asleep_any) {
+            Plan {
+                needed_at: vec![f64::INFINITY; n],
+                ..Plan::default()
+            }
+        } else if self.rule.backfill == Backfill::None {
+            plan(
+                view.now,
+                &jobs,
+                &mut slots,
+                &model,
+                model.idle_w,
+                true,
+                true,
+            )
+        } else {
+            self.easy_wakes(view, &model, &jobs, &slots, decision)
+        };
         let mut wake = planned.wake_now.clone();
         out.timers.extend_from_slice(&planned.wake_times);
         let mut off: Vec<u32> = Vec::new();
@@ -534,6 +561,82 @@ impl PowerManager {
         }
         out.power_on = wake;
         out.power_off = off;
+        out
+    }
+
+    /// The wakes and needs of the EASY plan (see `easy_plan`): the head job keeps the
+    /// reservation decided at this call, or is planned now.
+    fn easy_wakes(
+        &self,
+        view: &View,
+        model: &PowerModel,
+        jobs: &[PlanJob],
+        slots: &[Slot],
+        decision: &Decision,
+    ) -> Plan {
+        let n = slots.len();
+        let mut out = Plan {
+            needed_at: vec![f64::INFINITY; n],
+            ..Plan::default()
+        };
+        let Some(first) = jobs.first() else {
+            return out;
+        };
+        let head = match decision.reservation {
+            Some(r) if r.job == first.job && !decision.held.is_empty() => {
+                Some((r.shadow_time, decision.held.clone()))
+            }
+            _ => {
+                let mut scratch = slots.to_vec();
+                plan(
+                    view.now,
+                    &jobs[..1],
+                    &mut scratch,
+                    model,
+                    model.idle_w,
+                    true,
+                    false,
+                )
+                .head
+            }
+        };
+        let Some(head) = head else {
+            return out;
+        };
+        let busy: Vec<Busy> = view
+            .nodes
+            .iter()
+            .zip(slots)
+            .map(|(node, slot)| match node.state {
+                NodeState::Idle => Busy::default(),
+                state => {
+                    let from = if state == NodeState::Sleeping {
+                        view.now
+                    } else {
+                        node.since.min(view.now)
+                    };
+                    Busy::new(Some((from, slot.release)))
+                }
+            })
+            .collect();
+        let entries = easy_plan(view.now, jobs, head, slots, busy, model.idle_w);
+        let mut wake_at = vec![f64::INFINITY; n];
+        for (_, nodes, start) in &entries {
+            for &i in nodes {
+                let i = i as usize;
+                out.needed_at[i] = out.needed_at[i].min(*start);
+                if *start > view.now + EPS && view.nodes[i].state == NodeState::Sleeping {
+                    wake_at[i] = wake_at[i].min(start - model.switch_on_s);
+                }
+            }
+        }
+        for (i, &t) in wake_at.iter().enumerate() {
+            if t <= view.now + EPS {
+                out.wake_now.push(i as u32);
+            } else if t.is_finite() {
+                out.wake_times.push(t);
+            }
+        }
         out
     }
 

@@ -8,9 +8,11 @@
 //! - [`predict`]: the log-normal runtime predictor;
 //! - [`plan`]: the release agenda and the sequential future plan with the energy-aware node
 //!   choice;
+//! - [`easy_plan`]: the future plan of a queue served with EASY (PSAS);
 //! - [`spare`]: the warm-spare target optimisation.
 
 pub mod config;
+pub mod easy_plan;
 pub mod manager;
 pub mod plan;
 pub mod predict;

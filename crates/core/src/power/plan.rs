@@ -157,9 +157,10 @@ pub struct Plan {
 /// earlier ones leave; a job that cannot be planned is passed over, and beyond the wake horizon
 /// only the first job is planned.
 ///
-/// The wake horizon: a job starting later than a wake plus a switch-off latency from now needs
-/// no wake before a switch-off latency from now; planning stops there and `wake_times` holds
-/// the time to plan again (its start minus a wake latency).
+/// With `cut` (planning for wakes), the wake horizon: a job starting later than a wake plus a
+/// switch-off latency from now needs no wake before a switch-off latency from now; planning
+/// stops there and `wake_times` holds the time to plan again (its start minus a wake latency).
+/// Without it (a reservation), every job is planned however far ahead.
 pub fn plan(
     now: f64,
     jobs: &[PlanJob],
@@ -167,6 +168,7 @@ pub fn plan(
     model: &PowerModel,
     idle_w: f64,
     barrier_rule: bool,
+    cut: bool,
 ) -> Plan {
     let n = slots.len();
     let mut out = Plan {
@@ -176,7 +178,11 @@ pub fn plan(
     let mut barrier = now;
     let mut sorted = Releases::new(slots.iter().map(|s| s.release));
     let mut candidates: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(n);
-    let horizon = now + model.switch_on_s + model.switch_off_s;
+    let horizon = if cut {
+        now + model.switch_on_s + model.switch_off_s
+    } else {
+        f64::INFINITY
+    };
     // Behind the first job of an EASY queue: the releases before its reservation, for jobs
     // that end before it starts.
     let mut head_start = f64::NEG_INFINITY;

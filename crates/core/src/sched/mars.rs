@@ -264,6 +264,7 @@ impl Policy for MarsPolicy {
         decision.reservation = branch.decision.reservation;
         // Under a power manager: the nodes it placed the jobs on, and the queue rule it plans by.
         decision.nodes.extend_from_slice(&branch.decision.nodes);
+        decision.held.extend_from_slice(&branch.decision.held);
         decision.rule = branch.decision.rule;
         let action = self.actions.get(usize::from(branch.action));
         self.records.push(DecisionRecord {

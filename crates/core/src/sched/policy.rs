@@ -114,6 +114,8 @@ pub struct Decision {
     /// How the policy serves the queue (a power manager plans the waiting jobs by it).
     pub rule: Option<QueueRule>,
     pub reservation: Option<Reserve>,
+    /// The nodes the reservation holds until its shadow time (under a power manager).
+    pub held: Vec<u32>,
     /// Nodes to switch on (sleeping, or switching off: then as soon as asleep).
     pub power_on: Vec<u32>,
     /// Idle nodes to switch off.
@@ -128,6 +130,7 @@ impl Decision {
         self.nodes.clear();
         self.rule = None;
         self.reservation = None;
+        self.held.clear();
         self.power_on.clear();
         self.power_off.clear();
         self.timers.clear();

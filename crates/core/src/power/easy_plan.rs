@@ -1,0 +1,236 @@
+//! The future plan of a queue served with EASY (PSAS), for wakes and timeouts.
+//!
+//! The head job holds its reservation (planned start and nodes). The jobs behind it are first
+//! planned in queue order as if no backfilling happened (each no earlier than the one before,
+//! on the nodes the earlier ones leave); then, in the same order, each one moves to the
+//! earliest slot before that start where its nodes stay free for its whole duration (a
+//! backfill), keeps its slot if its nodes are still free then, or slides to the earliest slot
+//! after it. Each node keeps a sorted list of busy intervals (running jobs until their
+//! requested end, transitions, planned jobs), and a job's nodes are chosen by the energy-aware
+//! order of Definition 6 among those free long enough.
+
+use crate::power::plan::{choose, PlanJob, Slot};
+
+const EPS: f64 = 1e-9;
+
+/// One node's busy intervals (a few: what it does now, then planned jobs), by start. The first
+/// lives inline: most nodes never need an allocation.
+#[derive(Debug, Clone, Default)]
+pub struct Busy {
+    first: Option<(f64, f64)>,
+    more: Vec<(f64, f64)>,
+}
+
+impl Busy {
+    pub fn new(interval: Option<(f64, f64)>) -> Self {
+        Busy {
+            first: interval,
+            more: Vec::new(),
+        }
+    }
+
+    fn insert(&mut self, start: f64, end: f64) {
+        match self.first {
+            None => self.first = Some((start, end)),
+            Some(first) if start < first.0 => {
+                self.more.insert(0, first);
+                self.first = Some((start, end));
+            }
+            Some(_) => {
+                let at = self.more.partition_point(|&(s, _)| s <= start);
+                self.more.insert(at, (start, end));
+            }
+        }
+    }
+
+    fn intervals(&self) -> impl Iterator<Item = (f64, f64)> + '_ {
+        self.first.into_iter().chain(self.more.iter().copied())
+    }
+
+    /// Calls `f(a, b)` for each free gap [a, b) (from minus to plus infinity around the busy
+    /// intervals).
+    fn gaps(&self, mut f: impl FnMut(f64, f64)) {
+        let mut free_from = f64::NEG_INFINITY;
+        for (s, e) in self.intervals() {
+            if s > free_from {
+                f(free_from, s);
+            }
+            free_from = free_from.max(e);
+        }
+        if free_from < f64::INFINITY {
+            f(free_from, f64::INFINITY);
+        }
+    }
+
+    /// The free gap around `t`: (free since, free until), or `None` if busy at `t`.
+    fn gap(&self, t: f64) -> Option<(f64, f64)> {
+        let mut since = f64::NEG_INFINITY;
+        for (s, e) in self.intervals() {
+            if s > t {
+                return Some((since, s));
+            }
+            if e > t {
+                return None;
+            }
+            since = since.max(e);
+        }
+        Some((since, f64::INFINITY))
+    }
+}
+
+/// The plan: (job, nodes, start), by start.
+pub type Entries = Vec<(u32, Vec<u32>, f64)>;
+
+/// Plans `jobs` (queue order, the first being the head held at `head`) from `now`. `slots`
+/// give each node's release, committed energy and rank; `busy` its busy intervals.
+pub fn easy_plan(
+    now: f64,
+    jobs: &[PlanJob],
+    head: (f64, Vec<u32>),
+    slots: &[Slot],
+    mut busy: Vec<Busy>,
+    idle_w: f64,
+) -> Entries {
+    let Some(first) = jobs.first() else {
+        return Vec::new();
+    };
+    let mut candidates = Vec::new();
+    // 1. Queue order without backfilling, behind the head (the barrier rule).
+    let mut release: Vec<f64> = slots.iter().map(|s| s.release).collect();
+    let (head_start, head_nodes) = head;
+    for &i in &head_nodes {
+        release[i as usize] = head_start + first.duration;
+    }
+    let mut seed = vec![(first.job, head_nodes.clone(), head_start)];
+    let mut barrier = head_start;
+    for job in &jobs[1..] {
+        let r = job.nodes as usize;
+        let mut known: Vec<f64> = release.iter().copied().filter(|t| t.is_finite()).collect();
+        if known.len() < r || r == 0 {
+            break;
+        }
+        known.select_nth_unstable_by(r - 1, f64::total_cmp);
+        let start = barrier.max(known[r - 1]);
+        let chosen = choose(r, start, slots, &release, idle_w, &mut candidates);
+        for &i in &chosen {
+            release[i as usize] = start + job.duration;
+        }
+        seed.push((job.job, chosen, start));
+        barrier = start;
+    }
+    // 2. EASY: each job behind the head backfills, keeps its slot, or slides.
+    let add = |busy: &mut [Busy], nodes: &[u32], start: f64, d: f64| {
+        for &i in nodes {
+            busy[i as usize].insert(start, start + d);
+        }
+    };
+    add(&mut busy, &head_nodes, head_start, first.duration);
+    let mut out: Entries = vec![(first.job, head_nodes, head_start)];
+    for (k, (job, planned_nodes, planned_start)) in seed.into_iter().enumerate().skip(1) {
+        let spec = &jobs[k];
+        let d = spec.duration;
+        let r = spec.nodes as usize;
+        let fits = |busy: &[Busy], nodes: &[u32], start: f64| {
+            nodes.iter().all(|&i| {
+                busy[i as usize]
+                    .gap(start)
+                    .is_some_and(|(_, until)| start + d <= until + EPS)
+            })
+        };
+        let early = if now + EPS < planned_start {
+            gap_slot(now, r, d, now, Some(planned_start), slots, &busy, idle_w)
+        } else {
+            None
+        };
+        let (nodes, start) = match early {
+            Some((nodes, start)) if start + EPS < planned_start => (nodes, start),
+            _ if fits(&busy, &planned_nodes, planned_start) => (planned_nodes, planned_start),
+            _ => match gap_slot(now, r, d, planned_start, None, slots, &busy, idle_w) {
+                Some(slot) => slot,
+                None => break,
+            },
+        };
+        add(&mut busy, &nodes, start, d);
+        out.push((job, nodes, start));
+    }
+    out.sort_by(|a, b| a.2.total_cmp(&b.2));
+    out
+}
+
+/// The earliest time in [`from`, `before`) — `from` itself or the end of a busy interval —
+/// at which `r` nodes are free for `d` seconds, and the energy-aware choice of them then.
+///
+/// A sweep: each free gap [a, b) of a node makes it usable from `max(a, from)` to `b - d`;
+/// the usable count only grows at the start of such a range (an interval's end, or `from`), so
+/// the first time it reaches `r` is the answer. O(N log N) whatever the number of busy
+/// intervals' ends.
+#[allow(clippy::too_many_arguments)]
+fn gap_slot(
+    now: f64,
+    r: usize,
+    d: f64,
+    from: f64,
+    before: Option<f64>,
+    slots: &[Slot],
+    busy: &[Busy],
+    idle_w: f64,
+) -> Option<(Vec<u32>, f64)> {
+    if before.is_some_and(|b| from + EPS >= b) || r == 0 {
+        return None;
+    }
+    let limit = before.map_or(f64::INFINITY, |b| b - EPS);
+    let mut events: Vec<(f64, bool)> = Vec::with_capacity(2 * slots.len());
+    for b in busy {
+        b.gaps(|a, e| {
+            let lo = a.max(from);
+            let hi = (e - d + EPS).min(e - EPS);
+            if lo <= hi && lo < limit {
+                events.push((lo, true));
+                events.push((hi, false));
+            }
+        });
+    }
+    // Starts before ends at the same time: a range [t, t] is usable at t.
+    events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+    let mut usable = 0usize;
+    let mut at = None;
+    for &(t, start) in &events {
+        if start {
+            usable += 1;
+            if usable >= r {
+                at = Some(t);
+                break;
+            }
+        } else {
+            usable -= 1;
+        }
+    }
+    let t = at?;
+    let mut pool: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(slots.len());
+    for (i, slot) in slots.iter().enumerate() {
+        let Some((since, until)) = busy[i].gap(t) else {
+            continue;
+        };
+        if until - t <= EPS || until - t + EPS < d {
+            continue;
+        }
+        let cost = if slot.cold {
+            slot.base
+        } else {
+            slot.base + idle_w * (t - since.max(now)).max(0.0)
+        };
+        pool.push((cost, slot.rank, slot.timeout_key, i as u32));
+    }
+    let key = |a: &(f64, u8, f64, u32), b: &(f64, u8, f64, u32)| {
+        a.0.total_cmp(&b.0)
+            .then(a.1.cmp(&b.1))
+            .then(a.2.total_cmp(&b.2))
+            .then(a.3.cmp(&b.3))
+    };
+    if pool.len() > r {
+        pool.select_nth_unstable_by(r - 1, key);
+        pool.truncate(r);
+    }
+    pool.sort_unstable_by(key);
+    Some((pool.iter().map(|c| c.3).collect(), t))
+}
