@@ -111,7 +111,7 @@ pub fn easy_plan(
         }
         known.select_nth_unstable_by(r - 1, f64::total_cmp);
         let start = barrier.max(known[r - 1]);
-        let chosen = choose(r, start, slots, &release, idle_w, &mut candidates);
+        let chosen = choose(r, start, slots, |i| release[i], idle_w, &mut candidates);
         for &i in &chosen {
             release[i as usize] = start + job.duration;
         }

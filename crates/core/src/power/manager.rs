@@ -141,7 +141,14 @@ impl PowerManager {
                 self.deadlines[i] = f64::NAN;
             }
         }
+        // The energy-aware order of idle nodes, for the jobs the queue policy may start (none
+        // unless the smallest waiting job fits).
         self.idle_order.clear();
+        let smallest = view.queue.iter().map(|&j| view.jobs.get(j).nodes).min();
+        if smallest.is_none_or(|s| s > view.free) {
+            self.seconds = started.elapsed().as_secs_f64();
+            return;
+        }
         self.idle_order
             .extend((0..n as u32).filter(|&i| view.nodes[i as usize].state == NodeState::Idle));
         let deadlines = &self.deadlines;
@@ -285,7 +292,6 @@ impl PowerManager {
             &mut slots,
             model,
             model.idle_w,
-            true,
             false,
         )
         .head;
@@ -389,57 +395,56 @@ impl PowerManager {
         }
         let n = view.nodes.len();
         let nodes = view.nodes;
+        // One pass: deadlines of nodes that started a job at this call, idle nodes past their
+        // timeout, sleeping nodes.
+        let mut expired_nodes: Vec<u32> = Vec::new();
+        let mut asleep = 0usize;
         for (i, node) in nodes.iter().enumerate() {
-            if node.state != NodeState::Idle {
-                self.deadlines[i] = f64::NAN; // started a job at this call
+            match node.state {
+                NodeState::Idle => {
+                    if self.deadlines[i] <= view.now {
+                        expired_nodes.push(i as u32);
+                    }
+                }
+                NodeState::Sleeping => {
+                    asleep += 1;
+                    self.deadlines[i] = f64::NAN;
+                }
+                _ => self.deadlines[i] = f64::NAN,
             }
         }
-        // The waiting jobs in the queue policy's order.
-        let positions = self.rule.positions(view);
-        let jobs: Vec<PlanJob> = positions
-            .iter()
-            .map(|&p| {
-                let job = view.queue[p as usize];
-                let j = view.jobs.get(job);
-                PlanJob {
-                    job,
-                    nodes: j.nodes,
-                    duration: self.queued_duration(j.requested_time),
-                }
-            })
-            .collect();
-        let mut slots = self.slots(view, &model);
+        let queue_empty = view.queue.is_empty();
         // The plan only matters through the sleeping nodes it wakes and the expired idle nodes
         // it keeps awake: without either, skip it.
-        let expired_any =
-            (0..n).any(|i| nodes[i].state == NodeState::Idle && self.deadlines[i] <= view.now);
-        let asleep_any = nodes.iter().any(|n| n.state == NodeState::Sleeping);
-        let planned = if jobs.is_empty() || !(expired_any || asleep_any) {
-            Plan {
-                needed_at: vec![f64::INFINITY; n],
-                ..Plan::default()
-            }
-        } else if self.rule.backfill == Backfill::None {
-            plan(
-                view.now,
-                &jobs,
-                &mut slots,
-                &model,
-                model.idle_w,
-                true,
-                true,
-            )
+        let planned = if queue_empty || (expired_nodes.is_empty() && asleep == 0) {
+            Plan::default()
         } else {
-            self.easy_wakes(view, &model, &jobs, &slots, decision)
+            // The waiting jobs in the queue policy's order.
+            let jobs: Vec<PlanJob> = self
+                .rule
+                .positions(view)
+                .iter()
+                .map(|&p| {
+                    let job = view.queue[p as usize];
+                    let j = view.jobs.get(job);
+                    PlanJob {
+                        job,
+                        nodes: j.nodes,
+                        duration: self.queued_duration(j.requested_time),
+                    }
+                })
+                .collect();
+            let mut slots = self.slots(view, &model);
+            if self.rule.backfill == Backfill::None {
+                plan(view.now, &jobs, &mut slots, &model, model.idle_w, true)
+            } else {
+                self.easy_wakes(view, &model, &jobs, &slots, decision)
+            }
         };
         let mut wake = planned.wake_now.clone();
         out.timers.extend_from_slice(&planned.wake_times);
         let mut off: Vec<u32> = Vec::new();
-        let expired: Vec<bool> = (0..n)
-            .map(|i| nodes[i].state == NodeState::Idle && self.deadlines[i] <= view.now)
-            .collect();
         let soon = view.now + model.switch_off_s + model.switch_on_s;
-        let queue_empty = view.queue.is_empty();
         let mut spare = None;
         let mut gate_open = false;
         let mut spare_planning = false;
@@ -450,6 +455,10 @@ impl PowerManager {
                 if queue_empty && self.epoch {
                     if gate_open {
                         spare_planning = true;
+                        let mut expired = vec![false; n];
+                        for &i in &expired_nodes {
+                            expired[i as usize] = true;
+                        }
                         let choice = self.spares(view, &model, &expired);
                         wake.extend_from_slice(&choice.wake);
                         off.extend_from_slice(&choice.switch_off);
@@ -466,14 +475,13 @@ impl PowerManager {
                 }
                 if queue_empty {
                     // The idle timeout applies in ICON mode once the queue is empty.
-                    off.extend((0..n as u32).filter(|&i| expired[i as usize]));
+                    off.extend_from_slice(&expired_nodes);
                 }
             }
             _ => {
-                let keep_for_plan = |i: usize| planned.needed_at[i] < soon;
-                off.extend(
-                    (0..n as u32).filter(|&i| expired[i as usize] && !keep_for_plan(i as usize)),
-                );
+                let keep_for_plan =
+                    |i: u32| planned.needed_at.get(i as usize).is_some_and(|&t| t < soon);
+                off.extend(expired_nodes.iter().copied().filter(|&i| !keep_for_plan(i)));
             }
         }
         off.sort_unstable();
@@ -487,11 +495,11 @@ impl PowerManager {
         // Be called back at the next idle timeout of a node that stays idle (in ICON mode only
         // while nothing waits: the timeout does not apply then).
         if !self.icon_mode() || queue_empty {
-            let next_timeout = (0..n)
-                .filter(|&i| {
-                    nodes[i].state == NodeState::Idle && off.binary_search(&(i as u32)).is_err()
-                })
-                .map(|i| self.deadlines[i])
+            // (nodes switched off here have no deadline any more)
+            let next_timeout = self
+                .deadlines
+                .iter()
+                .copied()
                 .filter(|&t| t > view.now)
                 .fold(f64::INFINITY, f64::min);
             if next_timeout.is_finite() {
@@ -500,20 +508,14 @@ impl PowerManager {
         }
         // IPM plans again a wake latency before each running job's requested end while a node
         // sleeps (PSAS's callbacks): a sleeping node may then be woken just in time.
-        if !self.icon_mode() {
-            let asleep = nodes
-                .iter()
-                .filter(|n| n.state == NodeState::Sleeping)
-                .count();
-            if asleep > wake.len() {
-                out.timers.extend(
-                    view.running
-                        .iter()
-                        .filter(|r| r.requested_end > view.now)
-                        .map(|r| r.requested_end - model.switch_on_s)
-                        .filter(|&t| t > view.now),
-                );
-            }
+        if !self.icon_mode() && asleep > wake.len() {
+            out.timers.extend(
+                view.running
+                    .iter()
+                    .filter(|r| r.requested_end > view.now)
+                    .map(|r| r.requested_end - model.switch_on_s)
+                    .filter(|&t| t > view.now),
+            );
         }
         self.keep_new_timers(&mut out.timers, view.now);
         for (i, node) in nodes.iter().enumerate() {
@@ -594,7 +596,6 @@ impl PowerManager {
                     &mut scratch,
                     model,
                     model.idle_w,
-                    true,
                     false,
                 )
                 .head

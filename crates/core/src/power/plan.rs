@@ -148,14 +148,8 @@ pub struct Plan {
 }
 
 /// Plans `jobs` (in queue order) from `now` on `slots` (updated: planned jobs hold their nodes
-/// until their expected end).
-///
-/// With `barrier_rule` (Definition 6) a job never starts before the one planned before it and
-/// planning stops at the first job that cannot be planned. Without it (a queue served with
-/// EASY) the first job holds its planned nodes (its reservation); a later job takes a slot that
-/// ends before that reservation if there is one (as EASY backfills), else the earliest nodes the
-/// earlier ones leave; a job that cannot be planned is passed over, and beyond the wake horizon
-/// only the first job is planned.
+/// until their expected end). A job never starts before the one planned before it, and planning
+/// stops at the first job that cannot be planned (Definition 6).
 ///
 /// With `cut` (planning for wakes), the wake horizon: a job starting later than a wake plus a
 /// switch-off latency from now needs no wake before a switch-off latency from now; planning
@@ -167,7 +161,6 @@ pub fn plan(
     slots: &mut [Slot],
     model: &PowerModel,
     idle_w: f64,
-    barrier_rule: bool,
     cut: bool,
 ) -> Plan {
     let n = slots.len();
@@ -176,106 +169,63 @@ pub fn plan(
         ..Plan::default()
     };
     let mut barrier = now;
-    let mut sorted = Releases::new(slots.iter().map(|s| s.release));
+    let mut known: Vec<f64> = Vec::with_capacity(n);
     let mut candidates: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(n);
     let horizon = if cut {
         now + model.switch_on_s + model.switch_off_s
     } else {
         f64::INFINITY
     };
-    // Behind the first job of an EASY queue: the releases before its reservation, for jobs
-    // that end before it starts.
-    let mut head_start = f64::NEG_INFINITY;
-    let mut early: Vec<f64> = Vec::new();
-    let mut early_sorted = Releases::new(std::iter::empty());
-    let wake = |out: &mut Plan, i: u32, start: f64, cold_sleeping: bool| {
-        if cold_sleeping {
-            let at = start - model.switch_on_s;
-            if at <= now {
-                out.wake_now.push(i);
-            } else {
-                out.wake_times.push(at);
-            }
-        }
-        let slot = &mut out.needed_at[i as usize];
-        *slot = slot.min(start);
-    };
     // A sleeping node is woken for the first job planned on it (the earliest: later ones
     // start later).
-    let is_sleeping = |slots: &[Slot], i: u32, planned: bool| !planned && slots[i as usize].asleep;
     let mut planned = vec![false; n];
     for (k, job) in jobs.iter().enumerate() {
         let r = job.nodes as usize;
         if r == 0 {
             continue;
         }
-        if k > 0 && !barrier_rule && early_sorted.len() >= r {
-            let start = now.max(early_sorted.nth(r - 1));
-            let finish = start + job.duration;
-            if finish <= head_start && start <= horizon {
-                let chosen = choose(r, start, slots, &early, idle_w, &mut candidates);
-                for &i in &chosen {
-                    let cold = is_sleeping(slots, i, planned[i as usize]);
-                    wake(&mut out, i, start, cold);
-                    early_sorted.replace(early[i as usize], finish);
-                    early[i as usize] = finish;
-                    if !planned[i as usize] {
-                        sorted.replace(slots[i as usize].release, finish);
-                        slots[i as usize].release = finish;
-                        planned[i as usize] = true;
-                    }
-                }
-                out.starts.push(start);
-                continue;
-            }
+        // The r-th earliest known release (few jobs are planned per call: selecting each time
+        // costs less than keeping a sorted list).
+        known.clear();
+        known.extend(slots.iter().map(|s| s.release).filter(|t| t.is_finite()));
+        if known.len() < r {
+            break; // not enough nodes with a known release
         }
-        if sorted.len() < r {
-            // Not enough nodes with a known release. In SNF order planning stops here; behind
-            // an EASY head job the next jobs may still fit.
-            if barrier_rule {
-                break;
-            }
-            continue;
-        }
-        let start = barrier.max(sorted.nth(r - 1));
-        let beyond = start > horizon;
-        if beyond {
+        let (_, rth, _) = known.select_nth_unstable_by(r - 1, f64::total_cmp);
+        let start = barrier.max(*rth);
+        if start > horizon {
             // Any wake this job needs is a switch-off latency away at least: plan again then.
             out.wake_times.push(start - model.switch_on_s);
-            if barrier_rule {
-                break; // later jobs start later still
-            }
-            if k > 0 {
-                continue; // only the head job's reservation is kept that far ahead
-            }
+            break; // later jobs start later still
         }
         let finish = start + job.duration;
-        let releases: Vec<f64> = slots.iter().map(|s| s.release).collect();
-        let chosen = choose(r, start, slots, &releases, idle_w, &mut candidates);
+        let chosen = choose(
+            r,
+            start,
+            slots,
+            |i| slots[i].release,
+            idle_w,
+            &mut candidates,
+        );
         for &i in &chosen {
-            let cold = !beyond && is_sleeping(slots, i, planned[i as usize]);
-            wake(&mut out, i, start, cold);
-            sorted.replace(slots[i as usize].release, finish);
-            slots[i as usize].release = finish;
-            planned[i as usize] = true;
+            let i = i as usize;
+            if !planned[i] && slots[i].asleep {
+                let at = start - model.switch_on_s;
+                if at <= now {
+                    out.wake_now.push(i as u32);
+                } else {
+                    out.wake_times.push(at);
+                }
+            }
+            out.needed_at[i] = out.needed_at[i].min(start);
+            slots[i].release = finish;
+            planned[i] = true;
         }
         if k == 0 {
-            if !barrier_rule {
-                head_start = start;
-                early = releases.clone();
-                for (i, e) in early.iter_mut().enumerate() {
-                    if !chosen.contains(&(i as u32)) {
-                        *e = slots[i].release;
-                    }
-                }
-                early_sorted = Releases::new(early.iter().copied());
-            }
             out.head = Some((start, chosen));
         }
         out.starts.push(start);
-        if barrier_rule {
-            barrier = start;
-        }
+        barrier = start;
     }
     out
 }
@@ -286,17 +236,18 @@ pub fn choose(
     r: usize,
     start: f64,
     slots: &[Slot],
-    release: &[f64],
+    release: impl Fn(usize) -> f64,
     idle_w: f64,
     candidates: &mut Vec<(f64, u8, f64, u32)>,
 ) -> Vec<u32> {
     candidates.clear();
     for (i, s) in slots.iter().enumerate() {
-        if release[i] <= start {
+        let at = release(i);
+        if at <= start {
             let cost = if s.cold {
                 s.base
             } else {
-                s.base + idle_w * (start - release[i])
+                s.base + idle_w * (start - at)
             };
             candidates.push((cost, s.rank, s.timeout_key, i as u32));
         }
@@ -307,42 +258,10 @@ pub fn choose(
             .then(a.2.total_cmp(&b.2))
             .then(a.3.cmp(&b.3))
     };
+    // The r smallest keys (unique: the node number ends them); their order does not matter.
     if candidates.len() > r {
         candidates.select_nth_unstable_by(r - 1, key);
         candidates.truncate(r);
     }
-    candidates.sort_unstable_by(key);
     candidates.iter().map(|c| c.3).collect()
-}
-
-/// Known (finite) release times, sorted: the r-th earliest is at hand.
-#[derive(Debug, Clone)]
-struct Releases(Vec<f64>);
-
-impl Releases {
-    fn new(times: impl Iterator<Item = f64>) -> Self {
-        let mut v: Vec<f64> = times.filter(|t| t.is_finite()).collect();
-        v.sort_unstable_by(f64::total_cmp);
-        Releases(v)
-    }
-
-    fn len(&self) -> usize {
-        self.0.len()
-    }
-
-    fn nth(&self, i: usize) -> f64 {
-        self.0[i]
-    }
-
-    /// Replaces `old` (if known) by `new`.
-    fn replace(&mut self, old: f64, new: f64) {
-        if old.is_finite() {
-            let at = self.0.partition_point(|&t| t < old);
-            self.0.remove(at);
-        }
-        if new.is_finite() {
-            let at = self.0.partition_point(|&t| t < new);
-            self.0.insert(at, new);
-        }
-    }
 }

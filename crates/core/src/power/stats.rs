@@ -84,6 +84,8 @@ pub struct IconStats {
     pub predictor: RuntimePredictor,
     series: Vec<f64>,
     scratch: Vec<f64>,
+    /// The last screen, valid while no sample entered or left the window.
+    screened: Option<(Rejection, SeriesStats, SeriesStats)>,
 }
 
 impl IconStats {
@@ -99,6 +101,7 @@ impl IconStats {
             predictor: RuntimePredictor::new(config.service_smoothing, config.sigma_floor),
             series: Vec::new(),
             scratch: Vec::new(),
+            screened: None,
         }
     }
 
@@ -136,14 +139,19 @@ impl IconStats {
                     Some(self.mean_service.map_or(run, |m| s * run + (1.0 - s) * m));
             }
         }
+        let mut changed = !(view.arrived.is_empty() && view.completed.is_empty());
         let horizon = view.now - config.screen_window;
         for series in [&mut self.arrival_gaps, &mut self.service_times] {
             while series.front().is_some_and(|&(t, _)| t < horizon) {
                 series.pop_front();
+                changed = true;
             }
             while series.len() > config.screen.max_samples {
                 series.pop_front();
             }
+        }
+        if changed {
+            self.screened = None;
         }
     }
 
@@ -164,6 +172,9 @@ impl IconStats {
 
     /// The screen (Definition 4): both series must pass (the service one only when required).
     pub fn screen(&mut self, config: &IconConfig) -> (Rejection, SeriesStats, SeriesStats) {
+        if let Some(screened) = self.screened {
+            return screened;
+        }
         self.series.clear();
         self.series
             .extend(self.arrival_gaps.iter().map(|&(_, g)| g));
@@ -177,6 +188,7 @@ impl IconStats {
         if config.require_service_samples {
             rejection.add(1, &service, config.screen.min_samples, config);
         }
+        self.screened = Some((rejection, arrivals, service));
         (rejection, arrivals, service)
     }
 
