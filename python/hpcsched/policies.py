@@ -364,7 +364,8 @@ class PolicySpec:
             name == "snf" or self.is_search or self.is_power or self.backfill != "easy"
         ):
             raise OptionError(
-                "predicted run times are for a heuristic with EASY backfilling",
+                "predicted run times are for a heuristic with EASY backfilling and no power "
+                "manager",
                 option="--estimates",
             )
         if name == "snf":

@@ -18,7 +18,7 @@ import importlib.util
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
@@ -146,7 +146,8 @@ class PythonPolicySpec:
     window: None = None
     backfill: str = "python"
     search: None = None
-    power: None = None
+    #: the power manager it runs under (a :class:`~hpcsched.PowerSpec`), if any
+    power: Any = None
 
     @property
     def name(self) -> str:
@@ -162,7 +163,7 @@ class PythonPolicySpec:
 
     @property
     def is_power(self) -> bool:
-        return False
+        return self.power is not None
 
     @property
     def is_search(self) -> bool:
@@ -175,11 +176,20 @@ class PythonPolicySpec:
         # A policy loaded from python:FILE:CLASS travels to worker processes as its source
         # (a class loaded from a file path cannot be pickled by reference).
         if self.source is not None:
-            return (load_policy, (self.source,))
-        return (PythonPolicySpec, (self.policy, self.source))
+            return (_load_with_power, (self.source, self.power))
+        return (PythonPolicySpec, (self.policy, self.source, None, "python", None, self.power))
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "python": self.source or type(self.policy).__qualname__}
+        return {
+            "name": self.name,
+            "python": self.source or type(self.policy).__qualname__,
+            "power": asdict(self.power) if self.power is not None else None,
+        }
+
+
+def _load_with_power(text: str, power: Any) -> PythonPolicySpec:
+    """A Python policy from its source, under the power manager it ran under."""
+    return replace(load_policy(text), power=power)
 
 
 def load_policy(text: str) -> PythonPolicySpec:

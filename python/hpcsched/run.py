@@ -333,10 +333,13 @@ def as_policy_spec(
 def _manager(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> dict | None:
     """Power-manager options: a built-in manager's, or for a Python policy on a platform with
     a power model, node power control with mean transition latencies."""
+    if spec.power is not None:
+        native: dict[str, Any] = spec.power.to_native()
+        return native
     if isinstance(spec, PythonPolicySpec):
         has_power = platform is not None and platform.power is not None
         return {"sample_transitions": None} if has_power else None
-    return spec.power.to_native() if spec.power else None
+    return None
 
 
 def resolve_platform(

@@ -613,7 +613,10 @@ def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
     backfill = values.pop("backfill", "easy")
     base = PolicySpec(str(name), window, backfill)
     search = {k: values.pop(k) for k in SEARCH_KEYS if k in values}
+    manager = values.pop("power", None)
     power = {k: values.pop(k) for k in POWER_KEYS if k in values}
+    if manager is not None and str(manager).lower() != "none":
+        power["manager"] = manager
     if values:
         key = sorted(values)[0]
         raise InputError(
@@ -623,8 +626,12 @@ def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
         )
     if search and not base.is_search:
         raise InputError(f"{base.name} takes no look-ahead parameter {sorted(search)[0]!r}")
-    if power and not base.is_power:
-        raise InputError(f"{base.name} takes no power parameter {sorted(power)[0]!r}")
+    managed = base.is_power or "manager" in power
+    if power and not managed:
+        raise InputError(
+            f"{base.name} takes no power parameter {sorted(power)[0]!r} without a power "
+            'manager (power = "icon", ...)'
+        )
     if "reward" in search:
         if base.name != "mars":
             raise InputError(f'{base.name} has its reward built in; use name = "mars"')
@@ -634,5 +641,5 @@ def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
         window,
         backfill,
         search=SearchSpec(**search) if base.is_search else None,
-        power=PowerSpec(**power) if base.is_power else None,
+        power=PowerSpec(**power) if managed else None,
     )

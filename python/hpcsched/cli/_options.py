@@ -7,6 +7,7 @@ Each alias is a typer option with its help text; :func:`policy_spec` turns the o
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -120,6 +121,16 @@ Estimates = Annotated[
     ),
 ]
 
+PowerManager = Annotated[
+    str | None,
+    typer.Option(
+        "--power",
+        help="Power manager under the queue policy: none, ipm, icon, icon-ng, icon-nf, "
+        "icon-ngnf (needs --platform with a power model; the paper names such as snf-icon "
+        "imply theirs).",
+        rich_help_panel=POWER,
+    ),
+]
 IdleTimeout = Annotated[
     float,
     typer.Option(
@@ -194,16 +205,26 @@ def policy_spec(
     if policy.startswith("python:"):
         if window is not None:
             raise OptionError("a Python policy orders the queue itself", option="--window")
-        return load_policy(policy)
+        spec = load_policy(policy)
+        manager = options.get("power")
+        if manager is not None and manager.strip().lower() != "none":
+            power = PowerSpec(manager=manager, **{k: options[k] for k in POWER_OPTIONS})
+            spec = replace(spec, power=power)
+        return spec
+    manager = options.get("power")
+    if manager is not None and manager.strip().lower() == "none":
+        manager = None
+        if PolicySpec(policy, window, backfill).is_power:
+            raise OptionError(f"{policy} runs under a power manager", option="--power")
     base = PolicySpec(policy, window, backfill)
+    power = None
+    if base.is_power or manager is not None:
+        power = PowerSpec(manager=manager, **{k: options[k] for k in POWER_OPTIONS})
     estimates = options.get("estimates")
     if estimates is not None:
-        return PolicySpec(policy, window, backfill, estimates=estimates)
-    if base.is_power:
-        power = PowerSpec(**{k: options[k] for k in POWER_OPTIONS})
-        return PolicySpec(policy, window, backfill, power=power)
+        return PolicySpec(policy, window, backfill, estimates=estimates, power=power)
     if not base.is_search:
-        return base
+        return PolicySpec(policy, window, backfill, power=power) if power else base
     reward = options.get("reward")
     if reward is not None and base.name != "mars":
         raise OptionError(
@@ -214,7 +235,7 @@ def policy_spec(
         search["iterations"] = None  # a time budget alone
     if reward is not None:
         search["reward"] = parse_reward(reward)
-    return PolicySpec(policy, window, backfill, search=SearchSpec(**search))
+    return PolicySpec(policy, window, backfill, search=SearchSpec(**search), power=power)
 
 
 def with_estimates(

@@ -20,8 +20,8 @@ def simulate(
         typer.Option(
             help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
             "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars (with --reward), "
-            "random; or the power managers fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, "
-            "snf-icon-nf, snf-icon-ngnf (with --platform)."
+            "random; under a power manager (--power) or the paper names fcfs-b+ipm, snf+ipm, "
+            "snf-icon, snf-icon-ng, snf-icon-nf, snf-icon-ngnf (with --platform)."
         ),
     ] = "fcfs",
     window: Annotated[
@@ -58,6 +58,7 @@ def simulate(
     trees: opt.Trees = None,
     threads: opt.Threads = None,
     seed: opt.Seed = 17,
+    power: opt.PowerManager = None,
     idle_timeout: opt.IdleTimeout = 7200.0,
     sample_transitions: opt.SampleTransitions = None,
     alpha: opt.Alpha = 5000.0,
