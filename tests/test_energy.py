@@ -68,23 +68,6 @@ def test_sampled_transitions_are_seeded():
     assert abs(runs[0][1] - 350.0) < 30.0  # Normal(50, 5) wake
 
 
-@pytest.mark.parametrize("policy", ["fcfs-b+ipm", "snf+ipm", "snf-icon"])
-def test_state_time_adds_up_on_a_paper_workload(traces_dir, policy):
-    trace = traces_dir / "snf-icon-paper" / "DAS2-fs1-0-3000.json.gz"
-    result = hpcsched.simulate(trace, policy, platform="AOBA-64")
-    energy = result.info["energy"]
-    seconds = energy["node_seconds"]
-    assert sum(seconds.values()) == pytest.approx(64 * energy["horizon_seconds"])
-    power = result.info["inputs"]["platform"]["power"]
-    joules = sum(
-        seconds[s] * power[s]
-        for s in ("computing", "idle", "switching_on", "switching_off", "sleeping")
-    )
-    assert energy["total_mwh"] == pytest.approx(joules / 3.6e9)
-    assert not result.jobs["start"].isna().any()
-    assert (result.jobs["start"] >= result.jobs["submit"]).all()
-
-
 def test_screen_statistics_match_scipy():
     stats = pytest.importorskip("scipy.stats")
     rng = np.random.default_rng(3)

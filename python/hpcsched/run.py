@@ -236,9 +236,9 @@ def simulate(
         }
     )
     info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
-    if "energy_j" in raw:
+    if "energy_by_state_j" in raw:
         info["energy"] = metrics.energy_summary(
-            raw["energy_j"], raw["node_seconds"], raw["horizon"]
+            raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
         )
     # The look-ahead's log is `decisions`; the power manager's too when there is no look-ahead,
     # else `power_decisions`.
@@ -439,7 +439,7 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
     jobs = workload.jobs
     start, end = raw["start"], raw["end"]
     kind_codes = np.where(np.isnan(start), -1, raw["start_kind"].astype(np.int8))
-    return pd.DataFrame(
+    table = pd.DataFrame(
         {
             "job_id": jobs["job_id"].to_numpy(),
             "submit": jobs["submit"].to_numpy(),
@@ -458,6 +458,10 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
             "user": jobs["user"].to_numpy() if "user" in jobs else -1,
         }
     )
+    if "energy_by_state_j" in raw:
+        # computing energy of each job's final attempt (platforms with a power model)
+        table["energy_kwh"] = raw["energy_j"] / 3.6e6
+    return table
 
 
 def _summary(

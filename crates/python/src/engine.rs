@@ -504,6 +504,14 @@ impl PySimulation {
                     .into_pyarray(py),
             )?;
         }
+        let kw: Vec<f64> = self
+            .engine
+            .log()
+            .timeline_power_w
+            .iter()
+            .map(|w| w / 1000.0)
+            .collect();
+        out.set_item("power_kw", kw.into_pyarray(py))?;
         Ok(out)
     }
 
@@ -517,6 +525,7 @@ impl PySimulation {
         out.set_item("start_kind", kinds.into_pyarray(py))?;
         out.set_item("requeues", log.requeues.clone().into_pyarray(py))?;
         out.set_item("killed", log.killed.clone().into_pyarray(py))?;
+        out.set_item("energy_j", log.energy_j.clone().into_pyarray(py))?;
         let (lj, ls, le): (Vec<u32>, Vec<f64>, Vec<f64>) = log.lost_attempts.iter().fold(
             (Vec::new(), Vec::new(), Vec::new()),
             |(mut j, mut s, mut e), &(job, start, end)| {
@@ -566,7 +575,7 @@ impl PySimulation {
             joules.set_item("sleeping", energy.sleeping_j)?;
             joules.set_item("total", energy.total_j())?;
             joules.set_item("wasted", energy.wasted_j())?;
-            out.set_item("energy_j", joules)?;
+            out.set_item("energy_by_state_j", joules)?;
         }
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;

@@ -111,11 +111,17 @@ impl Inputs {
                 job.id, job.nodes, machine.nodes
             )));
         }
+        // Nothing happens before the run starts: a window announced (or begun) earlier is
+        // applied at the start, one over by then is left out.
+        let start = jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
         let mut boundaries = Vec::with_capacity(calendar.windows().len() * 3);
         for (i, w) in calendar.windows().iter().enumerate() {
             let window = i as u32;
+            if w.end <= start {
+                continue;
+            }
             if w.kind == DowntimeKind::Scheduled {
-                let time = calendar.announced_at(w);
+                let time = calendar.announced_at(w).max(start);
                 boundaries.push(Boundary {
                     time,
                     kind: BoundaryKind::Announce,
@@ -123,7 +129,7 @@ impl Inputs {
                 });
             }
             boundaries.push(Boundary {
-                time: w.start,
+                time: w.start.max(start),
                 kind: BoundaryKind::Begin,
                 window,
             });
@@ -269,7 +275,8 @@ impl Engine {
         }
         self.invoke(policy)?;
         if let Some(nodes) = &self.state.nodes {
-            self.log.record_node_counts(self.state.now, nodes.counts());
+            self.log
+                .record_node_counts(self.state.now, nodes.counts(), nodes.power_w());
         }
         Ok(true)
     }
@@ -749,6 +756,10 @@ impl Engine {
                 };
             self.log
                 .record_start(start.job, now, end, start.kind, killed);
+            if let Some(model) = &inputs.machine.power {
+                let joules = f64::from(job.nodes) * (end - now) * model.computing_w;
+                self.log.record_energy(start.job, joules);
+            }
             self.state.metrics.on_start(now - job.submit, job.run_time);
             self.state.insert_running(Running {
                 requested_end,

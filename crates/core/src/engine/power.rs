@@ -171,6 +171,24 @@ impl Nodes {
         self.counts
     }
 
+    /// Power drawn by all nodes now (W); nodes down draw nothing.
+    pub fn power_w(&self) -> f64 {
+        let m = &self.model;
+        let per_state = [
+            m.idle_w,
+            m.computing_w,
+            m.switching_on_w,
+            m.switching_off_w,
+            m.sleeping_w,
+            0.0,
+        ];
+        self.counts
+            .iter()
+            .zip(per_state)
+            .map(|(&c, w)| f64::from(c) * w)
+            .sum()
+    }
+
     fn set(&mut self, node: u32, state: NodeState, now: f64) {
         let n = &mut self.nodes[node as usize];
         self.counts[n.state as usize] -= 1;

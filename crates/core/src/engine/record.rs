@@ -14,6 +14,8 @@ pub struct RunLog {
     pub requeues: Vec<u32>,
     /// Killed at its requested time (overrun policy `kill`).
     pub killed: Vec<bool>,
+    /// Energy its final attempt spent computing (J; NaN without a power model).
+    pub energy_j: Vec<f64>,
     /// Attempts cut short by downtime: (job, start, kill time).
     pub lost_attempts: Vec<(u32, f64, f64)>,
     /// EASY reservations as decided: (time, top job, shadow time, extra nodes).
@@ -24,6 +26,8 @@ pub struct RunLog {
     /// Node counts per power state (idle, computing, switching on, switching off, sleeping,
     /// down) after each instant they changed, for runs whose nodes have power states.
     pub timeline: Vec<(f64, [u32; crate::engine::power::STATES])>,
+    /// Power drawn by the whole machine (W) after each instant of `timeline`.
+    pub timeline_power_w: Vec<f64>,
     /// The power manager's log, one row per call, and the spare candidates (target, W, E, J)
     /// the rows' ranges point into.
     pub power_records: Vec<crate::power::config::PowerRecord>,
@@ -42,10 +46,12 @@ impl RunLog {
             start_kind: vec![StartKind::Primary; jobs],
             requeues: vec![0; jobs],
             killed: vec![false; jobs],
+            energy_j: vec![f64::NAN; jobs],
             lost_attempts: Vec::new(),
             reservations: Vec::new(),
             at_last_completion: crate::engine::Metrics::default(),
             timeline: Vec::new(),
+            timeline_power_w: Vec::new(),
             power_records: Vec::new(),
             power_candidates: Vec::new(),
             invocations: 0,
@@ -87,6 +93,7 @@ impl RunLog {
             self.start[j] = f64::NAN;
             self.end[j] = f64::NAN;
             self.killed[j] = false;
+            self.energy_j[j] = f64::NAN;
         }
     }
 
@@ -100,12 +107,21 @@ impl RunLog {
         &mut self,
         at: f64,
         counts: [u32; crate::engine::power::STATES],
+        power_w: f64,
     ) {
         if self.is_recording() && self.timeline.last().is_none_or(|last| last.1 != counts) {
             if self.timeline.last().is_some_and(|last| last.0 == at) {
                 self.timeline.pop();
+                self.timeline_power_w.pop();
             }
             self.timeline.push((at, counts));
+            self.timeline_power_w.push(power_w);
+        }
+    }
+
+    pub(crate) fn record_energy(&mut self, job: u32, joules: f64) {
+        if self.is_recording() {
+            self.energy_j[job as usize] = joules;
         }
     }
 

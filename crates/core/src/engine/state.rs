@@ -131,10 +131,13 @@ pub struct Metrics {
     pub up_node_seconds: f64,
     /// Node-seconds of nodes taken by downtime windows.
     pub down_node_seconds: f64,
-    /// Node-seconds switching on, switching off and sleeping (power-managed runs).
+    /// Node-seconds switching on, switching off and sleeping (nodes with power states).
     pub switching_on_node_seconds: f64,
     pub switching_off_node_seconds: f64,
     pub sleeping_node_seconds: f64,
+    /// Node-seconds idle, counted from the node states themselves (with power states; else
+    /// idle is what up nodes did not compute).
+    pub counted_idle_node_seconds: Option<f64>,
     /// Seconds elapsed.
     pub elapsed: f64,
 }
@@ -160,20 +163,20 @@ impl Metrics {
     }
 
     pub(crate) fn elapse_power(&mut self, dt: f64, counts: [u32; STATES]) {
+        let idle = self.counted_idle_node_seconds.get_or_insert(0.0);
         if dt > 0.0 {
+            *idle += dt * f64::from(counts[0]);
             self.switching_on_node_seconds += dt * f64::from(counts[2]);
             self.switching_off_node_seconds += dt * f64::from(counts[3]);
             self.sleeping_node_seconds += dt * f64::from(counts[4]);
         }
     }
 
-    /// Node-seconds of nodes up, awake and running nothing.
+    /// Node-seconds of nodes up, awake and running nothing: counted node by node with power
+    /// states, else the up node-seconds nothing ran on.
     pub fn idle_node_seconds(&self) -> f64 {
-        self.up_node_seconds
-            - self.busy_node_seconds
-            - self.switching_on_node_seconds
-            - self.switching_off_node_seconds
-            - self.sleeping_node_seconds
+        self.counted_idle_node_seconds
+            .unwrap_or(self.up_node_seconds - self.busy_node_seconds)
     }
 }
 

@@ -9,7 +9,7 @@
 //! requested end, transitions, planned jobs), and a job's nodes are chosen by the energy-aware
 //! order of Definition 6 among those free long enough.
 
-use crate::power::plan::{choose, PlanJob, Slot};
+use crate::power::plan::{choose, PlanJob, Slot, Windows};
 
 const EPS: f64 = 1e-9;
 
@@ -90,6 +90,7 @@ pub fn easy_plan(
     slots: &[Slot],
     mut busy: Vec<Busy>,
     idle_w: f64,
+    windows: &Windows,
 ) -> Entries {
     let Some(first) = jobs.first() else {
         return Vec::new();
@@ -110,7 +111,7 @@ pub fn easy_plan(
             break;
         }
         known.select_nth_unstable_by(r - 1, f64::total_cmp);
-        let start = barrier.max(known[r - 1]);
+        let start = windows.clear(barrier.max(known[r - 1]), job.duration, job.nodes);
         let chosen = choose(r, start, slots, |i| release[i], idle_w, &mut candidates);
         for &i in &chosen {
             release[i as usize] = start + job.duration;
@@ -131,21 +132,42 @@ pub fn easy_plan(
         let d = spec.duration;
         let r = spec.nodes as usize;
         let fits = |busy: &[Busy], nodes: &[u32], start: f64| {
-            nodes.iter().all(|&i| {
-                busy[i as usize]
-                    .gap(start)
-                    .is_some_and(|(_, until)| start + d <= until + EPS)
-            })
+            windows.clear(start, d, spec.nodes) == start
+                && nodes.iter().all(|&i| {
+                    busy[i as usize]
+                        .gap(start)
+                        .is_some_and(|(_, until)| start + d <= until + EPS)
+                })
         };
         let early = if now + EPS < planned_start {
-            gap_slot(now, r, d, now, Some(planned_start), slots, &busy, idle_w)
+            gap_slot(
+                now,
+                r,
+                d,
+                now,
+                Some(planned_start),
+                slots,
+                &busy,
+                idle_w,
+                windows,
+            )
         } else {
             None
         };
         let (nodes, start) = match early {
             Some((nodes, start)) if start + EPS < planned_start => (nodes, start),
             _ if fits(&busy, &planned_nodes, planned_start) => (planned_nodes, planned_start),
-            _ => match gap_slot(now, r, d, planned_start, None, slots, &busy, idle_w) {
+            _ => match gap_slot(
+                now,
+                r,
+                d,
+                planned_start,
+                None,
+                slots,
+                &busy,
+                idle_w,
+                windows,
+            ) {
                 Some(slot) => slot,
                 None => break,
             },
@@ -174,6 +196,7 @@ fn gap_slot(
     slots: &[Slot],
     busy: &[Busy],
     idle_w: f64,
+    windows: &Windows,
 ) -> Option<(Vec<u32>, f64)> {
     if before.is_some_and(|b| from + EPS >= b) || r == 0 {
         return None;
@@ -206,6 +229,11 @@ fn gap_slot(
         }
     }
     let t = at?;
+    let clear = windows.clear(t, d, r as u32);
+    if clear > t {
+        // It would run into a maintenance window: search again after it.
+        return gap_slot(now, r, d, clear, before, slots, busy, idle_w, windows);
+    }
     let mut pool: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(slots.len());
     for (i, slot) in slots.iter().enumerate() {
         let Some((since, until)) = busy[i].gap(t) else {

@@ -21,7 +21,7 @@ use crate::engine::View;
 use crate::model::PowerModel;
 use crate::power::config::{ManagerConfig, Mode, PowerRecord};
 use crate::power::easy_plan::{easy_plan, Busy};
-use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot};
+use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
 use crate::power::stats::{IconStats, Rejection};
@@ -293,6 +293,7 @@ impl PowerManager {
             model,
             model.idle_w,
             false,
+            &Windows::of(view),
         )
         .head;
         // Without a plan (a node it needs has no known release: a job overran its request) the
@@ -436,7 +437,16 @@ impl PowerManager {
                 .collect();
             let mut slots = self.slots(view, &model);
             if self.rule.backfill == Backfill::None {
-                plan(view.now, &jobs, &mut slots, &model, model.idle_w, true)
+                let windows = Windows::of(view);
+                plan(
+                    view.now,
+                    &jobs,
+                    &mut slots,
+                    &model,
+                    model.idle_w,
+                    true,
+                    &windows,
+                )
             } else {
                 self.easy_wakes(view, &model, &jobs, &slots, decision)
             }
@@ -590,6 +600,7 @@ impl PowerManager {
             }
             _ => {
                 let mut scratch = slots.to_vec();
+                let windows = Windows::of(view);
                 plan(
                     view.now,
                     &jobs[..1],
@@ -597,6 +608,7 @@ impl PowerManager {
                     model,
                     model.idle_w,
                     false,
+                    &windows,
                 )
                 .head
             }
@@ -620,7 +632,8 @@ impl PowerManager {
                 }
             })
             .collect();
-        let entries = easy_plan(view.now, jobs, head, slots, busy, model.idle_w);
+        let windows = Windows::of(view);
+        let entries = easy_plan(view.now, jobs, head, slots, busy, model.idle_w, &windows);
         let mut wake_at = vec![f64::INFINITY; n];
         for (_, nodes, start) in &entries {
             for &i in nodes {

@@ -10,7 +10,50 @@
 //! Sleeping nodes a job takes are woken a wake latency before its start.
 
 use crate::engine::power::{Node, NodeState};
+use crate::engine::View;
 use crate::model::PowerModel;
+
+/// Announced maintenance windows the plans keep clear of: (start, end, nodes down), by start.
+#[derive(Debug, Clone, Default)]
+pub struct Windows {
+    list: Vec<(f64, f64, u32)>,
+    machine: u32,
+}
+
+impl Windows {
+    /// The announced windows of `view` that have not started.
+    pub fn of(view: &View) -> Self {
+        let mut list: Vec<(f64, f64, u32)> = view
+            .announced
+            .iter()
+            .filter(|w| w.start > view.now)
+            .map(|w| (w.start, w.end, w.nodes_down(view.machine_nodes)))
+            .collect();
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Windows {
+            list,
+            machine: view.machine_nodes,
+        }
+    }
+
+    /// The earliest time from `start` at which a job of `nodes` nodes running `d` seconds does
+    /// not run into a window that leaves it too little room (its nodes and the window's more
+    /// than the machine): such a job is planned after the window, as admission would start it.
+    pub fn clear(&self, mut start: f64, d: f64, nodes: u32) -> f64 {
+        let mut moved = true;
+        while moved {
+            moved = false;
+            for &(ws, we, down) in &self.list {
+                let blocks = u64::from(down) + u64::from(nodes) > u64::from(self.machine);
+                if blocks && start < we && start + d > ws {
+                    start = we;
+                    moved = true;
+                }
+            }
+        }
+        start
+    }
+}
 
 /// A job to plan: index, nodes, expected duration.
 #[derive(Debug, Clone, Copy)]
@@ -154,7 +197,8 @@ pub struct Plan {
 /// With `cut` (planning for wakes), the wake horizon: a job starting later than a wake plus a
 /// switch-off latency from now needs no wake before a switch-off latency from now; planning
 /// stops there and `wake_times` holds the time to plan again (its start minus a wake latency).
-/// Without it (a reservation), every job is planned however far ahead.
+/// Without it (a reservation), every job is planned however far ahead. A job is planned after
+/// an announced window it would run into without room (see [`Windows::clear`]).
 pub fn plan(
     now: f64,
     jobs: &[PlanJob],
@@ -162,6 +206,7 @@ pub fn plan(
     model: &PowerModel,
     idle_w: f64,
     cut: bool,
+    windows: &Windows,
 ) -> Plan {
     let n = slots.len();
     let mut out = Plan {
@@ -192,7 +237,7 @@ pub fn plan(
             break; // not enough nodes with a known release
         }
         let (_, rth, _) = known.select_nth_unstable_by(r - 1, f64::total_cmp);
-        let start = barrier.max(*rth);
+        let start = windows.clear(barrier.max(*rth), job.duration, job.nodes);
         if start > horizon {
             // Any wake this job needs is a switch-off latency away at least: plan again then.
             out.wake_times.push(start - model.switch_on_s);
