@@ -39,8 +39,17 @@ def test_paper_names_are_the_pairs_they_stand_for(tmp_path, traces_dir, alias, q
     )
     second = runner.invoke(
         app,
-        ["simulate", trace, "--policy", queue, "--power", power, "--out", str(tmp_path / "b")]
-        + common,
+        [
+            "simulate",
+            trace,
+            "--policy",
+            queue,
+            "--power",
+            power,
+            "--out",
+            str(tmp_path / "b"),
+            *common,
+        ],
     )
     assert first.exit_code == 0, first.output
     assert second.exit_code == 0, second.output

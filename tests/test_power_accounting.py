@@ -138,7 +138,7 @@ def test_maintenance_with_power_management_on_a_real_trace(traces_dir):
         check_jobs(result)
         check_capacity(result)
         shifted = result.calendar
-        start, end, nodes = executed_intervals(result)
+        start, end, _ = executed_intervals(result)
         timeline = result.timeline
         for w in shifted:
             # nothing runs across a whole-machine window; nodes down as the calendar says
