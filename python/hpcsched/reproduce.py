@@ -2,7 +2,9 @@
 
 - :func:`reproduce_snf_icon`: the SNF-ICON paper's six cases (AOBA-64 with DAS2 fs1-fs4 and the
   Markovian workload, AOBA-1152 with SDSC-BLUE) under FCFS/B+IPM, SNF+IPM, SNF-ICON and its
-  three ablations, plus the Taurus-64 cases; mean-wait reductions next to the paper's.
+  three ablations, plus the Taurus-64 cases; mean-wait reductions next to the paper's. With
+  ``seeds``, transition latencies are drawn (one run per seed) and every figure is a mean with
+  its standard deviation over the seeds.
 - :func:`reproduce_mars`: MARS-CW and MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY; with
   requested and with predicted run times) and the Random baseline, over seeds, on five 4000-job
   slices of three traces (the paper's two ALCF Theta slices and the middle of SDSC-BLUE, CTC
@@ -23,7 +25,7 @@ import pandas as pd
 from hpcsched import plots
 from hpcsched.exceptions import InputError
 from hpcsched.experiment import RunConfig, WorkloadSpec
-from hpcsched.policies import POWER_POLICIES, PolicySpec, SearchSpec
+from hpcsched.policies import POWER_POLICIES, PolicySpec, PowerSpec, SearchSpec
 from hpcsched.report import Report
 from hpcsched.run import Result, read_run
 from hpcsched.sweep import Sweep, SweepOutcome, SweepProgress, run_sweep
@@ -97,8 +99,9 @@ def _find(data: Path, name: str, subfolders: tuple[str, ...]) -> Path | None:
     return None
 
 
-def snf_icon_runs(data: Path) -> list[RunConfig]:
-    """The runs of the SNF-ICON reproduction, in report order."""
+def snf_icon_runs(data: Path, seeds: int | None = None) -> list[RunConfig]:
+    """The runs of the SNF-ICON reproduction, in report order; with ``seeds``, each run once
+    per transition seed 1..seeds (latencies drawn from Normal(mean, std))."""
     files: dict[str, WorkloadSpec] = {}
     missing = []
     for name, *_ in SNF_ICON_CASES:
@@ -125,9 +128,21 @@ def snf_icon_runs(data: Path) -> list[RunConfig]:
             taurus = platform.startswith("Taurus")
             if taurus and policy not in SNF_ICON_POLICIES[:3]:
                 continue
-            runs.append(
-                RunConfig(workload=files[name], policy=PolicySpec(policy), platform=platform)
-            )
+            if not seeds:
+                runs.append(
+                    RunConfig(workload=files[name], policy=PolicySpec(policy), platform=platform)
+                )
+                continue
+            for seed in range(1, seeds + 1):
+                spec = PolicySpec(policy, power=PowerSpec(sample_transitions=seed))
+                runs.append(
+                    RunConfig(
+                        workload=files[name],
+                        policy=spec,
+                        platform=platform,
+                        parameters={"seed": seed},
+                    )
+                )
     return runs
 
 
@@ -242,53 +257,72 @@ def reproduce_snf_icon(
     data: str | os.PathLike[str] | None,
     out: str | os.PathLike[str],
     *,
+    seeds: int | None = None,
     processes: int | None = None,
     progress: SweepProgress | None = None,
 ) -> Reproduction:
-    """Runs the SNF-ICON comparison and writes ``out/report.html``."""
+    """Runs the SNF-ICON comparison and writes ``out/report.html``. With ``seeds``,
+    transition latencies are drawn with seeds 1..seeds and the figures are means over them."""
     folder = data_folder(data)
-    runs = snf_icon_runs(folder)
+    runs = snf_icon_runs(folder, seeds)
     outcome = _run(runs, out, processes, progress)
     table = outcome.table
     report = Report(
         "SNF-ICON reproduction", subtitle=f"SNF-ICON paper cases, workloads from {folder}"
     )
+    transitions = (
+        f"transition latencies drawn from Normal(mean, std), one run per seed 1..{seeds}; "
+        "figures are means with their standard deviation over the seeds"
+        if seeds
+        else "mean transition latencies"
+    )
     report.paragraph(
         "Each case replays the paper's workload on its platform under FCFS/B+IPM, SNF+IPM, "
         "SNF-ICON and its ablations (ng: no gate, nf: no fallback), with the paper's Table I "
-        "parameters: idle timeout 7200 s, alpha 5000, beta 1, screen window 2 h."
+        f"parameters: idle timeout 7200 s, alpha 5000, beta 1, screen window 2 h; {transitions}."
+    )
+    summary = seed_summary(table)
+    report.heading("SNF-ICON against FCFS/B+IPM")
+    report.table(
+        pd.DataFrame({"criterion": list(snf_icon_verdicts(summary))}),
+        caption="The paper's claim checked in each case: SNF-ICON's mean wait below "
+        "FCFS/B+IPM's (means over the seeds).",
     )
     report.heading("Mean-wait reduction of SNF-ICON")
     report.table(
-        _reductions(table),
+        _reductions(summary),
         caption="Reduction of the mean wait by SNF-ICON against each IPM baseline, next to the "
         "paper's Table III figures.",
     )
-    report.heading("Every run")
+    report.heading("Every case and policy")
     report.table(
         pd.DataFrame(
             {
-                "workload": table["workload"],
-                "platform": table["platform"],
-                "policy": table["policy"],
-                "mean wait (s)": table["wait_mean"].map("{:,.0f}".format),
-                "max wait (s)": table["wait_max"].map("{:,.0f}".format),
-                "wasted (MWh)": table["energy_wasted_mwh"].map("{:,.2f}".format),
-                "ICON mode (%)": (100 * table["icon_share"]).map(
+                "workload": summary["workload"],
+                "platform": summary["platform"],
+                "policy": summary["policy"],
+                "mean wait (s)": _spread(summary, "wait_mean", "{:,.0f}"),
+                "max wait (s)": _spread(summary, "wait_max", "{:,.0f}"),
+                "wasted (MWh)": _spread(summary, "energy_wasted_mwh", "{:,.2f}"),
+                "ICON mode (%)": (100 * summary["icon_share"]).map(
                     lambda x: "-" if pd.isna(x) else f"{x:.1f}"
                 ),
             }
         ),
-        caption="Wasted energy: everything not spent computing (idle, switching, sleeping).",
+        caption="Wasted energy: everything not spent computing (idle, switching, sleeping)."
+        + (f" Mean ± standard deviation over {seeds} seeds." if seeds else ""),
     )
-    aoba = table[table["platform"].str.startswith("AOBA")]
+    aoba = summary[summary["platform"].str.startswith("AOBA")]
     report.heading("Waiting time against wasted energy")
     report.figure(
         plots.wait_energy_pareto(aoba, group="workload"),
         "Mean wait against wasted energy per case (AOBA platforms); the line is the "
         "empirical Pareto frontier.",
     )
-    showcase = _load(out, table[(table["workload"] == SHOWCASE) & (table["platform"] == "AOBA-64")])
+    shown = table[(table["workload"] == SHOWCASE) & (table["platform"] == "AOBA-64")]
+    if seeds:
+        shown = shown[shown["seed"] == 1]
+    showcase = _load(out, shown)
     report.heading(f"In detail: {SHOWCASE} on AOBA-64")
     for heading, draw in plots.applicable_plots(showcase):
         report.figure(draw(), heading)
@@ -339,6 +373,52 @@ def reproduce_mars(
         report.table(_summary_table(rows), caption="Mean ± standard deviation over seeds.")
     path = report.write(Path(out) / "report.html")
     return Reproduction(table, path, outcome)
+
+
+def seed_summary(table: pd.DataFrame) -> pd.DataFrame:
+    """One row per case and policy: the metrics' means over the seeds, with ``<metric>_std``
+    (their standard deviation, 0 for a single run) and ``seeds`` (how many runs)."""
+    metrics = ["wait_mean", "wait_max", "energy_wasted_mwh", "icon_share"]
+    keys = ["workload", "platform", "policy", "policy_name"]
+    grouped = table.groupby(keys, sort=False, dropna=False)[metrics]
+    means = grouped.mean()
+    spread = grouped.std(ddof=1).fillna(0.0).add_suffix("_std")
+    counts = grouped.size().rename("seeds")
+    return pd.concat([means, spread, counts], axis=1).reset_index()
+
+
+def snf_icon_verdicts(summary: pd.DataFrame) -> dict[str, bool]:
+    """The paper's claim in each case: SNF-ICON's mean wait below FCFS/B+IPM's (means over
+    the seeds), each with whether it holds."""
+    verdicts = {}
+    for (name, platform), case in summary.groupby(["workload", "platform"], sort=False):
+        by = case.set_index("policy_name")
+        if not {"snf-icon", "fcfs-b+ipm"} <= set(by.index):
+            continue
+        icon, fcfs = by.loc["snf-icon"], by.loc["fcfs-b+ipm"]
+        ok = bool(icon["wait_mean"] < fcfs["wait_mean"])
+        figures = (
+            f"{icon['wait_mean']:,.0f} ± {icon['wait_mean_std']:,.0f} s vs "
+            f"{fcfs['wait_mean']:,.0f} ± {fcfs['wait_mean_std']:,.0f} s"
+            if icon["seeds"] > 1
+            else f"{icon['wait_mean']:,.0f} s vs {fcfs['wait_mean']:,.0f} s"
+        )
+        text = f"SNF-ICON mean wait below FCFS/B+IPM on {name} ({platform}): {figures}"
+        verdicts[f"{'PASS' if ok else 'FAIL'}: {text}"] = ok
+    return verdicts
+
+
+def _spread(summary: pd.DataFrame, metric: str, fmt: str) -> pd.Series:
+    """``mean ± std`` (or the value alone for single runs)."""
+    return pd.Series(
+        [
+            fmt.format(m) if n <= 1 else f"{fmt.format(m)} ± {fmt.format(sd)}"
+            for m, sd, n in zip(
+                summary[metric], summary[f"{metric}_std"], summary["seeds"], strict=True
+            )
+        ],
+        index=summary.index,
+    )
 
 
 #: The baselines every MARS criterion compares with (requested run times).
@@ -429,10 +509,10 @@ def _load(out: str | os.PathLike[str], rows: pd.DataFrame) -> dict[str, Result]:
     return {row.policy: read_run(Path(out) / row.run_dir) for row in rows.itertuples()}
 
 
-def _reductions(table: pd.DataFrame) -> pd.DataFrame:
+def _reductions(summary: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for name, platform, paper_fcfs, paper_snf in SNF_ICON_CASES:
-        case = table[(table["workload"] == name) & (table["platform"] == platform)]
+        case = summary[(summary["workload"] == name) & (summary["platform"] == platform)]
         mean = case.set_index("policy_name")["wait_mean"]
         icon, fcfs, snf = mean["snf-icon"], mean["fcfs-b+ipm"], mean["snf+ipm"]
         rows.append(

@@ -11,6 +11,8 @@ from hpcsched.cli._console import console, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
+    import pandas as pd
+
     from hpcsched.reproduce import Reproduction
 
 app = typer.Typer(
@@ -30,24 +32,38 @@ Processes = Annotated[int | None, typer.Option(help="Parallel processes (default
 def snf_icon(
     data: Data = None,
     out: Annotated[Path, typer.Option(help="Output folder.")] = Path("reproduce/snf-icon"),
+    seeds: Annotated[
+        int | None,
+        typer.Option(
+            help="Draw transition latencies with seeds 1..N (one run each) and report means "
+            "with their standard deviation (default: mean latencies).",
+        ),
+    ] = None,
     processes: Processes = None,
 ) -> None:
     """SNF-ICON paper: six cases (DAS2 fs1-fs4, Markovian, SDSC-BLUE) under FCFS/B+IPM,
     SNF+IPM, SNF-ICON and its ablations, plus Taurus-64; mean-wait reductions next to the
-    paper's."""
+    paper's, and whether SNF-ICON waits less than FCFS/B+IPM in each case."""
     from hpcsched.cli.compare import print_table
-    from hpcsched.reproduce import reproduce_snf_icon
+    from hpcsched.reproduce import reproduce_snf_icon, seed_summary, snf_icon_verdicts
 
+    if seeds is not None and seeds < 1:
+        raise OptionError(f"must be at least 1, not {seeds}", option="--seeds")
     with runs_progress("SNF-ICON cases") as progress:
-        done = reproduce_snf_icon(data, out, processes=processes, progress=progress)
-    table = done.table
-    main = table[table["policy_name"].isin(["fcfs-b+ipm", "snf+ipm", "snf-icon"])]
-    print_table(
-        main,
-        "SNF-ICON reproduction",
-        labels=("workload", "platform", "policy"),
-        metrics=("wait_mean", "wait_max", "energy_wasted_mwh", "icon_share"),
-    )
+        done = reproduce_snf_icon(data, out, seeds=seeds, processes=processes, progress=progress)
+    summary = seed_summary(done.table)
+    main_policies = ["fcfs-b+ipm", "snf+ipm", "snf-icon"]
+    if seeds:
+        _print_spread(summary[summary["policy_name"].isin(main_policies)], seeds)
+    else:
+        print_table(
+            done.table[done.table["policy_name"].isin(main_policies)],
+            "SNF-ICON reproduction",
+            labels=("workload", "platform", "policy"),
+            metrics=("wait_mean", "wait_max", "energy_wasted_mwh", "icon_share"),
+        )
+    for verdict in snf_icon_verdicts(summary):
+        console.print(verdict, highlight=False)
     _finish(done)
 
 
@@ -89,6 +105,31 @@ def mars(
     for row in verdicts.itertuples(index=False):
         console.print(f"{row.overall}: {row.criterion}", highlight=False)
     _finish(done)
+
+
+def _print_spread(summary: pd.DataFrame, seeds: int) -> None:
+    """Means ± standard deviations over the seeds, one row per case and policy."""
+    import pandas as pd
+    from rich.table import Table
+
+    view = Table(
+        title=f"SNF-ICON reproduction: mean ± std over {seeds} seeds", title_justify="left"
+    )
+    for heading in ("workload", "platform", "policy"):
+        view.add_column(heading, no_wrap=True)
+    for heading in ("mean wait (s)", "wasted (MWh)", "ICON mode (%)"):
+        view.add_column(heading, justify="right")
+    for row in summary.itertuples():
+        icon = "-" if pd.isna(row.icon_share) else f"{100 * row.icon_share:.1f}"
+        view.add_row(
+            str(row.workload),
+            str(row.platform),
+            str(row.policy),
+            f"{row.wait_mean:,.0f} ± {row.wait_mean_std:,.0f}",
+            f"{row.energy_wasted_mwh:,.3f} ± {row.energy_wasted_mwh_std:,.3f}",
+            icon,
+        )
+    console.print(view)
 
 
 def _finish(done: Reproduction) -> None:
