@@ -322,10 +322,26 @@ class PolicySpec:
     search: SearchSpec | None = None
     power: PowerSpec | None = None
     estimates: str = "requested"
+    #: SNF's starvation guard (seconds): jobs waiting that long go first and hold a
+    #: reservation; None (the paper's SNF) by default
+    max_wait: float | None = None
 
     def __post_init__(self) -> None:
         name = str(self.name).strip().lower()
         object.__setattr__(self, "name", name)
+        if self.max_wait is not None:
+            if self.engine_name_of(name) != "snf":
+                raise OptionError(
+                    f"{name} has no starvation guard (SNF and SNF-ICON do)", option="--max-wait"
+                )
+            value = self.max_wait
+            if isinstance(value, bool) or not isinstance(value, int | float) or not (
+                math.isfinite(value) and value >= 0
+            ):
+                raise OptionError(
+                    f"must be a number of seconds >= 0, not {shown(value)}", option="--max-wait"
+                )
+            object.__setattr__(self, "max_wait", float(value))
         if name not in policy_names():
             raise OptionError(
                 f"unknown policy {shown(self.name)}; choose one of: {', '.join(policy_names())}",
@@ -421,10 +437,14 @@ class PolicySpec:
     def engine_name(self) -> str:
         """The engine's name for the queue policy (presets are ``mars`` with a reward, paper
         names the queue policy they stand for)."""
-        alias = _core.power_alias(self.name)
+        return self.engine_name_of(self.name)
+
+    @staticmethod
+    def engine_name_of(name: str) -> str:
+        alias = _core.power_alias(name)
         if alias is not None:
             return alias[0]
-        return "mars" if self.name in PRESETS else self.name
+        return "mars" if name in PRESETS else name
 
     @property
     def label(self) -> str:

@@ -194,6 +194,7 @@ def simulate(
         manager=manager,
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
         estimates=getattr(spec, "estimates", "requested"),
+        max_wait=getattr(spec, "max_wait", None),
     )
     _drive(sim, progress)
     t2 = time.perf_counter()
@@ -279,6 +280,7 @@ def new_simulation(
     manager: dict[str, Any] | None = None,
     python: Any = None,
     estimates: str = "requested",
+    max_wait: float | None = None,
 ) -> Any:
     """The engine for `workload` (replay clock) and `calendar` (already shifted to it)."""
     jobs = workload.jobs
@@ -306,6 +308,7 @@ def new_simulation(
         user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
         estimates=estimates,
         down_asleep=np.array([w.back == "asleep" for w in windows], dtype=bool),
+        max_wait=max_wait,
     )
 
 
@@ -419,8 +422,19 @@ def _drive(sim: Any, progress: ProgressHook | None) -> None:
             events = max(events // 2, 1)
 
 
+#: Modes of a power manager's log, by code.
+POWER_MODES = tuple(_core.power_mode_names())
+
+
 def _power_log(columns: dict[str, Any]) -> pd.DataFrame:
-    """The power manager's log; its spare candidates become list columns (one list per call)."""
+    """The power manager's log; modes and screen rejections become categories (a long run has
+    hundreds of thousands of rows), spare candidates list columns (one list per call)."""
+    columns["mode"] = pd.Categorical.from_codes(columns["mode"].astype(np.int8), POWER_MODES)
+    codes, inverse = np.unique(columns["rejection"], return_inverse=True)
+    texts = [_core.rejection_text(int(code)) for code in codes]
+    columns["rejection"] = pd.Categorical.from_codes(
+        inverse.astype(np.int32), pd.Index(texts, dtype=object)
+    )
     offsets = pa.array(columns.pop("candidate_offsets").astype(np.int32))
     lists = {}
     for name in ("candidate_targets", "candidate_waiting", "candidate_energy", "candidate_cost"):
@@ -428,7 +442,7 @@ def _power_log(columns: dict[str, Any]) -> pd.DataFrame:
         lists[name] = pd.Series(
             pa.ListArray.from_arrays(offsets, values), dtype=pd.ArrowDtype(pa.list_(values.type))
         )
-    frame = pd.DataFrame(columns)
+    frame = pd.DataFrame(columns, copy=False)
     position = list(frame.columns).index("candidates") + 1
     for offset, (name, series) in enumerate(lists.items()):
         frame.insert(position + offset, name, series)

@@ -611,6 +611,7 @@ def _expand_policy(
 def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
     window = values.pop("window", None)
     backfill = values.pop("backfill", "easy")
+    max_wait = values.pop("max_wait", None)
     base = PolicySpec(str(name), window, backfill)
     search = {k: values.pop(k) for k in SEARCH_KEYS if k in values}
     manager = values.pop("power", None)
@@ -642,4 +643,5 @@ def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
         backfill,
         search=SearchSpec(**search) if base.is_search else None,
         power=PowerSpec(**power) if managed else None,
+        max_wait=max_wait,
     )

@@ -7,12 +7,11 @@ use hpcsched_core::agent::{
     JOB_FEATURES,
 };
 use hpcsched_core::model::PowerModel;
-use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord};
-use hpcsched_core::power::screen::SeriesStats;
+use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord, ScreenRow};
 use hpcsched_core::sched::translate;
 use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
-    build_policy, build_policy_estimated, build_search_policy, SearchOptions,
+    build_policy, build_policy_estimated, build_search_policy, build_snf, SearchOptions,
 };
 use hpcsched_core::search::mcts::Rollout;
 use hpcsched_core::search::{
@@ -64,7 +63,7 @@ impl PySimulation {
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
         down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
-        python=None, user=None, estimates="requested", down_asleep=None
+        python=None, user=None, estimates="requested", down_asleep=None, max_wait=None
     ))]
     fn new(
         py: Python<'_>,
@@ -90,6 +89,7 @@ impl PySimulation {
         user: Option<PyReadonlyArray1<'_, i64>>,
         estimates: &str,
         down_asleep: Option<PyReadonlyArray1<'_, bool>>,
+        max_wait: Option<f64>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -217,6 +217,7 @@ impl PySimulation {
         } else {
             match search {
                 Some(options) => build_search_policy(policy, &search_options(options)?),
+                None if policy == "snf" && max_wait.is_some() => build_snf(max_wait),
                 None => build_policy_estimated(policy, window, backfill, estimates),
             }
             .py_result(py)?
@@ -411,66 +412,67 @@ impl PySimulation {
         Ok(out)
     }
 
-    /// The power manager's decision log as columns (empty without a power manager).
-    fn power_decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let log = self.engine.log();
-        let r = &log.power_records;
+    /// The power manager's decision log as columns (empty without a power manager). Takes the
+    /// log out of the run's record (a second call returns it empty): long runs keep hundreds
+    /// of thousands of rows, held only once.
+    fn power_decisions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (r, candidates) = self.engine.take_power_log();
         let out = PyDict::new(py);
-        out.set_item("time", column(py, r, |r| r.time))?;
-        out.set_item("mode", r.iter().map(|r| r.mode.name()).collect::<Vec<_>>())?;
-        out.set_item(
-            "rejection",
-            r.iter()
-                .map(PowerRecord::rejection_text)
-                .collect::<Vec<_>>(),
-        )?;
-        type Series = fn(&PowerRecord) -> Option<SeriesStats>;
+        out.set_item("time", column(py, &r, |r| r.time))?;
+        out.set_item("mode", column(py, &r, |r| r.mode as u8))?;
+        out.set_item("rejection", column(py, &r, |r| r.rejection.0))?;
+        type Series = fn(&PowerRecord) -> ScreenRow;
         let series: [(&str, Series); 2] = [("arrival", |r| r.arrivals), ("service", |r| r.service)];
         for (prefix, pick) in series {
-            let stat = |f: fn(&SeriesStats) -> f64| {
-                column(py, r, move |r| pick(r).map_or(f64::NAN, |s| f(&s)))
-            };
+            let stat = |f: fn(&ScreenRow) -> f32| column(py, &r, move |r| f(&pick(r)));
             out.set_item(
                 format!("{prefix}_samples"),
-                column(py, r, move |r| pick(r).map_or(0, |s| s.n as u64)),
+                column(py, &r, move |r| pick(r).n),
             )?;
             out.set_item(format!("{prefix}_cv"), stat(|s| s.cv))?;
-            out.set_item(format!("{prefix}_lag1"), stat(|s| s.autocorrelation))?;
-            out.set_item(format!("{prefix}_ks"), stat(|s| s.ks_distance))?;
+            out.set_item(format!("{prefix}_lag1"), stat(|s| s.lag1))?;
+            out.set_item(format!("{prefix}_ks"), stat(|s| s.ks))?;
             out.set_item(format!("{prefix}_ks_threshold"), stat(|s| s.ks_threshold))?;
         }
-        out.set_item("arrival_rate", column(py, r, |r| r.arrival_rate))?;
-        out.set_item("service_rate", column(py, r, |r| r.service_rate))?;
-        out.set_item("runtime_ratio", column(py, r, |r| r.runtime_ratio))?;
-        out.set_item("spare_planning", column(py, r, |r| r.spare_planning))?;
-        out.set_item("gate_open", column(py, r, |r| r.gate_open))?;
+        out.set_item("arrival_rate", column(py, &r, |r| r.arrival_rate))?;
+        out.set_item("service_rate", column(py, &r, |r| r.service_rate))?;
+        out.set_item("runtime_ratio", column(py, &r, |r| r.runtime_ratio))?;
+        out.set_item("spare_planning", column(py, &r, |r| r.spare_planning))?;
+        out.set_item("gate_open", column(py, &r, |r| r.gate_open))?;
         out.set_item(
             "target",
-            column(py, r, |r| r.target.map_or(f64::NAN, f64::from)),
+            column(py, &r, |r| {
+                if r.target == u32::MAX {
+                    f64::NAN
+                } else {
+                    f64::from(r.target)
+                }
+            }),
         )?;
-        out.set_item("waiting_cost", column(py, r, |r| r.chosen.0))?;
-        out.set_item("energy_cost", column(py, r, |r| r.chosen.1))?;
-        out.set_item("total_cost", column(py, r, |r| r.chosen.2))?;
-        out.set_item("candidates", column(py, r, |r| r.candidates.len() as u32))?;
+        out.set_item("waiting_cost", column(py, &r, |r| r.chosen[0]))?;
+        out.set_item("energy_cost", column(py, &r, |r| r.chosen[1]))?;
+        out.set_item("total_cost", column(py, &r, |r| r.chosen[2]))?;
+        out.set_item("candidates", column(py, &r, |r| r.candidates.len() as u32))?;
         // Every spare candidate considered (target, W, E, J), flat, with each call's offsets.
         let mut offsets = Vec::with_capacity(r.len() + 1);
         offsets.push(0u64);
-        let mut all: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(log.power_candidates.len());
-        for rec in r {
+        let mut all: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(candidates.len());
+        for rec in &r {
             let range = rec.candidates.start as usize..rec.candidates.end as usize;
-            all.extend_from_slice(&log.power_candidates[range]);
+            all.extend_from_slice(&candidates[range]);
             offsets.push(all.len() as u64);
         }
+        drop(candidates);
         out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
         out.set_item("candidate_targets", column(py, &all, |c| c.0))?;
         out.set_item("candidate_waiting", column(py, &all, |c| c.1))?;
         out.set_item("candidate_energy", column(py, &all, |c| c.2))?;
         out.set_item("candidate_cost", column(py, &all, |c| c.3))?;
-        out.set_item("started", column(py, r, |r| r.started))?;
-        out.set_item("wakes", column(py, r, |r| r.wakes))?;
-        out.set_item("shutdowns", column(py, r, |r| r.shutdowns))?;
-        out.set_item("queue_length", column(py, r, |r| r.queue_length))?;
-        out.set_item("seconds", column(py, r, |r| r.seconds))?;
+        out.set_item("started", column(py, &r, |r| r.started))?;
+        out.set_item("wakes", column(py, &r, |r| r.wakes))?;
+        out.set_item("shutdowns", column(py, &r, |r| r.shutdowns))?;
+        out.set_item("queue_length", column(py, &r, |r| r.queue_length))?;
+        out.set_item("seconds", column(py, &r, |r| r.seconds))?;
         Ok(out)
     }
 

@@ -26,6 +26,22 @@ fn power_alias(name: &str) -> Option<(&'static str, &'static str, &'static str)>
     hpcsched_core::sched::power_alias(name)
 }
 
+/// The modes of a power manager's log, indexed by its `mode` codes.
+#[pyfunction]
+fn power_mode_names() -> Vec<&'static str> {
+    use hpcsched_core::power::config::Mode;
+    [Mode::Ipm, Mode::Fallback, Mode::Icon]
+        .iter()
+        .map(|m| m.name())
+        .collect()
+}
+
+/// The reasons a screen rejected, as the log's `rejection` bits say them.
+#[pyfunction]
+fn rejection_text(bits: u8) -> String {
+    hpcsched_core::power::stats::Rejection(bits).describe()
+}
+
 /// Names of the power managers (`ipm`, `icon` and ICON's ablations).
 #[pyfunction]
 fn manager_names() -> Vec<&'static str> {
@@ -134,6 +150,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(power_policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(power_alias, m)?)?;
     m.add_function(wrap_pyfunction!(manager_names, m)?)?;
+    m.add_function(wrap_pyfunction!(power_mode_names, m)?)?;
+    m.add_function(wrap_pyfunction!(rejection_text, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(screen_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(predict_remaining, m)?)?;

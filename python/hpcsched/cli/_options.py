@@ -121,6 +121,13 @@ Estimates = Annotated[
     ),
 ]
 
+MaxWait = Annotated[
+    float | None,
+    typer.Option(
+        help="SNF's starvation guard: jobs waiting this long (s) go first and hold a "
+        "reservation (default: none, the paper's SNF).",
+    ),
+]
 PowerManager = Annotated[
     str | None,
     typer.Option(
@@ -224,7 +231,7 @@ def policy_spec(
     if estimates is not None:
         return PolicySpec(policy, window, backfill, estimates=estimates, power=power)
     if not base.is_search:
-        return PolicySpec(policy, window, backfill, power=power) if power else base
+        return PolicySpec(policy, window, backfill, power=power, max_wait=options.get("max_wait"))
     reward = options.get("reward")
     if reward is not None and base.name != "mars":
         raise OptionError(

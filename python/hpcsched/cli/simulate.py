@@ -58,6 +58,7 @@ def simulate(
     trees: opt.Trees = None,
     threads: opt.Threads = None,
     seed: opt.Seed = 17,
+    max_wait: opt.MaxWait = None,
     power: opt.PowerManager = None,
     idle_timeout: opt.IdleTimeout = 7200.0,
     sample_transitions: opt.SampleTransitions = None,

@@ -14,7 +14,7 @@ use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, MAX_NODES};
-use crate::power::config::ManagerConfig;
+use crate::power::config::{CandidateRow, ManagerConfig, PowerRecord};
 use crate::power::manager::PowerManager;
 use crate::sched::admission::Admission;
 use crate::sched::{Decision, Policy};
@@ -238,6 +238,14 @@ impl Engine {
 
     pub fn into_log(self) -> RunLog {
         self.log
+    }
+
+    /// Takes the power manager's log (rows and spare candidates) out of the run's record.
+    pub fn take_power_log(&mut self) -> (Vec<PowerRecord>, Vec<CandidateRow>) {
+        (
+            std::mem::take(&mut self.log.power_records),
+            std::mem::take(&mut self.log.power_candidates),
+        )
     }
 
     /// Jobs submitted so far.

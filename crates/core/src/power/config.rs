@@ -83,43 +83,69 @@ impl Mode {
     }
 }
 
-/// One row of the power decision log (kept compact: a long run makes hundreds of thousands).
+/// What the screen measured on one series, as the log keeps it (f32: diagnostics).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ScreenRow {
+    pub n: u32,
+    pub cv: f32,
+    pub lag1: f32,
+    pub ks: f32,
+    pub ks_threshold: f32,
+}
+
+impl ScreenRow {
+    pub const NONE: ScreenRow = ScreenRow {
+        n: 0,
+        cv: f32::NAN,
+        lag1: f32::NAN,
+        ks: f32::NAN,
+        ks_threshold: f32::NAN,
+    };
+
+    pub fn of(stats: &SeriesStats) -> Self {
+        ScreenRow {
+            n: stats.n as u32,
+            cv: stats.cv as f32,
+            lag1: stats.autocorrelation as f32,
+            ks: stats.ks_distance as f32,
+            ks_threshold: stats.ks_threshold as f32,
+        }
+    }
+}
+
+/// One row of the power decision log, kept compact (a long run makes hundreds of thousands):
+/// times in f64, diagnostics in f32.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PowerRecord {
     pub time: f64,
+    /// Wall-clock time of the call (s).
+    pub seconds: f32,
     pub mode: Mode,
     /// Why the screen rejected (bits; empty when accepted or not evaluated).
     pub rejection: Rejection,
-    pub arrivals: Option<SeriesStats>,
-    pub service: Option<SeriesStats>,
-    pub arrival_rate: f64,
-    pub service_rate: f64,
-    /// Median actual/requested runtime ratio (exp(m_Y)), NaN before any completion.
-    pub runtime_ratio: f64,
     pub spare_planning: bool,
     pub gate_open: bool,
-    /// Candidates (target, W, E, J) when spare planning ran: `candidates` indexes the run
-    /// log's flat candidate list.
+    /// The screen's statistics (ICON only; `ScreenRow::NONE` otherwise).
+    pub arrivals: ScreenRow,
+    pub service: ScreenRow,
+    pub arrival_rate: f32,
+    pub service_rate: f32,
+    /// Median actual/requested runtime ratio (exp(m_Y)), NaN before any completion.
+    pub runtime_ratio: f32,
+    /// Candidates (target, W, E, J) when spare planning ran: a range of the run log's flat
+    /// candidate list.
     pub candidates: std::ops::Range<u32>,
-    pub target: Option<u32>,
-    /// The chosen candidate's (W, E, J), NaN without spare planning.
-    pub chosen: (f64, f64, f64),
+    /// The chosen target (`u32::MAX` without spare planning) and its (W, E, J).
+    pub target: u32,
+    pub chosen: [f32; 3],
     pub started: u32,
     pub wakes: u32,
     pub shutdowns: u32,
     pub queue_length: u32,
-    /// Wall-clock time of the call (s).
-    pub seconds: f64,
 }
 
-impl PowerRecord {
-    pub fn rejection_text(&self) -> String {
-        match (&self.arrivals, &self.service) {
-            (Some(a), Some(s)) => self.rejection.describe(a, s),
-            _ => String::new(),
-        }
-    }
-}
+/// A spare candidate as the log keeps it: (target, W, E, J).
+pub type CandidateRow = (u32, f64, f64, f64);
 
 /// Names of the power managers: `ipm`, `icon` and ICON's ablations.
 pub const MANAGER_NAMES: [&str; 5] = ["ipm", "icon", "icon-ng", "icon-nf", "icon-ngnf"];

@@ -19,7 +19,7 @@ use std::time::Instant;
 use crate::engine::power::{NodeState, NO_JOB};
 use crate::engine::View;
 use crate::model::PowerModel;
-use crate::power::config::{ManagerConfig, Mode, PowerRecord};
+use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
 use crate::power::easy_plan::{easy_plan, Busy};
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
@@ -532,13 +532,17 @@ impl PowerManager {
             self.previous_jobs[i] = node.job;
         }
         if record {
-            let (arrivals, service) = match self.screen {
-                Some((a, s)) => (Some(a), Some(s)),
-                None => (None, None),
+            let (arrivals, service) = match &self.screen {
+                Some((a, s)) => (ScreenRow::of(a), ScreenRow::of(s)),
+                None => (ScreenRow::NONE, ScreenRow::NONE),
             };
             let stats = self.stats.as_ref();
-            let chosen = spare.as_ref().map_or((f64::NAN, f64::NAN, f64::NAN), |c| {
-                (c.chosen.waiting, c.chosen.energy, c.chosen.cost)
+            let chosen = spare.as_ref().map_or([f32::NAN; 3], |c| {
+                [
+                    c.chosen.waiting as f32,
+                    c.chosen.energy as f32,
+                    c.chosen.cost as f32,
+                ]
             });
             if let Some(choice) = &spare {
                 out.candidates.extend(
@@ -550,25 +554,25 @@ impl PowerManager {
             }
             out.record = Some(PowerRecord {
                 time: view.now,
+                seconds: (self.seconds + started_at.elapsed().as_secs_f64()) as f32,
                 mode: self.mode,
                 rejection: self.rejection,
-                arrivals,
-                service,
-                arrival_rate: stats.map_or(f64::NAN, IconStats::arrival_rate),
-                service_rate: stats.map_or(f64::NAN, IconStats::service_rate),
-                runtime_ratio: stats
-                    .and_then(|s| s.predictor.log_moments())
-                    .map_or(f64::NAN, |(m, _)| m.exp()),
                 spare_planning,
                 gate_open,
+                arrivals,
+                service,
+                arrival_rate: stats.map_or(f64::NAN, IconStats::arrival_rate) as f32,
+                service_rate: stats.map_or(f64::NAN, IconStats::service_rate) as f32,
+                runtime_ratio: stats
+                    .and_then(|s| s.predictor.log_moments())
+                    .map_or(f64::NAN, |(m, _)| m.exp()) as f32,
                 candidates: 0..0,
-                target: spare.as_ref().map(|c| c.chosen.target),
+                target: spare.as_ref().map_or(u32::MAX, |c| c.chosen.target),
                 chosen,
                 started: decision.starts.len() as u32,
                 wakes: wake.len() as u32,
                 shutdowns: off.len() as u32,
                 queue_length: (view.queue.len() + decision.starts.len()) as u32,
-                seconds: self.seconds + started_at.elapsed().as_secs_f64(),
             });
         }
         out.power_on = wake;

@@ -45,25 +45,24 @@ impl Rejection {
         self.0 == 0
     }
 
-    /// "arrivals: 2 samples; service: cv 1.62" (the statistics come from the record).
-    pub fn describe(self, arrivals: &SeriesStats, service: &SeriesStats) -> String {
+    /// The failed checks, e.g. "arrivals: few samples; service: cv, ks" (the statistics are
+    /// in the record's columns).
+    pub fn describe(self) -> String {
         let mut reasons = Vec::new();
-        for (series, name, s) in [(0u8, "arrivals", arrivals), (1, "service", service)] {
+        for (series, name) in [(0u8, "arrivals"), (1, "service")] {
             let bits = self.0 >> (series * Self::SERVICE_SHIFT);
-            if bits & Self::ARRIVALS_FEW != 0 {
-                reasons.push(format!("{name}: {} samples", s.n));
-            }
-            if bits & Self::ARRIVALS_CV != 0 {
-                reasons.push(format!("{name}: cv {:.2}", s.cv));
-            }
-            if bits & Self::ARRIVALS_LAG1 != 0 {
-                reasons.push(format!("{name}: lag-1 r {:.2}", s.autocorrelation));
-            }
-            if bits & Self::ARRIVALS_KS != 0 {
-                reasons.push(format!(
-                    "{name}: ks {:.3} > {:.3}",
-                    s.ks_distance, s.ks_threshold
-                ));
+            let checks: Vec<&str> = [
+                (Self::ARRIVALS_FEW, "few samples"),
+                (Self::ARRIVALS_CV, "cv"),
+                (Self::ARRIVALS_LAG1, "lag-1"),
+                (Self::ARRIVALS_KS, "ks"),
+            ]
+            .iter()
+            .filter(|(bit, _)| bits & bit != 0)
+            .map(|&(_, text)| text)
+            .collect();
+            if !checks.is_empty() {
+                reasons.push(format!("{name}: {}", checks.join(", ")));
             }
         }
         reasons.join("; ")

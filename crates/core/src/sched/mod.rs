@@ -18,6 +18,6 @@ pub use policy::{
     Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, Reserve, Snf, Start, StartKind,
 };
 pub use registry::{
-    build_policy, build_policy_estimated, build_search_policy, policy_names, power_alias,
-    SearchOptions, POWER_POLICIES,
+    build_policy, build_policy_estimated, build_search_policy, build_snf, policy_names,
+    power_alias, SearchOptions, POWER_POLICIES,
 };

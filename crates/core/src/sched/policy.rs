@@ -49,6 +49,8 @@ pub struct Reserve {
 pub enum QueueOrder {
     /// Smallest need first: (nodes, requested time, id).
     Snf,
+    /// SNF behind the jobs that have waited `max_wait` seconds or more (FCFS among them).
+    SnfAged { max_wait: f64 },
     /// A heuristic on the first `window` jobs (`usize::MAX` = all), the rest in FCFS order.
     Heuristic { heuristic: Heuristic, window: usize },
 }
@@ -79,19 +81,28 @@ impl QueueRule {
     /// The queue positions in this order.
     pub fn positions(&self, view: &View) -> Vec<u32> {
         let n = view.queue.len() as u32;
+        let snf = |a: &u32, b: &u32| {
+            let job = |p: u32| view.jobs.get(view.queue[p as usize]);
+            let (x, y) = (job(*a), job(*b));
+            x.nodes
+                .cmp(&y.nodes)
+                .then(x.requested_time.total_cmp(&y.requested_time))
+                .then(x.id.cmp(&y.id))
+                .then(a.cmp(b))
+        };
         match self.order {
             QueueOrder::Snf => {
                 let mut positions: Vec<u32> = (0..n).collect();
-                positions.sort_by(|&a, &b| {
-                    let job = |p: u32| view.jobs.get(view.queue[p as usize]);
-                    let (x, y) = (job(a), job(b));
-                    x.nodes
-                        .cmp(&y.nodes)
-                        .then(x.requested_time.total_cmp(&y.requested_time))
-                        .then(x.id.cmp(&y.id))
-                        .then(a.cmp(&b))
-                });
+                positions.sort_by(snf);
                 positions
+            }
+            QueueOrder::SnfAged { max_wait } => {
+                let aged =
+                    |p: u32| view.now - view.jobs.get(view.queue[p as usize]).submit >= max_wait;
+                let (mut first, mut rest): (Vec<u32>, Vec<u32>) = (0..n).partition(|&p| aged(p));
+                rest.sort_by(snf);
+                first.extend(rest);
+                first
             }
             QueueOrder::Heuristic { heuristic, window } => {
                 let (mut scores, mut order) = (Vec::new(), Vec::new());
@@ -469,18 +480,92 @@ pub fn scan_with_backfill_estimated(
 
 /// Smallest need first: key (nodes, requested time, id); start while jobs fit, stop at the
 /// first that does not; no backfilling.
+///
+/// With `max_wait` (a starvation guard, off by default): jobs that have waited that long go
+/// first, in FCFS order; when one of them does not fit it holds an EASY reservation and the
+/// other jobs start only if they do not delay it.
 #[derive(Debug, Clone, Default)]
 pub struct Snf {
+    pub max_wait: Option<f64>,
     candidates: Vec<(u32, f64, i64, u32)>,
+}
+
+impl Snf {
+    pub fn with_max_wait(max_wait: Option<f64>) -> Self {
+        Snf {
+            max_wait,
+            candidates: Vec::new(),
+        }
+    }
+
+    /// The aged jobs first (FCFS), then the others by SNF; and whether the first job that does
+    /// not fit is an aged one (it then holds a reservation).
+    fn aged_order(&self, view: &View, max_wait: f64) -> Option<(Vec<u32>, Backfill)> {
+        let rule = QueueRule {
+            order: QueueOrder::SnfAged { max_wait },
+            backfill: Backfill::None,
+        };
+        let positions = rule.positions(view);
+        let aged = positions
+            .iter()
+            .take_while(|&&p| {
+                let job = view.jobs.get(view.queue[p as usize]);
+                view.now - job.submit >= max_wait
+            })
+            .count();
+        if aged == 0 {
+            return None;
+        }
+        // The scan's first eligible job that does not fit (by count: starts follow the order).
+        let mut admission = Admission::new(view);
+        let mut free = view.free;
+        let mut top = positions.len();
+        for (k, &p) in positions.iter().enumerate() {
+            let job = view.jobs.get(view.queue[p as usize]);
+            let est_end = view.now + job.requested_time;
+            if !admission.admits(est_end, job.nodes) {
+                continue;
+            }
+            if job.nodes > free {
+                top = k;
+                break;
+            }
+            admission.commit(est_end, job.nodes);
+            free -= job.nodes;
+        }
+        let backfill = if top < aged {
+            Backfill::Easy
+        } else {
+            Backfill::None
+        };
+        Some((positions, backfill))
+    }
 }
 
 impl Policy for Snf {
     fn name(&self) -> String {
-        "snf".to_string()
+        match self.max_wait {
+            None => "snf".to_string(),
+            Some(w) => format!("snf(max_wait={w})"),
+        }
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
         decision.rule = Some(QueueRule::SNF);
+        if let Some(max_wait) = self.max_wait {
+            decision.rule = Some(QueueRule {
+                order: QueueOrder::SnfAged { max_wait },
+                backfill: Backfill::None,
+            });
+            if view.free == 0 {
+                return;
+            }
+            if let Some((positions, backfill)) = self.aged_order(view, max_wait) {
+                let mut started = Vec::new();
+                scan_with_backfill(view, |k| positions[k], backfill, &mut started, decision);
+                return;
+            }
+        }
         if view.free == 0 {
             return;
         }

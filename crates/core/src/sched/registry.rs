@@ -70,6 +70,17 @@ pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dy
     )?))
 }
 
+/// SNF with its starvation guard: jobs waiting `max_wait` seconds or more go first and hold a
+/// reservation (see [`Snf`]).
+pub fn build_snf(max_wait: Option<f64>) -> Result<Box<dyn Policy>> {
+    if max_wait.is_some_and(|w| !(w.is_finite() && w >= 0.0)) {
+        return Err(CoreError::input(
+            "the maximum wait must be a number of seconds >= 0",
+        ));
+    }
+    Ok(Box::new(Snf::with_max_wait(max_wait)))
+}
+
 /// Builds a built-in policy. `window` is the number of queue-head jobs a heuristic sorts
 /// (`None` = the whole queue); `backfill` is "easy" or "none". SNF has neither.
 pub fn build_policy(name: &str, window: Option<usize>, backfill: &str) -> Result<Box<dyn Policy>> {
