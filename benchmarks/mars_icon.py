@@ -82,8 +82,7 @@ def main() -> None:
         rows = {}
         for policy in ("snf-icon", "mars"):
             rows[policy] = [
-                run(workload, policy, seed, platform, args.iterations, args.trees)
-                for seed in seeds
+                run(workload, policy, seed, platform, args.iterations, args.trees) for seed in seeds
             ]
         icon = [r["wait"] for r in rows["snf-icon"]]
         for policy, label in (("snf-icon", "SNF-ICON"), ("mars", "MARS + ICON")):

@@ -485,6 +485,7 @@ def test_applicable_plots_for_power_managers_all_render(power_runs: dict[str, Re
     listed = plots.applicable_plots(power_runs)
     names = [title for title, _ in listed]
     assert "SNF-ICON modes" in names
+    assert "Power drawn over time" in names
     assert "MCTS search effort" not in names
     assert [n for n in names if n.startswith("Node power states")] == [
         "Node power states: FCFS/B+IPM",

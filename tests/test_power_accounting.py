@@ -104,7 +104,15 @@ def _accounting(result):
     assert result.jobs["energy_kwh"].sum() / 1000 + lost == pytest.approx(
         energy["computing_mwh"], rel=1e-9
     )
-    # 5. the machine: up nodes are computing, idle, switching or sleeping
+    # 5. the machine's power over time (timeline.parquet) integrates to the total energy
+    timeline = result.timeline
+    horizon = energy["horizon_seconds"]
+    idle_kw = result.workload.nodes * power["idle"] / 1000  # before the first change
+    times = np.r_[0.0, timeline["time"].to_numpy(), horizon]
+    kw = np.r_[idle_kw, timeline["power_kw"].to_numpy()]
+    spans = np.clip(np.minimum(times[1:], horizon) - np.clip(times[:-1], 0, None), 0, None)
+    assert float((kw * spans).sum()) * 1000 == pytest.approx(energy["total_mwh"] * 3.6e9, rel=1e-9)
+    # 6. the machine: up nodes are computing, idle, switching or sleeping
     assert sum(seconds.values()) == pytest.approx(
         result.workload.nodes * energy["horizon_seconds"], rel=1e-12
     )

@@ -61,6 +61,8 @@ def write_run(
             write_parquet(result.decisions, os.path.join(staging, "decisions.parquet"))
         if len(result.timeline):
             write_parquet(result.timeline, os.path.join(staging, "timeline.parquet"))
+        if len(result.power_decisions):
+            write_parquet(result.power_decisions, os.path.join(staging, "power_decisions.parquet"))
         for name, content in (extra or {}).items():
             with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
                 json.dump(_jsonable(content), f, indent=2, allow_nan=False)

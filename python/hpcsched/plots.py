@@ -59,13 +59,14 @@ MAX_DISTINCT_SIZES = 16
 
 START_KINDS = ("primary", "backfill", "drain")
 START_KIND_COLORS = {"primary": "#4c72b0", "backfill": "#dd8452", "drain": "#55a868"}
-NODE_STATES = ("computing", "idle", "switching_on", "switching_off", "sleeping")
+NODE_STATES = ("computing", "idle", "switching_on", "switching_off", "sleeping", "down")
 NODE_STATE_COLORS = {
     "computing": "#2ca02c",
     "idle": "#ffbf00",
     "switching_on": "#d62728",
     "switching_off": "#9467bd",
     "sleeping": "#1f77b4",
+    "down": "#7f7f7f",
 }
 MODE_COLORS = {"icon": "#2ca02c", "fallback": "#ff7f0e", "ipm": "#9e9e9e"}
 MODE_NAMES = {"icon": "ICON (queueing model)", "fallback": "fallback (IPM rules)", "ipm": "IPM"}
@@ -890,8 +891,15 @@ def wait_by_nodes_plot(results: Mapping[str, Result]) -> Figure:
 # --- SNF-ICON modes ----------------------------------------------------------------------------
 
 
+def _power_log(result: Result) -> pd.DataFrame:
+    """The power manager's log: ``decisions``, or ``power_decisions`` beside a look-ahead's."""
+    if "mode" in result.power_decisions.columns:
+        return result.power_decisions
+    return result.decisions
+
+
 def _is_icon(result: Result) -> bool:
-    d = result.decisions
+    d = _power_log(result)
     return "mode" in d.columns and bool((d["mode"] != "ipm").any())
 
 
@@ -925,9 +933,9 @@ def icon_modes_plot(results: Mapping[str, Result]) -> Figure:
         raise ValueError("icon_modes_plot needs an SNF-ICON run (decisions with ICON modes)")
     colors = _policy_colors(list(results))
     has_target = any(
-        r.decisions["target"].notna().any()
+        _power_log(r)["target"].notna().any()
         for r in icon.values()
-        if "target" in r.decisions.columns
+        if "target" in _power_log(r).columns
     )
     band_height = 0.5 + 0.45 * len(icon)
     if has_target:
@@ -941,9 +949,9 @@ def icon_modes_plot(results: Mapping[str, Result]) -> Figure:
     tick_labels = []
     horizon_days = 0.0
     for row, (label, result) in enumerate(icon.items()):
-        end = _run_end(result) or float(result.decisions["time"].iloc[-1])
+        end = _run_end(result) or float(_power_log(result)["time"].iloc[-1])
         horizon_days = max(horizon_days, end / DAY)
-        segments = _mode_segments(result.decisions, end)
+        segments = _mode_segments(_power_log(result), end)
         for mode in dict.fromkeys(m for m, _, _ in segments):
             spans = [(s / DAY, (e - s) / DAY) for m, s, e in segments if m == mode]
             ax.broken_barh(
@@ -972,7 +980,7 @@ def icon_modes_plot(results: Mapping[str, Result]) -> Figure:
     if has_target:
         ax_t = axes[1, 0]
         for label, result in icon.items():
-            d = result.decisions
+            d = _power_log(result)
             if "target" not in d.columns or d["target"].isna().all():
                 continue
             _draw_targets(ax_t, d, colors[label], label)
@@ -1051,7 +1059,8 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
     if timeline.empty:
         raise ValueError("node_states_plot needs a power-managed run (its timeline is empty)")
     times = timeline["time"].to_numpy(dtype=float)
-    values = timeline[list(NODE_STATES)].to_numpy(dtype=float)
+    states = [s for s in NODE_STATES if s in timeline.columns]
+    values = timeline[states].to_numpy(dtype=float)
     end = max(_run_end(result), times[-1])
     note = ""
     if len(times) > MAX_TIMELINE_POINTS and end > times[0]:
@@ -1064,7 +1073,7 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
     fig, axes = _new_figure()
     ax = axes[0, 0]
     below = np.zeros(len(x))
-    for k, state in enumerate(NODE_STATES):
+    for k, state in enumerate(states):
         ax.fill_between(
             x,
             below,
@@ -1107,6 +1116,44 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
     return fig
 
 
+def power_plot(results: Mapping[str, Result]) -> Figure:
+    """Power drawn by the whole machine over time (kW), one line per run with a node-state
+    timeline (power-managed runs). Long timelines are averaged over at most
+    MAX_TIMELINE_POINTS equal bins (the energy under each line stays exact). ValueError if no
+    run has one."""
+    timed = {
+        label: r
+        for label, r in results.items()
+        if not r.timeline.empty and "power_kw" in r.timeline.columns
+    }
+    if not timed:
+        raise ValueError("power_plot needs a power-managed run (a timeline with power_kw)")
+    colors = _policy_colors(list(results))
+    fig, axes = _new_figure()
+    ax = axes[0, 0]
+    note = ""
+    for label, result in timed.items():
+        timeline = result.timeline
+        times = timeline["time"].to_numpy(dtype=float)
+        values = timeline[["power_kw"]].to_numpy(dtype=float)
+        end = max(_run_end(result), times[-1])
+        if len(times) > MAX_TIMELINE_POINTS and end > times[0]:
+            edges, values = _time_weighted_resample(times, values, end, MAX_TIMELINE_POINTS)
+            times = edges[:-1]
+            note = f"averaged over {_duration_text(edges[1] - edges[0])} bins"
+        x = np.r_[times, end] / DAY
+        y = np.r_[values[:, 0], values[-1, 0]]
+        ax.step(x, y, where="post", color=colors[label], linewidth=1.0, label=label, gid=label)
+    ax.set_xlabel(TIME_LABEL)
+    ax.set_ylabel("Power drawn (kW)")
+    ax.set_ylim(bottom=0)
+    ax.set_title("Power drawn by the machine over time")
+    if note:
+        ax.text(1.0, 1.01, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
+    ax.legend(fontsize=8, loc="upper right")
+    return fig
+
+
 def _duration_text(seconds: float) -> str:
     if seconds < 120:
         return f"{seconds:.0f} s"
@@ -1134,6 +1181,8 @@ def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[
         plots.append(("MCTS search effort", partial(search_effort_plot, results)))
     if any(_is_icon(r) for r in results.values()):
         plots.append(("SNF-ICON modes", partial(icon_modes_plot, results)))
+    if any(not r.timeline.empty and "power_kw" in r.timeline for r in results.values()):
+        plots.append(("Power drawn over time", partial(power_plot, results)))
     for label, result in results.items():
         if not result.timeline.empty:
             title = f"Node power states: {label}"

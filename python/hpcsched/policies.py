@@ -335,8 +335,10 @@ class PolicySpec:
                     f"{name} has no starvation guard (SNF and SNF-ICON do)", option="--max-wait"
                 )
             value = self.max_wait
-            if isinstance(value, bool) or not isinstance(value, int | float) or not (
-                math.isfinite(value) and value >= 0
+            if (
+                isinstance(value, bool)
+                or not isinstance(value, int | float)
+                or not (math.isfinite(value) and value >= 0)
             ):
                 raise OptionError(
                     f"must be a number of seconds >= 0, not {shown(value)}", option="--max-wait"

@@ -78,6 +78,8 @@ def read_run(folder: str | os.PathLike[str]) -> Result:
     from hpcsched.output import read_run_files
 
     jobs, info, decisions, timeline = read_run_files(folder)
+    power_path = os.path.join(os.fspath(folder), "power_decisions.parquet")
+    power_decisions = pd.read_parquet(power_path) if os.path.exists(power_path) else pd.DataFrame()
     workload = Workload(
         jobs=jobs[["job_id", "submit", "run_time", "requested_time", "nodes", "user"]],
         nodes=int(info["inputs"]["nodes"]),
@@ -95,6 +97,7 @@ def read_run(folder: str | os.PathLike[str]) -> Result:
         timeline=timeline,
         workload=workload,
         calendar=DowntimeCalendar((), announce_lead=float(info["inputs"]["announce_lead"])),
+        power_decisions=power_decisions,
     )
 
 
