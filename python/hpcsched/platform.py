@@ -21,6 +21,26 @@ A platform is a TOML file::
 ``[power]`` and ``[transitions]`` go together and may both be left out (no energy reported).
 The presets AOBA-64, AOBA-1152, Taurus-64 and Taurus-1152 ship with the package as such files.
 All nodes start idle and awake at time 0.
+
+A heterogeneous platform lists its node groups instead, each with its count and power model
+(nodes are numbered group after group; a job runs within one group)::
+
+    name = "mixed"
+
+    [[groups]]
+    name = "AOBA-A"
+    nodes = 48
+    [groups.power]
+    computing = 2100.0
+    ...
+    [groups.transitions]
+    switch_on = 1200.0
+    ...
+
+    [[groups]]
+    name = "Taurus"
+    nodes = 16
+    ...
 """
 
 from __future__ import annotations
@@ -56,19 +76,42 @@ class PowerModel:
 
 
 @dataclass(frozen=True)
+class NodeGroup:
+    """Nodes of one kind: how many, and their power model."""
+
+    name: str
+    nodes: int
+    power: PowerModel
+
+    def to_dict(self) -> dict[str, object]:
+        return {"name": self.name, "nodes": self.nodes, "power": self.power.to_dict()}
+
+
+@dataclass(frozen=True)
 class Platform:
+    """A machine: ``nodes`` nodes with one ``power`` model, or node ``groups`` of their own
+    (then ``power`` is the first group's)."""
+
     name: str
     nodes: int
     power: PowerModel | None = None
     source: str = "<memory>"
+    groups: tuple[NodeGroup, ...] = ()
+
+    @property
+    def heterogeneous(self) -> bool:
+        return len(self.groups) > 1
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        out: dict[str, object] = {
             "name": self.name,
             "nodes": self.nodes,
             "source": self.source,
             "power": self.power.to_dict() if self.power else None,
         }
+        if self.groups:
+            out["groups"] = [g.to_dict() for g in self.groups]
+        return out
 
 
 def preset_names() -> list[str]:
@@ -105,9 +148,11 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", path=path) from None
-    unknown = sorted(set(document) - {"name", "nodes", "power", "transitions"})
+    unknown = sorted(set(document) - {"name", "nodes", "power", "transitions", "groups"})
     if unknown:
         raise InputError(f"unknown key {shown(unknown[0])}", path=path, field=unknown[0])
+    if "groups" in document:
+        return _parse_groups(document, path)
     nodes = document.get("nodes")
     if isinstance(nodes, bool) or not isinstance(nodes, int) or not 0 < nodes <= _core.MAX_NODES:
         raise InputError(
@@ -119,17 +164,25 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
     power, transitions = document.get("power"), document.get("transitions")
     if power is None and transitions is None:
         return Platform(name, nodes, None, path)
+    return Platform(name, nodes, _power_model(document, path, ""), path)
+
+
+def _power_model(document: dict, path: str, prefix: str) -> PowerModel:
+    """The ``[power]`` and ``[transitions]`` tables of ``document`` (fields named with
+    ``prefix``, e.g. ``groups[1].``)."""
     values: dict[str, float] = {}
     for table, keys in (("power", POWER_KEYS), ("transitions", TRANSITION_KEYS)):
         section = document.get(table)
         if not isinstance(section, dict):
             raise InputError(
-                f"[{table}] is missing (power and transitions go together)", path=path, field=table
+                f"[{prefix}{table}] is missing (power and transitions go together)",
+                path=path,
+                field=f"{prefix}{table}",
             )
         extra = sorted(set(section) - set(keys))
         if extra:
             raise InputError(
-                f"unknown key {shown(extra[0])}", path=path, field=f"{table}.{extra[0]}"
+                f"unknown key {shown(extra[0])}", path=path, field=f"{prefix}{table}.{extra[0]}"
             )
         for key in keys:
             value = section.get(key)
@@ -139,7 +192,49 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
                 or not (value >= 0 and value != float("inf"))
             ):
                 raise InputError(
-                    f"must be a number >= 0, not {shown(value)}", path=path, field=f"{table}.{key}"
+                    f"must be a number >= 0, not {shown(value)}",
+                    path=path,
+                    field=f"{prefix}{table}.{key}",
                 )
             values[key] = float(value)
-    return Platform(name, nodes, PowerModel(**values), path)
+    return PowerModel(**values)
+
+
+def _parse_groups(document: dict, path: str) -> Platform:
+    """A platform of node groups (``[[groups]]`` tables)."""
+    for key in ("nodes", "power", "transitions"):
+        if key in document:
+            raise InputError(
+                f"{key} belongs inside each [[groups]] table of a platform with groups",
+                path=path,
+                field=key,
+            )
+    raw = document["groups"]
+    if not isinstance(raw, list) or not raw or not all(isinstance(g, dict) for g in raw):
+        raise InputError("groups must be [[groups]] tables", path=path, field="groups")
+    groups = []
+    for k, table in enumerate(raw):
+        prefix = f"groups[{k}]."
+        extra = sorted(set(table) - {"name", "nodes", "power", "transitions"})
+        if extra:
+            raise InputError(
+                f"unknown key {shown(extra[0])}", path=path, field=f"{prefix}{extra[0]}"
+            )
+        count = table.get("nodes")
+        if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
+            raise InputError(
+                f"nodes must be a positive integer, not {shown(count)}",
+                path=path,
+                field=f"{prefix}nodes",
+            )
+        name = str(table.get("name", f"group {k}"))
+        groups.append(NodeGroup(name, count, _power_model(table, path, prefix)))
+    total = sum(g.nodes for g in groups)
+    if total > _core.MAX_NODES:
+        raise InputError(
+            f"{total} nodes in all; the engine takes at most {_core.MAX_NODES}",
+            path=path,
+            field="groups",
+        )
+    name = str(document.get("name", os.path.basename(path).removesuffix(".toml")))
+    return Platform(name, total, groups[0].power, path, tuple(groups))

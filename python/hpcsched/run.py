@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ from hpcsched.classes import SIZE_CLASSES, size_class_codes
 from hpcsched.exceptions import InputError, OptionError, shown
 from hpcsched.output import write_run
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import REWARD_TERMS, PolicySpec
+from hpcsched.policies import REWARD_TERMS, PolicySpec, PowerSpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
 from hpcsched.workload import (
     DEFAULT_ANNOUNCE_LEAD,
@@ -178,6 +178,8 @@ def simulate(
             f"{platform.nodes}; read it with nodes={platform.nodes}",
             option="--platform",
         )
+    if platform is not None and platform.heterogeneous:
+        workload = _fit_groups(workload, platform)
     if len(workload) == 0:
         raise InputError(f"no job to replay{_skips(workload)}", path=workload.source)
     calendar = _calendar(downtime, announce_lead, workload)
@@ -312,6 +314,9 @@ def new_simulation(
         estimates=estimates,
         down_asleep=np.array([w.back == "asleep" for w in windows], dtype=bool),
         max_wait=max_wait,
+        groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
+        if platform is not None and platform.heterogeneous
+        else None,
     )
 
 
@@ -336,12 +341,39 @@ def as_policy_spec(
     )
 
 
+def _fit_groups(workload: Workload, platform: Platform) -> Workload:
+    """The workload without the jobs larger than every node group (they could never run),
+    counted as skipped."""
+    largest = max(g.nodes for g in platform.groups)
+    too_big = workload.jobs["nodes"].to_numpy() > largest
+    if not too_big.any():
+        return workload
+    skipped = dict(workload.skipped)
+    skipped["larger than any node group"] = int(too_big.sum())
+    return replace(
+        workload,
+        jobs=workload.jobs[~too_big].reset_index(drop=True),
+        skipped=skipped,
+        warnings=[
+            *workload.warnings,
+            f"{int(too_big.sum())} jobs need more than {largest} nodes, the largest node group "
+            f"of {platform.name}: skipped",
+        ],
+    )
+
+
 def _manager(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> dict | None:
-    """Power-manager options: a built-in manager's, or for a Python policy on a platform with
-    a power model, node power control with mean transition latencies."""
+    """Power-manager options: a built-in manager's; on a heterogeneous platform without one,
+    a manager that only places jobs (nodes never sleep); or for a Python policy on a platform
+    with a power model, node power control with mean transition latencies."""
     if spec.power is not None:
         native: dict[str, Any] = spec.power.to_native()
         return native
+    if platform is not None and platform.heterogeneous:
+        # Jobs run within one node group: an IPM whose timeout never comes places them.
+        placement = PowerSpec(manager="ipm").to_native()
+        placement["idle_timeout"] = float("inf")
+        return placement
     if isinstance(spec, PythonPolicySpec):
         has_power = platform is not None and platform.power is not None
         return {"sample_transitions": None} if has_power else None

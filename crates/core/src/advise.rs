@@ -270,6 +270,7 @@ impl Table {
             announced: &announced,
             nodes: &[],
             power: None,
+            models: &[],
             manager: None,
             arrived: &[],
             completed: &[],

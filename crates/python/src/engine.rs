@@ -63,7 +63,8 @@ impl PySimulation {
         job_id, submit, run_time, requested_time, nodes, machine_nodes,
         policy, window, backfill, overrun,
         down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
-        python=None, user=None, estimates="requested", down_asleep=None, max_wait=None
+        python=None, user=None, estimates="requested", down_asleep=None, max_wait=None,
+        groups=None
     ))]
     fn new(
         py: Python<'_>,
@@ -90,6 +91,7 @@ impl PySimulation {
         estimates: &str,
         down_asleep: Option<PyReadonlyArray1<'_, bool>>,
         max_wait: Option<f64>,
+        groups: Option<Vec<(u32, Bound<'_, PyDict>)>>,
     ) -> PyResult<Self> {
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
@@ -175,6 +177,16 @@ impl PySimulation {
             Inputs::new(table, machine, calendar, overrun)
         })()
         .py_result(py)?;
+        let inputs = match groups {
+            Some(groups) => {
+                let groups = groups
+                    .iter()
+                    .map(|(count, d)| Ok((*count, power_model(d)?)))
+                    .collect::<PyResult<Vec<_>>>()?;
+                inputs.with_groups(groups).py_result(py)?
+            }
+            None => inputs,
+        };
         // Node power states: under a power manager ("name" in the options), or for an agent or
         // a Python policy on a platform with a power model (they switch nodes themselves).
         let inputs = match manager {

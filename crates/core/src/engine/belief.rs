@@ -205,7 +205,12 @@ fn power_state(
         }
         state.taken_down.push((i as u32, ids));
     }
-    state.nodes = Some(Nodes::from_states(nodes, model, view.now));
+    let models = if view.models.is_empty() {
+        vec![model]
+    } else {
+        view.models.to_vec()
+    };
+    state.nodes = Some(Nodes::from_states(nodes, models, view.now));
     if let Some(manager) = view.manager {
         let mut manager = Box::new(manager.clone());
         // Jobs that ended at this instant are not in the belief: any index other than NO_JOB

@@ -13,7 +13,7 @@ use crate::engine::record::RunLog;
 use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
-use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, MAX_NODES};
+use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
 use crate::power::config::{CandidateRow, ManagerConfig, PowerRecord};
 use crate::power::manager::PowerManager;
 use crate::sched::admission::Admission;
@@ -57,6 +57,9 @@ pub struct Inputs {
     pub sample_transitions: Option<u64>,
     /// The power manager under the queue policy, if any (it needs node power states).
     pub manager: Option<Arc<ManagerConfig>>,
+    /// Node groups (count, power model) of a heterogeneous platform; empty: one group of the
+    /// machine's power model.
+    pub groups: Vec<(u32, PowerModel)>,
 }
 
 impl Inputs {
@@ -72,13 +75,38 @@ impl Inputs {
         Ok(self)
     }
 
+    /// Node groups of a heterogeneous platform (counts summing to the machine's size); jobs
+    /// run within one group. They need node identities (a power manager places the jobs).
+    pub fn with_groups(mut self, groups: Vec<(u32, PowerModel)>) -> Result<Self> {
+        let total: u64 = groups.iter().map(|g| u64::from(g.0)).sum();
+        if total != u64::from(self.machine.nodes) || groups.iter().any(|g| g.0 == 0) {
+            return Err(CoreError::input(format!(
+                "node groups of {total} nodes in all for a machine of {}",
+                self.machine.nodes
+            )));
+        }
+        let largest = groups.iter().map(|g| g.0).max().unwrap_or(0);
+        if let Some(job) = self.jobs.iter().find(|j| j.nodes > largest) {
+            return Err(CoreError::input(format!(
+                "job {} needs {} nodes, more than the largest node group ({largest})",
+                job.id, job.nodes
+            )));
+        }
+        for (_, model) in &groups {
+            model.validate()?;
+        }
+        self.groups = groups;
+        Ok(self)
+    }
+
     /// Puts a power manager under the queue policy.
     pub fn with_manager(
         self,
         config: ManagerConfig,
         sample_transitions: Option<u64>,
     ) -> Result<Self> {
-        if !(config.idle_timeout.is_finite() && config.idle_timeout >= 0.0) {
+        // (an infinite timeout: nodes never sleep, the manager only places jobs)
+        if config.idle_timeout.is_nan() || config.idle_timeout < 0.0 {
             return Err(CoreError::input(
                 "the idle timeout must be a number of seconds >= 0",
             ));
@@ -155,6 +183,7 @@ impl Inputs {
             power_managed: false,
             sample_transitions: None,
             manager: None,
+            groups: Vec::new(),
         })
     }
 }
@@ -173,6 +202,11 @@ impl Engine {
     pub fn new(inputs: Arc<Inputs>) -> Self {
         let now = inputs.jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
         let nodes = match (inputs.power_managed, inputs.machine.power) {
+            (true, Some(_)) if !inputs.groups.is_empty() => Some(Nodes::with_groups(
+                &inputs.groups,
+                inputs.sample_transitions,
+                now,
+            )),
             (true, Some(model)) => Some(Nodes::new(
                 inputs.machine.nodes,
                 model,
@@ -317,7 +351,9 @@ impl Engine {
             .metrics
             .elapse(dt, self.state.busy, capacity, self.state.down);
         if let Some(nodes) = &self.state.nodes {
-            self.state.metrics.elapse_power(dt, nodes.counts());
+            self.state
+                .metrics
+                .elapse_power(dt, nodes.counts(), nodes.power_by_state());
         }
         self.state.now = t;
         self.log.event_times += 1;
@@ -436,6 +472,7 @@ impl Engine {
             announced: &s.announced,
             nodes: s.nodes.as_ref().map_or(&[], |n| n.as_slice()),
             power: self.inputs.machine.power.as_ref(),
+            models: s.nodes.as_ref().map_or(&[], |n| n.models()),
             manager: s.manager.as_deref(),
             arrived: &s.arrived,
             completed: &s.completed,
@@ -764,10 +801,6 @@ impl Engine {
                 };
             self.log
                 .record_start(start.job, now, end, start.kind, killed);
-            if let Some(model) = &inputs.machine.power {
-                let joules = f64::from(job.nodes) * (end - now) * model.computing_w;
-                self.log.record_energy(start.job, joules);
-            }
             self.state.metrics.on_start(now - job.submit, job.run_time);
             self.state.insert_running(Running {
                 requested_end,
@@ -782,13 +815,29 @@ impl Engine {
                 requested_end,
             });
             self.state.busy += job.nodes;
+            let mut watts = inputs
+                .machine
+                .power
+                .map(|m| f64::from(job.nodes) * m.computing_w);
             if let Some(nodes) = self.state.nodes.as_mut() {
                 let k = job.nodes as usize;
                 let these = placed.get(offset..offset + k).ok_or_else(|| {
                     CoreError::decision(format!("no idle nodes left for job {}", job.id))
                 })?;
+                let group = |i: u32| nodes.as_slice().get(i as usize).map(|n| n.group);
+                if these.iter().any(|&i| group(i) != group(these[0])) {
+                    return Err(CoreError::decision(format!(
+                        "job {} would run on nodes of several groups",
+                        job.id
+                    )));
+                }
                 nodes.allocate(start.job, these, now)?;
+                watts = Some(these.iter().map(|&i| nodes.model_of(i).computing_w).sum());
                 offset += k;
+            }
+            if let Some(watts) = watts {
+                // the computing energy of this attempt (its nodes' groups' power)
+                self.log.record_energy(start.job, watts * (end - now));
             }
         }
         // `scratch` holds the started positions, sorted and distinct (checked above).

@@ -69,6 +69,8 @@ pub struct Node {
     pub back: f64,
     /// Down: it comes back asleep (else idle).
     pub back_asleep: bool,
+    /// Its node group (index into the platform's groups; 0 on a homogeneous machine).
+    pub group: u16,
 }
 
 pub const NO_JOB: u32 = u32::MAX;
@@ -101,29 +103,47 @@ impl PartialOrd for Transition {
 pub struct Nodes {
     nodes: Vec<Node>,
     counts: [u32; STATES],
+    /// Node counts per state in each group.
+    group_counts: Vec<[u32; STATES]>,
     transitions: BinaryHeap<Transition>,
-    model: PowerModel,
+    /// The power model of each group.
+    models: Vec<PowerModel>,
     sampler: Option<Pcg64Mcg>,
 }
 
 impl Nodes {
     /// `count` nodes, all idle and awake since `now`.
     pub fn new(count: u32, model: PowerModel, sample_seed: Option<u64>, now: f64) -> Self {
-        let idle = Node {
-            state: NodeState::Idle,
-            since: now,
-            job: NO_JOB,
-            wake_when_asleep: false,
-            back: f64::NAN,
-            back_asleep: false,
-        };
+        Nodes::with_groups(&[(count, model)], sample_seed, now)
+    }
+
+    /// Groups of (count, model) nodes, numbered in order, all idle and awake since `now`.
+    pub fn with_groups(groups: &[(u32, PowerModel)], sample_seed: Option<u64>, now: f64) -> Self {
+        let mut nodes = Vec::new();
+        let mut group_counts = Vec::with_capacity(groups.len());
+        for (g, &(count, _)) in groups.iter().enumerate() {
+            let idle = Node {
+                state: NodeState::Idle,
+                since: now,
+                job: NO_JOB,
+                wake_when_asleep: false,
+                back: f64::NAN,
+                back_asleep: false,
+                group: g as u16,
+            };
+            nodes.extend(std::iter::repeat_n(idle, count as usize));
+            let mut c = [0; STATES];
+            c[NodeState::Idle as usize] = count;
+            group_counts.push(c);
+        }
         let mut counts = [0; STATES];
-        counts[NodeState::Idle as usize] = count;
+        counts[NodeState::Idle as usize] = nodes.len() as u32;
         Nodes {
-            nodes: vec![idle; count as usize],
+            nodes,
             counts,
+            group_counts,
             transitions: BinaryHeap::new(),
-            model,
+            models: groups.iter().map(|g| g.1).collect(),
             sampler: sample_seed.map(Pcg64Mcg::seed_from_u64),
         }
     }
@@ -131,11 +151,14 @@ impl Nodes {
     /// Nodes in the given states with transitions at their mean latency (a look-ahead's
     /// belief: it knows when each transition began, not when it will end; an overdue one ends
     /// at `now`).
-    pub fn from_states(nodes: Vec<Node>, model: PowerModel, now: f64) -> Self {
+    pub fn from_states(nodes: Vec<Node>, models: Vec<PowerModel>, now: f64) -> Self {
         let mut counts = [0; STATES];
+        let mut group_counts = vec![[0; STATES]; models.len()];
         let mut transitions = BinaryHeap::new();
         for (i, n) in nodes.iter().enumerate() {
             counts[n.state as usize] += 1;
+            group_counts[n.group as usize][n.state as usize] += 1;
+            let model = &models[n.group as usize];
             let mean = match n.state {
                 NodeState::SwitchingOn => model.switch_on_s,
                 NodeState::SwitchingOff => model.switch_off_s,
@@ -149,8 +172,9 @@ impl Nodes {
         Nodes {
             nodes,
             counts,
+            group_counts,
             transitions,
-            model,
+            models,
             sampler: None,
         }
     }
@@ -159,8 +183,9 @@ impl Nodes {
         &self.nodes
     }
 
-    pub fn model(&self) -> &PowerModel {
-        &self.model
+    /// The power model of each group.
+    pub fn models(&self) -> &[PowerModel] {
+        &self.models
     }
 
     pub fn count(&self, state: NodeState) -> u32 {
@@ -171,28 +196,35 @@ impl Nodes {
         self.counts
     }
 
-    /// Power drawn by all nodes now (W); nodes down draw nothing.
+    /// Power drawn now by the nodes in each state (W); nodes down draw nothing.
+    pub fn power_by_state(&self) -> [f64; STATES] {
+        let mut out = [0.0; STATES];
+        for (counts, m) in self.group_counts.iter().zip(&self.models) {
+            let per_state = m.per_state_w();
+            for s in 0..STATES {
+                out[s] += f64::from(counts[s]) * per_state[s];
+            }
+        }
+        out
+    }
+
+    /// Power drawn by all nodes now (W).
     pub fn power_w(&self) -> f64 {
-        let m = &self.model;
-        let per_state = [
-            m.idle_w,
-            m.computing_w,
-            m.switching_on_w,
-            m.switching_off_w,
-            m.sleeping_w,
-            0.0,
-        ];
-        self.counts
-            .iter()
-            .zip(per_state)
-            .map(|(&c, w)| f64::from(c) * w)
-            .sum()
+        self.power_by_state().iter().sum()
+    }
+
+    /// The power model of node `i`.
+    pub fn model_of(&self, i: u32) -> &PowerModel {
+        &self.models[self.nodes[i as usize].group as usize]
     }
 
     fn set(&mut self, node: u32, state: NodeState, now: f64) {
         let n = &mut self.nodes[node as usize];
         self.counts[n.state as usize] -= 1;
         self.counts[state as usize] += 1;
+        let group = &mut self.group_counts[n.group as usize];
+        group[n.state as usize] -= 1;
+        group[state as usize] += 1;
         n.state = state;
         n.since = now;
     }
@@ -253,7 +285,8 @@ impl Nodes {
         let state = self.nodes.get(node as usize).map(|n| n.state);
         match state {
             Some(NodeState::Sleeping) => {
-                let until = now + self.latency(self.model.switch_on_s, self.model.switch_on_std_s);
+                let m = *self.model_of(node);
+                let until = now + self.latency(m.switch_on_s, m.switch_on_std_s);
                 self.set(node, NodeState::SwitchingOn, now);
                 self.transitions.push(Transition { until, node });
                 Ok(())
@@ -274,8 +307,8 @@ impl Nodes {
     pub fn power_off(&mut self, node: u32, now: f64) -> Result<()> {
         match self.nodes.get(node as usize).map(|n| n.state) {
             Some(NodeState::Idle) => {
-                let until =
-                    now + self.latency(self.model.switch_off_s, self.model.switch_off_std_s);
+                let m = *self.model_of(node);
+                let until = now + self.latency(m.switch_off_s, m.switch_off_std_s);
                 self.set(node, NodeState::SwitchingOff, now);
                 self.transitions.push(Transition { until, node });
                 Ok(())

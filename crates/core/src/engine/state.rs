@@ -138,6 +138,9 @@ pub struct Metrics {
     /// Node-seconds idle, counted from the node states themselves (with power states; else
     /// idle is what up nodes did not compute).
     pub counted_idle_node_seconds: Option<f64>,
+    /// Energy (J) by node state (idle, computing, switching on, switching off, sleeping,
+    /// down), counted from the node states and their groups' powers (with power states).
+    pub state_energy_j: Option<[f64; STATES]>,
     /// Seconds elapsed.
     pub elapsed: f64,
 }
@@ -162,9 +165,13 @@ impl Metrics {
         }
     }
 
-    pub(crate) fn elapse_power(&mut self, dt: f64, counts: [u32; STATES]) {
+    pub(crate) fn elapse_power(&mut self, dt: f64, counts: [u32; STATES], power: [f64; STATES]) {
         let idle = self.counted_idle_node_seconds.get_or_insert(0.0);
+        let energy = self.state_energy_j.get_or_insert([0.0; STATES]);
         if dt > 0.0 {
+            for (e, p) in energy.iter_mut().zip(power) {
+                *e += dt * p;
+            }
             *idle += dt * f64::from(counts[0]);
             self.switching_on_node_seconds += dt * f64::from(counts[2]);
             self.switching_off_node_seconds += dt * f64::from(counts[3]);

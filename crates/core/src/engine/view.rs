@@ -26,8 +26,11 @@ pub struct View<'a> {
     pub announced: &'a [Downtime],
     /// Node power states (empty unless the policy manages power).
     pub nodes: &'a [Node],
-    /// The platform's power model, when it has one.
+    /// The platform's power model, when it has one (its first node group's).
     pub power: Option<&'a PowerModel>,
+    /// The power model of each node group, when nodes have power states (`Node::group`
+    /// indexes it).
+    pub models: &'a [PowerModel],
     /// The power manager, when one manages the nodes: queue policies let it place jobs.
     pub manager: Option<&'a PowerManager>,
     /// Jobs submitted at this instant (recorded for power managers only).

@@ -70,8 +70,31 @@ impl PowerModel {
         Ok(())
     }
 
-    /// Energy of the node-seconds spent in each state.
+    /// Power of one node in each state (idle, computing, switching on, switching off,
+    /// sleeping, down), the order of node-state counts.
+    pub fn per_state_w(&self) -> [f64; 6] {
+        [
+            self.idle_w,
+            self.computing_w,
+            self.switching_on_w,
+            self.switching_off_w,
+            self.sleeping_w,
+            0.0,
+        ]
+    }
+
+    /// Energy of the node-seconds spent in each state (or the energy counted state by state
+    /// when the nodes had power states, possibly of several groups).
     pub fn energy(&self, metrics: &Metrics) -> Energy {
+        if let Some(j) = metrics.state_energy_j {
+            return Energy {
+                computing_j: j[1],
+                idle_j: j[0],
+                switching_on_j: j[2],
+                switching_off_j: j[3],
+                sleeping_j: j[4],
+            };
+        }
         Energy {
             computing_j: metrics.busy_node_seconds * self.computing_w,
             idle_j: metrics.idle_node_seconds() * self.idle_w,

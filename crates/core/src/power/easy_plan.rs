@@ -89,7 +89,7 @@ pub fn easy_plan(
     head: (f64, Vec<u32>),
     slots: &[Slot],
     mut busy: Vec<Busy>,
-    idle_w: f64,
+    groups: u16,
     windows: &Windows,
 ) -> Entries {
     let Some(first) = jobs.first() else {
@@ -104,15 +104,44 @@ pub fn easy_plan(
     }
     let mut seed = vec![(first.job, head_nodes.clone(), head_start)];
     let mut barrier = head_start;
+    let mut known: Vec<f64> = Vec::with_capacity(slots.len());
     for job in &jobs[1..] {
         let r = job.nodes as usize;
-        let mut known: Vec<f64> = release.iter().copied().filter(|t| t.is_finite()).collect();
-        if known.len() < r || r == 0 {
+        if r == 0 {
             break;
         }
-        known.select_nth_unstable_by(r - 1, f64::total_cmp);
-        let start = windows.clear(barrier.max(known[r - 1]), job.duration, job.nodes);
-        let chosen = choose(r, start, slots, |i| release[i], idle_w, &mut candidates);
+        // The group where it starts earliest (ties: lowest computing power, first group).
+        let mut best: Option<(f64, f64, u16)> = None;
+        for g in 0..groups {
+            known.clear();
+            known.extend(
+                (0..slots.len())
+                    .filter(|&i| slots[i].group == g && release[i].is_finite())
+                    .map(|i| release[i]),
+            );
+            if known.len() < r {
+                continue;
+            }
+            known.select_nth_unstable_by(r - 1, f64::total_cmp);
+            let start = windows.clear(barrier.max(known[r - 1]), job.duration, job.nodes);
+            let computing = group_computing_w(slots, g);
+            if best
+                .is_none_or(|(s, c, _)| start.total_cmp(&s).then(computing.total_cmp(&c)).is_lt())
+            {
+                best = Some((start, computing, g));
+            }
+        }
+        let Some((start, _, group)) = best else {
+            break;
+        };
+        let chosen = choose(
+            r,
+            start,
+            slots,
+            |i| release[i],
+            Some(group),
+            &mut candidates,
+        );
         for &i in &chosen {
             release[i as usize] = start + job.duration;
         }
@@ -148,7 +177,7 @@ pub fn easy_plan(
                 Some(planned_start),
                 slots,
                 &busy,
-                idle_w,
+                groups,
                 windows,
             )
         } else {
@@ -165,7 +194,7 @@ pub fn easy_plan(
                 None,
                 slots,
                 &busy,
-                idle_w,
+                groups,
                 windows,
             ) {
                 Some(slot) => slot,
@@ -179,13 +208,23 @@ pub fn easy_plan(
     out
 }
 
+/// The computing power of a group's nodes (its slots carry it).
+fn group_computing_w(slots: &[Slot], group: u16) -> f64 {
+    slots
+        .iter()
+        .find(|s| s.group == group)
+        .map_or(f64::INFINITY, |s| s.computing_w)
+}
+
 /// The earliest time in [`from`, `before`) — `from` itself or the end of a busy interval —
-/// at which `r` nodes are free for `d` seconds, and the energy-aware choice of them then.
+/// at which `r` nodes of one group are free for `d` seconds, and the energy-aware choice of
+/// them then (the group where that time comes first; ties: lowest computing power, first
+/// group).
 ///
-/// A sweep: each free gap [a, b) of a node makes it usable from `max(a, from)` to `b - d`;
-/// the usable count only grows at the start of such a range (an interval's end, or `from`), so
-/// the first time it reaches `r` is the answer. O(N log N) whatever the number of busy
-/// intervals' ends.
+/// A sweep per group: each free gap [a, b) of a node makes it usable from `max(a, from)` to
+/// `b - d`; the usable count only grows at the start of such a range (an interval's end, or
+/// `from`), so the first time it reaches `r` is the answer. O(N log N) whatever the number of
+/// busy intervals' ends.
 #[allow(clippy::too_many_arguments)]
 fn gap_slot(
     now: f64,
@@ -195,47 +234,61 @@ fn gap_slot(
     before: Option<f64>,
     slots: &[Slot],
     busy: &[Busy],
-    idle_w: f64,
+    groups: u16,
     windows: &Windows,
 ) -> Option<(Vec<u32>, f64)> {
     if before.is_some_and(|b| from + EPS >= b) || r == 0 {
         return None;
     }
     let limit = before.map_or(f64::INFINITY, |b| b - EPS);
+    let mut best: Option<(f64, f64, u16)> = None;
     let mut events: Vec<(f64, bool)> = Vec::with_capacity(2 * slots.len());
-    for b in busy {
-        b.gaps(|a, e| {
-            let lo = a.max(from);
-            let hi = (e - d + EPS).min(e - EPS);
-            if lo <= hi && lo < limit {
-                events.push((lo, true));
-                events.push((hi, false));
+    for g in 0..groups {
+        events.clear();
+        for (b, slot) in busy.iter().zip(slots) {
+            if slot.group != g {
+                continue;
             }
-        });
-    }
-    // Starts before ends at the same time: a range [t, t] is usable at t.
-    events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
-    let mut usable = 0usize;
-    let mut at = None;
-    for &(t, start) in &events {
-        if start {
-            usable += 1;
-            if usable >= r {
-                at = Some(t);
-                break;
+            b.gaps(|a, e| {
+                let lo = a.max(from);
+                let hi = (e - d + EPS).min(e - EPS);
+                if lo <= hi && lo < limit {
+                    events.push((lo, true));
+                    events.push((hi, false));
+                }
+            });
+        }
+        // Starts before ends at the same time: a range [t, t] is usable at t.
+        events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));
+        let mut usable = 0usize;
+        for &(t, start) in &events {
+            if start {
+                usable += 1;
+                if usable >= r {
+                    let computing = group_computing_w(slots, g);
+                    if best.is_none_or(|(s, c, _)| {
+                        t.total_cmp(&s).then(computing.total_cmp(&c)).is_lt()
+                    }) {
+                        best = Some((t, computing, g));
+                    }
+                    break;
+                }
+            } else {
+                usable -= 1;
             }
-        } else {
-            usable -= 1;
         }
     }
-    let t = at?;
+    let (t, _, group) = best?;
     let clear = windows.clear(t, d, r as u32);
     if clear > t {
         // It would run into a maintenance window: search again after it.
-        return gap_slot(now, r, d, clear, before, slots, busy, idle_w, windows);
+        return gap_slot(now, r, d, clear, before, slots, busy, groups, windows);
     }
     let mut pool: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(slots.len());
     for (i, slot) in slots.iter().enumerate() {
+        if slot.group != group {
+            continue;
+        }
         let Some((since, until)) = busy[i].gap(t) else {
             continue;
         };
@@ -245,7 +298,7 @@ fn gap_slot(
         let cost = if slot.cold {
             slot.base
         } else {
-            slot.base + idle_w * (t - since.max(now)).max(0.0)
+            slot.base + slot.idle_w * (t - since.max(now)).max(0.0)
         };
         pool.push((cost, slot.rank, slot.timeout_key, i as u32));
     }

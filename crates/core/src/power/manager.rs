@@ -18,7 +18,6 @@ use std::time::Instant;
 
 use crate::engine::power::{NodeState, NO_JOB};
 use crate::engine::View;
-use crate::model::PowerModel;
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
 use crate::power::easy_plan::{easy_plan, Busy};
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
@@ -199,14 +198,14 @@ impl PowerManager {
     }
 
     /// The agenda of every node.
-    fn slots(&self, view: &View, model: &PowerModel) -> Vec<Slot> {
+    fn slots(&self, view: &View) -> Vec<Slot> {
         let releases = self.running_release(view);
         let release = |job: u32| {
             releases
                 .binary_search_by_key(&job, |&(j, _)| j)
                 .map_or(f64::INFINITY, |i| releases[i].1)
         };
-        agenda(view.now, view.nodes, model, &self.deadlines, release)
+        agenda(view.now, view.nodes, view.models, &self.deadlines, release)
     }
 
     /// Step 2: the scan of a queue policy on nodes with identities. Starts jobs in the order of
@@ -221,26 +220,15 @@ impl PowerManager {
         backfill: Backfill,
         decision: &mut Decision,
     ) {
-        let Some(model) = view.power else { return };
+        if view.power.is_none() {
+            return;
+        }
         let n = view.nodes.len();
         let mut taken = vec![false; n];
         let mut idle_left = view.free;
         let mut admission = Admission::new(view);
         // When each node taken by a start here is expected free again.
         let mut busy_until = vec![f64::NAN; n];
-        let take = |count: u32, allowed: &dyn Fn(u32) -> bool, taken: &mut [bool]| {
-            let mut chosen = Vec::with_capacity(count as usize);
-            for &i in &self.idle_order {
-                if chosen.len() == count as usize {
-                    break;
-                }
-                if !taken[i as usize] && allowed(i) {
-                    taken[i as usize] = true;
-                    chosen.push(i);
-                }
-            }
-            chosen
-        };
         let mut top = None;
         for (k, &pos) in positions.iter().enumerate() {
             let job_index = view.queue[pos as usize];
@@ -249,11 +237,10 @@ impl PowerManager {
             if !admission.admits(est_end, job.nodes) {
                 continue;
             }
-            if job.nodes > idle_left {
+            let Some(nodes) = self.take(view, job.nodes, &|_| true, &mut taken) else {
                 top = Some(k);
                 break;
-            }
-            let nodes = take(job.nodes, &|_| true, &mut taken);
+            };
             let end = self.started_end(view, job.requested_time);
             for &i in &nodes {
                 busy_until[i as usize] = end;
@@ -274,7 +261,7 @@ impl PowerManager {
         let head = view.queue[positions[top] as usize];
         let head_job = view.jobs.get(head);
         // The head job's plan on the agenda, the nodes started above running from now.
-        let mut slots = self.slots(view, model);
+        let mut slots = self.slots(view);
         for (i, slot) in slots.iter_mut().enumerate() {
             if taken[i] {
                 slot.release = busy_until[i];
@@ -290,8 +277,7 @@ impl PowerManager {
                 duration: self.queued_duration(head_job.requested_time),
             }],
             &mut slots,
-            model,
-            model.idle_w,
+            view.models,
             false,
             &Windows::of(view),
         )
@@ -305,7 +291,7 @@ impl PowerManager {
         for &i in &held {
             holds[i as usize] = true;
         }
-        let mut free_left = self
+        let free_left = self
             .idle_order
             .iter()
             .filter(|&&i| !taken[i as usize] && !holds[i as usize])
@@ -329,16 +315,17 @@ impl PowerManager {
             if !admission.admits(est_end, job.nodes) {
                 continue;
             }
-            let nodes = if job.nodes <= free_left {
-                let nodes = take(job.nodes, &|i| !holds[i as usize], &mut taken);
-                free_left -= job.nodes;
-                nodes
-            } else if est_end <= shadow {
-                let nodes = take(job.nodes, &|_| true, &mut taken);
-                free_left -= nodes.iter().filter(|&&i| !holds[i as usize]).count() as u32;
-                nodes
-            } else {
-                continue;
+            // Nodes the head does not hold, else (if it ends by the head's start) any.
+            let not_held = |i: u32| !holds[i as usize];
+            let nodes = match self.take(view, job.nodes, &not_held, &mut taken) {
+                Some(nodes) => nodes,
+                None if est_end <= shadow => {
+                    match self.take(view, job.nodes, &|_| true, &mut taken) {
+                        Some(nodes) => nodes,
+                        None => continue,
+                    }
+                }
+                None => continue,
             };
             decision.nodes.extend_from_slice(&nodes);
             decision.starts.push(Start {
@@ -351,6 +338,48 @@ impl PowerManager {
         }
     }
 
+    /// `count` idle nodes not yet `taken` and `allowed`, within one node group, first in the
+    /// energy-aware order (longest remaining idle timeout), marked taken; `None` if no group
+    /// has that many. Among groups that can hold the job: the lowest computing power, then the
+    /// first group.
+    fn take(
+        &self,
+        view: &View,
+        count: u32,
+        allowed: &dyn Fn(u32) -> bool,
+        taken: &mut [bool],
+    ) -> Option<Vec<u32>> {
+        let usable = |i: u32| !taken[i as usize] && allowed(i);
+        let group = if view.models.len() <= 1 {
+            let available = self.idle_order.iter().filter(|&&i| usable(i)).count();
+            (available >= count as usize).then_some(0u16)?
+        } else {
+            let mut available = vec![0u32; view.models.len()];
+            for &i in &self.idle_order {
+                if usable(i) {
+                    available[view.nodes[i as usize].group as usize] += 1;
+                }
+            }
+            (0..view.models.len() as u16)
+                .filter(|&g| available[g as usize] >= count)
+                .min_by(|&a, &b| {
+                    let w = |g: u16| view.models[g as usize].computing_w;
+                    w(a).total_cmp(&w(b)).then(a.cmp(&b))
+                })?
+        };
+        let chosen: Vec<u32> = self
+            .idle_order
+            .iter()
+            .copied()
+            .filter(|&i| usable(i) && view.nodes[i as usize].group == group)
+            .take(count as usize)
+            .collect();
+        for &i in &chosen {
+            taken[i as usize] = true;
+        }
+        Some(chosen)
+    }
+
     /// Expected end of a job started now: its request (IPM), the log-normal mean (ICON).
     fn started_end(&self, view: &View, requested: f64) -> f64 {
         match (&self.stats, self.icon_mode()) {
@@ -359,28 +388,13 @@ impl PowerManager {
         }
     }
 
-    /// The energy-aware choice of `count` idle nodes for a job a decision did not place.
+    /// The energy-aware choice of `count` idle nodes for a job a decision did not place (within
+    /// one node group); empty when no group has that many.
     pub fn place(&self, view: &View, count: u32, taken: &[bool]) -> Vec<u32> {
-        let mut chosen: Vec<u32> = self
-            .idle_order
-            .iter()
-            .copied()
-            .filter(|&i| !taken[i as usize] && view.nodes[i as usize].state == NodeState::Idle)
-            .take(count as usize)
-            .collect();
-        if chosen.len() < count as usize {
-            // Nodes that turned idle after `prepare` (none in the engine's own flow).
-            let more: Vec<u32> = (0..view.nodes.len() as u32)
-                .filter(|&i| {
-                    !taken[i as usize]
-                        && view.nodes[i as usize].state == NodeState::Idle
-                        && !chosen.contains(&i)
-                })
-                .take(count as usize - chosen.len())
-                .collect();
-            chosen.extend(more);
-        }
-        chosen
+        let mut taken = taken.to_vec();
+        let idle = |i: u32| view.nodes[i as usize].state == NodeState::Idle;
+        self.take(view, count, &idle, &mut taken)
+            .unwrap_or_default()
     }
 
     /// Step 3, after the instant's starts: wakes for the waiting jobs, warm spares, shutdowns
@@ -388,9 +402,9 @@ impl PowerManager {
     pub fn act(&mut self, view: &View, decision: &Decision, record: bool) -> Actions {
         let started_at = Instant::now();
         let mut out = Actions::default();
-        let Some(&model) = view.power else {
+        if view.power.is_none() {
             return out;
-        };
+        }
         if let Some(rule) = decision.rule {
             self.rule = rule;
         }
@@ -435,26 +449,23 @@ impl PowerManager {
                     }
                 })
                 .collect();
-            let mut slots = self.slots(view, &model);
+            let mut slots = self.slots(view);
             if self.rule.backfill == Backfill::None {
                 let windows = Windows::of(view);
-                plan(
-                    view.now,
-                    &jobs,
-                    &mut slots,
-                    &model,
-                    model.idle_w,
-                    true,
-                    &windows,
-                )
+                plan(view.now, &jobs, &mut slots, view.models, true, &windows)
             } else {
-                self.easy_wakes(view, &model, &jobs, &slots, decision)
+                self.easy_wakes(view, &jobs, &slots, decision)
             }
         };
         let mut wake = planned.wake_now.clone();
         out.timers.extend_from_slice(&planned.wake_times);
         let mut off: Vec<u32> = Vec::new();
-        let soon = view.now + model.switch_off_s + model.switch_on_s;
+        // An expired node is kept awake when a planned job needs it before it could switch
+        // off and wake again.
+        let soon = |i: u32| {
+            let m = &view.models[nodes[i as usize].group as usize];
+            view.now + m.switch_off_s + m.switch_on_s
+        };
         let mut spare = None;
         let mut gate_open = false;
         let mut spare_planning = false;
@@ -469,7 +480,7 @@ impl PowerManager {
                         for &i in &expired_nodes {
                             expired[i as usize] = true;
                         }
-                        let choice = self.spares(view, &model, &expired);
+                        let choice = self.spares(view, &expired);
                         wake.extend_from_slice(&choice.wake);
                         off.extend_from_slice(&choice.switch_off);
                         spare = Some(choice);
@@ -489,8 +500,12 @@ impl PowerManager {
                 }
             }
             _ => {
-                let keep_for_plan =
-                    |i: u32| planned.needed_at.get(i as usize).is_some_and(|&t| t < soon);
+                let keep_for_plan = |i: u32| {
+                    planned
+                        .needed_at
+                        .get(i as usize)
+                        .is_some_and(|&t| t < soon(i))
+                };
                 off.extend(expired_nodes.iter().copied().filter(|&i| !keep_for_plan(i)));
             }
         }
@@ -519,13 +534,23 @@ impl PowerManager {
         // IPM plans again a wake latency before each running job's requested end while a node
         // sleeps (PSAS's callbacks): a sleeping node may then be woken just in time.
         if !self.icon_mode() && asleep > wake.len() {
-            out.timers.extend(
-                view.running
-                    .iter()
-                    .filter(|r| r.requested_end > view.now)
-                    .map(|r| r.requested_end - model.switch_on_s)
-                    .filter(|&t| t > view.now),
-            );
+            // (the wake latencies of the groups that have sleeping nodes)
+            let mut leads: Vec<f64> = Vec::new();
+            for node in nodes.iter().filter(|n| n.state == NodeState::Sleeping) {
+                let lead = view.models[node.group as usize].switch_on_s;
+                if !leads.contains(&lead) {
+                    leads.push(lead);
+                }
+            }
+            for lead in leads {
+                out.timers.extend(
+                    view.running
+                        .iter()
+                        .filter(|r| r.requested_end > view.now)
+                        .map(|r| r.requested_end - lead)
+                        .filter(|&t| t > view.now),
+                );
+            }
         }
         self.keep_new_timers(&mut out.timers, view.now);
         for (i, node) in nodes.iter().enumerate() {
@@ -585,7 +610,6 @@ impl PowerManager {
     fn easy_wakes(
         &self,
         view: &View,
-        model: &PowerModel,
         jobs: &[PlanJob],
         slots: &[Slot],
         decision: &Decision,
@@ -609,8 +633,7 @@ impl PowerManager {
                     view.now,
                     &jobs[..1],
                     &mut scratch,
-                    model,
-                    model.idle_w,
+                    view.models,
                     false,
                     &windows,
                 )
@@ -637,14 +660,15 @@ impl PowerManager {
             })
             .collect();
         let windows = Windows::of(view);
-        let entries = easy_plan(view.now, jobs, head, slots, busy, model.idle_w, &windows);
+        let groups = view.models.len() as u16;
+        let entries = easy_plan(view.now, jobs, head, slots, busy, groups, &windows);
         let mut wake_at = vec![f64::INFINITY; n];
         for (_, nodes, start) in &entries {
             for &i in nodes {
                 let i = i as usize;
                 out.needed_at[i] = out.needed_at[i].min(*start);
                 if *start > view.now + EPS && view.nodes[i].state == NodeState::Sleeping {
-                    wake_at[i] = wake_at[i].min(start - model.switch_on_s);
+                    wake_at[i] = wake_at[i].min(start - slots[i].wake_s);
                 }
             }
         }
@@ -674,7 +698,7 @@ impl PowerManager {
     }
 
     /// Spare-target optimisation at a spare-planning point (Eqs. 20-39).
-    fn spares(&self, view: &View, model: &PowerModel, expired: &[bool]) -> SpareChoice {
+    fn spares(&self, view: &View, expired: &[bool]) -> SpareChoice {
         let icon = self.config.icon.as_ref().expect("ICON mode");
         let stats = self.stats.as_ref().expect("ICON mode");
         let n = view.nodes.len();
@@ -707,7 +731,7 @@ impl PowerManager {
         let input = SpareInput {
             now: view.now,
             nodes: view.nodes,
-            model: *model,
+            models: view.models,
             expired,
             pmf: &pmf,
             event_rate,

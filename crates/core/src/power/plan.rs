@@ -78,97 +78,78 @@ pub struct Slot {
     pub cold: bool,
     /// Asleep now: a job that takes it wakes it a wake latency before its start.
     pub asleep: bool,
+    /// Its node group, and its group's idle power (W), computing power (W) and wake latency
+    /// (s).
+    pub group: u16,
+    pub idle_w: f64,
+    pub computing_w: f64,
+    pub wake_s: f64,
 }
 
-/// Expected release of each node (the agenda), from its state: idle now; computing when its
-/// job is expected to end (`job_release`, infinity if unknown); switching on at the mean
-/// latency after the transition began; sleeping after a wake; switching off after the rest of
-/// the switch-off and a wake; down when its window ends (plus a wake if it comes back asleep).
-/// Transitions are assumed to take their mean latency from their start (a real manager does
-/// not know the draw), and an overdue one to end now.
+/// Expected release of each node (the agenda), from its state and its group's model: idle now;
+/// computing when its job is expected to end (`job_release`, infinity if unknown); switching
+/// on at the mean latency after the transition began; sleeping after a wake; switching off
+/// after the rest of the switch-off and a wake; down when its window ends (plus a wake if it
+/// comes back asleep). Transitions are assumed to take their mean latency from their start (a
+/// real manager does not know the draw), and an overdue one to end now.
 pub fn agenda(
     now: f64,
     nodes: &[Node],
-    model: &PowerModel,
+    models: &[PowerModel],
     deadlines: &[f64],
     job_release: impl Fn(u32) -> f64,
 ) -> Vec<Slot> {
-    let m = model;
     nodes
         .iter()
         .enumerate()
-        .map(|(i, node)| match node.state {
-            NodeState::Idle => Slot {
-                release: now,
-                base: 0.0,
-                rank: 0,
-                timeout_key: if deadlines[i].is_finite() {
-                    -(deadlines[i] - now)
-                } else {
-                    f64::NEG_INFINITY
-                },
-                cold: false,
-                asleep: false,
-            },
-            NodeState::Computing => Slot {
-                release: job_release(node.job),
-                base: 0.0,
-                rank: 1,
-                timeout_key: 0.0,
-                cold: false,
-                asleep: false,
-            },
-            NodeState::SwitchingOn => {
-                let end = (node.since + m.switch_on_s).max(now);
-                Slot {
-                    release: end,
-                    base: m.switching_on_w * (end - now),
-                    rank: 2,
-                    timeout_key: 0.0,
-                    cold: false,
-                    asleep: false,
+        .map(|(i, node)| {
+            let m = &models[node.group as usize];
+            // (release, committed energy, rank, cold, asleep)
+            let (release, base, rank, cold, asleep) = match node.state {
+                NodeState::Idle => (now, 0.0, 0, false, false),
+                NodeState::Computing => (job_release(node.job), 0.0, 1, false, false),
+                NodeState::SwitchingOn => {
+                    let end = (node.since + m.switch_on_s).max(now);
+                    (end, m.switching_on_w * (end - now), 2, false, false)
                 }
-            }
-            NodeState::SwitchingOff => {
-                let end = (node.since + m.switch_off_s).max(now);
-                Slot {
-                    release: end + m.switch_on_s,
-                    base: m.switching_off_w * (end - now) + m.switching_on_w * m.switch_on_s,
-                    rank: 3,
-                    timeout_key: 0.0,
-                    cold: true,
-                    asleep: false,
+                NodeState::SwitchingOff => {
+                    let end = (node.since + m.switch_off_s).max(now);
+                    let base = m.switching_off_w * (end - now) + m.switching_on_w * m.switch_on_s;
+                    (end + m.switch_on_s, base, 3, true, false)
                 }
-            }
-            NodeState::Sleeping => Slot {
-                release: now + m.switch_on_s,
-                base: m.switching_on_w * m.switch_on_s,
-                rank: 3,
-                timeout_key: 0.0,
-                cold: true,
-                asleep: true,
-            },
-            NodeState::Down => {
-                let back = node.back.max(now);
-                if node.back_asleep {
-                    Slot {
-                        release: back + m.switch_on_s,
-                        base: m.switching_on_w * m.switch_on_s,
-                        rank: 3,
-                        timeout_key: 0.0,
-                        cold: true,
-                        asleep: false,
-                    }
-                } else {
-                    Slot {
-                        release: back,
-                        base: 0.0,
-                        rank: 3,
-                        timeout_key: 0.0,
-                        cold: false,
-                        asleep: false,
+                NodeState::Sleeping => (
+                    now + m.switch_on_s,
+                    m.switching_on_w * m.switch_on_s,
+                    3,
+                    true,
+                    true,
+                ),
+                NodeState::Down => {
+                    let back = node.back.max(now);
+                    if node.back_asleep {
+                        let base = m.switching_on_w * m.switch_on_s;
+                        (back + m.switch_on_s, base, 3, true, false)
+                    } else {
+                        (back, 0.0, 3, false, false)
                     }
                 }
+            };
+            let timeout_key = match (node.state, deadlines[i].is_finite()) {
+                (NodeState::Idle, true) => -(deadlines[i] - now),
+                (NodeState::Idle, false) => f64::NEG_INFINITY,
+                _ => 0.0,
+            };
+            Slot {
+                release,
+                base,
+                rank,
+                timeout_key,
+                cold,
+                asleep,
+                group: node.group,
+                idle_w: m.idle_w,
+                computing_w: m.computing_w,
+                wake_s: m.switch_on_s,
             }
         })
         .collect()
@@ -192,7 +173,9 @@ pub struct Plan {
 
 /// Plans `jobs` (in queue order) from `now` on `slots` (updated: planned jobs hold their nodes
 /// until their expected end). A job never starts before the one planned before it, and planning
-/// stops at the first job that cannot be planned (Definition 6).
+/// stops at the first job that cannot be planned (Definition 6). On a machine of several node
+/// groups a job runs within one: the one where it can start earliest (ties: the lowest
+/// computing power, then the first group).
 ///
 /// With `cut` (planning for wakes), the wake horizon: a job starting later than a wake plus a
 /// switch-off latency from now needs no wake before a switch-off latency from now; planning
@@ -203,8 +186,7 @@ pub fn plan(
     now: f64,
     jobs: &[PlanJob],
     slots: &mut [Slot],
-    model: &PowerModel,
-    idle_w: f64,
+    models: &[PowerModel],
     cut: bool,
     windows: &Windows,
 ) -> Plan {
@@ -216,11 +198,11 @@ pub fn plan(
     let mut barrier = now;
     let mut known: Vec<f64> = Vec::with_capacity(n);
     let mut candidates: Vec<(f64, u8, f64, u32)> = Vec::with_capacity(n);
-    let horizon = if cut {
-        now + model.switch_on_s + model.switch_off_s
-    } else {
-        f64::INFINITY
-    };
+    let longest = models
+        .iter()
+        .map(|m| m.switch_on_s + m.switch_off_s)
+        .fold(0.0, f64::max);
+    let horizon = if cut { now + longest } else { f64::INFINITY };
     // A sleeping node is woken for the first job planned on it (the earliest: later ones
     // start later).
     let mut planned = vec![false; n];
@@ -229,33 +211,47 @@ pub fn plan(
         if r == 0 {
             continue;
         }
-        // The r-th earliest known release (few jobs are planned per call: selecting each time
-        // costs less than keeping a sorted list).
-        known.clear();
-        known.extend(slots.iter().map(|s| s.release).filter(|t| t.is_finite()));
-        if known.len() < r {
-            break; // not enough nodes with a known release
+        // The group where it starts earliest, and when: the r-th earliest known release there
+        // (few jobs are planned per call: selecting each time costs less than keeping sorted
+        // lists).
+        let mut best: Option<(f64, f64, u16)> = None;
+        for g in 0..models.len() as u16 {
+            known.clear();
+            known.extend(
+                slots
+                    .iter()
+                    .filter(|s| s.group == g)
+                    .map(|s| s.release)
+                    .filter(|t| t.is_finite()),
+            );
+            if known.len() < r {
+                continue;
+            }
+            let (_, rth, _) = known.select_nth_unstable_by(r - 1, f64::total_cmp);
+            let start = windows.clear(barrier.max(*rth), job.duration, job.nodes);
+            let computing = models[g as usize].computing_w;
+            let better = best
+                .is_none_or(|(s, c, _)| start.total_cmp(&s).then(computing.total_cmp(&c)).is_lt());
+            if better {
+                best = Some((start, computing, g));
+            }
         }
-        let (_, rth, _) = known.select_nth_unstable_by(r - 1, f64::total_cmp);
-        let start = windows.clear(barrier.max(*rth), job.duration, job.nodes);
+        let Some((start, _, group)) = best else {
+            break; // not enough nodes with a known release
+        };
         if start > horizon {
             // Any wake this job needs is a switch-off latency away at least: plan again then.
-            out.wake_times.push(start - model.switch_on_s);
+            out.wake_times
+                .push(start - models[group as usize].switch_on_s);
             break; // later jobs start later still
         }
         let finish = start + job.duration;
-        let chosen = choose(
-            r,
-            start,
-            slots,
-            |i| slots[i].release,
-            idle_w,
-            &mut candidates,
-        );
+        let release = |i: usize| slots[i].release;
+        let chosen = choose(r, start, slots, release, Some(group), &mut candidates);
         for &i in &chosen {
             let i = i as usize;
             if !planned[i] && slots[i].asleep {
-                let at = start - model.switch_on_s;
+                let at = start - slots[i].wake_s;
                 if at <= now {
                     out.wake_now.push(i as u32);
                 } else {
@@ -275,24 +271,28 @@ pub fn plan(
     out
 }
 
-/// The `r` nodes released by `start` (per `release`) with the least non-compute energy until
-/// then, then by state, longest remaining idle timeout, node number.
+/// The `r` nodes of `group` (any group when `None`) released by `start` (per `release`) with
+/// the least non-compute energy until then, then by state, longest remaining idle timeout,
+/// node number.
 pub fn choose(
     r: usize,
     start: f64,
     slots: &[Slot],
     release: impl Fn(usize) -> f64,
-    idle_w: f64,
+    group: Option<u16>,
     candidates: &mut Vec<(f64, u8, f64, u32)>,
 ) -> Vec<u32> {
     candidates.clear();
     for (i, s) in slots.iter().enumerate() {
+        if group.is_some_and(|g| s.group != g) {
+            continue;
+        }
         let at = release(i);
         if at <= start {
             let cost = if s.cold {
                 s.base
             } else {
-                s.base + idle_w * (start - at)
+                s.base + s.idle_w * (start - at)
             };
             candidates.push((cost, s.rank, s.timeout_key, i as u32));
         }

@@ -35,7 +35,8 @@ pub fn capped_horizon(rate: f64, cap: f64) -> f64 {
 pub struct SpareInput<'a> {
     pub now: f64,
     pub nodes: &'a [Node],
-    pub model: PowerModel,
+    /// The power model of each node group (`Node::group`).
+    pub models: &'a [PowerModel],
     /// Idle nodes whose timeout has expired: switched off in every plan.
     pub expired: &'a [bool],
     /// `p[r - 1]`: probability that the next job requests `r` nodes.
@@ -71,25 +72,36 @@ pub struct SpareChoice {
     pub switch_off: Vec<u32>,
 }
 
+/// A sleeping node a candidate may wake: its readiness delay and energy over the horizon
+/// either way.
+#[derive(Debug, Clone, Copy)]
+struct Sleeper {
+    node: u32,
+    woken_delay: f64,
+    asleep_delay: f64,
+    woken_energy: f64,
+    asleep_energy: f64,
+}
+
 /// The pieces every candidate shares.
 struct Parts {
     /// Delays that do not depend on the target, sorted.
     fixed: Vec<f64>,
     /// Energy of the nodes that do not depend on the target.
     fixed_energy: f64,
-    sleeping: Vec<u32>,
+    /// Sleeping nodes, cheapest to wake first (alpha * wake latency + beta * wake energy,
+    /// latency, energy, node number): a candidate waking w nodes wakes the first w.
+    sleeping: Vec<Sleeper>,
+    /// Energy of waking the first w sleeping nodes and letting the others sleep, by w.
+    energy_by_wakes: Vec<f64>,
     /// Target without waking any sleeping node: switching on + idle kept warm.
     base: u32,
     /// Non-computing nodes (K).
     non_computing: usize,
-    woken_delay: f64,
-    woken_energy: f64,
-    asleep_energy: f64,
     switch_off: Vec<u32>,
 }
 
 fn parts(input: &SpareInput) -> Parts {
-    let m = &input.model;
     let h = input.horizon;
     let (rate, now) = (input.event_rate, input.now);
     let transition = |power_during: f64, left: f64, power_after: f64| {
@@ -99,14 +111,14 @@ fn parts(input: &SpareInput) -> Parts {
         fixed: Vec::new(),
         fixed_energy: 0.0,
         sleeping: Vec::new(),
+        energy_by_wakes: Vec::new(),
         base: 0,
         non_computing: 0,
-        woken_delay: unfinished(m.switch_on_s, rate),
-        woken_energy: transition(m.switching_on_w, m.switch_on_s, m.idle_w),
-        asleep_energy: m.sleeping_w * h,
         switch_off: Vec::new(),
     };
+    let mut ranked: Vec<(f64, f64, f64, u32)> = Vec::new();
     for (i, node) in input.nodes.iter().enumerate() {
+        let m = &input.models[node.group as usize];
         match node.state {
             NodeState::Computing | NodeState::Down => continue,
             NodeState::Idle if input.expired[i] => {
@@ -135,11 +147,39 @@ fn parts(input: &SpareInput) -> Parts {
                 p.fixed.push(m.switch_on_s + unfinished(left, rate));
                 p.fixed_energy += transition(m.switching_off_w, left, m.sleeping_w);
             }
-            NodeState::Sleeping => p.sleeping.push(i as u32),
+            NodeState::Sleeping => {
+                let wake_energy = m.switching_on_w * m.switch_on_s;
+                let cost = input.alpha * m.switch_on_s + input.beta * wake_energy;
+                ranked.push((cost, m.switch_on_s, wake_energy, i as u32));
+                p.sleeping.push(Sleeper {
+                    node: i as u32,
+                    woken_delay: unfinished(m.switch_on_s, rate),
+                    asleep_delay: m.switch_on_s,
+                    woken_energy: transition(m.switching_on_w, m.switch_on_s, m.idle_w),
+                    asleep_energy: m.sleeping_w * h,
+                });
+            }
         }
         p.non_computing += 1;
     }
     p.fixed.sort_unstable_by(f64::total_cmp);
+    // Cheapest to wake first (node numbers already ascending: a stable sort keeps them).
+    let mut order: Vec<usize> = (0..ranked.len()).collect();
+    order.sort_by(|&a, &b| {
+        let (x, y) = (ranked[a], ranked[b]);
+        x.0.total_cmp(&y.0)
+            .then(x.1.total_cmp(&y.1))
+            .then(x.2.total_cmp(&y.2))
+            .then(x.3.cmp(&y.3))
+    });
+    p.sleeping = order.iter().map(|&k| p.sleeping[k]).collect();
+    let asleep_total: f64 = p.sleeping.iter().map(|s| s.asleep_energy).sum();
+    let mut energy = p.fixed_energy + asleep_total;
+    p.energy_by_wakes.push(energy);
+    for sleeper in &p.sleeping {
+        energy += sleeper.woken_energy - sleeper.asleep_energy;
+        p.energy_by_wakes.push(energy);
+    }
     p
 }
 
@@ -169,10 +209,7 @@ fn candidate(input: &SpareInput, p: &Parts, wake: u32, waiting_delay: f64) -> Ca
     } else {
         0.0
     };
-    let sleeping = p.sleeping.len() as u32;
-    let energy = p.fixed_energy
-        + f64::from(wake) * p.woken_energy
-        + f64::from(sleeping - wake) * p.asleep_energy;
+    let energy = p.energy_by_wakes[wake as usize];
     Candidate {
         target: p.base + wake,
         waiting,
@@ -196,7 +233,10 @@ fn choose(input: &SpareInput, p: Parts, candidates: Vec<Candidate>) -> SpareChoi
         .iter()
         .reduce(|best, c| if better(c, best) { c } else { best })
         .expect("x_min exists");
-    let wake = p.sleeping[..(chosen.target - p.base) as usize].to_vec();
+    let wake = p.sleeping[..(chosen.target - p.base) as usize]
+        .iter()
+        .map(|s| s.node)
+        .collect();
     let _ = input;
     SpareChoice {
         chosen,
@@ -206,8 +246,12 @@ fn choose(input: &SpareInput, p: Parts, candidates: Vec<Candidate>) -> SpareChoi
     }
 }
 
-/// The optimal target, O(N log N).
+/// The optimal target: O(N log N) on a machine of one node group (every sleeping node then
+/// has the same delays), else by evaluating every candidate (O(N² log N)).
 pub fn optimise(input: &SpareInput) -> SpareChoice {
+    if input.models.len() > 1 {
+        return brute_force(input);
+    }
     let p = parts(input);
     let k = p.non_computing;
     let q = rank_weights(input.pmf, k);
@@ -215,7 +259,8 @@ pub fn optimise(input: &SpareInput) -> SpareChoice {
     for m in 0..k {
         prefix[m + 1] = prefix[m] + q[m];
     }
-    let (v, l) = (p.woken_delay, input.model.switch_on_s);
+    let m = &input.models[0];
+    let (v, l) = (unfinished(m.switch_on_s, input.event_rate), m.switch_on_s);
     let s = p.sleeping.len();
     // Fixed delays below v (region A), in [v, l) (B), at or above l (C).
     let a = p.fixed.partition_point(|&f| f < v);
@@ -241,7 +286,8 @@ pub fn optimise(input: &SpareInput) -> SpareChoice {
 }
 
 /// The same choice by evaluating J(x) directly for every candidate: sort every non-computing
-/// node's delay, weight the order statistics (Eqs. 33-35). O(N² log N): a reference for tests.
+/// node's delay, weight the order statistics (Eqs. 33-35). O(N² log N): the reference for
+/// tests, and the way on machines of several node groups.
 pub fn brute_force(input: &SpareInput) -> SpareChoice {
     let p = parts(input);
     let k = p.non_computing;
@@ -249,12 +295,9 @@ pub fn brute_force(input: &SpareInput) -> SpareChoice {
     let mut candidates = Vec::new();
     for wake in lo..=hi {
         let mut delays = p.fixed.clone();
-        let s = p.sleeping.len() as u32;
-        delays.extend(std::iter::repeat_n(p.woken_delay, wake as usize));
-        delays.extend(std::iter::repeat_n(
-            input.model.switch_on_s,
-            (s - wake) as usize,
-        ));
+        let w = wake as usize;
+        delays.extend(p.sleeping[..w].iter().map(|s| s.woken_delay));
+        delays.extend(p.sleeping[w..].iter().map(|s| s.asleep_delay));
         delays.sort_unstable_by(f64::total_cmp);
         let mean: f64 = input
             .pmf
@@ -321,6 +364,7 @@ mod tests {
                 wake_when_asleep: false,
                 back: f64::NAN,
                 back_asleep: false,
+                group: 0,
             });
         }
         let mut pmf: Vec<f64> = (0..n).map(|_| next().powi(3)).collect();
@@ -338,7 +382,7 @@ mod tests {
                 let input = SpareInput {
                     now: 1000.0,
                     nodes: &nodes,
-                    model: AOBA,
+                    models: &[AOBA],
                     expired: &expired,
                     pmf: &pmf,
                     event_rate: rate,
@@ -374,13 +418,14 @@ mod tests {
             wake_when_asleep: false,
             back: f64::NAN,
             back_asleep: false,
+            group: 0,
         }; 2];
         let rate = 1e-3;
         let h = capped_horizon(rate, 86400.0);
         let input = SpareInput {
             now: 0.0,
             nodes: &nodes,
-            model: AOBA,
+            models: &[AOBA],
             expired: &[false, false],
             pmf: &[1.0, 0.0],
             event_rate: rate,

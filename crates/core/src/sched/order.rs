@@ -281,6 +281,7 @@ mod tests {
                 announced: &[],
                 nodes: &[],
                 power: None,
+                models: &[],
                 manager: None,
                 arrived: &[],
                 completed: &[],

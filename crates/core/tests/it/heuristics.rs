@@ -102,6 +102,7 @@ fn queue_order(h: Heuristic, window: usize) -> String {
         announced: &[],
         nodes: &[],
         power: None,
+        models: &[],
         manager: None,
         arrived: &[],
         completed: &[],
