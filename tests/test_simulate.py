@@ -112,6 +112,7 @@ def test_run_directory_is_complete_and_deterministic(tmp_path):
         "search": None,
         "power": None,
         "estimates": "requested",
+        "max_wait": None,
     }
     assert set(summary["wait"]) >= {"mean", "median", "p75", "p95", "p99", "max"}
     # nothing left behind but the two run directories
