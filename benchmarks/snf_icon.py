@@ -1,72 +1,161 @@
-"""SNF-ICON reproduction and speed (issue 4).
+"""SNF-ICON: the paper's cases, the sampled-transition path, memory and the starvation guard.
 
-    python benchmarks/snf_icon.py [--traces DIR] [--full]
+    python benchmarks/snf_icon.py [--traces DIR] [--full] [--smoke]
 
-1. The paper's six cases (AOBA-64 with DAS2 fs1-fs4 and the Markovian workload, AOBA-1152 with
-   SDSC-BLUE; workloads from ../shared/traces/snf-icon-paper/), each under FCFS/B+IPM, SNF+IPM
-   and SNF-ICON: mean and max wait, wasted MWh, ICON-mode share, and SNF-ICON's mean-wait
-   reduction against FCFS/B+IPM and SNF+IPM next to the paper's; then the Taurus-64 cases for
-   DAS2 fs2 and the Markovian workload.
-2. Speed: each case under SNF-ICON end to end; with --full, the full SDSC-BLUE trace (243,306
-   jobs, 1152 nodes) under SNF-ICON and its median decision time.
+1. Paper cases (workloads from ../shared/traces/snf-icon-paper/, mean transition latencies,
+   Table I defaults): each case under FCFS/B+IPM, SNF+IPM, SNF-ICON and SNF-ICON-NF: mean and
+   max wait, wasted MWh, ICON-mode share, and the engine's simulate time against the same
+   queue policy without power management (SNF or FCFS+EASY, measured in the same run).
+2. Sampled transitions: the 1152-node SDSC-BLUE case under SNF-ICON and FCFS/B+IPM with
+   transition seeds 1-3 against mean latencies (same run): simulate time and event times.
+3. With --full: the full SDSC-BLUE trace (232,562 jobs) on AOBA-1152, each run in its own
+   process for its peak RSS: SNF-ICON against plain SNF (no power management), and SNF and
+   SNF-ICON with the starvation guard (--max-wait 2 and 7 days): mean, P99 and max wait,
+   jobs waiting over 30 days, wasted energy.
+
+--smoke runs the first 500 jobs of two cases, one seed, and a 20,000-job slice for part 3.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
 import hpcsched
+from hpcsched.experiment import slice_workload
 from hpcsched.reproduce import SNF_ICON_CASES, TAURUS_CASES
 
 REPO = Path(__file__).resolve().parents[1]
-# the paper's cases and its reductions live with `hpcsched reproduce snf-icon`
-CASES = SNF_ICON_CASES
-TAURUS = TAURUS_CASES
-POLICIES = ["fcfs-b+ipm", "snf+ipm", "snf-icon"]
+POLICIES = ["fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-nf"]
+#: the queue policy each power manager runs under, without power management (the baseline)
+BASELINE = {"fcfs-b+ipm": "fcfs", "snf+ipm": "snf", "snf-icon": "snf", "snf-icon-nf": "snf"}
 
 
-def run(path: Path, policy: str, platform: str) -> dict:
-    start = time.perf_counter()
-    result = hpcsched.simulate(path, policy, platform=platform)
-    seconds = time.perf_counter() - start
+def simulate(workload, policy, platform: str, seed: int | None = None) -> dict:
+    spec = hpcsched.PolicySpec(policy)
+    if spec.is_power:
+        spec = hpcsched.PolicySpec(policy, power=hpcsched.PowerSpec(sample_transitions=seed))
+    result = hpcsched.simulate(workload, spec, platform=platform)
     energy = result.info["energy"]
     return {
         "mean": result.info["wait"]["mean"],
         "max": result.info["wait"]["max"],
         "wasted": energy["wasted_mwh"],
-        "icon": energy["mode_occupancy"].get("icon", 0.0),
-        "seconds": seconds,
-        "decision_ms": 1000 * float(np.median(result.decisions["seconds"])),
+        "icon": (energy.get("mode_occupancy") or {}).get("icon", 0.0),
+        "seconds": result.info["timing"]["simulate_seconds"],
+        "events": result.info["engine"]["event_times"],
     }
 
 
-def table(cases, data_dir: Path, with_paper: bool) -> None:
+def paper_cases(data: Path, cases, jobs: int | None) -> None:
     print(
         "| workload | platform | policy | mean wait s | max wait s | wasted MWh | ICON share "
-        "| run s |"
+        "| simulate s | no power mgmt s | ratio |"
     )
-    print("|---|---|---|---:|---:|---:|---:|---:|")
-    for case in cases:
-        name, platform = case[0], case[1]
-        rows = {p: run(data_dir / f"{name}.json.gz", p, platform) for p in POLICIES}
-        for policy, r in rows.items():
-            share = f"{100 * r['icon']:.1f}%" if policy == "snf-icon" else "-"
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, platform, *_ in cases:
+        workload = load(data / f"{name}.json.gz", platform, jobs)
+        baselines = {q: simulate(workload, q, platform) for q in set(BASELINE.values())}
+        for policy in POLICIES:
+            r = simulate(workload, policy, platform)
+            base = baselines[BASELINE[policy]]["seconds"]
+            share = f"{100 * r['icon']:.1f}%" if "icon" in policy else "-"
             print(
-                f"| {name} | {platform} | {policy} | {r['mean']:.0f} | {r['max']:.0f} | "
-                f"{r['wasted']:.2f} | {share} | {r['seconds']:.2f} |"
+                f"| {name} | {platform} | {policy} | {r['mean']:.1f} | {r['max']:.0f} | "
+                f"{r['wasted']:.4f} | {share} | {r['seconds']:.3f} | {base:.3f} | "
+                f"{r['seconds'] / base:.1f}x |",
+                flush=True,
             )
-        icon, fcfs, snf = rows["snf-icon"], rows["fcfs-b+ipm"], rows["snf+ipm"]
-        vs_fcfs = 100 * (1 - icon["mean"] / fcfs["mean"])
-        vs_snf = 100 * (1 - icon["mean"] / snf["mean"])
-        paper = f" (paper {case[2]}% and {case[3]}%)" if with_paper else ""
+
+
+def sampled_path(data: Path, seeds: list[int], jobs: int | None) -> None:
+    name, platform = "SDSC-BLUE-2000-4.2-cln-0-3000", "AOBA-1152"
+    workload = load(data / f"{name}.json.gz", platform, jobs)
+    print("\n| policy | transitions | simulate s | event times | mean wait s | wasted MWh |")
+    print("|---|---|---:|---:|---:|---:|")
+    for policy in ("snf-icon", "fcfs-b+ipm"):
+        mean = min(
+            (simulate(workload, policy, platform) for _ in range(3)),
+            key=lambda r: r["seconds"],
+        )
         print(
-            f"|  |  | SNF-ICON mean-wait reduction | vs FCFS/B+IPM {vs_fcfs:.1f}%, vs SNF+IPM "
-            f"{vs_snf:.1f}%{paper} |  |  |  |  |"
+            f"| {policy} | mean latencies | {mean['seconds']:.3f} | {mean['events']:,} | "
+            f"{mean['mean']:.1f} | {mean['wasted']:.3f} |"
+        )
+        runs = [simulate(workload, policy, platform, seed) for seed in seeds]
+        seconds = statistics.mean(r["seconds"] for r in runs)
+        print(
+            f"| {policy} | sampled, seeds {seeds[0]}-{seeds[-1]} (mean) | {seconds:.3f} | "
+            f"{statistics.mean(r['events'] for r in runs):,.0f} | "
+            f"{statistics.mean(r['mean'] for r in runs):.1f} | "
+            f"{statistics.mean(r['wasted'] for r in runs):.3f} |"
+        )
+        print(f"|  | ratio sampled / mean | {seconds / mean['seconds']:.2f}x |  |  |  |")
+
+
+def load(path: Path, platform: str, jobs: int | None):
+    nodes = int(platform.split("-")[1])
+    workload = hpcsched.load_workload(path, nodes=nodes)
+    return slice_workload(workload, 0, jobs) if jobs else workload
+
+
+#: run in a child process: prints the run's figures and its peak RSS as JSON
+CHILD = """
+import json, resource, sys, time
+import hpcsched
+from hpcsched.experiment import slice_workload
+path, policy, max_wait, jobs, out = sys.argv[1:6]
+workload = hpcsched.load_workload(path, nodes=1152)
+if jobs != "all":
+    workload = slice_workload(workload, 0, int(jobs))
+spec = hpcsched.PolicySpec(policy, max_wait=None if max_wait == "none" else float(max_wait))
+start = time.perf_counter()
+result = hpcsched.simulate(workload, spec, platform="AOBA-1152", out=out)
+wait = result.info["wait"]
+print(json.dumps({
+    "seconds": time.perf_counter() - start,
+    "simulate": result.info["timing"]["simulate_seconds"],
+    "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    "mean": wait["mean"], "p99": wait["p99"], "max": wait["max"],
+    "over_30d": int((result.jobs["wait"] > 30 * 86400).sum()),
+    "wasted": result.info["energy"]["wasted_mwh"],
+    "total": result.info["energy"]["total_mwh"],
+}))
+"""
+
+
+def full_trace(traces: Path, jobs: str) -> None:
+    trace = traces / "pwa" / "SDSC-BLUE-2000-4.2-cln.swf.gz"
+    if not trace.is_file():
+        print(f"\n{trace} not found: part 3 skipped")
+        return
+    print(
+        "\n| policy | starvation guard | end to end s | simulate s | peak RSS MB | mean wait s "
+        "| P99 wait s | max wait d | jobs > 30 d | wasted MWh | total MWh |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    out = Path("/tmp") / "hpcsched-bench-full-run"
+    for policy, max_wait in (
+        ("snf", "none"),
+        ("snf-icon", "none"),
+        ("snf", str(2 * 86400)),
+        ("snf-icon", str(2 * 86400)),
+        ("snf", str(7 * 86400)),
+        ("snf-icon", str(7 * 86400)),
+    ):
+        args = [sys.executable, "-c", CHILD, str(trace), policy, max_wait, jobs, str(out)]
+        r = json.loads(subprocess.run(args, check=True, capture_output=True, text=True).stdout)
+        guard = "-" if max_wait == "none" else f"{int(max_wait) / 86400:.0f} d"
+        print(
+            f"| {policy} | {guard} | {r['seconds']:.1f} | {r['simulate']:.1f} | "
+            f"{r['rss_mb']:.0f} | {r['mean']:.0f} | {r['p99']:.0f} | {r['max'] / 86400:.1f} | "
+            f"{r['over_30d']} | {r['wasted']:.1f} | {r['total']:.1f} |",
+            flush=True,
         )
 
 
@@ -74,27 +163,25 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces")
     parser.add_argument("--full", action="store_true", help="also the full SDSC-BLUE trace")
+    parser.add_argument("--smoke", action="store_true", help="small inputs (CI)")
     args = parser.parse_args()
     data = args.traces / "snf-icon-paper"
     if not data.is_dir():
         sys.exit(f"{data} not found (give --traces DIR)")
-    print("## Paper cases\n")
-    table(CASES, data, with_paper=True)
-    print("\n## Taurus-64\n")
-    table(TAURUS, data, with_paper=False)
-    if args.full:
-        trace = args.traces / "pwa" / "SDSC-BLUE-2000-4.2-cln.swf.gz"
-        start = time.perf_counter()
-        result = hpcsched.simulate(trace, "snf-icon", platform="AOBA-1152")
-        seconds = time.perf_counter() - start
-        decisions = result.decisions["seconds"].to_numpy() * 1000
-        print(
-            f"\nfull SDSC-BLUE ({len(result.jobs):,} jobs) under SNF-ICON on AOBA-1152: "
-            f"{seconds:.1f} s end to end; {len(decisions):,} decisions, median "
-            f"{np.median(decisions):.3f} ms, P99 {np.quantile(decisions, 0.99):.3f} ms; mean "
-            f"wait {result.info['wait']['mean']:.0f} s, wasted "
-            f"{result.info['energy']['wasted_mwh']:.1f} MWh"
-        )
+    jobs = 500 if args.smoke else None
+    start = time.perf_counter()
+    print("## Paper cases (mean transition latencies)\n")
+    cases = [SNF_ICON_CASES[0], SNF_ICON_CASES[5]] if args.smoke else SNF_ICON_CASES
+    paper_cases(data, cases, jobs)
+    if not args.smoke:
+        print("\n## Taurus-64\n")
+        paper_cases(data, TAURUS_CASES, jobs)
+    print("\n## Sampled transitions (SDSC-BLUE, AOBA-1152)")
+    sampled_path(data, [1] if args.smoke else [1, 2, 3], jobs)
+    if args.full or args.smoke:
+        print("\n## Full SDSC-BLUE on AOBA-1152: memory and the starvation guard")
+        full_trace(args.traces, "20000" if args.smoke else "all")
+    print(f"\n(benchmark took {time.perf_counter() - start:.0f} s)")
 
 
 if __name__ == "__main__":
