@@ -21,6 +21,7 @@ from pathlib import Path
 
 import hpcsched
 from hpcsched.experiment import slice_workload
+from hpcsched.policies import parse_reward
 from hpcsched.reproduce import SNF_ICON_CASES
 
 REPO = Path(__file__).resolve().parents[1]
@@ -32,7 +33,7 @@ def run(workload, policy: str, seed: int, platform: str, iterations: int, trees:
         spec = hpcsched.PolicySpec("snf-icon", power=power)
     else:
         search = hpcsched.SearchSpec(
-            reward=(1.0, 0.0, 0.0, 1.0), iterations=iterations, trees=trees, seed=seed
+            reward=parse_reward("wait=1,energy=1"), iterations=iterations, trees=trees, seed=seed
         )
         spec = hpcsched.PolicySpec("mars", search=search, power=power)
     start = time.perf_counter()

@@ -4,8 +4,8 @@
 
 1. Paper cases (workloads from ../shared/traces/snf-icon-paper/, mean transition latencies,
    Table I defaults): each case under FCFS/B+IPM, SNF+IPM, SNF-ICON and SNF-ICON-NF: mean and
-   max wait, wasted MWh, ICON-mode share, and the engine's simulate time against the same
-   queue policy without power management (SNF or FCFS+EASY, measured in the same run).
+   max wait, wasted MWh, ICON-mode share, and the engine's simulate time (best of 3) against
+   the same queue policy without power management (SNF or FCFS+EASY, measured in the same run).
 2. Sampled transitions: the 1152-node SDSC-BLUE case under SNF-ICON and FCFS/B+IPM with
    transition seeds 1-3 against mean latencies (same run): simulate time and event times.
 3. With --full: the full SDSC-BLUE trace (232,562 jobs) on AOBA-1152, each run in its own
@@ -52,6 +52,12 @@ def simulate(workload, policy, platform: str, seed: int | None = None) -> dict:
     }
 
 
+def best_of(repeats: int, workload, policy: str, platform: str) -> dict:
+    """The run with the shortest simulate time (the machine is shared: noise only adds)."""
+    runs = [simulate(workload, policy, platform) for _ in range(repeats)]
+    return min(runs, key=lambda r: r["seconds"])
+
+
 def paper_cases(data: Path, cases, jobs: int | None) -> None:
     print(
         "| workload | platform | policy | mean wait s | max wait s | wasted MWh | ICON share "
@@ -60,9 +66,9 @@ def paper_cases(data: Path, cases, jobs: int | None) -> None:
     print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
     for name, platform, *_ in cases:
         workload = load(data / f"{name}.json.gz", platform, jobs)
-        baselines = {q: simulate(workload, q, platform) for q in set(BASELINE.values())}
+        baselines = {q: best_of(3, workload, q, platform) for q in set(BASELINE.values())}
         for policy in POLICIES:
-            r = simulate(workload, policy, platform)
+            r = best_of(3, workload, policy, platform)
             base = baselines[BASELINE[policy]]["seconds"]
             share = f"{100 * r['icon']:.1f}%" if "icon" in policy else "-"
             print(
@@ -79,10 +85,12 @@ def sampled_path(data: Path, seeds: list[int], jobs: int | None) -> None:
     print("\n| policy | transitions | simulate s | event times | mean wait s | wasted MWh |")
     print("|---|---|---:|---:|---:|---:|")
     for policy in ("snf-icon", "fcfs-b+ipm"):
-        mean = min(
-            (simulate(workload, policy, platform) for _ in range(3)),
-            key=lambda r: r["seconds"],
-        )
+        # the same statistic on both sides: the mean over three runs
+        repeats = [simulate(workload, policy, platform) for _ in range(len(seeds))]
+        mean = {
+            "seconds": statistics.mean(r["seconds"] for r in repeats),
+            **{k: repeats[0][k] for k in ("events", "mean", "wasted")},
+        }
         print(
             f"| {policy} | mean latencies | {mean['seconds']:.3f} | {mean['events']:,} | "
             f"{mean['mean']:.1f} | {mean['wasted']:.3f} |"

@@ -227,11 +227,14 @@ def policy_spec(
     power = None
     if base.is_power or manager is not None:
         power = PowerSpec(manager=manager, **{k: options[k] for k in POWER_OPTIONS})
+    max_wait = options.get("max_wait")
     estimates = options.get("estimates")
     if estimates is not None:
-        return PolicySpec(policy, window, backfill, estimates=estimates, power=power)
+        return PolicySpec(
+            policy, window, backfill, estimates=estimates, power=power, max_wait=max_wait
+        )
     if not base.is_search:
-        return PolicySpec(policy, window, backfill, power=power, max_wait=options.get("max_wait"))
+        return PolicySpec(policy, window, backfill, power=power, max_wait=max_wait)
     reward = options.get("reward")
     if reward is not None and base.name != "mars":
         raise OptionError(
@@ -242,7 +245,9 @@ def policy_spec(
         search["iterations"] = None  # a time budget alone
     if reward is not None:
         search["reward"] = parse_reward(reward)
-    return PolicySpec(policy, window, backfill, search=SearchSpec(**search), power=power)
+    return PolicySpec(
+        policy, window, backfill, search=SearchSpec(**search), power=power, max_wait=max_wait
+    )
 
 
 def with_estimates(

@@ -245,10 +245,13 @@ fn gap_slot(
     let mut events: Vec<(f64, bool)> = Vec::with_capacity(2 * slots.len());
     for g in 0..groups {
         events.clear();
+        // (nodes usable at some time: fewer than `r` and the sweep cannot succeed)
+        let mut usable_nodes = 0usize;
         for (b, slot) in busy.iter().zip(slots) {
             if slot.group != g {
                 continue;
             }
+            let before = events.len();
             b.gaps(|a, e| {
                 let lo = a.max(from);
                 let hi = (e - d + EPS).min(e - EPS);
@@ -257,6 +260,10 @@ fn gap_slot(
                     events.push((hi, false));
                 }
             });
+            usable_nodes += usize::from(events.len() > before);
+        }
+        if usable_nodes < r {
+            continue;
         }
         // Starts before ends at the same time: a range [t, t] is usable at t.
         events.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(b.1.cmp(&a.1)));

@@ -166,12 +166,12 @@ impl PowerManager {
     /// When a running job is expected to end: its requested end under IPM (unknown once it
     /// overruns), the predictor's conditional mean in ICON mode (Eqs. 50-51; a job started now
     /// at the log-normal mean).
-    fn running_release(&self, view: &View) -> Vec<(u32, f64)> {
+    fn running_release(&self, view: &View, predicted: bool) -> Vec<(u32, f64)> {
         let mut out: Vec<(u32, f64)> = view
             .running
             .iter()
             .map(|r| {
-                let t = match (&self.stats, self.icon_mode()) {
+                let t = match (&self.stats, predicted && self.icon_mode()) {
                     (Some(stats), true) => {
                         let job = view.jobs.get(r.job);
                         view.now
@@ -197,9 +197,10 @@ impl PowerManager {
         }
     }
 
-    /// The agenda of every node.
-    fn slots(&self, view: &View) -> Vec<Slot> {
-        let releases = self.running_release(view);
+    /// The agenda of every node; with `predicted`, running jobs end when the mode expects
+    /// (ICON: the predictor), else at their requested end.
+    fn slots(&self, view: &View, predicted: bool) -> Vec<Slot> {
+        let releases = self.running_release(view, predicted);
         let release = |job: u32| {
             releases
                 .binary_search_by_key(&job, |&(j, _)| j)
@@ -227,7 +228,7 @@ impl PowerManager {
         let mut taken = vec![false; n];
         let mut idle_left = view.free;
         let mut admission = Admission::new(view);
-        // When each node taken by a start here is expected free again.
+        // When each node taken by a start here is free again at the latest (its request).
         let mut busy_until = vec![f64::NAN; n];
         let mut top = None;
         for (k, &pos) in positions.iter().enumerate() {
@@ -241,9 +242,8 @@ impl PowerManager {
                 top = Some(k);
                 break;
             };
-            let end = self.started_end(view, job.requested_time);
             for &i in &nodes {
-                busy_until[i as usize] = end;
+                busy_until[i as usize] = est_end; // (by request: see the reservation below)
             }
             decision.nodes.extend_from_slice(&nodes);
             decision.starts.push(Start {
@@ -260,8 +260,10 @@ impl PowerManager {
         }
         let head = view.queue[positions[top] as usize];
         let head_job = view.jobs.get(head);
-        // The head job's plan on the agenda, the nodes started above running from now.
-        let mut slots = self.slots(view);
+        // The head job's plan on the agenda, the nodes started above running from now. A
+        // reservation is a promise: planned on requested times (upper bounds) in every mode,
+        // so that it never slips because a prediction was short.
+        let mut slots = self.slots(view, false);
         for (i, slot) in slots.iter_mut().enumerate() {
             if taken[i] {
                 slot.release = busy_until[i];
@@ -380,14 +382,6 @@ impl PowerManager {
         Some(chosen)
     }
 
-    /// Expected end of a job started now: its request (IPM), the log-normal mean (ICON).
-    fn started_end(&self, view: &View, requested: f64) -> f64 {
-        match (&self.stats, self.icon_mode()) {
-            (Some(stats), true) => view.now + stats.predictor.remaining(requested, 0.0),
-            _ => view.now + requested,
-        }
-    }
-
     /// The energy-aware choice of `count` idle nodes for a job a decision did not place (within
     /// one node group); empty when no group has that many.
     pub fn place(&self, view: &View, count: u32, taken: &[bool]) -> Vec<u32> {
@@ -449,7 +443,7 @@ impl PowerManager {
                     }
                 })
                 .collect();
-            let mut slots = self.slots(view);
+            let mut slots = self.slots(view, true);
             if self.rule.backfill == Backfill::None {
                 let windows = Windows::of(view);
                 plan(view.now, &jobs, &mut slots, view.models, true, &windows)
@@ -705,7 +699,7 @@ impl PowerManager {
         let arrival_rate = stats.arrival_rate();
         // The nearest predicted completion, jobs started at this instant included.
         let nearest = self
-            .running_release(view)
+            .running_release(view, true)
             .iter()
             .map(|&(_, t)| t - view.now)
             .filter(|&r| r > EPS && r.is_finite())

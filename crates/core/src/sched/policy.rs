@@ -561,6 +561,11 @@ impl Policy for Snf {
                 return;
             }
             if let Some((positions, backfill)) = self.aged_order(view, max_wait) {
+                // (a power manager plans its wakes as the scan goes: EASY behind an aged head)
+                decision.rule = Some(QueueRule {
+                    order: QueueOrder::SnfAged { max_wait },
+                    backfill,
+                });
                 let mut started = Vec::new();
                 scan_with_backfill(view, |k| positions[k], backfill, &mut started, decision);
                 return;
