@@ -79,6 +79,9 @@ def compare(
     specs = [parse_policy(p) if isinstance(p, str) else as_policy_spec(p) for p in policies]
     if not specs:
         raise OptionError("give at least one policy", option="--policy")
+    for i, spec in enumerate(specs):
+        if spec in specs[:i]:  # the same run twice would only cost time
+            raise OptionError(f"{spec.label} is given twice", option="--policy")
     check_overrun(overrun)
     resolve_platform(platform, nodes)  # fails early on an unknown platform
     if isinstance(workload, Workload):

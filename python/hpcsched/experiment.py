@@ -136,6 +136,7 @@ def slice_workload(workload: Workload, start: int, stop: int | None) -> Workload
         header=workload.header,
         time_origin=workload.time_origin + origin,
         procs_per_node=workload.procs_per_node,
+        load_seconds=workload.load_seconds,
     )
 
 

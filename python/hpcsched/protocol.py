@@ -182,6 +182,21 @@ class PythonPolicySpec:
         return {"name": self.name, "python": self.source or type(self.policy).__qualname__}
 
 
+def _classes_in(module: Any) -> str:
+    """``its policies: A, B`` (classes with ``decide``), else its classes, else none."""
+    classes = [
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, type) and value.__module__ == module.__name__
+    ]
+    policies = [name for name in classes if callable(getattr(vars(module)[name], "decide", None))]
+    if policies:
+        return f"its policies (classes with decide): {', '.join(policies)}"
+    if classes:
+        return f"it defines no class with decide(view); its classes: {', '.join(classes)}"
+    return "it defines no class"
+
+
 def load_policy(text: str) -> PythonPolicySpec:
     """``python:MODULE:CLASS`` or ``python:path/to/file.py:CLASS``: imports the module (the
     working directory is searched first) and instantiates the class without arguments."""
@@ -213,7 +228,9 @@ def load_policy(text: str) -> PythonPolicySpec:
         ) from None
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise OptionError(f"{module_name} has no {shown(class_name)}", option="--policy")
+        raise OptionError(
+            f"{module_name} has no {shown(class_name)}; {_classes_in(module)}", option="--policy"
+        )
     try:
         policy = cls()
     except Exception as exc:

@@ -109,7 +109,7 @@ def simulate(
     policy: str | PolicySpec | Policy = "fcfs",
     *,
     window: int | None = None,
-    backfill: str = "easy",
+    backfill: str | None = None,
     nodes: int | None = None,
     procs_per_node: int | str = 1,
     format: str | None = None,
@@ -142,6 +142,7 @@ def simulate(
         check_writable(out)  # before the run, not after it
     platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
+    read_before = workload.load_seconds if isinstance(workload, Workload) else 0.0
     if not isinstance(workload, Workload):
         workload = load_workload(
             workload,
@@ -183,6 +184,8 @@ def simulate(
             option="--downtime",
         )
     t1 = time.perf_counter()
+    # the reading of a workload given already read counts too (the command line reads first)
+    load_seconds = t1 - t0 + read_before
 
     sim = new_simulation(
         workload,
@@ -218,7 +221,7 @@ def simulate(
         table,
         lost,
         raw,
-        load_seconds=t1 - t0,
+        load_seconds=load_seconds,
         simulate_seconds=t2 - t1,
         options={
             "format": format,
@@ -311,7 +314,7 @@ def new_simulation(
 def as_policy_spec(
     policy: str | PolicySpec | PythonPolicySpec | Policy,
     window: int | None = None,
-    backfill: str = "easy",
+    backfill: str | None = None,
 ) -> PolicySpec | PythonPolicySpec:
     """The spec of a policy given as a name (with ``window`` and ``backfill``), a spec,
     ``"python:..."`` or a Python policy object."""

@@ -84,7 +84,9 @@ def test_reservation_on_nodes_of_several_bracket_groups():
 
 
 def test_a_malformed_hostlist_is_an_input_error():
-    text = "ReservationName=x StartTime=2030-01-01T00:00:00 EndTime=2030-01-01T01:00:00 Nodes=n[1-\n"
+    text = (
+        "ReservationName=x StartTime=2030-01-01T00:00:00 EndTime=2030-01-01T01:00:00 Nodes=n[1-\n"
+    )
     with pytest.raises(InputError, match="bad hostlist"):
         parse_reservations(text)
 

@@ -25,14 +25,14 @@ def compare(
             "option for each (see `hpcsched policies`).",
         ),
     ],
-    backfill: opt.Backfill = "easy",
+    backfill: opt.Backfill = None,
     nodes: opt.Nodes = None,
-    procs_per_node: opt.ProcsPerNode = "1",
+    procs_per_node: opt.ProcsPerNode = None,
     format: opt.Format = None,
     downtime: opt.Downtime = None,
     platform: opt.Platform = None,
-    announce_lead: opt.AnnounceLead = 172800.0,
-    overrun: opt.Overrun = "continue",
+    announce_lead: opt.AnnounceLead = None,
+    overrun: opt.Overrun = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Folder for the run directories (default: runs/compare-TRACE)."),
@@ -43,25 +43,29 @@ def compare(
     processes: Annotated[
         int | None, typer.Option(help="Parallel processes (default: one per core).")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", help="Replace the policies' run directories in OUT if they exist."),
+    ] = False,
     reward: opt.Reward = None,
     iterations: opt.Iterations = None,
     time_budget: opt.TimeBudget = None,
-    depth: opt.Depth = 50,
-    gamma: opt.Gamma = 0.99,
-    exploration: opt.Exploration = 1.0,
+    depth: opt.Depth = None,
+    gamma: opt.Gamma = None,
+    exploration: opt.Exploration = None,
     trees: opt.Trees = None,
     threads: opt.Threads = None,
-    seed: opt.Seed = 17,
-    idle_timeout: opt.IdleTimeout = 7200.0,
+    seed: opt.Seed = None,
+    idle_timeout: opt.IdleTimeout = None,
     sample_transitions: opt.SampleTransitions = None,
-    alpha: opt.Alpha = 5000.0,
-    beta: opt.Beta = 1.0,
-    screen_window: opt.ScreenWindow = 7200.0,
-    recency_window: opt.RecencyWindow = 43200.0,
-    max_horizon: opt.MaxHorizon = 86400.0,
-    min_spares: opt.MinSpares = 1,
+    alpha: opt.Alpha = None,
+    beta: opt.Beta = None,
+    screen_window: opt.ScreenWindow = None,
+    recency_window: opt.RecencyWindow = None,
+    max_horizon: opt.MaxHorizon = None,
+    min_spares: opt.MinSpares = None,
     max_spares: opt.MaxSpares = None,
-    actions: opt.Actions = "paper",
+    actions: opt.Actions = None,
     runtime_model: opt.RuntimeModel = None,
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
@@ -70,16 +74,18 @@ def compare(
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
     from hpcsched.compare import compare as run_comparison
-    from hpcsched.compare import split_policy
+    from hpcsched.compare import slug, split_policy, unique_labels
     from hpcsched.output import check_writable
     from hpcsched.run import Result
     from hpcsched.workload.swf import check_procs_per_node
 
     options = {**locals(), "estimates": None}
+    ppn_text = procs_per_node
     specs = []
     for text in policy:
         name, window = split_policy(text)
         specs.append(opt.policy_spec(name, window, backfill, options))
+    opt.check_used(specs, options)
     if estimates is not None:
         specs = opt.with_estimates(specs, estimates)
     if nodes is not None and nodes <= 0:
@@ -89,6 +95,8 @@ def compare(
     if report.suffix.lower() not in (".html", ".htm"):
         raise OptionError(f"{report}: the report is an HTML file (.html)", option="--report")
     check_writable(report, kind="file", option="--report")  # before hours of runs, not after
+    for label in unique_labels([spec.label for spec in specs]):
+        check_writable(out / slug(label), kind="run", option="--out", replace=force)
     done: list[str] = []
     try:
         with runs_progress(f"comparing {trace.name}") as update:
@@ -102,10 +110,9 @@ def compare(
                 specs,
                 platform=platform,
                 downtime=downtime,
-                announce_lead=announce_lead,
-                overrun=overrun,
                 nodes=nodes,
-                procs_per_node=check_procs_per_node(procs_per_node),
+                procs_per_node=1 if procs_per_node is None else check_procs_per_node(ppn_text),
+                **opt.given(options, ("announce_lead", "overrun")),
                 format=format,
                 processes=processes,
                 out=out,  # each run directory is written as its run finishes

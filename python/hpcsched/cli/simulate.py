@@ -20,25 +20,29 @@ def simulate(
         typer.Option(
             help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
             "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars (with --reward), "
-            "random; or the power managers fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, "
-            "snf-icon-nf, snf-icon-ngnf (with --platform)."
+            "random; the power managers fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, "
+            "snf-icon-nf, snf-icon-ngnf (with --platform); or your own class, "
+            "python:FILE.py:CLASS or python:MODULE:CLASS (see docs/policies.md)."
         ),
     ] = "fcfs",
     window: Annotated[
         int | None,
         typer.Option(help="Jobs at the head of the queue the heuristic sorts (default: all)."),
     ] = None,
-    backfill: opt.Backfill = "easy",
+    backfill: opt.Backfill = None,
     nodes: opt.Nodes = None,
-    procs_per_node: opt.ProcsPerNode = "1",
+    procs_per_node: opt.ProcsPerNode = None,
     format: opt.Format = None,
     downtime: opt.Downtime = None,
     platform: opt.Platform = None,
-    announce_lead: opt.AnnounceLead = 172800.0,
-    overrun: opt.Overrun = "continue",
+    announce_lead: opt.AnnounceLead = None,
+    overrun: opt.Overrun = None,
     out: Annotated[
         Path | None, typer.Option(help="Run directory (default: runs/TRACE-POLICY).")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the run directory --out if it holds a run.")
+    ] = False,
     csv: Annotated[bool, typer.Option("--csv", help="Also write jobs.csv.")] = False,
     lenient: Annotated[
         bool, typer.Option("--lenient", help="Skip malformed lines instead of failing.")
@@ -52,22 +56,22 @@ def simulate(
     reward: opt.Reward = None,
     iterations: opt.Iterations = None,
     time_budget: opt.TimeBudget = None,
-    depth: opt.Depth = 50,
-    gamma: opt.Gamma = 0.99,
-    exploration: opt.Exploration = 1.0,
+    depth: opt.Depth = None,
+    gamma: opt.Gamma = None,
+    exploration: opt.Exploration = None,
     trees: opt.Trees = None,
     threads: opt.Threads = None,
-    seed: opt.Seed = 17,
-    idle_timeout: opt.IdleTimeout = 7200.0,
+    seed: opt.Seed = None,
+    idle_timeout: opt.IdleTimeout = None,
     sample_transitions: opt.SampleTransitions = None,
-    alpha: opt.Alpha = 5000.0,
-    beta: opt.Beta = 1.0,
-    screen_window: opt.ScreenWindow = 7200.0,
-    recency_window: opt.RecencyWindow = 43200.0,
-    max_horizon: opt.MaxHorizon = 86400.0,
-    min_spares: opt.MinSpares = 1,
+    alpha: opt.Alpha = None,
+    beta: opt.Beta = None,
+    screen_window: opt.ScreenWindow = None,
+    recency_window: opt.RecencyWindow = None,
+    max_horizon: opt.MaxHorizon = None,
+    min_spares: opt.MinSpares = None,
     max_spares: opt.MaxSpares = None,
-    actions: opt.Actions = "paper",
+    actions: opt.Actions = None,
     runtime_model: opt.RuntimeModel = None,
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
@@ -83,9 +87,13 @@ def simulate(
     from hpcsched.workload import load_workload
     from hpcsched.workload.swf import check_procs_per_node
 
-    spec = opt.policy_spec(policy, window, backfill, locals())
-    check_overrun(overrun)
-    ppn = check_procs_per_node(procs_per_node)
+    options = dict(locals())
+    spec = opt.policy_spec(policy, window, backfill, options)
+    opt.check_used([spec], options)
+    run_options = opt.given(options, ("announce_lead", "overrun"))
+    if overrun is not None:
+        check_overrun(overrun)
+    ppn = 1 if procs_per_node is None else check_procs_per_node(procs_per_node)
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
     machine, nodes = resolve_platform(platform, nodes)
@@ -96,7 +104,7 @@ def simulate(
             if spec.window is None
             else Path("runs") / f"{opt.trace_stem(trace)}-{name}-w{spec.window}"
         )
-    check_writable(out, kind="run", option="--out")  # now, not after the run
+    check_writable(out, kind="run", option="--out", replace=force)  # now, not after the run
     workload = load_workload(
         trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
     )
@@ -108,12 +116,11 @@ def simulate(
             workload,
             spec,
             downtime=downtime,
-            announce_lead=announce_lead,
-            overrun=overrun,
             platform=machine,
             out=out,
             csv=csv,
             progress=progress,
+            **run_options,
         )
     finally:
         progress.close()
