@@ -108,6 +108,8 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
     unknown = sorted(set(document) - {"name", "nodes", "power", "transitions"})
     if unknown:
         raise InputError(f"unknown key {shown(unknown[0])}", path=path, field=unknown[0])
+    if "nodes" not in document:
+        raise InputError("missing key nodes (the machine size)", path=path, field="nodes")
     nodes = document.get("nodes")
     if isinstance(nodes, bool) or not isinstance(nodes, int) or not 0 < nodes <= _core.MAX_NODES:
         raise InputError(
@@ -132,7 +134,13 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
                 f"unknown key {shown(extra[0])}", path=path, field=f"{table}.{extra[0]}"
             )
         for key in keys:
-            value = section.get(key)
+            if key not in section:
+                raise InputError(
+                    f"missing key {key} (the [{table}] table needs {', '.join(keys)})",
+                    path=path,
+                    field=f"{table}.{key}",
+                )
+            value = section[key]
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)

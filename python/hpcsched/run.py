@@ -480,6 +480,15 @@ def _summary(
     wait = started["wait"].to_numpy()
     last_end = float(np.nanmax(table["end"])) if len(started) else 0.0
     n = len(table)
+    outside = sum(1 for w in calendar if w.end <= 0.0 or w.start >= last_end)
+    warnings = []
+    if outside:
+        warnings.append(
+            f"{outside} of {len(calendar)} downtime windows fall outside the run (replay time 0 "
+            f"to {last_end:,.0f} s, i.e. trace time {workload.time_origin:,.0f} to "
+            f"{workload.time_origin + last_end:,.0f}): they changed nothing. Calendars are in "
+            "the trace's clock."
+        )
     return {
         "hpcsched_version": __version__,
         "inputs": {
@@ -526,10 +535,12 @@ def _summary(
         "utilization": metrics.utilization(table, lost, workload.nodes, calendar, (0.0, last_end)),
         "downtime": {
             "windows": len(calendar),
+            "outside_run": outside,
             "killed_attempts": len(lost),
             "lost_node_seconds": float(((lost["end"] - lost["start"]) * lost["nodes"]).sum()),
         },
         "engine": {"invocations": int(raw["invocations"]), "event_times": int(raw["event_times"])},
+        "warnings": warnings,
         "timing": {
             "load_seconds": load_seconds,
             "simulate_seconds": simulate_seconds,

@@ -145,6 +145,8 @@ def _print_summary(info: dict, out: Path) -> None:
     )
     table.add_row("machine", f"{info['inputs']['nodes']:,} nodes")
     table.add_row("starts", ", ".join(f"{k} {v}" for k, v in jobs["start_kinds"].items() if v))
+    if info["inputs"]["overrun"] == "kill" or jobs["killed_overrun"]:
+        table.add_row("killed at their requested time", f"{jobs['killed_overrun']:,} jobs")
     table.add_row(
         "wait mean / median / P95 / max",
         " / ".join(hours(wait[k]) for k in ("mean", "median", "p95", "max")),
@@ -155,9 +157,12 @@ def _print_summary(info: dict, out: Path) -> None:
     down = info["downtime"]
     if down["windows"]:
         plural = "s" if down["windows"] != 1 else ""
+        outside = down.get("outside_run") or 0
         table.add_row(
             "downtime",
-            f"{down['windows']} window{plural}, {down['killed_attempts']} jobs killed and requeued",
+            f"{down['windows']} window{plural}"
+            + (f" ({outside} outside the run)" if outside else "")
+            + f", {down['killed_attempts']} jobs killed and requeued",
         )
         before = info["utilization"]["before_maintenance"]
         if before:
@@ -195,5 +200,5 @@ def _print_summary(info: dict, out: Path) -> None:
     )
     table.add_row("results", str(out))
     console.print(table)
-    for warning in wl["warnings"]:
+    for warning in [*wl["warnings"], *info.get("warnings", [])]:
         console.print(labelled("warning:", "yellow", warning))
