@@ -398,19 +398,18 @@ def _skips(workload: Workload) -> str:
 
 
 def _drive(sim: Any, progress: ProgressHook | None) -> None:
-    """Runs to the end; when someone watches the progress, in slices of a bounded number of
-    event times (never of simulated time: jobs may run for years after the last submission, a
-    window may lie centuries ahead). Slices grow or shrink to report about every 0.1 s; where
-    the run pauses does not change its results."""
-    if progress is None:
-        sim.run()
-        return
+    """Runs to the end in slices of a bounded number of event times (never of simulated time:
+    jobs may run for years after the last submission, a window may lie centuries ahead), so
+    that a Ctrl-C stops a run within a slice even though the engine runs without the GIL, and
+    ``progress`` hears how it goes. Slices grow or shrink to last about 0.1 s; where the run
+    pauses does not change its results."""
     events = 256
     more = True
     while more:
         started = time.perf_counter()
         more = sim.run_events(events)
-        progress(sim.now, sim.submitted, sim.invocations)
+        if progress is not None:
+            progress(sim.now, sim.submitted, sim.invocations)
         elapsed = time.perf_counter() - started
         if elapsed < PROGRESS_SECONDS / 2:
             events = min(2 * events, 1 << 24)

@@ -610,7 +610,7 @@ def _expand_policy(
 
 def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
     window = values.pop("window", None)
-    backfill = values.pop("backfill", "easy")
+    backfill = values.pop("backfill", None)
     base = PolicySpec(str(name), window, backfill)
     search = {k: values.pop(k) for k in SEARCH_KEYS if k in values}
     power = {k: values.pop(k) for k in POWER_KEYS if k in values}

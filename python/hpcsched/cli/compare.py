@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import console, err_console, labelled, runs_progress
+from hpcsched.cli._console import console, err_console, fitted_tables, labelled, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -45,7 +44,12 @@ def compare(
     ] = None,
     force: Annotated[
         bool,
-        typer.Option("--force", help="Replace the policies' run directories in OUT if they exist."),
+        typer.Option(
+            "--force",
+            help="Run every policy again, replacing its run directory in OUT (default: a run "
+            "directory already holding the same run is kept, so an interrupted comparison "
+            "resumes).",
+        ),
     ] = False,
     reward: opt.Reward = None,
     iterations: opt.Iterations = None,
@@ -74,7 +78,7 @@ def compare(
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
     from hpcsched.compare import compare as run_comparison
-    from hpcsched.compare import slug, split_policy, unique_labels
+    from hpcsched.compare import split_policy
     from hpcsched.output import check_writable
     from hpcsched.run import Result
     from hpcsched.workload.swf import check_procs_per_node
@@ -95,8 +99,6 @@ def compare(
     if report.suffix.lower() not in (".html", ".htm"):
         raise OptionError(f"{report}: the report is an HTML file (.html)", option="--report")
     check_writable(report, kind="file", option="--report")  # before hours of runs, not after
-    for label in unique_labels([spec.label for spec in specs]):
-        check_writable(out / slug(label), kind="run", option="--out", replace=force)
     done: list[str] = []
     try:
         with runs_progress(f"comparing {trace.name}") as update:
@@ -117,6 +119,7 @@ def compare(
                 processes=processes,
                 out=out,  # each run directory is written as its run finishes
                 on_done=finished,
+                resume=not force,
             )
         path = comparison.report(report)
     except KeyboardInterrupt:
@@ -124,7 +127,8 @@ def compare(
             labelled(
                 "interrupted:",
                 "bold yellow",
-                f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report written",
+                f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report "
+                "written. Run the same command again to run the rest.",
             ),
             soft_wrap=True,
         )
@@ -158,17 +162,8 @@ def print_table(
     row per run, identified by the ``labels`` columns."""
     from hpcsched.compare import parameter_text, summary_columns
 
-    view = Table(title=title, title_justify="left")
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
-    for label in labels:
-        # labels stay on one line; the numeric columns' headings wrap instead
-        width = max([len(label), *(len(parameter_text(v)) for v in table[label])])
-        view.add_column(label, no_wrap=True, min_width=min(width, 40))
-    for _, heading, _ in columns:
-        view.add_column(heading, justify="right")
-    for _, row in table.iterrows():
-        view.add_row(
-            *(parameter_text(row[label]) for label in labels),
-            *(fmt(row[column]) for column, _, fmt in columns),
-        )
-    console.print(view)
+    labelled_cells = [(label, [parameter_text(v) for v in table[label]]) for label in labels]
+    metric_cells = [(heading, [fmt(v) for v in table[column]]) for column, heading, fmt in columns]
+    for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
+        console.print(view)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hpcsched.cli._console import console, runs_progress
+from hpcsched.cli._console import console, err_console, labelled, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -38,7 +40,7 @@ def snf_icon(
     from hpcsched.cli.compare import print_table
     from hpcsched.reproduce import reproduce_snf_icon
 
-    with runs_progress("SNF-ICON cases") as progress:
+    with _interruptible(out), runs_progress("SNF-ICON cases") as progress:
         done = reproduce_snf_icon(data, out, processes=processes, progress=progress)
     table = done.table
     main = table[table["policy_name"].isin(["fcfs-b+ipm", "snf+ipm", "snf-icon"])]
@@ -68,7 +70,7 @@ def mars(
 
     if seeds < 1:
         raise OptionError(f"must be at least 1, not {seeds}", option="--seeds")
-    with runs_progress("MARS evaluation") as progress:
+    with _interruptible(out), runs_progress("MARS evaluation") as progress:
         done = reproduce_mars(
             data,
             out,
@@ -89,6 +91,29 @@ def mars(
     for row in verdicts.itertuples(index=False):
         console.print(f"{row.overall}: {row.criterion}", highlight=False)
     _finish(done)
+
+
+@contextlib.contextmanager
+def _interruptible(out: Path) -> Iterator[None]:
+    """A Ctrl-C ends the command (exit 130) saying how many runs are complete and that the
+    same command resumes (the runs are a sweep in ``out``)."""
+    from hpcsched.sweep import sweep_status
+
+    try:
+        yield
+    except KeyboardInterrupt:
+        status = sweep_status(out)
+        kept = f"{status.completed} of {status.runs} runs complete" if status else "no run complete"
+        err_console.print(
+            labelled(
+                "interrupted:",
+                "bold yellow",
+                f"{kept} in {out} (kept; no report written). Run the same command again to "
+                "run the rest.",
+            ),
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
 
 
 def _finish(done: Reproduction) -> None:

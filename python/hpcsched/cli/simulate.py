@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import LazyProgress, console, hours, labelled, percent
+from hpcsched.cli._console import LazyProgress, console, hours, kept_whole, labelled, percent
 from hpcsched.exceptions import OptionError
 
 
@@ -199,6 +199,6 @@ def _print_summary(info: dict, out: Path) -> None:
         else "-",
     )
     table.add_row("results", str(out))
-    console.print(table)
+    console.print(kept_whole(table))
     for warning in [*wl["warnings"], *info.get("warnings", [])]:
         console.print(labelled("warning:", "yellow", warning))

@@ -96,12 +96,12 @@ def mmk(
 
     Interarrivals ``Exp(rate = load·servers/mean_runtime)``, run times ``Exp(mean_runtime)``
     (all interarrivals drawn first, then all run times), requested time = run time. ``load`` is the
-    per-server utilisation lambda/(k·mu), at most 1; with ``load = 1`` the queue is unstable (a
-    warning says so). FCFS mean wait can be compared with the Erlang-C formula.
+    per-server offered load lambda/(k·mu); with ``load >= 1`` the queue is unstable (a warning
+    says so). FCFS mean wait can be compared with the Erlang-C formula.
     """
     _check_int("n_jobs", n_jobs, minimum=1, maximum=MAX_GENERATED_JOBS)
     _check_int("servers", servers, minimum=1, maximum=_core.MAX_NODES)
-    _check_share("load", load)
+    _check_positive("load", load)  # an offered load: past 1 an overload, which tests use
     _check_positive("mean_runtime", mean_runtime)
     rng = np.random.default_rng(seed)
     interarrivals = rng.exponential(mean_runtime / (load * servers), n_jobs)
