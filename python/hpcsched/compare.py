@@ -16,7 +16,7 @@ from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
 from hpcsched.output import RUN_MARKER, check_writable
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
-from hpcsched.protocol import PythonPolicySpec, load_policy
+from hpcsched.protocol import Policy, PythonPolicySpec, load_policy
 from hpcsched.run import Result, as_policy_spec, check_overrun, read_run, resolve_platform
 from hpcsched.workload import Workload
 
@@ -56,7 +56,7 @@ class Comparison:
 
 def compare(
     workload: Workload | str | os.PathLike[str],
-    policies: Sequence[str | PolicySpec | PythonPolicySpec | object],
+    policies: Sequence[str | PolicySpec | PythonPolicySpec | Policy],
     *,
     platform: str | None = None,
     downtime: str | os.PathLike[str] | None = None,
@@ -229,7 +229,7 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
     def count(x: Any) -> str:
         return f"{int(x):,}"
 
-    columns = [
+    columns: list[tuple[str, str, Callable[[Any], str]]] = [
         ("completed", "jobs", count),
         ("wait_mean", "mean wait (h)", hours),
         ("wait_median", "median (h)", hours),

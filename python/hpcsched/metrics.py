@@ -50,7 +50,8 @@ def wait_stats(wait: np.ndarray) -> dict[str, float | int | None]:
 
 def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = BSLD_TAU) -> np.ndarray:
     """``max(1, (wait + run) / max(run, tau))`` per job."""
-    return np.maximum(1.0, (wait + run) / np.maximum(run, tau))
+    slowdown: np.ndarray = np.maximum(1.0, (wait + run) / np.maximum(run, tau))
+    return slowdown
 
 
 def busy_node_seconds(

@@ -482,7 +482,8 @@ def start_kinds_plot(results: Mapping[str, Result]) -> Figure:
     if len(labels) <= 6:  # beyond that the gaps between bars are too narrow for text
         for i, notes in small_labels.items():
             _label_beside_bar(ax, x[i] + BAR_WIDTH / 2, notes)
-    tick_labels = [f"{label}\n{int(counts.loc[label].sum())} started" for label in labels]
+    started = counts.sum(axis=1)
+    tick_labels = [f"{label}\n{int(started[label])} started" for label in labels]
     _set_category_ticks(ax, range(len(labels)), tick_labels)
     ax.set_xlim(-0.6, len(labels) - 0.4)
     ax.set_ylim(0, 100)
@@ -819,7 +820,8 @@ def _size_bins(nodes: np.ndarray, binned: bool) -> np.ndarray:
     [2^k, 2^(k+1))."""
     if not binned:
         return nodes
-    return 2 ** np.floor(np.log2(np.maximum(nodes, 1))).astype(np.int64)
+    bins: np.ndarray = 2 ** np.floor(np.log2(np.maximum(nodes, 1))).astype(np.int64)
+    return bins
 
 
 def _bin_tick(low: int, binned: bool) -> str:

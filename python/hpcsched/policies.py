@@ -13,16 +13,17 @@ from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from hpcsched import _core
+from hpcsched._records import Capabilities, SearchDefaults
 from hpcsched.exceptions import OptionError, shown
 from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
 #: What each engine policy takes (``_core.policy_capabilities``): the facts every check reads.
-CAPABILITIES: dict[str, dict[str, Any]] = _core.policy_capabilities()
+CAPABILITIES: dict[str, Capabilities] = _core.policy_capabilities()
 SEARCH_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["searches"])
 POWER_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["power"])
 #: Defaults of the look-ahead and of SNF-ICON, as the engine defines them.
-_SEARCH_DEFAULTS: dict[str, Any] = _core.search_defaults()
+_SEARCH_DEFAULTS: SearchDefaults = _core.search_defaults()
 _ICON_DEFAULTS: dict[str, Any] = _core.icon_defaults()
 #: Named reward terms (see docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting,
 #: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
@@ -51,7 +52,7 @@ ROLLOUTS = ("actions", "outcomes", "guided")
 ESTIMATES = ("requested", "history")
 
 
-def capabilities_of(name: str) -> dict[str, Any]:
+def capabilities_of(name: str) -> Capabilities:
     """What policy ``name`` takes (``searches``, ``window``, ``backfill``: the mode it always
     uses or None, ``power``), as the engine states it; presets are ``mars``."""
     return CAPABILITIES["mars" if name in PRESETS else name]
@@ -310,6 +311,7 @@ class PolicySpec:
 
     name: str
     window: int | None = None
+    #: None (unset) is resolved in __post_init__: after it, always "easy" or "none"
     backfill: str | None = None
     search: SearchSpec | None = None
     power: PowerSpec | None = None

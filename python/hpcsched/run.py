@@ -106,7 +106,7 @@ def _scalars(tree: dict[str, Any]) -> dict[str, Any]:
 
 def simulate(
     workload: Workload | str | os.PathLike[str],
-    policy: str | PolicySpec | Policy = "fcfs",
+    policy: str | PolicySpec | PythonPolicySpec | Policy = "fcfs",
     *,
     window: int | None = None,
     backfill: str | None = None,
@@ -192,7 +192,7 @@ def simulate(
         calendar,
         spec.engine_name,
         spec.window,
-        spec.backfill,
+        str(spec.backfill),  # resolved by the spec
         overrun=overrun,
         platform=platform,
         search=spec.search.to_native(overrun) if spec.search else None,
@@ -332,7 +332,9 @@ def as_policy_spec(
     )
 
 
-def _manager(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> dict | None:
+def _manager(
+    spec: PolicySpec | PythonPolicySpec, platform: Platform | None
+) -> dict[str, Any] | None:
     """Power-manager options: a built-in manager's, or for a Python policy on a platform with
     a power model, node power control with mean transition latencies."""
     if isinstance(spec, PythonPolicySpec):
@@ -448,9 +450,12 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
             "requested_time": jobs["requested_time"].to_numpy(),
             "run_time": jobs["run_time"].to_numpy(),
             "size_class": pd.Categorical.from_codes(
-                size_class_codes(jobs["nodes"].to_numpy(), workload.nodes), SIZE_CLASSES
+                np.asarray(size_class_codes(jobs["nodes"].to_numpy(), workload.nodes), np.int8),
+                pd.Index(SIZE_CLASSES),
             ),
-            "start_kind": pd.Categorical.from_codes(kind_codes, START_KINDS),
+            "start_kind": pd.Categorical.from_codes(
+                np.asarray(kind_codes, np.int8), pd.Index(START_KINDS)
+            ),
             "requeues": raw["requeues"].astype(np.int64),
             "killed": raw["killed"],
             "user": jobs["user"].to_numpy() if "user" in jobs else -1,
@@ -461,7 +466,7 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
 def _summary(
     workload: Workload,
     calendar: DowntimeCalendar,
-    spec: PolicySpec,
+    spec: PolicySpec | PythonPolicySpec,
     overrun: str,
     table: pd.DataFrame,
     lost: pd.DataFrame,

@@ -27,10 +27,11 @@ from hpcsched.cli import (
 from hpcsched.cli._console import err_console, labelled
 from hpcsched.exceptions import HpcschedError
 
+_UsageError: type[Exception]
 try:  # recent typer vendors click: its usage errors derive from typer.TyperException
     from typer import TyperException as _UsageError
 except ImportError:  # older typer runs on click itself
-    from click.exceptions import ClickException as _UsageError
+    from click.exceptions import ClickException as _UsageError  # type: ignore[assignment,unused-ignore]
 
 app = typer.Typer(
     name="hpcsched",
@@ -155,7 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = command().main(args=args, prog_name="hpcsched", standalone_mode=False)
     except _UsageError as exc:  # usage errors: bad or missing options
-        exc.show(file=sys.stderr)
+        exc.show(file=sys.stderr)  # type: ignore[attr-defined]  # click's and typer's have it
         return int(getattr(exc, "exit_code", 2))
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
@@ -178,12 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         else:
-            exc_type, exc_value, _ = sys.exc_info()
+            exc_value = sys.exc_info()[1]
             err_console.print(
                 labelled(
                     "internal error",
                     "bold red",
-                    f"({exc_type.__name__}: {exc_value}); "
+                    f"({type(exc_value).__name__}: {exc_value}); "
                     "this is a bug in hpcsched. Rerun with --debug for the traceback.",
                 ),
                 soft_wrap=True,

@@ -9,7 +9,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.table import Table
 from rich.text import Text
 
@@ -163,7 +170,7 @@ class LazyProgress:
         self.delay = delay
         self.started = time.perf_counter()
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
 
     def _date(self, now: float) -> str:
         if self.unix_start is None:
@@ -192,6 +199,7 @@ class LazyProgress:
             self.task = self.progress.add_task(
                 self.description, total=self.total, date="", jobs=0, rate=0.0
             )
+        assert self.task is not None
         self.progress.update(
             self.task,
             completed=min(now, self.total),

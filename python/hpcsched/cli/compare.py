@@ -113,7 +113,7 @@ def compare(
                 platform=platform,
                 downtime=downtime,
                 nodes=nodes,
-                procs_per_node=1 if procs_per_node is None else check_procs_per_node(ppn_text),
+                procs_per_node=1 if ppn_text is None else check_procs_per_node(ppn_text),
                 **opt.given(options, ("announce_lead", "overrun")),
                 format=format,
                 processes=processes,

@@ -67,6 +67,7 @@ def policies() -> None:
     for name in preset_names():
         p = load_platform(name)
         m = p.power
+        assert m is not None, f"the preset {name} has a power model"
         presets.add_row(
             name,
             str(p.nodes),

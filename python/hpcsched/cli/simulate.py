@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
@@ -127,7 +127,7 @@ def simulate(
     _print_summary(result.info, out)
 
 
-def _print_summary(info: dict, out: Path) -> None:
+def _print_summary(info: dict[str, Any], out: Path) -> None:
     wait, jobs, wl = info["wait"], info["jobs"], info["workload"]
     table = Table(
         title=f"{info['inputs']['policy']['name']} on {Path(wl and info['inputs']['trace']).name}",

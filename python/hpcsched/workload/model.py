@@ -59,4 +59,4 @@ class Workload:
         start = self.header.get("UnixStartTime")
         if start is None:
             return None
-        return float(start) + self.time_origin
+        return float(start) + self.time_origin  # type: ignore[arg-type]  # a header number
