@@ -15,6 +15,7 @@ from hpcsched._records import (
 )
 
 __all__ = [
+    "BSLD_TAU",
     "MAX_LINE_BYTES",
     "MAX_NODES",
     "MAX_TIME",
@@ -22,6 +23,7 @@ __all__ = [
     "Simulation",
     "__version__",
     "action_names",
+    "bounded_slowdowns",
     "heuristic_names",
     "icon_defaults",
     "inflated_cap",
@@ -40,12 +42,16 @@ __all__ = [
 
 __version__: str
 MAX_NODES: int
+BSLD_TAU: float
 MAX_TIME: float
 MAX_LINE_BYTES: int
 QUOTED_CHARS: int
 
 def inflated_cap(compressed: int) -> int: ...
 def node_state_names() -> list[str]: ...
+def bounded_slowdowns(
+    wait: npt.NDArray[np.float64], run_time: npt.NDArray[np.float64]
+) -> npt.NDArray[np.float64]: ...
 def policy_capabilities() -> dict[str, Capabilities]: ...
 def search_defaults() -> SearchDefaults: ...
 def icon_defaults() -> IconDefaults: ...

@@ -23,6 +23,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from hpcsched import _core
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
 
 if TYPE_CHECKING:
@@ -57,9 +58,10 @@ MAX_TIMELINE_POINTS = 5000
 #: above this many distinct job sizes, sizes are grouped in powers of two
 MAX_DISTINCT_SIZES = 16
 
-START_KINDS = ("primary", "backfill", "drain")
+#: the engine's start kinds and node states (stacked with computing at the bottom)
+START_KINDS = tuple(_core.start_kind_names())
 START_KIND_COLORS = {"primary": "#4c72b0", "backfill": "#dd8452", "drain": "#55a868"}
-NODE_STATES = ("computing", "idle", "switching_on", "switching_off", "sleeping")
+NODE_STATES = tuple(sorted(_core.node_state_names(), key=lambda state: state != "computing"))
 NODE_STATE_COLORS = {
     "computing": "#2ca02c",
     "idle": "#ffbf00",

@@ -23,10 +23,15 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from hpcsched import _core
 from hpcsched.exceptions import OptionError, shown
 
-#: Node power states in ``View.node_state``.
-IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = range(5)
+#: Node power states in ``View.node_state``: codes into the engine's ``node_state_names()``.
+NODE_STATES: tuple[str, ...] = tuple(_core.node_state_names())
+IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = (
+    NODE_STATES.index(name)
+    for name in ("idle", "computing", "switching_on", "switching_off", "sleeping")
+)
 
 
 class Decision(NamedTuple):

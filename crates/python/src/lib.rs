@@ -40,6 +40,28 @@ fn start_kind_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// Bounded slowdowns of jobs (`max(1, (wait + run) / max(run, tau))`), the engine's definition.
+#[pyfunction]
+fn bounded_slowdowns<'py>(
+    py: Python<'py>,
+    wait: numpy::PyReadonlyArray1<'py, f64>,
+    run_time: numpy::PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+    use numpy::IntoPyArray;
+    let (wait, run_time) = (wait.as_slice()?, run_time.as_slice()?);
+    if wait.len() != run_time.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "wait and run_time have different lengths",
+        ));
+    }
+    let out: Vec<f64> = wait
+        .iter()
+        .zip(run_time)
+        .map(|(&w, &r)| hpcsched_core::engine::bounded_slowdown(w, r))
+        .collect();
+    Ok(out.into_pyarray(py))
+}
+
 /// Names of the node power states, in the engine's order (the timeline's columns).
 #[pyfunction]
 fn node_state_names() -> Vec<&'static str> {
@@ -178,6 +200,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy_api(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_NODES", hpcsched_core::MAX_NODES)?;
+    m.add("BSLD_TAU", hpcsched_core::engine::BSLD_TAU)?;
     m.add("MAX_TIME", hpcsched_core::MAX_TIME)?;
     m.add("MAX_LINE_BYTES", hpcsched_core::io::swf::MAX_LINE_BYTES)?;
     m.add("QUOTED_CHARS", hpcsched_core::io::swf::QUOTED_CHARS)?;
@@ -192,6 +215,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(power_policy_names, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
+    m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
     m.add_function(wrap_pyfunction!(policy_capabilities, m)?)?;
     m.add_function(wrap_pyfunction!(search_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(icon_defaults, m)?)?;
