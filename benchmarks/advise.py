@@ -143,7 +143,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pending", type=int, default=500)
     parser.add_argument("--skip-live", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="50 pending jobs, no live cluster")
     args = parser.parse_args()
+    if args.smoke:
+        args.pending, args.skip_live = 50, True
     if not args.skip_live:
         if subprocess.run(["which", "sbatch"], capture_output=True).returncode != 0:
             sys.exit("Slurm is not installed: scripts/slurm-cluster.sh install (or --skip-live)")

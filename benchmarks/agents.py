@@ -55,7 +55,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces")
     parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--smoke", action="store_true", help="2,000 steps, Lublin only (CI)")
     args = parser.parse_args()
+    if args.smoke:
+        args.steps = 2000
     lublin = args.traces / "pwa" / "lublin_256.swf.gz"
     kth = args.traces / "pwa" / "KTH-SP2-1996-2.1-cln.swf.gz"
     if not (lublin.is_file() and kth.is_file()):
@@ -72,7 +75,7 @@ def main() -> None:
     print(f"spares  Markovian on AOBA-64:     {rate:10,.0f} steps/s ({episodes} episodes)")
     rng = np.random.default_rng(0)
     decisions, start = 0, time.perf_counter()
-    for _ in range(200):
+    for _ in range(10 if args.smoke else 200):
         first = int(rng.integers(len(workload) - 256))
         result = hpcsched.simulate(slice_workload(workload, first, first + 256), "fcfs")
         decisions += result.info["engine"]["invocations"]
@@ -80,7 +83,7 @@ def main() -> None:
     print(f"baseline: simulate() of the same slices under FCFS+EASY: {rate:10,.0f} decisions/s")
 
     print("\n## A policy in Python against the same policy built in (KTH-SP2, 28,476 jobs)\n")
-    trace = hpcsched.load_workload(kth)
+    trace = hpcsched.load_workload(lublin if args.smoke else kth)
     rows = [
         ("built-in fcfs (EASY)", "fcfs"),
         (
@@ -91,7 +94,7 @@ def main() -> None:
     ]
     base = None
     for name, policy in rows:
-        best = min(_timed(trace, policy) for _ in range(3))
+        best = min(_timed(trace, policy) for _ in range(1 if args.smoke else 3))
         base = base or best
         print(f"{name:30s} {best:6.2f} s  ({best / base:5.1f}x the built-in)")
 

@@ -306,7 +306,7 @@ def _selfcheck() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
-    if "--selfcheck" in argv:
+    if "--selfcheck" in argv or "--smoke" in argv:
         _selfcheck()
         return
     if not argv:

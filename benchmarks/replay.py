@@ -86,7 +86,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces" / "pwa")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--smoke", action="store_true", help="HPC2N only, once (CI)")
     args = parser.parse_args()
+    traces = TRACES[:1] if args.smoke else TRACES
+    if args.smoke:
+        args.repeat = 1
     if not args.traces.is_dir():
         sys.exit(f"traces not found in {args.traces} (give --traces DIR)")
 
@@ -97,7 +101,7 @@ def main() -> None:
     )
     print(header)
     print("-" * len(header))
-    for name in TRACES:
+    for name in traces:
         trace = str(args.traces / name)
         baseline = best(BASELINE_RUN, (trace, str(REPO / "benchmarks")), args.repeat)
         rows = [

@@ -4,7 +4,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+if ! python3 -c "import hpcsched._core" >/dev/null 2>&1; then
+    echo "Building the Rust engine and installing hpcsched: the first time takes about 5 minutes"
+    echo "on 2 cores (cargo compiles the engine in release mode); later runs take seconds."
+fi
+started=$SECONDS
 python3 -m pip install --quiet -e .
+echo "hpcsched installed in $((SECONDS - started)) s: $(hpcsched --version)"
 
 out=examples-out
 mkdir -p "$out"

@@ -14,5 +14,8 @@ cargo test -p hpcsched-core --quiet
 echo "== ruff"
 python3 -m ruff check python tests benchmarks examples
 python3 -m ruff format --check python tests benchmarks examples
+echo "== mypy (strict, the package) and stubtest (the native module's stubs)"
+python3 -m mypy
+python3 -m mypy.stubtest hpcsched._core
 echo "== pytest"
 python3 -m pytest -q

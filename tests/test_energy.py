@@ -44,6 +44,33 @@ def test_one_node_sleeps_after_its_timeout_and_wakes_for_the_next_job():
     assert timeline.loc[timeline["time"] == 300.0, "switching_on"].item() == 1
 
 
+@pytest.mark.parametrize("policy", ["fcfs-b+ipm", "snf+ipm"])
+def test_ipm_wakes_a_sleeping_node_one_wake_latency_before_the_planned_start(policy):
+    # Two nodes, timeout 100 s, wake 50 s, switch-off 40 s. J1 (1 node, 1000 s requested and
+    # run) starts at 0 on node 0; node 1, idle from 0, is switched off at 100, asleep at 140.
+    # J2 (2 nodes) arrives at 500: node 0 is released at 1000 (J1's request), so the plan
+    # starts J2 at 1000 and wakes node 1 at 1000 - 50 = 950, not at once (it would idle
+    # 450 s, or time out and sleep again).
+    workload = workload_from([(0, 1000, 1000, 1), (500, 10, 10, 2)], 2)
+    result = hpcsched.simulate(
+        workload, power_spec(policy, idle_timeout=100.0), platform=small_platform(2)
+    )
+    assert result.jobs["start"].tolist() == [0.0, 1000.0]
+    energy = result.info["energy"]
+    assert energy["node_seconds"] == {
+        "computing": 1020.0,  # J1 [0, 1000] on one node, J2 [1000, 1010] on two
+        "idle": 100.0,  # node 1 [0, 100]
+        "down": 0.0,
+        "switching_on": 50.0,  # node 1 [950, 1000]
+        "switching_off": 40.0,  # node 1 [100, 140]
+        "sleeping": 810.0,  # node 1 [140, 950]
+    }
+    timeline = result.timeline.set_index("time")
+    assert timeline.loc[950.0, "switching_on"] == 1 and timeline.loc[950.0, "sleeping"] == 0
+    joules = 1020 * 100.0 + 100 * 10.0 + 50 * 20.0 + 40 * 30.0 + 810 * 1.0
+    assert energy["total_mwh"] == pytest.approx(joules / 3.6e9)
+
+
 def test_nodes_never_sleep_with_a_long_timeout():
     workload = workload_from([(0, 10, 10, 1), (300, 20, 20, 1)], 1)
     result = hpcsched.simulate(workload, power_spec("snf+ipm", idle_timeout=1e6), platform=ONE_NODE)

@@ -206,13 +206,25 @@ def test_reward_from_a_toml_file(tmp_path):
         hpcsched.policies.parse_reward(str(tmp_path / "missing.toml"))
 
 
-def test_energy_reward_needs_a_power_model_and_uses_it():
-    workload = hpcsched.workload.generate.markovian(n_jobs=200, target_util=0.9, seed=8)
-    spec = hpcsched.PolicySpec(
-        "mars", search=hpcsched.SearchSpec(reward=(0, 0, 0, 1), iterations=10, trees=1)
-    )
+def test_energy_reward_needs_a_power_model_and_steers_the_search():
+    # a busy 64-node machine: about 140 searched decisions with 30 iterations each
+    workload = hpcsched.workload.generate.markovian(n_jobs=400, target_util=1.0, seed=8)
+
+    def run(reward):
+        search = hpcsched.SearchSpec(reward=reward, iterations=30, trees=1)
+        return hpcsched.simulate(
+            workload, hpcsched.PolicySpec("mars", search=search), platform="AOBA-64"
+        )
+
     with pytest.raises(hpcsched.OptionError, match="energy reward needs a platform"):
-        hpcsched.simulate(workload, spec)
-    result = hpcsched.simulate(workload, spec, platform="AOBA-64")
-    assert result.info["energy"]["total_mwh"] > 0
-    assert tuple(result.info["inputs"]["policy"]["search"]["reward"])[:4] == (0.0, 0.0, 0.0, 1.0)
+        hpcsched.simulate(
+            workload, hpcsched.PolicySpec("mars", search=hpcsched.SearchSpec(reward=(0, 0, 0, 1)))
+        )
+    energy = run((0, 0, 0, 1))
+    assert tuple(energy.info["inputs"]["policy"]["search"]["reward"])[:4] == (0.0, 0.0, 0.0, 1.0)
+    starts = energy.jobs["start"].to_numpy()
+    # weights are normalised: twice the weight is the same goal, the same schedule
+    np.testing.assert_array_equal(run((0, 0, 0, 2)).jobs["start"].to_numpy(), starts)
+    # the energy term reaches the search: another goal, with the same seed, schedules otherwise
+    for other in ((1, 0, 0, 0), (0, 0, 1, 0)):
+        assert not np.array_equal(run(other).jobs["start"].to_numpy(), starts), other

@@ -49,8 +49,14 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
 )
 def test_invariants_hold_for_every_policy(workload, policy, window, backfill, overrun):
     if policy == "snf":
-        window = None
-    result = hpcsched.simulate(workload, policy, window=window, backfill=backfill, overrun=overrun)
+        window = None  # snf orders the whole queue and never backfills (it refuses both)
+    result = hpcsched.simulate(
+        workload,
+        policy,
+        window=window,
+        backfill=None if policy == "snf" else backfill,
+        overrun=overrun,
+    )
     check_jobs(result, overrun)
     check_capacity(result)
     check_reservation_capacity(result)

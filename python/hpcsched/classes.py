@@ -21,7 +21,8 @@ def size_class(nodes: ArrayLike, machine_nodes: int) -> np.ndarray:
     """The size class (``"S"``, ``"M"``, ``"L"`` or ``"XL"``) of each job, as an array of str."""
     if machine_nodes <= 0:
         raise OptionError(f"must be positive, not {machine_nodes}", option="machine_nodes")
-    return np.array(SIZE_CLASSES)[size_class_codes(nodes, machine_nodes)]
+    classes: np.ndarray = np.array(SIZE_CLASSES)[size_class_codes(nodes, machine_nodes)]
+    return classes
 
 
 def size_class_codes(nodes: ArrayLike, machine_nodes: int) -> np.ndarray:

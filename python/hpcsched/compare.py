@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 from collections.abc import Callable, Sequence
@@ -12,11 +13,11 @@ import pandas as pd
 
 from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
-from hpcsched.output import check_writable
+from hpcsched.output import RUN_MARKER, check_writable
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
-from hpcsched.protocol import PythonPolicySpec, load_policy
-from hpcsched.run import Result, as_policy_spec, check_overrun, resolve_platform
+from hpcsched.protocol import Policy, PythonPolicySpec, load_policy
+from hpcsched.run import Result, as_policy_spec, check_overrun, read_run, resolve_platform
 from hpcsched.workload import Workload
 
 
@@ -55,7 +56,7 @@ class Comparison:
 
 def compare(
     workload: Workload | str | os.PathLike[str],
-    policies: Sequence[str | PolicySpec | PythonPolicySpec | object],
+    policies: Sequence[str | PolicySpec | PythonPolicySpec | Policy],
     *,
     platform: str | None = None,
     downtime: str | os.PathLike[str] | None = None,
@@ -67,6 +68,7 @@ def compare(
     processes: int | None = None,
     out: str | os.PathLike[str] | None = None,
     on_done: Callable[[str, Result], None] | None = None,
+    resume: bool = False,
 ) -> Comparison:
     """Replays ``workload`` (a trace path or a :class:`Workload`) under each policy (a name
     such as ``"wfp3:256"`` — name and window —, a :class:`PolicySpec`, ``"python:..."`` or a
@@ -74,11 +76,20 @@ def compare(
     (``processes``; default one per core). With ``out``, writes one run directory per policy
     there as each run finishes (so an interruption keeps the runs that finished; ``out`` is
     checked writable before anything runs). ``on_done`` is called with each policy's label as
-    its run finishes (and is written)."""
+    its run finishes (and is written).
+
+    With ``resume`` (what the command line does unless ``--force``), a policy whose run
+    directory in ``out`` holds a complete run of the same configuration (its ``config.json``
+    key) is read back instead of run again, so that a comparison interrupted by Ctrl-C
+    resumes; a run directory holding anything else is then an ``OptionError``. Without it,
+    existing run directories are replaced."""
     # names may carry a window (wfp3:256); specs and Python policy objects as simulate takes them
     specs = [parse_policy(p) if isinstance(p, str) else as_policy_spec(p) for p in policies]
     if not specs:
         raise OptionError("give at least one policy", option="--policy")
+    for i, spec in enumerate(specs):
+        if spec in specs[:i]:  # the same run twice would only cost time
+            raise OptionError(f"{spec.label} is given twice", option="--policy")
     check_overrun(overrun)
     resolve_platform(platform, nodes)  # fails early on an unknown platform
     if isinstance(workload, Workload):
@@ -101,27 +112,51 @@ def compare(
         for label, spec in zip(labels, specs, strict=True)
     }
     targets: dict[str, str] = {}
+    keys = {label: config.key() for label, config in configs.items()}
+    results: dict[str, Result] = {}
     if out is not None:
         folder = check_writable(out, kind="folder")
-        targets = {
-            label: check_writable(os.path.join(folder, slug(label)), kind="run") for label in labels
-        }
-    results: dict[str, Result] = {}
-    ordered = list(configs.values())
+        for label in labels:
+            target = check_writable(os.path.join(folder, slug(label)), kind="run")
+            targets[label] = target
+            if resume and _holds_run(target, keys[label]):
+                results[label] = read_run(target)
+            elif resume:
+                check_writable(target, kind="run", replace=False)  # holds another run
+    for label, result in results.items():  # resumed
+        if on_done is not None:
+            on_done(label, result)
+    todo = [label for label in labels if label not in results]
 
     def collect(index: int, outcome: Result | BaseException) -> None:
+        label = todo[index]
         if isinstance(outcome, BaseException):
             if isinstance(outcome, HpcschedError):
                 raise outcome
-            raise RuntimeError(f"{labels[index]} failed: {outcome!r}") from outcome
-        results[labels[index]] = outcome
+            raise RuntimeError(f"{label} failed: {outcome!r}") from outcome
+        results[label] = outcome
         if targets:
-            outcome.write(targets[labels[index]])
+            config = {"key": keys[label], **configs[label].to_dict()}
+            outcome.write(targets[label], extra={"config.json": config})
         if on_done is not None:
-            on_done(labels[index], outcome)
+            on_done(label, outcome)
 
-    run_configs(ordered, collect, processes=processes)
+    run_configs([configs[label] for label in todo], collect, processes=processes)
     return Comparison({label: results[label] for label in labels}, configs)
+
+
+def _holds_run(folder: str, key: str) -> bool:
+    """The folder holds a complete run of the configuration with this key."""
+    try:
+        with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
+            config = json.load(f)
+    except (OSError, ValueError):
+        return False
+    return (
+        isinstance(config, dict)
+        and config.get("key") == key
+        and os.path.isfile(os.path.join(folder, RUN_MARKER))
+    )
 
 
 def parse_policy(text: str) -> PolicySpec | PythonPolicySpec:
@@ -183,7 +218,7 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
     the terminal and the report."""
 
     def hours(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x / 3600:.2f}"
+        return "-" if pd.isna(x) else f"{x / 3600:,.2f}"
 
     def pct(x: Any) -> str:
         return "-" if pd.isna(x) else f"{100 * x:.2f}"
@@ -194,7 +229,7 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
     def count(x: Any) -> str:
         return f"{int(x):,}"
 
-    columns = [
+    columns: list[tuple[str, str, Callable[[Any], str]]] = [
         ("completed", "jobs", count),
         ("wait_mean", "mean wait (h)", hours),
         ("wait_median", "median (h)", hours),

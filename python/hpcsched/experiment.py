@@ -21,6 +21,7 @@ import pandas as pd
 
 from hpcsched.exceptions import InputError, OptionError
 from hpcsched.policies import PolicySpec
+from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import Result, simulate
 from hpcsched.workload import Workload, load_workload
 from hpcsched.workload import generate as generators
@@ -84,7 +85,7 @@ class WorkloadSpec:
                 base = base.removesuffix(suffix)
         else:
             seed = dict(self.params).get("seed")
-            base = self.generator if seed is None else f"{self.generator}-seed{seed}"
+            base = f"{self.generator}" if seed is None else f"{self.generator}-seed{seed}"
         if self.start or self.stop is not None:
             base += f"[{self.start}:{'' if self.stop is None else self.stop}]"
         return str(base)
@@ -136,6 +137,7 @@ def slice_workload(workload: Workload, start: int, stop: int | None) -> Workload
         header=workload.header,
         time_origin=workload.time_origin + origin,
         procs_per_node=workload.procs_per_node,
+        load_seconds=workload.load_seconds,
     )
 
 
@@ -157,7 +159,7 @@ class RunConfig:
     ``downtime`` a calendar path."""
 
     workload: WorkloadSpec | Workload
-    policy: PolicySpec
+    policy: PolicySpec | PythonPolicySpec
     platform: str | None = None
     downtime: str | None = None
     announce_lead: float | None = None

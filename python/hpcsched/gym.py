@@ -158,7 +158,7 @@ class SchedulingEnv(gymnasium.Env):
             return self._mask.copy()
         if isinstance(self.action_space, spaces.Discrete):
             return np.ones(int(self.action_space.n), dtype=bool)
-        return np.ones(self.action_space.shape, dtype=bool)
+        return np.ones(self.action_space.shape or (), dtype=bool)
 
     # --- internals --------------------------------------------------------------------------
 
@@ -216,11 +216,11 @@ class SchedulingEnv(gymnasium.Env):
         need = int(after["queue_nodes"][0]) - len(idle) - waking if len(after["queue"]) else 0
         target = int(action)
         wake = max(need, target - len(idle) - waking, 0)
-        off = max(len(idle) - target, 0) if need <= 0 else 0
+        spare = max(len(idle) - target, 0) if need <= 0 else 0
         sim.apply(
             Decision(
                 power_on=[int(n) for n in sleeping[:wake]],
-                power_off=[int(n) for n in idle[len(idle) - off :]] if off else [],
+                power_off=[int(n) for n in idle[len(idle) - spare :]] if spare else [],
             )
         )
         return False

@@ -13,11 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpcsched import _core
 from hpcsched.classes import SIZE_CLASSES
 from hpcsched.workload.calendar import DowntimeCalendar
 
-#: bounded-slowdown threshold (s)
-BSLD_TAU = 10.0
+#: bounded-slowdown threshold (s), the engine's
+BSLD_TAU: float = _core.BSLD_TAU
 #: length of the window before each scheduled maintenance whose utilization is reported (s)
 PRE_MAINTENANCE = 48 * 3600.0
 
@@ -48,9 +49,12 @@ def wait_stats(wait: np.ndarray) -> dict[str, float | int | None]:
     return stats
 
 
-def bounded_slowdown(wait: np.ndarray, run: np.ndarray, tau: float = BSLD_TAU) -> np.ndarray:
-    """``max(1, (wait + run) / max(run, tau))`` per job."""
-    return np.maximum(1.0, (wait + run) / np.maximum(run, tau))
+def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
+    """``max(1, (wait + run) / max(run, BSLD_TAU))`` per job, computed by the engine (the one
+    definition its rewards use too)."""
+    return _core.bounded_slowdowns(
+        np.ascontiguousarray(wait, dtype=np.float64), np.ascontiguousarray(run, dtype=np.float64)
+    )
 
 
 def busy_node_seconds(

@@ -128,13 +128,18 @@ def write_parquet(
 
 
 def check_writable(
-    path: str | os.PathLike[str], *, kind: str = "run", option: str | None = "--out"
+    path: str | os.PathLike[str],
+    *,
+    kind: str = "run",
+    option: str | None = "--out",
+    replace: bool = True,
 ) -> str:
     """Fails at once, with an ``OptionError`` naming the path, when ``path`` cannot be written,
     so that a mistake shows before a long run instead of after it; returns the absolute path.
 
     ``kind`` is ``"run"`` (a run directory: absent, an empty folder or an existing run
-    directory, which a new run replaces), ``"folder"`` (a folder to write into) or ``"file"``.
+    directory, which a new run replaces unless ``replace`` is false: the command line asks for
+    ``--force``), ``"folder"`` (a folder to write into) or ``"file"``.
     Missing folders are fine (writing creates them) if the nearest existing one is a folder
     this process may write in.
     """
@@ -143,6 +148,12 @@ def check_writable(
         if kind == "run" and not _replaceable(target):
             raise OptionError(
                 f"{target} exists and is not an hpcsched run directory; choose another "
+                f"{option or 'folder'}",
+                option=option,
+            )
+        if kind == "run" and not replace and os.path.isfile(os.path.join(target, RUN_MARKER)):
+            raise OptionError(
+                f"{target} holds a run already; give --force to replace it, or choose another "
                 f"{option or 'folder'}",
                 option=option,
             )

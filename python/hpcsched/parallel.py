@@ -18,13 +18,16 @@ import contextlib
 import ctypes
 import multiprocessing
 import os
+import pickle
 import signal
 import socket
 import sys
 import threading
 import time
+import types
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from hpcsched.exceptions import OptionError
@@ -69,7 +72,53 @@ def execute(config: RunConfig) -> Outcome:
         return exc
 
 
+#: Said when worker processes cannot start because they import a script that starts runs.
+UNGUARDED_SCRIPT = (
+    "the script starts hpcsched runs when it is imported, and the worker processes import it "
+    "to find a policy class defined in it: put the calls under "
+    '`if __name__ == "__main__":`, or define the policy in a module of its own'
+)
+
+
+def _in_worker_start_up() -> bool:
+    """This process is a pool worker still importing the driver's script (which then starts
+    runs itself: multiprocessing's "bootstrapping phase" error)."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
+
+
+def _needs_main(configs: Sequence[RunConfig]) -> bool:
+    """Whether a config refers to the driver's ``__main__`` (a Python policy class defined in
+    the script), which workers then must import."""
+    for config in configs:
+        try:
+            data = pickle.dumps(config)
+        except Exception:
+            return True  # let the pool report it
+        if b"__main__" in data:
+            return True
+    return False
+
+
+@contextlib.contextmanager
+def _main_hidden(hide: bool) -> Iterator[None]:
+    """While workers start: a ``__main__`` without a file, so that spawned workers do not run
+    the driver's script again (a plain script without a ``__main__`` guard then works)."""
+    if not hide:
+        yield
+        return
+    real = sys.modules["__main__"]
+    sys.modules["__main__"] = types.ModuleType("__main__")
+    try:
+        yield
+    finally:
+        sys.modules["__main__"] = real
+
+
 def _run_on_pool(configs: Sequence[RunConfig], on_done: OnDone, workers: int) -> None:
+    if _in_worker_start_up():
+        # a worker importing an unguarded script: it ends quietly (instead of multiprocessing's
+        # traceback) and the driver says why, once
+        os._exit(1)
     # spawn, not fork: the engine's thread pool must not be forked mid-flight
     context = multiprocessing.get_context("spawn")
     pool = ProcessPoolExecutor(
@@ -80,7 +129,9 @@ def _run_on_pool(configs: Sequence[RunConfig], on_done: OnDone, workers: int) ->
     )
     finished = False
     try:
-        with _sigint_blocked():  # workers start (in submit) with Ctrl-C blocked
+        # workers start (in submit) with Ctrl-C blocked, and without the script when they
+        # do not need it
+        with _sigint_blocked(), _main_hidden(not _needs_main(configs)):
             pending: dict[Future[Outcome], int] = {
                 pool.submit(execute, c): i for i, c in enumerate(configs)
             }
@@ -90,7 +141,11 @@ def _run_on_pool(configs: Sequence[RunConfig], on_done: OnDone, workers: int) ->
                 index = pending.pop(future)
                 try:
                     outcome = future.result()
-                except Exception as exc:  # the worker died (e.g. out of memory)
+                except BrokenProcessPool as exc:  # a worker died (e.g. out of memory)
+                    if _script_failed(exc):
+                        raise OptionError(UNGUARDED_SCRIPT) from None
+                    outcome = exc
+                except Exception as exc:
                     outcome = exc
                 on_done(index, outcome)
         finished = True
@@ -101,6 +156,14 @@ def _run_on_pool(configs: Sequence[RunConfig], on_done: OnDone, workers: int) ->
             # an interruption (Ctrl-C, an error in on_done): what has not started is cancelled
             # and the runs under way are killed, not waited for (they may last hours)
             _stop(pool)
+
+
+def _script_failed(exc: BrokenProcessPool) -> bool:
+    """The pool broke because its workers could not start: they import the driver's script,
+    which starts runs without a ``__main__`` guard (the workers exit at once, see
+    :func:`_run_on_pool`)."""
+    main = sys.modules.get("__main__")
+    return getattr(main, "__file__", None) is not None and "terminated abruptly" in str(exc)
 
 
 def _stop(pool: ProcessPoolExecutor) -> None:

@@ -49,6 +49,7 @@ import os
 import tomllib
 from dataclasses import asdict, dataclass
 from importlib import resources
+from typing import Any
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError, shown
@@ -153,6 +154,8 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
         raise InputError(f"unknown key {shown(unknown[0])}", path=path, field=unknown[0])
     if "groups" in document:
         return _parse_groups(document, path)
+    if "nodes" not in document:
+        raise InputError("missing key nodes (the machine size)", path=path, field="nodes")
     nodes = document.get("nodes")
     if isinstance(nodes, bool) or not isinstance(nodes, int) or not 0 < nodes <= _core.MAX_NODES:
         raise InputError(
@@ -167,7 +170,7 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
     return Platform(name, nodes, _power_model(document, path, ""), path)
 
 
-def _power_model(document: dict, path: str, prefix: str) -> PowerModel:
+def _power_model(document: dict[str, Any], path: str, prefix: str) -> PowerModel:
     """The ``[power]`` and ``[transitions]`` tables of ``document`` (fields named with
     ``prefix``, e.g. ``groups[1].``)."""
     values: dict[str, float] = {}
@@ -185,7 +188,13 @@ def _power_model(document: dict, path: str, prefix: str) -> PowerModel:
                 f"unknown key {shown(extra[0])}", path=path, field=f"{prefix}{table}.{extra[0]}"
             )
         for key in keys:
-            value = section.get(key)
+            if key not in section:
+                raise InputError(
+                    f"missing key {key} (the [{table}] table needs {', '.join(keys)})",
+                    path=path,
+                    field=f"{table}.{key}",
+                )
+            value = section[key]
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
@@ -200,7 +209,7 @@ def _power_model(document: dict, path: str, prefix: str) -> PowerModel:
     return PowerModel(**values)
 
 
-def _parse_groups(document: dict, path: str) -> Platform:
+def _parse_groups(document: dict[str, Any], path: str) -> Platform:
     """A platform of node groups (``[[groups]]`` tables)."""
     for key in ("nodes", "power", "transitions"):
         if key in document:

@@ -23,6 +23,7 @@ from matplotlib.lines import Line2D
 from matplotlib.patches import Patch
 from matplotlib.ticker import FuncFormatter, LogLocator, MaxNLocator, NullFormatter
 
+from hpcsched import _core
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
 
 if TYPE_CHECKING:
@@ -57,9 +58,10 @@ MAX_TIMELINE_POINTS = 5000
 #: above this many distinct job sizes, sizes are grouped in powers of two
 MAX_DISTINCT_SIZES = 16
 
-START_KINDS = ("primary", "backfill", "drain")
+#: the engine's start kinds and node states (stacked with computing at the bottom)
+START_KINDS = tuple(_core.start_kind_names())
 START_KIND_COLORS = {"primary": "#4c72b0", "backfill": "#dd8452", "drain": "#55a868"}
-NODE_STATES = ("computing", "idle", "switching_on", "switching_off", "sleeping", "down")
+NODE_STATES = tuple(sorted(_core.node_state_names(), key=lambda state: state != "computing"))
 NODE_STATE_COLORS = {
     "computing": "#2ca02c",
     "idle": "#ffbf00",
@@ -483,7 +485,8 @@ def start_kinds_plot(results: Mapping[str, Result]) -> Figure:
     if len(labels) <= 6:  # beyond that the gaps between bars are too narrow for text
         for i, notes in small_labels.items():
             _label_beside_bar(ax, x[i] + BAR_WIDTH / 2, notes)
-    tick_labels = [f"{label}\n{int(counts.loc[label].sum())} started" for label in labels]
+    started = counts.sum(axis=1)
+    tick_labels = [f"{label}\n{int(started[label])} started" for label in labels]
     _set_category_ticks(ax, range(len(labels)), tick_labels)
     ax.set_xlim(-0.6, len(labels) - 0.4)
     ax.set_ylim(0, 100)
@@ -820,7 +823,8 @@ def _size_bins(nodes: np.ndarray, binned: bool) -> np.ndarray:
     [2^k, 2^(k+1))."""
     if not binned:
         return nodes
-    return 2 ** np.floor(np.log2(np.maximum(nodes, 1))).astype(np.int64)
+    bins: np.ndarray = 2 ** np.floor(np.log2(np.maximum(nodes, 1))).astype(np.int64)
+    return bins
 
 
 def _bin_tick(low: int, binned: bool) -> str:

@@ -15,16 +15,24 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import asdict, dataclass, field, replace
+from typing import Any
 
 from hpcsched import _core
+from hpcsched._records import Capabilities, SearchDefaults
 from hpcsched.exceptions import OptionError, shown
 from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
-SEARCH_POLICIES = ("mars", "random")
-POWER_POLICIES = tuple(_core.power_policy_names())
+#: What each engine policy takes (``_core.policy_capabilities``): the facts every check reads.
+CAPABILITIES: dict[str, Capabilities] = _core.policy_capabilities()
+SEARCH_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["searches"])
+#: The paper's names for a queue policy under a power manager (``snf-icon``, ``fcfs-b+ipm``...).
+POWER_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["power"])
 #: Power managers a queue policy may run under (``none``: nodes never sleep).
 MANAGERS = tuple(_core.manager_names())
+#: Defaults of the look-ahead and of SNF-ICON, as the engine defines them.
+_SEARCH_DEFAULTS: SearchDefaults = _core.search_defaults()
+_ICON_DEFAULTS: dict[str, Any] = _core.icon_defaults()
 #: Named reward terms (see docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting,
 #: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
 #: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU).
@@ -50,6 +58,12 @@ RUNTIME_MODELS = ("requested", "history")
 ARRIVAL_MODELS = ("none", "recent")
 ROLLOUTS = ("actions", "outcomes", "guided")
 ESTIMATES = ("requested", "history")
+
+
+def capabilities_of(name: str) -> Capabilities:
+    """What policy ``name`` takes (``searches``, ``window``, ``backfill``: the mode it always
+    uses or None, ``power``), as the engine states it; presets are ``mars``."""
+    return CAPABILITIES["mars" if name in PRESETS else name]
 
 
 def policy_names() -> list[str]:
@@ -116,14 +130,15 @@ class SearchSpec:
 
     reward: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)
     actions: str = "paper"
-    iterations: int | None = 100
-    time_budget: float | None = None
-    depth: int = 50
-    gamma: float = 0.99
-    exploration: float = 1.0
-    trees: int = field(default_factory=lambda: os.cpu_count() or 1)
+    iterations: int | None = _SEARCH_DEFAULTS["iterations"]
+    time_budget: float | None = _SEARCH_DEFAULTS["time_budget"]
+    depth: int = _SEARCH_DEFAULTS["depth"]
+    gamma: float = _SEARCH_DEFAULTS["gamma"]
+    exploration: float = _SEARCH_DEFAULTS["exploration"]
+    #: P = the number of cores (the paper's default)
+    trees: int = field(default_factory=lambda: int(_SEARCH_DEFAULTS["trees"]))
     threads: int | None = None
-    seed: int = 17
+    seed: int = _SEARCH_DEFAULTS["seed"]
     runtime_model: str = "requested"
     arrivals: str = "none"
     arrival_window: float = 7 * 86400.0
@@ -226,26 +241,26 @@ class PowerSpec:
     manager: str | None = None
     idle_timeout: float = 7200.0
     sample_transitions: int | None = None
-    alpha: float = 5000.0
-    beta: float = 1.0
-    initial_arrival_rate: float = 1.0 / 3600.0
-    arrival_smoothing: float = 0.2
-    service_smoothing: float = 0.1
-    resource_smoothing: float = 0.1
-    sigma_floor: float = 0.25
-    min_spares: int = 1
-    max_spares: int | None = None
-    max_horizon: float = 24 * 3600.0
-    recency_window: float = 12 * 3600.0
-    screen_window: float = 2 * 3600.0
-    screen_min_samples: int = 3
-    screen_max_samples: int = 1000
-    cv_tolerance: float = 0.45
-    max_autocorrelation: float = 0.65
-    ks_multiplier: float = 1.25
-    ks_scale: float = 3.0
-    require_service_samples: bool = True
-    stale_completion_shutdown: bool = True
+    alpha: float = _ICON_DEFAULTS["alpha"]
+    beta: float = _ICON_DEFAULTS["beta"]
+    initial_arrival_rate: float = _ICON_DEFAULTS["initial_arrival_rate"]
+    arrival_smoothing: float = _ICON_DEFAULTS["arrival_smoothing"]
+    service_smoothing: float = _ICON_DEFAULTS["service_smoothing"]
+    resource_smoothing: float = _ICON_DEFAULTS["resource_smoothing"]
+    sigma_floor: float = _ICON_DEFAULTS["sigma_floor"]
+    min_spares: int = _ICON_DEFAULTS["min_spares"]
+    max_spares: int | None = _ICON_DEFAULTS["max_spares"]
+    max_horizon: float = _ICON_DEFAULTS["max_horizon"]
+    recency_window: float = _ICON_DEFAULTS["recency_window"]
+    screen_window: float = _ICON_DEFAULTS["screen_window"]
+    screen_min_samples: int = _ICON_DEFAULTS["screen_min_samples"]
+    screen_max_samples: int = _ICON_DEFAULTS["screen_max_samples"]
+    cv_tolerance: float = _ICON_DEFAULTS["cv_tolerance"]
+    max_autocorrelation: float = _ICON_DEFAULTS["max_autocorrelation"]
+    ks_multiplier: float = _ICON_DEFAULTS["ks_multiplier"]
+    ks_scale: float = _ICON_DEFAULTS["ks_scale"]
+    require_service_samples: bool = _ICON_DEFAULTS["require_service_samples"]
+    stale_completion_shutdown: bool = _ICON_DEFAULTS["stale_completion_shutdown"]
 
     def __post_init__(self) -> None:
         if self.manager is not None and self.manager not in MANAGERS:
@@ -314,11 +329,14 @@ class PolicySpec:
     ``mars``/``random`` the ``search`` parameters, and the ``power`` manager it runs under.
     ``estimates`` is what a heuristic's EASY plans with: ``requested`` times (production EASY)
     or ``history``, run times predicted from the jobs completed so far (Tsafrir, Etsion and
-    Feitelson 2007)."""
+    Feitelson 2007). ``backfill`` defaults to ``easy`` for the heuristics and is fixed for the
+    others (SNF and the SNF managers never backfill, MARS and FCFS/B+IPM always do): giving
+    another value is an error, not ignored."""
 
     name: str
     window: int | None = None
-    backfill: str = "easy"
+    #: None (unset) is resolved in __post_init__: after it, always "easy" or "none"
+    backfill: str | None = None
     search: SearchSpec | None = None
     power: PowerSpec | None = None
     estimates: str = "requested"
@@ -368,33 +386,36 @@ class PolicySpec:
                 raise OptionError(
                     f"{name} chooses its own windows (see --actions)", option="--window"
                 )
-        if self.backfill not in BACKFILLS:
+        forced = capabilities_of(name)["backfill"]
+        if self.backfill is not None and self.backfill not in BACKFILLS:
             raise OptionError(
                 f"unknown backfill {shown(self.backfill)}; choose one of: {', '.join(BACKFILLS)}",
                 option="--backfill",
             )
+        if forced is not None and self.backfill not in (None, forced):
+            raise OptionError(
+                f"{name} always runs with backfill {forced}; drop --backfill",
+                option="--backfill",
+            )
+        object.__setattr__(self, "backfill", self.backfill or forced or "easy")
         if self.estimates not in ESTIMATES:
             raise OptionError(
                 f"choose one of {', '.join(ESTIMATES)}, not {shown(self.estimates)}",
                 option="--estimates",
             )
         if self.estimates != "requested" and (
-            name == "snf" or self.is_search or self.is_power or self.backfill != "easy"
+            not capabilities_of(name)["window"] or self.backfill != "easy"
         ):
             raise OptionError(
                 "predicted run times are for a heuristic with EASY backfilling and no power "
                 "manager",
                 option="--estimates",
             )
-        if name == "snf":
-            # SNF never backfills (DESIGN §5); record that instead of the default.
-            object.__setattr__(self, "backfill", "none")
         if self.is_search:
             search = self.search or SearchSpec()
             if name in PRESETS:
                 search = replace(search, reward=parse_reward(PRESETS[name]))
             object.__setattr__(self, "search", search)
-            object.__setattr__(self, "backfill", "easy")  # every action ends with EASY
         elif self.search is not None:
             raise OptionError(f"{name} takes no search options", option="--policy")
         alias = _core.power_alias(name)
@@ -428,7 +449,7 @@ class PolicySpec:
 
     @property
     def is_search(self) -> bool:
-        return self.name in SEARCH_POLICIES or self.name in PRESETS
+        return capabilities_of(self.name)["searches"]
 
     @property
     def manager(self) -> str | None:

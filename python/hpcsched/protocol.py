@@ -23,10 +23,15 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
+from hpcsched import _core
 from hpcsched.exceptions import OptionError, shown
 
-#: Node power states in ``View.node_state``.
-IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = range(5)
+#: Node power states in ``View.node_state``: codes into the engine's ``node_state_names()``.
+NODE_STATES: tuple[str, ...] = tuple(_core.node_state_names())
+IDLE, COMPUTING, SWITCHING_ON, SWITCHING_OFF, SLEEPING = (
+    NODE_STATES.index(name)
+    for name in ("idle", "computing", "switching_on", "switching_off", "sleeping")
+)
 
 
 class Decision(NamedTuple):
@@ -192,6 +197,21 @@ def _load_with_power(text: str, power: Any) -> PythonPolicySpec:
     return replace(load_policy(text), power=power)
 
 
+def _classes_in(module: Any) -> str:
+    """``its policies: A, B`` (classes with ``decide``), else its classes, else none."""
+    classes = [
+        name
+        for name, value in vars(module).items()
+        if isinstance(value, type) and value.__module__ == module.__name__
+    ]
+    policies = [name for name in classes if callable(getattr(vars(module)[name], "decide", None))]
+    if policies:
+        return f"its policies (classes with decide): {', '.join(policies)}"
+    if classes:
+        return f"it defines no class with decide(view); its classes: {', '.join(classes)}"
+    return "it defines no class"
+
+
 def load_policy(text: str) -> PythonPolicySpec:
     """``python:MODULE:CLASS`` or ``python:path/to/file.py:CLASS``: imports the module (the
     working directory is searched first) and instantiates the class without arguments."""
@@ -223,7 +243,9 @@ def load_policy(text: str) -> PythonPolicySpec:
         ) from None
     cls = getattr(module, class_name, None)
     if cls is None:
-        raise OptionError(f"{module_name} has no {shown(class_name)}", option="--policy")
+        raise OptionError(
+            f"{module_name} has no {shown(class_name)}; {_classes_in(module)}", option="--policy"
+        )
     try:
         policy = cls()
     except Exception as exc:

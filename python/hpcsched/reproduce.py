@@ -19,6 +19,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -53,7 +54,7 @@ SHOWCASE = "generated-markovian-3000"
 THETA = "ALCF-Theta-2022.swf.gz"
 #: The MARS evaluation's traces: the paper's two Theta slices, and for three traces with real
 #: queueing the 4000 jobs from the middle of the trace (a rule fixed before looking at results).
-MARS_TRACES = (
+MARS_TRACES: tuple[tuple[str, str, tuple[int, ...] | None], ...] = (
     ("ALCF Theta", THETA, (0, 12000)),
     ("SDSC-BLUE", "SDSC-BLUE-2000-4.2-cln.swf.gz", None),
     ("CTC", "CTC-SP2-1996-3.1-cln.swf.gz", None),
@@ -165,13 +166,12 @@ def mars_slices(data: Path) -> list[MarsSlice]:
     from hpcsched.workload import load_workload
 
     slices, missing = [], []
-    for title, name, starts in MARS_TRACES:
+    for title, name, given in MARS_TRACES:
         path = _find(data, name, ("pwa",))
         if path is None:
             missing.append(name)
             continue
-        if starts is None:
-            starts = (len(load_workload(path)) // 2,)
+        starts = given if given is not None else (len(load_workload(path)) // 2,)
         slices += [MarsSlice(title, path, s, s + SLICE_JOBS) for s in starts]
     if missing:
         raise InputError(
@@ -207,7 +207,7 @@ def mars_runs(
     iterations: int = 200,
     trees: int = 2,
     seeds: int = 3,
-    search: dict[str, object] | None = None,
+    search: dict[str, Any] | None = None,
     slices: int | None = None,
 ) -> list[RunConfig]:
     """The runs of the MARS evaluation, slice by slice: each baseline once (with requested and
@@ -435,14 +435,14 @@ def mars_verdicts(summary: pd.DataFrame) -> pd.DataFrame:
     for label, group in summary.groupby("workload", sort=False):
         by = group.set_index("policy")
         cw, cu = by.loc["MARS-CW"], by.loc["MARS-CU"]
+        f1_max = float(by["wait_max"].to_dict()["F1 w=256 +EASY"])
         others = by.loc[[*VERDICT_BASELINES, "Random"]]
         checks = {
             "MARS-CW mean wait below every baseline and Random": cw["wait_mean"]
             < others["wait_mean"].min(),
             "MARS-CW mean bounded slowdown below every baseline and Random": cw["bsld_mean"]
             < others["bsld_mean"].min(),
-            "MARS-CW longest wait at most 1.5 x F1's": cw["wait_max"]
-            <= 1.5 * by.loc["F1 w=256 +EASY", "wait_max"],
+            "MARS-CW longest wait at most 1.5 x F1's": cw["wait_max"] <= 1.5 * f1_max,
             "MARS-CU utilization before maintenance above every baseline and Random": cu[
                 "utilization_before_maintenance"
             ]
@@ -506,7 +506,10 @@ def _run(
 
 def _load(out: str | os.PathLike[str], rows: pd.DataFrame) -> dict[str, Result]:
     """The runs of these results rows, opened from their run directories under ``out``."""
-    return {row.policy: read_run(Path(out) / row.run_dir) for row in rows.itertuples()}
+    return {
+        str(policy): read_run(Path(out) / str(run_dir))
+        for policy, run_dir in zip(rows["policy"], rows["run_dir"], strict=True)
+    }
 
 
 def _reductions(summary: pd.DataFrame) -> pd.DataFrame:

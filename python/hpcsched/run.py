@@ -112,10 +112,10 @@ def _scalars(tree: dict[str, Any]) -> dict[str, Any]:
 
 def simulate(
     workload: Workload | str | os.PathLike[str],
-    policy: str | PolicySpec | Policy = "fcfs",
+    policy: str | PolicySpec | PythonPolicySpec | Policy = "fcfs",
     *,
     window: int | None = None,
-    backfill: str = "easy",
+    backfill: str | None = None,
     nodes: int | None = None,
     procs_per_node: int | str = 1,
     format: str | None = None,
@@ -148,6 +148,7 @@ def simulate(
         check_writable(out)  # before the run, not after it
     platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
+    read_before = workload.load_seconds if isinstance(workload, Workload) else 0.0
     if not isinstance(workload, Workload):
         workload = load_workload(
             workload,
@@ -186,13 +187,15 @@ def simulate(
     # node power states under a power manager, or a Python policy on a power platform
     manager = _manager(spec, platform)
     t1 = time.perf_counter()
+    # the reading of a workload given already read counts too (the command line reads first)
+    load_seconds = t1 - t0 + read_before
 
     sim = new_simulation(
         workload,
         calendar,
         spec.engine_name,
         spec.window,
-        spec.backfill,
+        str(spec.backfill),  # resolved by the spec
         overrun=overrun,
         platform=platform,
         search=spec.search.to_native(overrun) if spec.search else None,
@@ -222,7 +225,7 @@ def simulate(
         table,
         lost,
         raw,
-        load_seconds=t1 - t0,
+        load_seconds=load_seconds,
         simulate_seconds=t2 - t1,
         options={
             "format": format,
@@ -323,7 +326,7 @@ def new_simulation(
 def as_policy_spec(
     policy: str | PolicySpec | PythonPolicySpec | Policy,
     window: int | None = None,
-    backfill: str = "easy",
+    backfill: str | None = None,
 ) -> PolicySpec | PythonPolicySpec:
     """The spec of a policy given as a name (with ``window`` and ``backfill``), a spec,
     ``"python:..."`` or a Python policy object."""
@@ -362,7 +365,9 @@ def _fit_groups(workload: Workload, platform: Platform) -> Workload:
     )
 
 
-def _manager(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> dict | None:
+def _manager(
+    spec: PolicySpec | PythonPolicySpec, platform: Platform | None
+) -> dict[str, Any] | None:
     """Power-manager options: a built-in manager's; on a heterogeneous platform without one,
     a manager that only places jobs (nodes never sleep); or for a Python policy on a platform
     with a power model, node power control with mean transition latencies."""
@@ -437,19 +442,18 @@ def _skips(workload: Workload) -> str:
 
 
 def _drive(sim: Any, progress: ProgressHook | None) -> None:
-    """Runs to the end; when someone watches the progress, in slices of a bounded number of
-    event times (never of simulated time: jobs may run for years after the last submission, a
-    window may lie centuries ahead). Slices grow or shrink to report about every 0.1 s; where
-    the run pauses does not change its results."""
-    if progress is None:
-        sim.run()
-        return
+    """Runs to the end in slices of a bounded number of event times (never of simulated time:
+    jobs may run for years after the last submission, a window may lie centuries ahead), so
+    that a Ctrl-C stops a run within a slice even though the engine runs without the GIL, and
+    ``progress`` hears how it goes. Slices grow or shrink to last about 0.1 s; where the run
+    pauses does not change its results."""
     events = 256
     more = True
     while more:
         started = time.perf_counter()
         more = sim.run_events(events)
-        progress(sim.now, sim.submitted, sim.invocations)
+        if progress is not None:
+            progress(sim.now, sim.submitted, sim.invocations)
         elapsed = time.perf_counter() - started
         if elapsed < PROGRESS_SECONDS / 2:
             events = min(2 * events, 1 << 24)
@@ -464,7 +468,9 @@ POWER_MODES = tuple(_core.power_mode_names())
 def _power_log(columns: dict[str, Any]) -> pd.DataFrame:
     """The power manager's log; modes and screen rejections become categories (a long run has
     hundreds of thousands of rows), spare candidates list columns (one list per call)."""
-    columns["mode"] = pd.Categorical.from_codes(columns["mode"].astype(np.int8), POWER_MODES)
+    columns["mode"] = pd.Categorical.from_codes(
+        columns["mode"].astype(np.int8), categories=pd.Index(list(POWER_MODES))
+    )
     codes, inverse = np.unique(columns["rejection"], return_inverse=True)
     texts = [_core.rejection_text(int(code)) for code in codes]
     columns["rejection"] = pd.Categorical.from_codes(
@@ -499,9 +505,12 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
             "requested_time": jobs["requested_time"].to_numpy(),
             "run_time": jobs["run_time"].to_numpy(),
             "size_class": pd.Categorical.from_codes(
-                size_class_codes(jobs["nodes"].to_numpy(), workload.nodes), SIZE_CLASSES
+                np.asarray(size_class_codes(jobs["nodes"].to_numpy(), workload.nodes), np.int8),
+                pd.Index(SIZE_CLASSES),
             ),
-            "start_kind": pd.Categorical.from_codes(kind_codes, START_KINDS),
+            "start_kind": pd.Categorical.from_codes(
+                np.asarray(kind_codes, np.int8), pd.Index(START_KINDS)
+            ),
             "requeues": raw["requeues"].astype(np.int64),
             "killed": raw["killed"],
             "user": jobs["user"].to_numpy() if "user" in jobs else -1,
@@ -516,7 +525,7 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
 def _summary(
     workload: Workload,
     calendar: DowntimeCalendar,
-    spec: PolicySpec,
+    spec: PolicySpec | PythonPolicySpec,
     overrun: str,
     table: pd.DataFrame,
     lost: pd.DataFrame,
@@ -534,6 +543,15 @@ def _summary(
     wait = started["wait"].to_numpy()
     last_end = float(np.nanmax(table["end"])) if len(started) else 0.0
     n = len(table)
+    outside = sum(1 for w in calendar if w.end <= 0.0 or w.start >= last_end)
+    warnings = []
+    if outside:
+        warnings.append(
+            f"{outside} of {len(calendar)} downtime windows fall outside the run (replay time 0 "
+            f"to {last_end:,.0f} s, i.e. trace time {workload.time_origin:,.0f} to "
+            f"{workload.time_origin + last_end:,.0f}): they changed nothing. Calendars are in "
+            "the trace's clock."
+        )
     return {
         "hpcsched_version": __version__,
         "inputs": {
@@ -580,10 +598,12 @@ def _summary(
         "utilization": metrics.utilization(table, lost, workload.nodes, calendar, (0.0, last_end)),
         "downtime": {
             "windows": len(calendar),
+            "outside_run": outside,
             "killed_attempts": len(lost),
             "lost_node_seconds": float(((lost["end"] - lost["start"]) * lost["nodes"]).sum()),
         },
         "engine": {"invocations": int(raw["invocations"]), "event_times": int(raw["event_times"])},
+        "warnings": warnings,
         "timing": {
             "load_seconds": load_seconds,
             "simulate_seconds": simulate_seconds,

@@ -610,7 +610,7 @@ def _expand_policy(
 
 def _policy(name: Any, values: dict[str, Any]) -> PolicySpec:
     window = values.pop("window", None)
-    backfill = values.pop("backfill", "easy")
+    backfill = values.pop("backfill", None)
     max_wait = values.pop("max_wait", None)
     base = PolicySpec(str(name), window, backfill)
     search = {k: values.pop(k) for k in SEARCH_KEYS if k in values}

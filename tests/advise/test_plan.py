@@ -176,3 +176,29 @@ def test_scope_is_jobs_whose_only_partitions_are_in_it():
     assert make_plan(state, PolicySpec("fcfs")).skipped == []  # the whole cluster
     with pytest.raises(OptionError, match="partition 'gpu' has no nodes"):
         make_plan(state, PolicySpec("fcfs"), partition="debug,gpu")
+
+
+def test_a_drain_holds_the_jobs_that_would_take_the_nodes_kept_for_it():
+    # MARS's drain case (crates/core/src/search/mcts.rs): 4 nodes, three 1-node jobs running
+    # for up to an hour, four 1-node jobs of 10 h and a 4-node job of 6 min pending. Starting
+    # a small job on the free node makes the big one wait 10 h; keeping the node (a drain)
+    # starts it within the hour, then the small ones.
+    state = ClusterState(
+        now=NOW,
+        jobs=[
+            *(job(i, state="RUNNING", limit=3600.0, start=0.0) for i in (1, 2, 3)),
+            *(job(10 + i, limit=36000.0, submit=10.0) for i in range(4)),
+            job(20, nodes=4, limit=360.0, submit=20.0),
+        ],
+        nodes=nodes(4),
+    )
+    mars = PolicySpec("mars-cw", search=SearchSpec(iterations=300, trees=2, seed=17))
+    plan = make_plan(state, mars, drain_holds=True)
+    assert plan.decision["drain"]
+    assert ids(plan) == [20, 10, 11, 12, 13]
+    # each small job fits in the free node and is planned after the big one: all four held
+    assert [j.job_id for j in plan.holds] == [10, 11, 12, 13]
+    assert make_plan(state, mars).holds == []  # only with --drain-holds
+    # no drain, no hold: FCFS starts the first small job now
+    fcfs = make_plan(state, PolicySpec("fcfs"), drain_holds=True)
+    assert not fcfs.decision["drain"] and fcfs.holds == []

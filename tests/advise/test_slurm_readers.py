@@ -74,6 +74,23 @@ def test_reservations_in_both_forms():
     assert parse_reservations((FIXTURES / "scontrol-reservation-none.txt").read_text()) == []
 
 
+def test_reservation_on_nodes_of_several_bracket_groups():
+    text = (
+        "ReservationName=maint StartTime=2030-01-01T00:00:00 EndTime=2030-01-01T08:00:00 "
+        "Duration=08:00:00 Nodes=rack[1-2]-n[1-2] NodeCnt=4 Flags=MAINT\n"
+    )
+    (reservation,) = parse_reservations(text)
+    assert reservation.nodes == ("rack1-n1", "rack1-n2", "rack2-n1", "rack2-n2")
+
+
+def test_a_malformed_hostlist_is_an_input_error():
+    text = (
+        "ReservationName=x StartTime=2030-01-01T00:00:00 EndTime=2030-01-01T01:00:00 Nodes=n[1-\n"
+    )
+    with pytest.raises(InputError, match="bad hostlist"):
+        parse_reservations(text)
+
+
 @pytest.mark.parametrize(
     ("spec", "count"),
     [("0-3", 4), ("1,3,5-7", 5), ("0-9:2", 5), ("0-15%4", 16), ("7", 1)],
@@ -86,6 +103,9 @@ def test_hostlists_and_nice():
     assert expand_hostlist("c[1-3,5],d7") == ["c1", "c2", "c3", "c5", "d7"]
     assert expand_hostlist("n[08-10]") == ["n08", "n09", "n10"]
     assert expand_hostlist("(null)") == []
+    # several bracket groups multiply (the hand-written expander gave two names here)
+    assert expand_hostlist("rack[1-2]-n[1-2]") == ["rack1-n1", "rack1-n2", "rack2-n1", "rack2-n2"]
+    assert expand_hostlist("r[1,3]n[01-02],login") == ["r1n01", "r1n02", "r3n01", "r3n02", "login"]
     assert decode_nice(None) == 0 and decode_nice(4294967291) == -5 and decode_nice(19) == 19
     # newer Slurm wraps numbers in objects
     assert decode_nice({"set": True, "infinite": False, "number": 3}) == 3

@@ -23,17 +23,20 @@ import sys
 import time
 from pathlib import Path
 
+import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
 from hpcsched.cli import main
+from hpcsched.sweep import comparable
 
 pytestmark = pytest.mark.skipif(
     not sys.platform.startswith("linux"), reason="finds worker processes in /proc (Linux)"
 )
 
-#: A Python policy that takes a second per decision (FCFS with EASY), so that a run lasts
-#: minutes without using the CPU; with HPCSCHED_TEST_BUSY set, it leaves its pid there.
+#: A Python policy (FCFS with EASY) that, with HPCSCHED_TEST_BUSY set, takes a second per
+#: decision, so that a run lasts minutes without using the CPU, and leaves its pid there;
+#: without it, it is quick (a resumed run completes).
 SLOW_POLICY = """
 import os
 import time
@@ -46,9 +49,9 @@ class Slow:
 
     def decide(self, view):
         mark = os.environ.get("HPCSCHED_TEST_BUSY")
-        if mark:
+        if mark:  # slow only then
             open(os.path.join(mark, str(os.getpid())), "a").close()
-        time.sleep(1.0)
+            time.sleep(1.0)
         return Decision(order=())
 """
 
@@ -244,6 +247,89 @@ def test_ctrl_c_of_compare_keeps_finished_runs_says_so_and_exits_130(
     assert sorted(os.listdir(out)) == ["fcfs-easy", "sjf-easy"]  # no report, no staging
     left = lambda: {pid for pid in family if not gone(pid)}  # noqa: E731
     wait_for(lambda: not left(), f"workers stopped: {left()} left", 20)
+
+
+def _interrupt(proc: subprocess.Popen, whole_group: bool) -> tuple[float, str, str]:
+    """Ctrl-C to the process group (a terminal's) or SIGINT to the main process alone; the
+    seconds until it exited, and its output."""
+    sent = time.monotonic()
+    if whole_group:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, signal.SIGINT)
+    stdout, stderr = proc.communicate(timeout=60)
+    return time.monotonic() - sent, stdout, stderr
+
+
+def _jobs(folder: Path) -> dict[str, pd.DataFrame]:
+    return {p.parent.name: pd.read_parquet(p) for p in sorted(folder.glob("*/jobs.parquet"))}
+
+
+@pytest.mark.parametrize("whole_group", [True, False], ids=["group", "main-process"])
+def test_ctrl_c_of_compare_stops_at_once_and_rerunning_resumes(
+    tmp_path, trace, slow_policy, spawn, capsys, whole_group
+):
+    out, busy = tmp_path / "cmp", tmp_path / "busy"
+    busy.mkdir()
+    policies = ["--policy", "fcfs", "--policy", "sjf", "--policy", slow_policy]
+    proc = spawn(
+        ["compare", trace, *policies, "--processes", "2", "--out", out],
+        env={"HPCSCHED_TEST_BUSY": str(busy)},
+    )
+    finished = [out / "fcfs-easy" / "summary.json", out / "sjf-easy" / "summary.json"]
+    wait_for(lambda: all(p.exists() for p in finished), "the two quick runs written")
+    wait_for(lambda: len(os.listdir(busy)) >= 1, "the slow run under way")
+    stamps = [p.stat().st_mtime_ns for p in finished]
+
+    seconds, stdout, stderr = _interrupt(proc, whole_group)
+    assert proc.returncode == 130, stderr
+    assert seconds < 2.0, f"exited {seconds:.1f} s after the signal"
+    assert "2 of 3 runs complete" in stderr and "Run the same command again" in stderr
+    assert "Traceback" not in stderr + stdout
+
+    # the same command again (now the slow policy is quick) runs only the missing policy
+    code, _, err = run(["compare", trace, *policies, "--out", out], capsys)
+    assert code == 0, err
+    assert [p.stat().st_mtime_ns for p in finished] == stamps  # kept, not run again
+    fresh = tmp_path / "fresh"
+    assert run(["compare", trace, *policies, "--out", fresh], capsys)[0] == 0
+    resumed, whole = _jobs(out), _jobs(fresh)
+    assert list(resumed) == list(whole) and len(whole) == 3
+    for name in whole:
+        pd.testing.assert_frame_equal(resumed[name], whole[name])
+
+
+@pytest.mark.parametrize("whole_group", [True, False], ids=["group", "main-process"])
+def test_ctrl_c_of_a_sweep_stops_at_once_and_rerunning_resumes(
+    tmp_path, spawn, capsys, whole_group
+):
+    # one process: the quick FCFS run first, then WFP3 on an overloaded queue (seconds)
+    grid = (
+        '[sweep]\nprocesses = 1\n[[workloads]]\ngenerate = "mmk"\njobs = 20000\n'
+        "servers = 16\nload = 3.0\n" + POLICY_FCFS + POLICY_WFP3
+    )
+    config = tmp_path / "grid.toml"
+    config.write_text(grid)
+    out = tmp_path / "grid"
+    proc = spawn(["sweep", config])
+    wait_for(lambda: len(list(out.glob("runs/*/summary.json"))) == 1, "the FCFS run written")
+    seconds, stdout, stderr = _interrupt(proc, whole_group)
+    assert proc.returncode == 130, stderr
+    assert seconds < 2.0, f"exited {seconds:.1f} s after the signal"
+    assert "1 of 2 runs complete" in stderr and "Run the same command again" in stderr
+    assert "Traceback" not in stderr + stdout
+
+    code, out_text, err = run(["sweep", config], capsys)
+    assert code == 0, err
+    assert "1 runs done now, 1 already complete" in " ".join(out_text.split())
+    reference = tmp_path / "reference.toml"
+    reference.write_text(grid.replace("[sweep]\n", '[sweep]\nout = "reference"\n'))
+    assert run(["sweep", reference], capsys)[0] == 0
+    resumed = pq.read_table(out / "results.parquet").to_pandas()
+    whole = pq.read_table(tmp_path / "reference" / "results.parquet").to_pandas()
+    pd.testing.assert_frame_equal(
+        comparable(resumed).drop(columns="run_dir"), comparable(whole).drop(columns="run_dir")
+    )
 
 
 def test_a_sweep_folder_is_locked_against_a_second_sweep(tmp_path, spawn, capsys):

@@ -74,13 +74,6 @@ def test_shifted_subtracts_origin():
         cal.announce_lead = 1.0  # type: ignore[misc]
 
 
-def test_announce_time():
-    cal = parse_calendar("200000 210000 S\n200000 210000 U\n", "p")
-    scheduled, unscheduled = cal.windows
-    assert cal.announce_time(scheduled) == 200000.0 - 172800.0
-    assert cal.announce_time(unscheduled) == 200000.0
-
-
 def test_validate_against_machine_size():
     cal = parse_calendar("0 10 S 64\n20 30 U\n40 50 U 65\n", "plan.txt")
     cal.validate_against(65)

@@ -28,14 +28,6 @@ impl CoreError {
         }
     }
 
-    pub fn input_at(reason: impl Into<String>, line: u64, field: impl Into<String>) -> Self {
-        CoreError::InvalidInput {
-            reason: reason.into(),
-            line: Some(line),
-            field: Some(field.into()),
-        }
-    }
-
     pub fn decision(reason: impl Into<String>) -> Self {
         CoreError::InvalidDecision {
             reason: reason.into(),

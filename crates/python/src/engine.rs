@@ -6,6 +6,7 @@ use hpcsched_core::agent::{
     apply_slot, episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES,
     JOB_FEATURES,
 };
+use hpcsched_core::engine::power::NodeState;
 use hpcsched_core::model::PowerModel;
 use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord, ScreenRow};
 use hpcsched_core::sched::translate;
@@ -499,19 +500,9 @@ impl PySimulation {
                 .collect::<Vec<_>>()
                 .into_pyarray(py),
         )?;
-        for (k, name) in [
-            "idle",
-            "computing",
-            "switching_on",
-            "switching_off",
-            "sleeping",
-            "down",
-        ]
-        .iter()
-        .enumerate()
-        {
+        for (k, state) in NodeState::ALL.iter().enumerate() {
             out.set_item(
-                *name,
+                state.name(),
                 rows.iter()
                     .map(|r| r.1[k])
                     .collect::<Vec<_>>()

@@ -7,6 +7,7 @@ mod external;
 mod swf;
 
 use pyo3::prelude::*;
+use pyo3::types::PyDict;
 
 /// Names of the built-in policies (the 17 MARS heuristics and SNF).
 #[pyfunction]
@@ -65,6 +66,97 @@ fn start_kind_names() -> Vec<&'static str> {
         .iter()
         .map(|k| k.name())
         .collect()
+}
+
+/// Bounded slowdowns of jobs (`max(1, (wait + run) / max(run, tau))`), the engine's definition.
+#[pyfunction]
+fn bounded_slowdowns<'py>(
+    py: Python<'py>,
+    wait: numpy::PyReadonlyArray1<'py, f64>,
+    run_time: numpy::PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, numpy::PyArray1<f64>>> {
+    use numpy::IntoPyArray;
+    let (wait, run_time) = (wait.as_slice()?, run_time.as_slice()?);
+    if wait.len() != run_time.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "wait and run_time have different lengths",
+        ));
+    }
+    let out: Vec<f64> = wait
+        .iter()
+        .zip(run_time)
+        .map(|(&w, &r)| hpcsched_core::engine::bounded_slowdown(w, r))
+        .collect();
+    Ok(out.into_pyarray(py))
+}
+
+/// Names of the node power states, in the engine's order (the timeline's columns).
+#[pyfunction]
+fn node_state_names() -> Vec<&'static str> {
+    hpcsched_core::engine::power::NodeState::ALL
+        .iter()
+        .map(|s| s.name())
+        .collect()
+}
+
+/// What each built-in policy takes: `{name: {"searches", "window", "backfill", "power"}}`
+/// (`backfill` is the mode it always uses, None when `--backfill` chooses).
+#[pyfunction]
+fn policy_capabilities(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for name in hpcsched_core::sched::policy_names() {
+        let c = hpcsched_core::sched::capabilities(name).expect("a registered name");
+        let entry = PyDict::new(py);
+        entry.set_item("searches", c.searches)?;
+        entry.set_item("window", c.window)?;
+        entry.set_item("backfill", c.backfill)?;
+        entry.set_item("power", c.power)?;
+        out.set_item(name, entry)?;
+    }
+    Ok(out)
+}
+
+/// The look-ahead's defaults (`SearchConfig::default()`), which the Python specs use.
+#[pyfunction]
+fn search_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let c = hpcsched_core::search::SearchConfig::default();
+    let out = PyDict::new(py);
+    out.set_item("iterations", c.iterations)?;
+    out.set_item("time_budget", c.time_budget)?;
+    out.set_item("depth", c.depth)?;
+    out.set_item("gamma", c.gamma)?;
+    out.set_item("exploration", c.exploration)?;
+    out.set_item("trees", c.trees)?;
+    out.set_item("seed", c.seed)?;
+    Ok(out)
+}
+
+/// SNF-ICON's defaults (`IconConfig::default()`, SNF-ICON Table I), which the Python specs use.
+#[pyfunction]
+fn icon_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let c = hpcsched_core::power::config::IconConfig::default();
+    let out = PyDict::new(py);
+    out.set_item("alpha", c.alpha)?;
+    out.set_item("beta", c.beta)?;
+    out.set_item("initial_arrival_rate", c.initial_arrival_rate)?;
+    out.set_item("arrival_smoothing", c.arrival_smoothing)?;
+    out.set_item("service_smoothing", c.service_smoothing)?;
+    out.set_item("resource_smoothing", c.resource_smoothing)?;
+    out.set_item("sigma_floor", c.sigma_floor)?;
+    out.set_item("min_spares", c.min_spares)?;
+    out.set_item("max_spares", c.max_spares)?;
+    out.set_item("max_horizon", c.max_horizon)?;
+    out.set_item("recency_window", c.recency_window)?;
+    out.set_item("screen_window", c.screen_window)?;
+    out.set_item("screen_min_samples", c.screen.min_samples)?;
+    out.set_item("screen_max_samples", c.screen.max_samples)?;
+    out.set_item("cv_tolerance", c.screen.cv_tolerance)?;
+    out.set_item("max_autocorrelation", c.screen.max_autocorrelation)?;
+    out.set_item("ks_multiplier", c.screen.ks_multiplier)?;
+    out.set_item("ks_scale", c.screen.ks_scale)?;
+    out.set_item("require_service_samples", c.require_service_samples)?;
+    out.set_item("stale_completion_shutdown", c.stale_completion_shutdown)?;
+    Ok(out)
 }
 
 /// The Markovianity screen's statistics of a series: (CV, lag-one autocorrelation, KS distance
@@ -136,6 +228,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     load_numpy_api(m.py())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_NODES", hpcsched_core::MAX_NODES)?;
+    m.add("BSLD_TAU", hpcsched_core::engine::BSLD_TAU)?;
     m.add("MAX_TIME", hpcsched_core::MAX_TIME)?;
     m.add("MAX_LINE_BYTES", hpcsched_core::io::swf::MAX_LINE_BYTES)?;
     m.add("QUOTED_CHARS", hpcsched_core::io::swf::QUOTED_CHARS)?;
@@ -153,6 +246,11 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(power_mode_names, m)?)?;
     m.add_function(wrap_pyfunction!(rejection_text, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
+    m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
+    m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
+    m.add_function(wrap_pyfunction!(policy_capabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(search_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(icon_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(screen_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(predict_remaining, m)?)?;
     Ok(())

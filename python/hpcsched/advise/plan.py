@@ -185,7 +185,7 @@ def make_plan(
         np.array([0 if k >= machine else k for _, k in reservations], dtype=np.int64),
         policy.engine_name,
         policy.window,
-        policy.backfill,
+        str(policy.backfill),  # resolved by the spec
         policy.search.to_native() if policy.search else None,
     )
     # A job (or array) starts when its first task does.

@@ -321,22 +321,16 @@ def _utc_time(text: str) -> float:
 
 
 def expand_hostlist(expression: str) -> list[str]:
-    """``c[1-3,5],d7`` -> ``c1 c2 c3 c5 d7``; ``(null)`` and empty -> none."""
+    """Slurm's hostlist notation as node names, by ``python-hostlist`` (several bracket
+    groups multiply: ``rack[1-2]-n[1-2]`` is four nodes); ``(null)`` and empty -> none."""
+    import hostlist
+
     if expression in ("", "(null)"):
         return []
-    names = []
-    for part in re.findall(r"[^,\[]+(?:\[[^\]]*\])?[^,]*", expression):
-        match = re.fullmatch(r"(.*)\[([^\]]*)\](.*)", part)
-        if match is None:
-            names.append(part)
-            continue
-        prefix, ranges, suffix = match.groups()
-        for item in ranges.split(","):
-            low, _, high = item.partition("-")
-            width = len(low)
-            for number in range(int(low), int(high or low) + 1):
-                names.append(f"{prefix}{number:0{width}d}{suffix}")
-    return names
+    try:
+        return list(hostlist.expand_hostlist(expression))
+    except hostlist.BadHostlist as exc:
+        raise ValueError(f"bad hostlist {expression!r}: {exc}") from None
 
 
 def version_of(document: Mapping[str, Any]) -> str:

@@ -6,10 +6,13 @@ is a bug: exit 1 with a traceback (the full one with ``--debug``).
 
 from __future__ import annotations
 
+import functools
 import sys
 import traceback
+from typing import Annotated, Any
 
 import typer
+import typer.main
 
 from hpcsched.cli import (
     advise,
@@ -24,10 +27,11 @@ from hpcsched.cli import (
 from hpcsched.cli._console import err_console, labelled
 from hpcsched.exceptions import HpcschedError
 
+_UsageError: type[Exception]
 try:  # recent typer vendors click: its usage errors derive from typer.TyperException
     from typer import TyperException as _UsageError
 except ImportError:  # older typer runs on click itself
-    from click.exceptions import ClickException as _UsageError
+    from click.exceptions import ClickException as _UsageError  # type: ignore[assignment,unused-ignore]
 
 app = typer.Typer(
     name="hpcsched",
@@ -37,6 +41,28 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode="markdown",  # docstrings wrap as paragraphs, not at their line breaks
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        typer.echo(f"hpcsched {version('hpcsched')}")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", help="Print the version and exit.", callback=_show_version, is_eager=True
+        ),
+    ] = False,
+) -> None:
+    """Simulate HPC batch-job scheduling: replay workloads under queue policies."""
+
+
 app.command("simulate")(simulate.simulate)
 app.command("compare")(compare.compare)
 app.command("sweep")(sweep.sweep)
@@ -47,6 +73,80 @@ app.add_typer(generate.app, name="generate")
 app.add_typer(reproduce.app, name="reproduce")
 
 
+#: What an option's value is, shown in help instead of the Python type (``<str>``).
+METAVARS = {
+    "policy": "NAME",
+    "backfill": "easy|none",
+    "overrun": "continue|kill",
+    "format": "swf|json",
+    "procs_per_node": "K|auto",
+    "platform": "PRESET|FILE",
+    "downtime": "FILE",
+    "out": "DIR",
+    "report": "FILE.html",
+    "data": "DIR",
+    "reward": "cw|cu|TERMS|FILE",
+    "actions": "paper|LIST",
+    "runtime_model": "requested|history",
+    "arrivals": "none|recent",
+    "rollout": "actions|outcomes|guided",
+    "estimates": "requested|history",
+    "ray": "ADDRESS",
+    "log": "FILE",
+    "reservations": "FILE",
+    "target_util": "0..1",
+    "load": "0..1",
+    "p": "0..1",
+}
+#: Float options measured in seconds.
+SECONDS = ("lead", "budget", "timeout", "window", "horizon", "runtime", "interval", "unlimited")
+
+
+def _clean_metavars(command: Any) -> None:
+    """Readable value names in every command's help: TRACE, --window N, --out DIR, and no
+    value at all for flags (typer shows ``<bool>``, ``{trace}``, ``<list[str]>``)."""
+    for param in command.params:
+        name = param.name or ""
+        if param.param_type_name == "argument":
+            param.metavar = name.upper()
+            if hasattr(param, "_usage_display_name"):  # typer 0.20+: {TRACE}, TRACE <path>
+                param._usage_display_name = param.metavar.__str__
+                param.display_type_rich = lambda ctx: None
+        elif getattr(param, "is_flag", False):
+            param.metavar = ""
+        elif param.metavar is None:
+            # typer's own parameters (0.20 and later) name their Python type; click's, its type
+            kind = param.bare_type() if hasattr(param, "bare_type") else param.type.name
+            if name in METAVARS:
+                param.metavar = METAVARS[name]
+            elif kind in ("int", "integer"):
+                param.metavar = "N"
+            elif kind == "float":
+                param.metavar = "SECONDS" if name.endswith(SECONDS) else "X"
+            else:
+                param.metavar = name.upper()
+    # --help itself is made on demand, as a boolean option typer shows as <bool>
+    make_help = command.get_help_option
+
+    def help_option(ctx: Any) -> Any:
+        option = make_help(ctx)
+        if option is not None:
+            option.metavar = ""
+        return option
+
+    command.get_help_option = help_option
+    for sub in getattr(command, "commands", {}).values():
+        _clean_metavars(sub)
+
+
+@functools.cache
+def command() -> Any:
+    """The click command behind the typer app, with clean metavars."""
+    built = typer.main.get_command(app)
+    _clean_metavars(built)
+    return built
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit code."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -54,9 +154,9 @@ def main(argv: list[str] | None = None) -> int:
     if debug:
         args.remove("--debug")
     try:
-        result = app(args=args, prog_name="hpcsched", standalone_mode=False)
+        result = command().main(args=args, prog_name="hpcsched", standalone_mode=False)
     except _UsageError as exc:  # usage errors: bad or missing options
-        exc.show(file=sys.stderr)
+        exc.show(file=sys.stderr)  # type: ignore[attr-defined]  # click's and typer's have it
         return int(getattr(exc, "exit_code", 2))
     except (typer.Abort, KeyboardInterrupt):
         err_console.print("aborted")
@@ -79,12 +179,12 @@ def main(argv: list[str] | None = None) -> int:
         if debug:
             traceback.print_exc()
         else:
-            exc_type, exc_value, _ = sys.exc_info()
+            exc_value = sys.exc_info()[1]
             err_console.print(
                 labelled(
                     "internal error",
                     "bold red",
-                    f"({exc_type.__name__}: {exc_value}); "
+                    f"({type(exc_value).__name__}: {exc_value}); "
                     "this is a bug in hpcsched. Rerun with --debug for the traceback.",
                 ),
                 soft_wrap=True,

@@ -9,7 +9,15 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
@@ -24,6 +32,93 @@ err_console = Console(stderr=True, markup=False, emoji=False, highlight=False)
 def labelled(label: str, style: str, text: object) -> Text:
     """``label`` in ``style``, then ``text`` as it is (e.g. a red "error:" and a message)."""
     return Text.assemble((label, style), " ", str(text))
+
+
+def _numeric(text: str) -> bool:
+    """A cell that reads as a number (``1,234.5``, ``12.0%``, ``-``, ``3.1 h``)."""
+    stripped = text.replace(",", "").replace("%", "").removesuffix(" h").strip()
+    if stripped in ("", "-"):
+        return True
+    try:
+        float(stripped)
+    except ValueError:
+        return False
+    return True
+
+
+def kept_whole(table: Table) -> Table:
+    """Makes ``table`` readable at any width: number columns never shrink below their widest
+    cell (a cut number reads as another number), text columns fold onto more lines instead of
+    ending in an ellipsis."""
+    for column in table.columns:
+        cells = [c.plain if isinstance(c, Text) else str(c) for c in column.cells]
+        if cells and all(_numeric(c) for c in cells):
+            header = column.header.plain if isinstance(column.header, Text) else column.header
+            words = str(header).split() or [""]
+            column.min_width = max(len(c) for c in [*cells, *words])
+        else:
+            column.overflow = "fold"
+    return table
+
+
+#: Width a table needs beyond its cells: a border and a space either side of each column.
+def _table_width(widths: list[int]) -> int:
+    return sum(widths) + 3 * len(widths) + 1
+
+
+def _heading_width(heading: str) -> int:
+    """Headings wrap at spaces: their longest word is the least they need."""
+    return max(len(word) for word in heading.split())
+
+
+def fitted_tables(
+    title: str,
+    labels: list[tuple[str, list[str]]],
+    metrics: list[tuple[str, list[str]]],
+    width: int,
+) -> list[Table]:
+    """One table, or as many as it takes to fit ``width`` columns: each repeats the label
+    columns and takes the next metric columns that fit (numbers are never cut, headings wrap).
+    Labels wider than the screen fold."""
+
+    def need(heading: str, cells: list[str]) -> int:
+        return max([_heading_width(heading), *(len(c) for c in cells)])
+
+    label_widths = [min(need(h, cells), 40) for h, cells in labels]
+    if labels and _table_width(label_widths) > width // 2:
+        # labels fold into half the width, leaving the rest to the numbers
+        budget = width // 2 - 3 * len(labels)
+        while sum(label_widths) > budget and max(label_widths) > 8:  # the widest folds first
+            label_widths[label_widths.index(max(label_widths))] -= 1
+    chunks: list[list[tuple[str, list[str]]]] = []
+    for metric in metrics:
+        current = chunks[-1] if chunks else None
+        widths = [*label_widths, *(need(h, c) for h, c in current or []), need(*metric)]
+        if current is not None and _table_width(widths) <= width:
+            current.append(metric)
+        else:
+            chunks.append([metric])
+    tables = []
+    rows = len(labels[0][1]) if labels else 0
+    for number, chunk in enumerate(chunks or [[]]):
+        part = f" ({number + 1}/{len(chunks)})" if len(chunks) > 1 else ""
+        # fixed widths (rich's own shrinking may crop a table): each number column its widest
+        # cell or heading word, then room permitting its whole heading
+        widths = [need(h, c) for h, c in chunk]
+        spare = width - _table_width([*label_widths, *widths])
+        for k, (heading, cells) in enumerate(chunk):
+            grow = max(min(spare, max(len(heading), *(len(c) for c in cells)) - widths[k]), 0)
+            widths[k] += grow
+            spare -= grow
+        table = Table(title=title + part, title_justify="left")
+        for (heading, _), w in zip(labels, label_widths, strict=True):
+            table.add_column(heading, overflow="fold", width=w)
+        for (heading, _), w in zip(chunk, widths, strict=True):
+            table.add_column(heading, justify="right", width=w)
+        for row in range(rows):
+            table.add_row(*(cells[row] for _, cells in labels), *(c[row] for _, c in chunk))
+        tables.append(table)
+    return tables
 
 
 def hours(seconds: float | None) -> str:
@@ -75,7 +170,7 @@ class LazyProgress:
         self.delay = delay
         self.started = time.perf_counter()
         self.progress: Progress | None = None
-        self.task = None
+        self.task: TaskID | None = None
 
     def _date(self, now: float) -> str:
         if self.unix_start is None:
@@ -104,6 +199,7 @@ class LazyProgress:
             self.task = self.progress.add_task(
                 self.description, total=self.total, date="", jobs=0, rate=0.0
             )
+        assert self.task is not None
         self.progress.update(
             self.task,
             completed=min(now, self.total),

@@ -6,7 +6,7 @@ Each alias is a typer option with its help text; :func:`policy_spec` turns the o
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -22,12 +22,18 @@ if TYPE_CHECKING:
 LOOK_AHEAD = "Look-ahead (mars, random)"
 POWER = "Power management"
 
-Backfill = Annotated[str, typer.Option(help="easy or none.")]
+Backfill = Annotated[
+    str | None,
+    typer.Option(
+        help="easy or none (default easy; SNF, MARS and the power managers have their own)."
+    ),
+]
 Nodes = Annotated[
     int | None, typer.Option(help="Machine size in nodes (default: from the trace header).")
 ]
 ProcsPerNode = Annotated[
-    str, typer.Option(help="Processors per node, or 'auto' (MaxProcs / MaxNodes).")
+    str | None,
+    typer.Option(help="Processors per node (default 1), or 'auto' (MaxProcs / MaxNodes)."),
 ]
 Format = Annotated[str | None, typer.Option(help="swf or json (default: from the name).")]
 Downtime = Annotated[Path | None, typer.Option(help="Downtime calendar file.")]
@@ -38,8 +44,14 @@ Platform = Annotated[
         "sets the machine size and reports energy."
     ),
 ]
-AnnounceLead = Annotated[float, typer.Option(help="Notice of scheduled maintenance (s).")]
-Overrun = Annotated[str, typer.Option(help="continue or kill jobs past their requested time.")]
+AnnounceLead = Annotated[
+    float | None,
+    typer.Option(help="Notice of scheduled maintenance (s; default 172800, 48 h)."),
+]
+Overrun = Annotated[
+    str | None,
+    typer.Option(help="continue (default) or kill jobs past their requested time."),
+]
 
 Reward = Annotated[
     str | None,
@@ -62,14 +74,18 @@ TimeBudget = Annotated[
     ),
 ]
 Depth = Annotated[
-    int,
+    int | None,
     typer.Option(
-        help="Horizon D in scheduling cycles that start jobs.", rich_help_panel=LOOK_AHEAD
+        help="Horizon D in scheduling cycles that start jobs (default 50).",
+        rich_help_panel=LOOK_AHEAD,
     ),
 ]
-Gamma = Annotated[float, typer.Option(help="Discount factor.", rich_help_panel=LOOK_AHEAD)]
+Gamma = Annotated[
+    float | None, typer.Option(help="Discount factor (default 0.99).", rich_help_panel=LOOK_AHEAD)
+]
 Exploration = Annotated[
-    float, typer.Option(help="c0 in c = c0 (Qmax - Qmin).", rich_help_panel=LOOK_AHEAD)
+    float | None,
+    typer.Option(help="c0 in c = c0 (Qmax - Qmin) (default 1).", rich_help_panel=LOOK_AHEAD),
 ]
 Trees = Annotated[
     int | None,
@@ -81,11 +97,13 @@ Threads = Annotated[
     int | None,
     typer.Option(help="Threads for the trees (default: one per tree).", rich_help_panel=LOOK_AHEAD),
 ]
-Seed = Annotated[int, typer.Option(help="Random seed.", rich_help_panel=LOOK_AHEAD)]
+Seed = Annotated[
+    int | None, typer.Option(help="Random seed (default 17).", rich_help_panel=LOOK_AHEAD)
+]
 Actions = Annotated[
-    str,
+    str | None,
     typer.Option(
-        help="'paper' (161 actions) or e.g. 'fcfs,wfp3:256,sjf,lrf:all'.",
+        help="'paper' (161 actions, the default) or e.g. 'fcfs,wfp3:256,sjf,lrf:all'.",
         rich_help_panel=LOOK_AHEAD,
     ),
 ]
@@ -139,9 +157,10 @@ PowerManager = Annotated[
     ),
 ]
 IdleTimeout = Annotated[
-    float,
+    float | None,
     typer.Option(
-        help="Seconds an idle node waits before it is switched off.", rich_help_panel=POWER
+        help="Seconds an idle node waits before it is switched off (default 7200).",
+        rich_help_panel=POWER,
     ),
 ]
 SampleTransitions = Annotated[
@@ -152,19 +171,28 @@ SampleTransitions = Annotated[
         rich_help_panel=POWER,
     ),
 ]
-Alpha = Annotated[float, typer.Option(help="SNF-ICON waiting weight.", rich_help_panel=POWER)]
-Beta = Annotated[float, typer.Option(help="SNF-ICON energy weight.", rich_help_panel=POWER)]
+Alpha = Annotated[
+    float | None,
+    typer.Option(help="SNF-ICON waiting weight (default 5000).", rich_help_panel=POWER),
+]
+Beta = Annotated[
+    float | None, typer.Option(help="SNF-ICON energy weight (default 1).", rich_help_panel=POWER)
+]
 ScreenWindow = Annotated[
-    float, typer.Option(help="SNF-ICON screen window (s).", rich_help_panel=POWER)
+    float | None,
+    typer.Option(help="SNF-ICON screen window (s; default 7200).", rich_help_panel=POWER),
 ]
 RecencyWindow = Annotated[
-    float, typer.Option(help="SNF-ICON arrival-recency window (s).", rich_help_panel=POWER)
+    float | None,
+    typer.Option(help="SNF-ICON arrival-recency window (s; default 43200).", rich_help_panel=POWER),
 ]
 MaxHorizon = Annotated[
-    float, typer.Option(help="SNF-ICON maximum horizon (s).", rich_help_panel=POWER)
+    float | None,
+    typer.Option(help="SNF-ICON maximum horizon (s; default 86400).", rich_help_panel=POWER),
 ]
 MinSpares = Annotated[
-    int, typer.Option(help="SNF-ICON minimum spare nodes.", rich_help_panel=POWER)
+    int | None,
+    typer.Option(help="SNF-ICON minimum spare nodes (default 1).", rich_help_panel=POWER),
 ]
 MaxSpares = Annotated[
     int | None,
@@ -200,33 +228,42 @@ POWER_OPTIONS = (
 )
 
 
+def given(options: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, Any]:
+    """The options among ``names`` the user gave (unset ones are None: the spec fills them)."""
+    return {k: options[k] for k in names if options.get(k) is not None}
+
+
 def policy_spec(
-    policy: str, window: int | None, backfill: str, options: Mapping[str, Any]
+    policy: str, window: int | None, backfill: str | None, options: Mapping[str, Any]
 ) -> PolicySpec | PythonPolicySpec:
     """The policy a command's ``options`` (its parameters by name) describe: search options
-    apply to look-ahead policies only, power options to power managers only;
-    ``python:MODULE:CLASS`` loads a Python policy."""
+    go to look-ahead policies, power options to power managers (``--power`` puts any policy
+    under one; :func:`check_used` refuses options no policy takes); ``python:MODULE:CLASS``
+    loads a Python policy."""
     from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
     from hpcsched.protocol import load_policy
 
-    if policy.startswith("python:"):
-        if window is not None:
-            raise OptionError("a Python policy orders the queue itself", option="--window")
-        spec = load_policy(policy)
-        manager = options.get("power")
-        if manager is not None and manager.strip().lower() != "none":
-            power = PowerSpec(manager=manager, **{k: options[k] for k in POWER_OPTIONS})
-            spec = replace(spec, power=power)
-        return spec
     manager = options.get("power")
     if manager is not None and manager.strip().lower() == "none":
         manager = None
-        if PolicySpec(policy, window, backfill).is_power:
+        if not policy.startswith("python:") and PolicySpec(policy, window, backfill).is_power:
             raise OptionError(f"{policy} runs under a power manager", option="--power")
+    if policy.startswith("python:"):
+        if window is not None:
+            raise OptionError("a Python policy orders the queue itself", option="--window")
+        if backfill is not None:
+            raise OptionError(
+                "a Python policy backfills as its decisions say (Decision.backfill)",
+                option="--backfill",
+            )
+        spec = load_policy(policy)
+        if manager is not None:
+            spec = replace(spec, power=PowerSpec(manager=manager, **given(options, POWER_OPTIONS)))
+        return spec
     base = PolicySpec(policy, window, backfill)
     power = None
     if base.is_power or manager is not None:
-        power = PowerSpec(manager=manager, **{k: options[k] for k in POWER_OPTIONS})
+        power = PowerSpec(manager=manager, **given(options, POWER_OPTIONS))
     max_wait = options.get("max_wait")
     estimates = options.get("estimates")
     if estimates is not None:
@@ -240,7 +277,7 @@ def policy_spec(
         raise OptionError(
             f"{base.name} has its reward built in; use --policy mars", option="--reward"
         )
-    search: dict[str, Any] = {k: options[k] for k in SEARCH_OPTIONS if options.get(k) is not None}
+    search: dict[str, Any] = given(options, SEARCH_OPTIONS)
     if "time_budget" in search and "iterations" not in search:
         search["iterations"] = None  # a time budget alone
     if reward is not None:
@@ -248,6 +285,32 @@ def policy_spec(
     return PolicySpec(
         policy, window, backfill, search=SearchSpec(**search), power=power, max_wait=max_wait
     )
+
+
+def check_used(specs: Sequence[PolicySpec | PythonPolicySpec], options: Mapping[str, Any]) -> None:
+    """An option given that no policy of ``specs`` takes is an error naming it, never
+    silently ignored (``simulate --policy fcfs --alpha 3``)."""
+    from hpcsched.policies import POWER_POLICIES, SEARCH_POLICIES, PolicySpec
+
+    groups = (
+        (("reward", *SEARCH_OPTIONS), "is_search", "look-ahead", (*SEARCH_POLICIES, "mars-cw")),
+        (POWER_OPTIONS, "is_power", "power", POWER_POLICIES),
+    )
+    names = ", ".join(dict.fromkeys(spec.name for spec in specs))
+    for option_names, takes, kind, takers in groups:
+        used = any(
+            getattr(spec, "power", None) is not None
+            if takes == "is_power"
+            else isinstance(spec, PolicySpec) and getattr(spec, takes)
+            for spec in specs
+        )
+        for name in option_names:
+            if options.get(name) is not None and not used:
+                who = "no policy here uses it" if len(specs) > 1 else f"{names} does not use it"
+                raise OptionError(
+                    f"{who}; it is a {kind} option (for {', '.join(takers[:3])}, ...)",
+                    option="--" + name.replace("_", "-"),
+                )
 
 
 def with_estimates(

@@ -14,7 +14,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from hpcsched.cli._console import console, err_console
+from hpcsched.cli._console import console, err_console, kept_whole
 from hpcsched.exceptions import HpcschedError, OptionError
 
 if TYPE_CHECKING:
@@ -257,7 +257,7 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         )
         table.add_row(*(Text(cell) for cell in cells))
     if plan.changes:
-        console.print(table)
+        console.print(kept_whole(table))
     if len(plan.changes) > len(rows):
         say(console, _line(f"... and {len(plan.changes) - len(rows)} more (--all shows them)"))
     for job, why in plan.skipped:

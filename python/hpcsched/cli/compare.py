@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
-from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import console, err_console, labelled, runs_progress
+from hpcsched.cli._console import console, err_console, fitted_tables, labelled, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -25,14 +24,14 @@ def compare(
             "option for each (see `hpcsched policies`).",
         ),
     ],
-    backfill: opt.Backfill = "easy",
+    backfill: opt.Backfill = None,
     nodes: opt.Nodes = None,
-    procs_per_node: opt.ProcsPerNode = "1",
+    procs_per_node: opt.ProcsPerNode = None,
     format: opt.Format = None,
     downtime: opt.Downtime = None,
     platform: opt.Platform = None,
-    announce_lead: opt.AnnounceLead = 172800.0,
-    overrun: opt.Overrun = "continue",
+    announce_lead: opt.AnnounceLead = None,
+    overrun: opt.Overrun = None,
     out: Annotated[
         Path | None,
         typer.Option(help="Folder for the run directories (default: runs/compare-TRACE)."),
@@ -43,27 +42,36 @@ def compare(
     processes: Annotated[
         int | None, typer.Option(help="Parallel processes (default: one per core).")
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option(
+            "--force",
+            help="Run every policy again, replacing its run directory in OUT (default: a run "
+            "directory already holding the same run is kept, so an interrupted comparison "
+            "resumes).",
+        ),
+    ] = False,
     reward: opt.Reward = None,
     iterations: opt.Iterations = None,
     time_budget: opt.TimeBudget = None,
-    depth: opt.Depth = 50,
-    gamma: opt.Gamma = 0.99,
-    exploration: opt.Exploration = 1.0,
+    depth: opt.Depth = None,
+    gamma: opt.Gamma = None,
+    exploration: opt.Exploration = None,
     trees: opt.Trees = None,
     threads: opt.Threads = None,
-    seed: opt.Seed = 17,
+    seed: opt.Seed = None,
     max_wait: opt.MaxWait = None,
     power: opt.PowerManager = None,
-    idle_timeout: opt.IdleTimeout = 7200.0,
+    idle_timeout: opt.IdleTimeout = None,
     sample_transitions: opt.SampleTransitions = None,
-    alpha: opt.Alpha = 5000.0,
-    beta: opt.Beta = 1.0,
-    screen_window: opt.ScreenWindow = 7200.0,
-    recency_window: opt.RecencyWindow = 43200.0,
-    max_horizon: opt.MaxHorizon = 86400.0,
-    min_spares: opt.MinSpares = 1,
+    alpha: opt.Alpha = None,
+    beta: opt.Beta = None,
+    screen_window: opt.ScreenWindow = None,
+    recency_window: opt.RecencyWindow = None,
+    max_horizon: opt.MaxHorizon = None,
+    min_spares: opt.MinSpares = None,
     max_spares: opt.MaxSpares = None,
-    actions: opt.Actions = "paper",
+    actions: opt.Actions = None,
     runtime_model: opt.RuntimeModel = None,
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
@@ -78,10 +86,12 @@ def compare(
     from hpcsched.workload.swf import check_procs_per_node
 
     options = {**locals(), "estimates": None}
+    ppn_text = procs_per_node
     specs = []
     for text in policy:
         name, window = split_policy(text)
         specs.append(opt.policy_spec(name, window, backfill, options))
+    opt.check_used(specs, options)
     if estimates is not None:
         specs = opt.with_estimates(specs, estimates)
     if nodes is not None and nodes <= 0:
@@ -104,14 +114,14 @@ def compare(
                 specs,
                 platform=platform,
                 downtime=downtime,
-                announce_lead=announce_lead,
-                overrun=overrun,
                 nodes=nodes,
-                procs_per_node=check_procs_per_node(procs_per_node),
+                procs_per_node=1 if ppn_text is None else check_procs_per_node(ppn_text),
+                **opt.given(options, ("announce_lead", "overrun")),
                 format=format,
                 processes=processes,
                 out=out,  # each run directory is written as its run finishes
                 on_done=finished,
+                resume=not force,
             )
         path = comparison.report(report)
     except KeyboardInterrupt:
@@ -119,7 +129,8 @@ def compare(
             labelled(
                 "interrupted:",
                 "bold yellow",
-                f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report written",
+                f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report "
+                "written. Run the same command again to run the rest.",
             ),
             soft_wrap=True,
         )
@@ -153,17 +164,8 @@ def print_table(
     row per run, identified by the ``labels`` columns."""
     from hpcsched.compare import parameter_text, summary_columns
 
-    view = Table(title=title, title_justify="left")
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
-    for label in labels:
-        # labels stay on one line; the numeric columns' headings wrap instead
-        width = max([len(label), *(len(parameter_text(v)) for v in table[label])])
-        view.add_column(label, no_wrap=True, min_width=min(width, 40))
-    for _, heading, _ in columns:
-        view.add_column(heading, justify="right")
-    for _, row in table.iterrows():
-        view.add_row(
-            *(parameter_text(row[label]) for label in labels),
-            *(fmt(row[column]) for column, _, fmt in columns),
-        )
-    console.print(view)
+    labelled_cells = [(label, [parameter_text(v) for v in table[label]]) for label in labels]
+    metric_cells = [(heading, [fmt(v) for v in table[column]]) for column, heading, fmt in columns]
+    for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
+        console.print(view)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -34,6 +35,20 @@ def _write(workload: Workload, out: Path) -> None:
     console.print(f"wrote {len(workload):,} jobs on {workload.nodes} nodes to {out}")
 
 
+#: The generators' parameter names as the options spell them.
+OPTION_NAMES = {"n_jobs": "--jobs"}
+
+
+def _generated(make: Callable[[], Workload]) -> Workload:
+    """``make()``, with a mistake named by the option as typed (``--jobs``, not n_jobs)."""
+    try:
+        return make()
+    except OptionError as exc:
+        name = exc.option or ""
+        option = OPTION_NAMES.get(name, "--" + name.replace("_", "-"))
+        raise OptionError(exc.reason, option=option) from None
+
+
 @app.command("markovian")
 def markovian(
     out: Annotated[Path, typer.Argument(help="Output file (.swf or .json, optionally .gz).")],
@@ -47,7 +62,7 @@ def markovian(
     """The SNF-ICON paper's Markovian workload (defaults reproduce the paper's 3000 jobs)."""
     from hpcsched.workload import generate as gen
 
-    _write(gen.markovian(jobs, nodes, mean_runtime, target_util, p, seed), out)
+    _write(_generated(lambda: gen.markovian(jobs, nodes, mean_runtime, target_util, p, seed)), out)
 
 
 @app.command("mmk")
@@ -62,4 +77,4 @@ def mmk(
     """Single-node jobs with exponential interarrivals and run times (M/M/k)."""
     from hpcsched.workload import generate as gen
 
-    _write(gen.mmk(jobs, servers, load, mean_runtime, seed), out)
+    _write(_generated(lambda: gen.mmk(jobs, servers, load, mean_runtime, seed)), out)

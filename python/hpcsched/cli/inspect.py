@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from hpcsched.cli._console import console, hours, labelled, percent
+from hpcsched.cli._console import console, hours, kept_whole, labelled, percent
 
 
 def inspect(
@@ -56,12 +56,12 @@ def inspect(
     )
     table.add_row("jobs past their requested time", percent(info["overrun_share"]))
     table.add_row("users", str(info["users"]))
-    console.print(table)
+    console.print(kept_whole(table))
     classes = Table(title="size classes (MARS Fig. 7)", title_justify="left")
     for column in ("class", "jobs", "share of jobs", "share of work"):
         classes.add_column(column, justify="right")
     for name, row in info["size_classes"].items():
         classes.add_row(name, f"{row['jobs']:,}", percent(row["share"]), percent(row["work_share"]))
-    console.print(classes)
+    console.print(kept_whole(classes))
     for warning in info["warnings"]:
         console.print(labelled("warning:", "yellow", warning))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rich.table import Table
 
-from hpcsched.cli._console import console
+from hpcsched.cli._console import console, kept_whole
 
 #: One line per policy family (the heuristics' scores are MARS Table II).
 DESCRIPTIONS = {
@@ -60,13 +60,14 @@ def policies() -> None:
         else:
             kind = "queue order"
         table.add_row(name, kind, DESCRIPTIONS.get(name, ""))
-    console.print(table)
+    console.print(kept_whole(table))
     presets = Table(title="platform presets (--platform)", title_justify="left")
     for column in ("name", "nodes", "computing W", "idle W", "sleeping W", "wake s", "sleep s"):
         presets.add_column(column)
     for name in preset_names():
         p = load_platform(name)
         m = p.power
+        assert m is not None, f"the preset {name} has a power model"
         presets.add_row(
             name,
             str(p.nodes),
@@ -76,4 +77,4 @@ def policies() -> None:
             f"{m.switch_on:g}",
             f"{m.switch_off:g}",
         )
-    console.print(presets)
+    console.print(kept_whole(presets))

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hpcsched.cli._console import console, runs_progress
+from hpcsched.cli._console import console, err_console, labelled, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -49,7 +52,7 @@ def snf_icon(
 
     if seeds is not None and seeds < 1:
         raise OptionError(f"must be at least 1, not {seeds}", option="--seeds")
-    with runs_progress("SNF-ICON cases") as progress:
+    with _interruptible(out), runs_progress("SNF-ICON cases") as progress:
         done = reproduce_snf_icon(data, out, seeds=seeds, processes=processes, progress=progress)
     summary = seed_summary(done.table)
     main_policies = ["fcfs-b+ipm", "snf+ipm", "snf-icon"]
@@ -84,7 +87,7 @@ def mars(
 
     if seeds < 1:
         raise OptionError(f"must be at least 1, not {seeds}", option="--seeds")
-    with runs_progress("MARS evaluation") as progress:
+    with _interruptible(out), runs_progress("MARS evaluation") as progress:
         done = reproduce_mars(
             data,
             out,
@@ -109,7 +112,6 @@ def mars(
 
 def _print_spread(summary: pd.DataFrame, seeds: int) -> None:
     """Means ± standard deviations over the seeds, one row per case and policy."""
-    import pandas as pd
     from rich.table import Table
 
     view = Table(
@@ -119,17 +121,41 @@ def _print_spread(summary: pd.DataFrame, seeds: int) -> None:
         view.add_column(heading, no_wrap=True)
     for heading in ("mean wait (s)", "wasted (MWh)", "ICON mode (%)"):
         view.add_column(heading, justify="right")
-    for row in summary.itertuples():
-        icon = "-" if pd.isna(row.icon_share) else f"{100 * row.icon_share:.1f}"
+    for row in summary.to_dict("records"):
+        share = float(row["icon_share"])
+        icon = "-" if math.isnan(share) else f"{100 * share:.1f}"
         view.add_row(
-            str(row.workload),
-            str(row.platform),
-            str(row.policy),
-            f"{row.wait_mean:,.0f} ± {row.wait_mean_std:,.0f}",
-            f"{row.energy_wasted_mwh:,.3f} ± {row.energy_wasted_mwh_std:,.3f}",
+            str(row["workload"]),
+            str(row["platform"]),
+            str(row["policy"]),
+            f"{row['wait_mean']:,.0f} ± {row['wait_mean_std']:,.0f}",
+            f"{row['energy_wasted_mwh']:,.3f} ± {row['energy_wasted_mwh_std']:,.3f}",
             icon,
         )
     console.print(view)
+
+
+@contextlib.contextmanager
+def _interruptible(out: Path) -> Iterator[None]:
+    """A Ctrl-C ends the command (exit 130) saying how many runs are complete and that the
+    same command resumes (the runs are a sweep in ``out``)."""
+    from hpcsched.sweep import sweep_status
+
+    try:
+        yield
+    except KeyboardInterrupt:
+        status = sweep_status(out)
+        kept = f"{status.completed} of {status.runs} runs complete" if status else "no run complete"
+        err_console.print(
+            labelled(
+                "interrupted:",
+                "bold yellow",
+                f"{kept} in {out} (kept; no report written). Run the same command again to "
+                "run the rest.",
+            ),
+            soft_wrap=True,
+        )
+        raise typer.Exit(130) from None
 
 
 def _finish(done: Reproduction) -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import LazyProgress, console, hours, labelled, percent
+from hpcsched.cli._console import LazyProgress, console, hours, kept_whole, labelled, percent
 from hpcsched.exceptions import OptionError
 
 
@@ -21,24 +21,28 @@ def simulate(
             help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
             "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars (with --reward), "
             "random; under a power manager (--power) or the paper names fcfs-b+ipm, snf+ipm, "
-            "snf-icon, snf-icon-ng, snf-icon-nf, snf-icon-ngnf (with --platform)."
+            "snf-icon, snf-icon-ng, snf-icon-nf, snf-icon-ngnf (with --platform); or your "
+            "own class, python:FILE.py:CLASS or python:MODULE:CLASS (see docs/policies.md)."
         ),
     ] = "fcfs",
     window: Annotated[
         int | None,
         typer.Option(help="Jobs at the head of the queue the heuristic sorts (default: all)."),
     ] = None,
-    backfill: opt.Backfill = "easy",
+    backfill: opt.Backfill = None,
     nodes: opt.Nodes = None,
-    procs_per_node: opt.ProcsPerNode = "1",
+    procs_per_node: opt.ProcsPerNode = None,
     format: opt.Format = None,
     downtime: opt.Downtime = None,
     platform: opt.Platform = None,
-    announce_lead: opt.AnnounceLead = 172800.0,
-    overrun: opt.Overrun = "continue",
+    announce_lead: opt.AnnounceLead = None,
+    overrun: opt.Overrun = None,
     out: Annotated[
         Path | None, typer.Option(help="Run directory (default: runs/TRACE-POLICY).")
     ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Replace the run directory --out if it holds a run.")
+    ] = False,
     csv: Annotated[bool, typer.Option("--csv", help="Also write jobs.csv.")] = False,
     lenient: Annotated[
         bool, typer.Option("--lenient", help="Skip malformed lines instead of failing.")
@@ -52,24 +56,24 @@ def simulate(
     reward: opt.Reward = None,
     iterations: opt.Iterations = None,
     time_budget: opt.TimeBudget = None,
-    depth: opt.Depth = 50,
-    gamma: opt.Gamma = 0.99,
-    exploration: opt.Exploration = 1.0,
+    depth: opt.Depth = None,
+    gamma: opt.Gamma = None,
+    exploration: opt.Exploration = None,
     trees: opt.Trees = None,
     threads: opt.Threads = None,
-    seed: opt.Seed = 17,
+    seed: opt.Seed = None,
     max_wait: opt.MaxWait = None,
     power: opt.PowerManager = None,
-    idle_timeout: opt.IdleTimeout = 7200.0,
+    idle_timeout: opt.IdleTimeout = None,
     sample_transitions: opt.SampleTransitions = None,
-    alpha: opt.Alpha = 5000.0,
-    beta: opt.Beta = 1.0,
-    screen_window: opt.ScreenWindow = 7200.0,
-    recency_window: opt.RecencyWindow = 43200.0,
-    max_horizon: opt.MaxHorizon = 86400.0,
-    min_spares: opt.MinSpares = 1,
+    alpha: opt.Alpha = None,
+    beta: opt.Beta = None,
+    screen_window: opt.ScreenWindow = None,
+    recency_window: opt.RecencyWindow = None,
+    max_horizon: opt.MaxHorizon = None,
+    min_spares: opt.MinSpares = None,
     max_spares: opt.MaxSpares = None,
-    actions: opt.Actions = "paper",
+    actions: opt.Actions = None,
     runtime_model: opt.RuntimeModel = None,
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
@@ -85,9 +89,13 @@ def simulate(
     from hpcsched.workload import load_workload
     from hpcsched.workload.swf import check_procs_per_node
 
-    spec = opt.policy_spec(policy, window, backfill, locals())
-    check_overrun(overrun)
-    ppn = check_procs_per_node(procs_per_node)
+    options = dict(locals())
+    spec = opt.policy_spec(policy, window, backfill, options)
+    opt.check_used([spec], options)
+    run_options = opt.given(options, ("announce_lead", "overrun"))
+    if overrun is not None:
+        check_overrun(overrun)
+    ppn = 1 if procs_per_node is None else check_procs_per_node(procs_per_node)
     if nodes is not None and nodes <= 0:
         raise OptionError(f"must be positive, got {nodes}", option="--nodes")
     machine, nodes = resolve_platform(platform, nodes)
@@ -98,7 +106,7 @@ def simulate(
             if spec.window is None
             else Path("runs") / f"{opt.trace_stem(trace)}-{name}-w{spec.window}"
         )
-    check_writable(out, kind="run", option="--out")  # now, not after the run
+    check_writable(out, kind="run", option="--out", replace=force)  # now, not after the run
     workload = load_workload(
         trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
     )
@@ -110,19 +118,18 @@ def simulate(
             workload,
             spec,
             downtime=downtime,
-            announce_lead=announce_lead,
-            overrun=overrun,
             platform=machine,
             out=out,
             csv=csv,
             progress=progress,
+            **run_options,
         )
     finally:
         progress.close()
     _print_summary(result.info, out)
 
 
-def _print_summary(info: dict, out: Path) -> None:
+def _print_summary(info: dict[str, Any], out: Path) -> None:
     wait, jobs, wl = info["wait"], info["jobs"], info["workload"]
     table = Table(
         title=f"{info['inputs']['policy']['name']} on {Path(wl and info['inputs']['trace']).name}",
@@ -140,6 +147,8 @@ def _print_summary(info: dict, out: Path) -> None:
     )
     table.add_row("machine", f"{info['inputs']['nodes']:,} nodes")
     table.add_row("starts", ", ".join(f"{k} {v}" for k, v in jobs["start_kinds"].items() if v))
+    if info["inputs"]["overrun"] == "kill" or jobs["killed_overrun"]:
+        table.add_row("killed at their requested time", f"{jobs['killed_overrun']:,} jobs")
     table.add_row(
         "wait mean / median / P95 / max",
         " / ".join(hours(wait[k]) for k in ("mean", "median", "p95", "max")),
@@ -150,9 +159,12 @@ def _print_summary(info: dict, out: Path) -> None:
     down = info["downtime"]
     if down["windows"]:
         plural = "s" if down["windows"] != 1 else ""
+        outside = down.get("outside_run") or 0
         table.add_row(
             "downtime",
-            f"{down['windows']} window{plural}, {down['killed_attempts']} jobs killed and requeued",
+            f"{down['windows']} window{plural}"
+            + (f" ({outside} outside the run)" if outside else "")
+            + f", {down['killed_attempts']} jobs killed and requeued",
         )
         before = info["utilization"]["before_maintenance"]
         if before:
@@ -189,6 +201,6 @@ def _print_summary(info: dict, out: Path) -> None:
         else "-",
     )
     table.add_row("results", str(out))
-    console.print(table)
-    for warning in wl["warnings"]:
+    console.print(kept_whole(table))
+    for warning in [*wl["warnings"], *info.get("warnings", [])]:
         console.print(labelled("warning:", "yellow", warning))

@@ -66,12 +66,32 @@ def load_workload(
     lenient: bool = False,
     strict: bool = False,
 ) -> Workload:
-    """Reads a trace (SWF or Batsim/SPARS JSON, plain or gzip) ready for replay."""
+    """Reads a trace (SWF or Batsim/SPARS JSON, plain or gzip) ready for replay; its
+    ``load_seconds`` says how long that took."""
+    import time
+
+    started = time.perf_counter()
+    workload = _read(path, format, nodes, procs_per_node, lenient, strict)
+    workload.load_seconds = time.perf_counter() - started
+    return workload
+
+
+def _read(
+    path: str | os.PathLike[str],
+    format: str | None,
+    nodes: int | None,
+    procs_per_node: int | str,
+    lenient: bool,
+    strict: bool,
+) -> Workload:
     from hpcsched.workload.batsim import read_batsim_file
     from hpcsched.workload.swf import check_machine_nodes, read_swf
 
     if os.path.isdir(path):
-        raise InputError("is a folder, not a trace file", path=os.fspath(path))
+        raise InputError(
+            "is a folder; give a trace file (.swf or .json, optionally .gz) inside it",
+            path=os.fspath(path),
+        )
     if nodes is not None:
         check_machine_nodes(nodes)
     fmt = format or detect_format(path)

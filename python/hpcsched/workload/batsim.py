@@ -47,7 +47,7 @@ import json
 import math
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -69,11 +69,11 @@ def read_batsim_file(
     """Read a Batsim JSON workload file, plain or gzip-compressed."""
     name = os.fspath(path)
     return parse_batsim(
-        read_bytes(name, check_head=_json_head(name)), name, nodes=nodes, strict=strict
+        bytes(read_bytes(name, check_head=_json_head(name))), name, nodes=nodes, strict=strict
     )
 
 
-def _json_head(path: str):
+def _json_head(path: str) -> Callable[[bytes], None]:
     """Fails at once on a file that does not open like a JSON object (binary data, a gzip
     bomb of NUL bytes), before the rest of it is read."""
 

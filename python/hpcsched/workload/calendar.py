@@ -104,13 +104,6 @@ class DowntimeCalendar:
     def __iter__(self) -> Iterator[Downtime]:
         return iter(self.windows)
 
-    def announce_time(self, window: Downtime) -> float:
-        """When the scheduler learns of ``window``: ``start - announce_lead`` for a scheduled
-        maintenance, ``start`` for an unscheduled outage."""
-        if window.kind == "scheduled":
-            return window.start - self.announce_lead
-        return window.start
-
     def shifted(self, origin: float) -> DowntimeCalendar:
         """The same calendar with ``origin`` (the workload's ``time_origin``) subtracted."""
         return replace(

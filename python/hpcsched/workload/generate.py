@@ -59,7 +59,7 @@ def markovian(
     _check_int("n_jobs", n_jobs, minimum=1, maximum=MAX_GENERATED_JOBS)
     _check_int("nodes", nodes, minimum=1, maximum=_core.MAX_NODES)
     _check_positive("mean_runtime", mean_runtime)
-    _check_positive("target_util", target_util)
+    _check_share("target_util", target_util)
     if not (isinstance(p, (int, float)) and 0 < p <= 1):
         raise OptionError(f"must be in (0, 1], not {shown(p)}", option="p")
 
@@ -96,12 +96,12 @@ def mmk(
 
     Interarrivals ``Exp(rate = load·servers/mean_runtime)``, run times ``Exp(mean_runtime)``
     (all interarrivals drawn first, then all run times), requested time = run time. ``load`` is the
-    per-server utilisation lambda/(k·mu); with ``load >= 1`` the queue is unstable (a warning says
-    so). FCFS mean wait can be compared with the Erlang-C formula.
+    per-server offered load lambda/(k·mu); with ``load >= 1`` the queue is unstable (a warning
+    says so). FCFS mean wait can be compared with the Erlang-C formula.
     """
     _check_int("n_jobs", n_jobs, minimum=1, maximum=MAX_GENERATED_JOBS)
     _check_int("servers", servers, minimum=1, maximum=_core.MAX_NODES)
-    _check_positive("load", load)
+    _check_positive("load", load)  # an offered load: past 1 an overload, which tests use
     _check_positive("mean_runtime", mean_runtime)
     rng = np.random.default_rng(seed)
     interarrivals = rng.exponential(mean_runtime / (load * servers), n_jobs)
@@ -176,6 +176,17 @@ def _check_int(option: str, value: object, *, minimum: int, maximum: int) -> Non
     ):
         raise OptionError(
             f"must be an integer from {minimum} to {maximum:,}, not {shown(value)}", option=option
+        )
+
+
+def _check_share(option: str, value: object) -> None:
+    """A utilization in (0, 1]: past 1 the machine cannot keep up and no run ever reaches it."""
+    _check_positive(option, value)
+    if float(value) > 1:  # type: ignore[arg-type]
+        raise OptionError(
+            f"must be at most 1 (a utilization: the share of the machine the jobs keep busy), "
+            f"not {shown(value)}",
+            option=option,
         )
 
 

@@ -40,6 +40,9 @@ class Workload:
     #: the absolute clock value (trace units) of time 0, i.e. the first kept submission
     time_origin: float = 0.0
     procs_per_node: int = 1
+    #: wall-clock seconds :func:`~hpcsched.workload.load_workload` took to read it (0 for a
+    #: workload made in memory); ``summary.json`` reports it as ``timing.load_seconds``
+    load_seconds: float = field(default=0.0, compare=False)
 
     def __len__(self) -> int:
         return len(self.jobs)
@@ -56,4 +59,4 @@ class Workload:
         start = self.header.get("UnixStartTime")
         if start is None:
             return None
-        return float(start) + self.time_origin
+        return float(start) + self.time_origin  # type: ignore[arg-type]  # a header number

@@ -53,7 +53,7 @@ def describe(workload: Workload) -> dict[str, Any]:
 
     first = float(submit.min()) if n else None
     last = float(submit.max()) if n else None
-    span = last - first if n else None
+    span = last - first if first is not None and last is not None else None
     work = nodes * run
     total_work = float(work.sum())
     offered = total_work / (machine * span) if span else None

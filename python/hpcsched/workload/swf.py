@@ -182,7 +182,7 @@ def _procs_per_node(option: int | str, header: dict[str, object], path: str) -> 
                 option="--procs-per-node",
             )
         return max_procs // max_nodes
-    return check_procs_per_node(option)
+    return int(check_procs_per_node(option))
 
 
 def check_procs_per_node(option: int | str) -> int | str:

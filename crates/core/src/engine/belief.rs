@@ -17,7 +17,6 @@ use crate::engine::state::{Completion, Running, SimState};
 use crate::engine::view::View;
 use crate::error::Result;
 use crate::model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel};
-use crate::sched::Decision;
 
 /// An announced window is already known: its announcement lies far in the past.
 const KNOWN_LONG_AGO: f64 = 1e18;
@@ -153,17 +152,6 @@ impl Belief {
             engine,
             real_index: known,
         })
-    }
-
-    /// Translates a decision taken on the belief into the real queue's positions and indices.
-    pub fn to_real(&self, decision: &Decision) -> Vec<u32> {
-        let mut real: Vec<u32> = decision
-            .starts
-            .iter()
-            .map(|s| self.real_index[s.job as usize])
-            .collect();
-        real.sort_unstable();
-        real
     }
 }
 

@@ -12,5 +12,5 @@ pub use self::core::{Engine, Inputs};
 pub use belief::{Belief, Scenario};
 pub use queue::WaitQueue;
 pub use record::RunLog;
-pub use state::{Metrics, Running, SimState};
+pub use state::{bounded_slowdown, Metrics, Running, SimState, BSLD_TAU};
 pub use view::View;

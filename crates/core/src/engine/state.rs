@@ -145,15 +145,22 @@ pub struct Metrics {
     pub elapsed: f64,
 }
 
-impl Metrics {
-    /// Bounded-slowdown threshold (s).
-    pub const BSLD_TAU: f64 = 10.0;
+/// Bounded-slowdown threshold τ (s): run times shorter than this count as this long.
+pub const BSLD_TAU: f64 = 10.0;
 
+/// A job's bounded slowdown, `max(1, (wait + run) / max(run, τ))`: the one definition the
+/// engine's metrics, the look-ahead's rewards and the Python summaries use.
+#[inline]
+pub fn bounded_slowdown(wait: f64, run_time: f64) -> f64 {
+    ((wait + run_time) / run_time.max(BSLD_TAU)).max(1.0)
+}
+
+impl Metrics {
     pub(crate) fn on_start(&mut self, wait: f64, run_time: f64) {
         self.started += 1;
         self.wait_sum += wait;
         self.wait_max = self.wait_max.max(wait);
-        self.bsld_sum += ((wait + run_time) / run_time.max(Self::BSLD_TAU)).max(1.0);
+        self.bsld_sum += bounded_slowdown(wait, run_time);
     }
 
     pub(crate) fn elapse(&mut self, dt: f64, busy: u32, capacity: u32, down: u32) {

@@ -46,10 +46,4 @@ impl View<'_> {
     pub fn estimated_end(&self, running: &Running) -> f64 {
         running.requested_end.max(self.now)
     }
-
-    /// A waiting job's estimated end if it started now.
-    #[inline]
-    pub fn estimated_end_if_started(&self, job: u32) -> f64 {
-        self.now + self.jobs.get(job).requested_time
-    }
 }

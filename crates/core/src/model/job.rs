@@ -117,8 +117,4 @@ impl JobTable {
     pub fn iter(&self) -> impl Iterator<Item = &Job> {
         self.jobs.iter()
     }
-
-    pub fn max_nodes(&self) -> u32 {
-        self.jobs.iter().map(|j| j.nodes).max().unwrap_or(0)
-    }
 }

@@ -33,10 +33,6 @@ impl RuntimePredictor {
         });
     }
 
-    pub fn is_ready(&self) -> bool {
-        self.moments.is_some()
-    }
-
     /// `(m_Y, sigma_Y)` (Eq. 45).
     pub fn log_moments(&self) -> Option<(f64, f64)> {
         self.moments

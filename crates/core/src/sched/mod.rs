@@ -4,6 +4,7 @@
 //! applies it. Policies never touch the simulation state.
 
 pub mod admission;
+pub mod capability;
 pub mod easy;
 pub mod external;
 pub mod mars;
@@ -11,6 +12,7 @@ pub mod order;
 pub mod policy;
 pub mod registry;
 
+pub use capability::{capabilities, Capabilities};
 pub use external::{translate, ExternalDecision};
 pub use mars::{Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;

@@ -47,12 +47,14 @@ pub struct SearchConfig {
 impl Default for SearchConfig {
     fn default() -> Self {
         SearchConfig {
-            iterations: Some(200),
+            // the command line's and the Python specs' defaults are read from here
+            iterations: Some(100),
             time_budget: None,
             depth: 50,
             gamma: 0.99,
             exploration: 1.0,
-            trees: 2,
+            // P = the number of cores, as in the paper
+            trees: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             seed: 17,
             rollout: Rollout::Actions,
         }

@@ -20,7 +20,7 @@
 //! jobs waiting at the root as if they started then (a neutral reference), and
 //! `utilization_since_root` the share of nodes busy at that instant.
 
-use crate::engine::{Engine, Metrics};
+use crate::engine::{bounded_slowdown, Engine};
 
 /// The weights of the named terms (and the utilization horizon).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -112,7 +112,7 @@ impl Reward {
             let job = view.jobs.get(j);
             let w = (view.now - job.submit).max(0.0);
             wait += w;
-            bsld += ((w + job.run_time) / job.run_time.max(Metrics::BSLD_TAU)).max(1.0);
+            bsld += bounded_slowdown(w, job.run_time);
         }
         RootReference {
             wait_term: wait_term(wait / n),

@@ -1,0 +1,107 @@
+"""The records the native module returns, as types (``hpcsched._core`` is typed by
+``_core.pyi``; these TypedDicts name what its dictionaries hold). Columns are numpy arrays in
+replay order (jobs) or in record order (decisions, timeline)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypedDict
+
+if TYPE_CHECKING:
+    import numpy as np
+    import numpy.typing as npt
+
+    F64 = npt.NDArray[np.float64]
+    U32 = npt.NDArray[np.uint32]
+    U64 = npt.NDArray[np.uint64]
+    I64 = npt.NDArray[np.int64]
+    Bools = npt.NDArray[np.bool_]
+    U8 = npt.NDArray[np.uint8]
+
+
+class EnergyJoules(TypedDict):
+    """Energy from time 0 to the last completion, per node state (J)."""
+
+    computing: float
+    idle: float
+    switching_on: float
+    switching_off: float
+    sleeping: float
+    total: float
+    wasted: float
+
+
+class _RunResultsBase(TypedDict):
+    start: F64
+    end: F64
+    start_kind: U8
+    requeues: U32
+    killed: Bools
+    lost_job: U32
+    lost_start: F64
+    lost_end: F64
+    reservation_time: F64
+    reservation_job: U32
+    reservation_shadow: F64
+    reservation_extra: U32
+    node_seconds: dict[str, float]
+    horizon: float
+    invocations: int
+    event_times: int
+
+
+class RunResults(_RunResultsBase, total=False):
+    """``Simulation.results()``: per-job outcomes (start kinds are codes into
+    ``start_kind_names()``), attempts lost to downtime, EASY reservations, node-seconds per
+    state, and ``energy_j`` when the platform has a power model."""
+
+    energy_j: EnergyJoules
+
+
+class DecisionColumns(TypedDict):
+    """``Simulation.decisions()``: one row per look-ahead decision (empty for others)."""
+
+    time: F64
+    queue_length: U32
+    outcomes: U32
+    iterations: U64
+    heuristic: list[str]
+    window: I64
+    actions: U32
+    name: list[str]
+    started: U32
+    drain: Bools
+    seconds: F64
+
+
+class TimelineColumns(TypedDict):
+    """``Simulation.timeline()``: node counts per power state after each change."""
+
+    time: F64
+    idle: U32
+    computing: U32
+    switching_on: U32
+    switching_off: U32
+    sleeping: U32
+
+
+class Capabilities(TypedDict):
+    """What a built-in policy takes (``policy_capabilities()``)."""
+
+    searches: bool
+    window: bool
+    backfill: str | None
+    power: bool
+
+
+class SearchDefaults(TypedDict):
+    iterations: int | None
+    time_budget: float | None
+    depth: int
+    gamma: float
+    exploration: float
+    trees: int
+    seed: int
+
+
+#: ``icon_defaults()``: SNF-ICON Table I, by ``PowerSpec`` field name.
+IconDefaults = dict[str, Any]

@@ -1,0 +1,115 @@
+"""Every table the commands print is readable at 80 columns, which is also what a pipe gets:
+no cell is cut (rich marks a cut with an ellipsis), every number appears whole."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from hpcsched.cli import _console, main
+from hpcsched.cli.compare import print_table
+
+FIXTURES = Path(__file__).parent.parent / "advise" / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def eighty_columns(monkeypatch):
+    monkeypatch.setattr(_console.console, "width", 80)
+    monkeypatch.setattr(_console.err_console, "width", 80)
+
+
+def run(args, capsys):
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def readable(out: str) -> None:
+    assert "…" not in out, out
+    assert max(len(line) for line in out.splitlines()) <= 80, out
+
+
+@pytest.fixture
+def workload(tmp_path, capsys):
+    path = tmp_path / "m.json"
+    assert run(["generate", "markovian", path, "--jobs", "300", "--seed", "5"], capsys)[0] == 0
+    return path
+
+
+def test_simulate_inspect_and_policies(tmp_path, workload, capsys):
+    code, out, _ = run(["simulate", workload, "--out", tmp_path / "run"], capsys)
+    assert code == 0
+    readable(out)
+    code, out, _ = run(["inspect", workload], capsys)
+    assert code == 0
+    readable(out)
+    code, out, _ = run(["policies"], capsys)
+    assert code == 0
+    readable(out)
+
+
+def test_compare_with_every_column(tmp_path, workload, capsys):
+    code, out, _ = run(
+        ["compare", workload, "--platform", "AOBA-64", "--processes", "1", "--out", tmp_path / "c"]
+        + [
+            a
+            for p in ("fcfs-b+ipm", "snf+ipm", "snf-icon", "snf-icon-ngnf")
+            for a in ("--policy", p)
+        ],
+        capsys,
+    )
+    assert code == 0
+    readable(out)
+    for value in ("FCFS/B+IPM", "SNF-ICON-NGNF"):
+        assert value in out
+
+
+def test_a_wide_results_table_is_split_and_every_number_shown_whole(capsys):
+    # a reproduce-like table: long labels, many metrics, large numbers
+    table = pd.DataFrame(
+        {
+            "workload": ["SDSC-BLUE-2000-4.2-cln-0-3000", "generated-markovian-3000"],
+            "platform": ["AOBA-1152", "AOBA-64"],
+            "policy": ["SNF-ICON-NGNF", "FCFS/B+IPM"],
+            "jobs": [3000, 3000],
+            "completed": [3000, 2999],
+            "wait_mean": [123456789.0, 4321.0],
+            "wait_median": [1234.0, 0.0],
+            "wait_p95": [98765432.0, 60.0],
+            "wait_max": [987654321.0, 3600.0],
+            "bsld_mean": [12345.678, 1.0],
+            "utilization": [0.987654, 0.4],
+            "energy_total_mwh": [12345.6789, 5.0],
+            "energy_wasted_mwh": [1234.56789, 1.0],
+            "icon_share": [0.712, float("nan")],
+            "searches": [123456, 0],
+            "drains": [7890, 0],
+            "simulate_seconds": [1.5, 0.01],
+        }
+    )
+    print_table(table, "every run", labels=("workload", "platform", "policy"))
+    out = capsys.readouterr().out
+    readable(out)
+    for number in ("34,293.55", "27,434.84", "274,348.42", "12,345.68", "98.77", "123,456"):
+        assert number in out, number
+    assert "(1/" in out  # split into several tables rather than squeezed
+
+
+def test_advise_plan(capsys):
+    code, out, err = run(
+        [
+            "advise",
+            "--from-json",
+            FIXTURES / "squeue-mixed.json",
+            FIXTURES / "sinfo-mixed.json",
+            "--reservations",
+            FIXTURES / "scontrol-reservation.txt",
+            "--policy",
+            "fcfs",
+        ],
+        capsys,
+    )
+    assert code == 0, err
+    readable(out)

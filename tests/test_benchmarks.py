@@ -1,0 +1,48 @@
+"""Every benchmark script runs (``--smoke``: small inputs, one repeat), so that none rots
+between the times someone measures with it. Their figures live in BENCHMARKS.md; nothing here
+is timed."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = REPO.parent / "shared" / "traces"
+SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py") if p.name != "__init__.py")
+#: Scripts that read ../shared/traces (skipped without it).
+NEED_TRACES = {
+    "agents.py",
+    "experiments.py",
+    "mars_icon.py",
+    "mars_quality.py",
+    "mars_speed.py",
+    "replay.py",
+    "snf_icon.py",
+}
+
+
+def test_every_benchmark_is_listed():
+    assert {*NEED_TRACES, "advise.py", "hostile.py", "python_baseline.py", "startup.py"} == set(
+        SCRIPTS
+    )
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_benchmark_runs_with_smoke(script, tmp_path):
+    if script in NEED_TRACES and not TRACES.is_dir():
+        pytest.skip(f"{script} needs the traces in {TRACES}")
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / script), "--smoke"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO / "benchmarks")},
+        timeout=900,
+    )
+    assert done.returncode == 0, f"{script}:\n{done.stdout[-2000:]}\n{done.stderr[-3000:]}"
+    assert done.stdout.strip(), f"{script} printed nothing"
