@@ -113,3 +113,26 @@ def test_advise_plan(capsys):
     )
     assert code == 0, err
     readable(out)
+
+
+def test_the_spread_over_seeds_keeps_every_number_whole(capsys):
+    # reproduce snf-icon --seeds: mean ± std cells beside long case names
+    from hpcsched.cli.reproduce import _print_spread
+
+    summary = pd.DataFrame(
+        {
+            "workload": ["SDSC-BLUE-2000-4.2-cln-0-3000", "generated-markovian-3000"],
+            "platform": ["AOBA-1152", "Taurus-64"],
+            "policy": ["FCFS/B+IPM", "SNF-ICON"],
+            "wait_mean": [7154.6, 20.9],
+            "wait_mean_std": [1.7, 0.4],
+            "energy_wasted_mwh": [36.2791, 0.874],
+            "energy_wasted_mwh_std": [0.0183, 0.0012],
+            "icon_share": [float("nan"), 0.7104],
+        }
+    )
+    _print_spread(summary, 10)
+    out = capsys.readouterr().out
+    readable(out)
+    for cell in ("7,155 ± 2", "21 ± 0", "36.279 ± 0.018", "0.874 ± 0.001", "71.0"):
+        assert cell in out, cell

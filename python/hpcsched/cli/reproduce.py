@@ -111,28 +111,28 @@ def mars(
 
 
 def _print_spread(summary: pd.DataFrame, seeds: int) -> None:
-    """Means ± standard deviations over the seeds, one row per case and policy."""
-    from rich.table import Table
+    """Means ± standard deviations over the seeds, one row per case and policy (as many tables
+    as the terminal's width needs; numbers are never cut)."""
+    from hpcsched.cli._console import fitted_tables
 
-    view = Table(
-        title=f"SNF-ICON reproduction: mean ± std over {seeds} seeds", title_justify="left"
-    )
-    for heading in ("workload", "platform", "policy"):
-        view.add_column(heading, no_wrap=True)
-    for heading in ("mean wait (s)", "wasted (MWh)", "ICON mode (%)"):
-        view.add_column(heading, justify="right")
-    for row in summary.to_dict("records"):
-        share = float(row["icon_share"])
-        icon = "-" if math.isnan(share) else f"{100 * share:.1f}"
-        view.add_row(
-            str(row["workload"]),
-            str(row["platform"]),
-            str(row["policy"]),
-            f"{row['wait_mean']:,.0f} ± {row['wait_mean_std']:,.0f}",
-            f"{row['energy_wasted_mwh']:,.3f} ± {row['energy_wasted_mwh_std']:,.3f}",
-            icon,
-        )
-    console.print(view)
+    rows = summary.to_dict("records")
+
+    def spread(column: str, digits: int) -> list[str]:
+        return [f"{r[column]:,.{digits}f} ± {r[column + '_std']:,.{digits}f}" for r in rows]
+
+    icon = [
+        "-" if math.isnan(float(r["icon_share"])) else f"{100 * float(r['icon_share']):.1f}"
+        for r in rows
+    ]
+    labels = [(h, [str(r[h]) for r in rows]) for h in ("workload", "platform", "policy")]
+    metrics = [
+        ("mean wait (s)", spread("wait_mean", 0)),
+        ("wasted (MWh)", spread("energy_wasted_mwh", 3)),
+        ("ICON mode (%)", icon),
+    ]
+    title = f"SNF-ICON reproduction: mean ± std over {seeds} seeds"
+    for view in fitted_tables(title, labels, metrics, console.width):
+        console.print(view)
 
 
 @contextlib.contextmanager
