@@ -225,18 +225,32 @@ def test_start_kind_bars_sum_to_100_percent(queue_runs: dict[str, Result]) -> No
 
 
 def test_search_effort_plots_each_searched_decision(queue_runs: dict[str, Result]) -> None:
-    fig = plots.search_effort_plot(queue_runs)
-    assert_renders(fig)
-    iterations_ax, branching_ax = fig.axes[:2]
     decisions = queue_runs["MARS-CW"].decisions
     searched = decisions[decisions["outcomes"] >= 2]
     assert len(searched) > 10
+    # an iteration budget every search used up: a constant panel is left out (issue 14)
+    assert set(searched["iterations"]) == {20}
+    fig = plots.search_effort_plot(queue_runs)
+    assert_renders(fig)
+    (branching_ax,) = fig.axes
+    assert "every search ran 20 MCTS iterations" in branching_ax.get_title()
     (points,) = [c for c in branching_ax.collections if isinstance(c, PathCollection)]
     xy = points.get_offsets()
     np.testing.assert_allclose(xy[:, 0], searched["time"] / DAY)
     np.testing.assert_allclose(xy[:, 1], searched["outcomes"])
+
+
+def test_search_effort_draws_iterations_when_they_vary(queue_runs: dict[str, Result]) -> None:
+    mars = queue_runs["MARS-CW"]
+    varied = mars.decisions.copy()
+    varied["iterations"] = varied["iterations"] + np.arange(len(varied)) % 3  # a time budget
+    fig = plots.search_effort_plot({"MARS-CW": dataclasses.replace(mars, decisions=varied)})
+    assert_renders(fig)
+    iterations_ax, branching_ax = fig.axes
+    searched = varied[varied["outcomes"] >= 2]
     (iterations,) = iterations_ax.collections
     np.testing.assert_allclose(iterations.get_offsets()[:, 1], searched["iterations"])
+    assert "MCTS" not in branching_ax.get_title()
 
 
 def test_search_effort_needs_a_lookahead_run(
@@ -351,13 +365,19 @@ def test_wait_by_nodes_lines_are_mean_waits_per_size(queue_runs: dict[str, Resul
     assert_renders(fig)
     ax = fig.axes[0]
     assert ax.get_xscale() == "log"
+    # a log wait axis: a group waiting days must not flatten the others (issue 14)
+    assert ax.get_yscale() == "log"
     lines = [line for line in ax.lines if line.get_label() and not line.get_label().startswith("_")]
     assert len(lines) == len(queue_runs)
     for line, result in zip(lines, queue_runs.values(), strict=True):
         jobs = result.jobs
-        expected = jobs[jobs["start"].notna()].groupby("nodes")["wait"].mean() / HOUR
+        expected = jobs[jobs["start"].notna()].groupby("nodes")["wait"].mean()
         np.testing.assert_allclose(line.get_xdata(), expected.index)
-        np.testing.assert_allclose(line.get_ydata(), expected.to_numpy())
+        floored = np.maximum(expected.to_numpy(), plots.WAIT_FLOOR_S) / HOUR
+        np.testing.assert_allclose(line.get_ydata(), floored)
+    low, high = ax.get_ylim()
+    assert low <= min(line.get_ydata().min() for line in lines)
+    assert high >= max(line.get_ydata().max() for line in lines)
 
 
 def test_wait_by_nodes_bins_many_sizes_in_powers_of_two() -> None:
@@ -448,7 +468,7 @@ def test_node_states_large_timeline_is_fast_and_keeps_node_hours(
     fig = plots.node_states_plot(big)
     assert_renders(fig)
     assert time.perf_counter() - start < 3.0
-    assert any(t.get_text().startswith("averaged over") for t in fig.axes[0].texts)
+    assert "averaged over" in fig.axes[0].get_xlabel()
     vertices = area_vertices(fig)["state-computing"]
     assert len(vertices) < 4 * plots.MAX_TIMELINE_POINTS + 10
     # the averaged steps keep the computing node-hours exactly
@@ -487,12 +507,31 @@ def test_applicable_plots_for_power_managers_all_render(power_runs: dict[str, Re
     assert "SNF-ICON modes" in names
     assert "Power drawn over time" in names
     assert "MCTS search effort" not in names
-    assert [n for n in names if n.startswith("Node power states")] == [
-        "Node power states: FCFS/B+IPM",
-        "Node power states: SNF-ICON",
-    ]
+    # one node-state figure for the two power-managed runs, not one each (issue 14)
+    assert [n for n in names if n.startswith("Node power states")] == ["Node power states"]
     for _, make in listed:
         assert_drawn(make())
+
+
+def test_node_states_overview_shows_the_first_run_and_every_runs_shares(
+    power_runs: dict[str, Result],
+) -> None:
+    timed = {k: r for k, r in power_runs.items() if not r.timeline.empty}
+    assert list(timed) == ["FCFS/B+IPM", "SNF-ICON"]
+    fig = plots.node_states_overview_plot(power_runs)
+    assert_renders(fig)
+    timeline_ax, bars_ax = fig.axes[:2]
+    assert "FCFS/B+IPM" in timeline_ax.get_title()
+    assert [t.get_text() for t in bars_ax.get_yticklabels()] == list(timed)
+    # each bar is the run's share of node-seconds not computing, from its summary
+    ends = {}
+    for patch in bars_ax.patches:
+        row = round(patch.get_y() + patch.get_height() / 2)
+        ends[row] = max(ends.get(row, 0.0), patch.get_x() + patch.get_width())
+    for row, result in enumerate(timed.values()):
+        seconds = result.info["energy"]["node_seconds"]
+        idle_share = 100 * (1 - seconds["computing"] / sum(seconds.values()))
+        assert ends[row] == pytest.approx(idle_share)
 
 
 def test_plots_of_runs_read_back_from_disk(
@@ -531,3 +570,27 @@ def test_module_never_imports_pyplot() -> None:
         "assert 'matplotlib.pyplot' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_wait_energy_pareto_does_not_blow_up_a_tiny_energy_spread() -> None:
+    # three runs 0.05 % of the total energy apart: no full-width trade-off (issue 14)
+    table = pd.DataFrame(
+        {
+            "policy": ["A", "B", "C"],
+            "energy_wasted_mwh": [1.235, 1.245, 1.280],
+            "energy_total_mwh": [63.17, 63.18, 63.21],
+            "wait_mean": [0.97 * HOUR, 0.61 * HOUR, 0.61 * HOUR],
+        }
+    )
+    fig = plots.wait_energy_pareto(table)
+    assert_renders(fig)
+    low, high = fig.axes[0].get_xlim()
+    assert high - low == pytest.approx(0.01 * 63.21)
+    assert low < 1.235 and high > 1.280
+    assert "at least 1 % of the total energy" in fig.legends[0].get_title().get_text()
+    # a wide spread keeps matplotlib's own limits, and no note
+    wide = table.assign(energy_wasted_mwh=[1.0, 5.0, 9.0])
+    fig = plots.wait_energy_pareto(wide)
+    low, high = fig.axes[0].get_xlim()
+    assert low < 1.0 and high > 9.0 and high - low < 12
+    assert not fig.legends[0].get_title().get_text()

@@ -252,6 +252,6 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
     if table["icon_share"].notna().any():
         columns.append(("icon_share", "ICON (%)", pct))
     if table["searches"].any():
-        columns += [("searches", "searches", count), ("drains", "drains", count)]
+        columns += [("searches", "searches", count), ("drains", "drain decisions", count)]
     columns.append(("simulate_seconds", "simulated in (s)", num))
     return columns

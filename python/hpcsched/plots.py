@@ -33,6 +33,7 @@ __all__ = [
     "applicable_plots",
     "figure_to_png",
     "icon_modes_plot",
+    "node_states_overview_plot",
     "node_states_plot",
     "pareto_frontier",
     "search_effort_plot",
@@ -85,6 +86,8 @@ BAR_WIDTH = 0.5
 TIME_LABEL = "Time since first submission (days)"
 #: width of a character of 9-10 pt text, in pixels (a generous average)
 CHAR_PX = 6.5
+#: width of a character of 7 pt text (bar value labels), in pixels
+LABEL_CHAR_PX = 5.0
 #: keeps a number and its unit on one line when tick labels are wrapped
 NBSP = "\u00a0"
 #: en dash for ranges in figure text
@@ -350,6 +353,10 @@ def _grouped_bars(
     width = 0.8 / len(labels)
     n_groups = max((len(v) for v in values.values()), default=0)
     annotate = n_groups * len(labels) <= 24
+    # a lone group would stretch across the whole panel: keep room for three
+    extra = max(0, 3 - n_groups) / 2
+    ax.set_xlim(-0.5 - extra, n_groups - 0.5 + extra)
+    bar_px = _axes_width_px(ax) / (n_groups + 2 * extra) * width * 0.95
     for k, label in enumerate(labels):
         heights = np.array([np.nan if v is None else 100 * v for v in values[label]], dtype=float)
         x = np.arange(len(heights)) - 0.4 + width * (k + 0.5)
@@ -357,11 +364,25 @@ def _grouped_bars(
             x, heights, width=width * 0.95, color=colors[label], label=legend_labels[label]
         )
         if annotate:
-            texts = [f"{h:.0f}" if np.isfinite(h) else "" for h in heights]
-            ax.bar_label(bars, labels=texts, fontsize=7, padding=1)
-    # a lone group would stretch across the whole panel: keep room for three
-    extra = max(0, 3 - n_groups) / 2
-    ax.set_xlim(-0.5 - extra, n_groups - 0.5 + extra)
+            # one decimal (bars within a point of each other are told apart); labels wider
+            # than their bar would run into the next one's: written upwards inside the bar
+            texts = [f"{h:.1f}" if np.isfinite(h) else "" for h in heights]
+            if max(map(len, texts), default=0) * LABEL_CHAR_PX <= bar_px:
+                ax.bar_label(bars, labels=texts, fontsize=7, padding=1)
+            else:
+                for bar_x, height, text in zip(x, heights, texts, strict=True):
+                    if text:
+                        ax.annotate(
+                            text,
+                            (bar_x, height),
+                            xytext=(0, -3),
+                            textcoords="offset points",
+                            rotation=90,
+                            ha="center",
+                            va="top",
+                            fontsize=7,
+                            color="white",
+                        )
 
 
 def _window_tick(index: int, start: float, end: float) -> str:
@@ -492,7 +513,16 @@ def start_kinds_plot(results: Mapping[str, Result]) -> Figure:
     ax.set_ylim(0, 100)
     ax.set_ylabel("Share of started jobs (%)")
     ax.set_title("How jobs started: primary (head of queue), backfill, or drain")
-    fig.legend(loc="outside right upper", fontsize=9, title="start kind")
+    fig.legend(loc="outside right upper", fontsize=9, title="start kind (jobs)")
+    if counts["drain"].any():
+        # the tables count drain *decisions*; one decision marks every job waiting then
+        fig.supxlabel(
+            "drain: a job that was waiting when MARS chose to start nothing (a drain decision)\n"
+            "and started later; one decision marks every job waiting then, so the tables' "
+            "drain decisions and these job counts differ",
+            fontsize=8,
+            color="dimgrey",
+        )
     return fig
 
 
@@ -536,27 +566,39 @@ def _is_lookahead(result: Result) -> bool:
 
 def search_effort_plot(results: Mapping[str, Result]) -> Figure:
     """MCTS iterations and effective branching (distinct root outcomes) per searched decision
-    over time, for the look-ahead runs (MARS Fig. 15). ValueError if there is none."""
+    over time, for the look-ahead runs (MARS Fig. 15). A panel whose values are all the same
+    (an iteration budget every search used up) is left out and its value given in the title.
+    ValueError if there is no look-ahead run."""
     lookahead = {label: r for label, r in results.items() if _is_lookahead(r)}
     if not lookahead:
         raise ValueError("search_effort_plot needs a look-ahead run (MARS or random)")
     colors = _policy_colors(list(results))
-    fig, axes = _new_figure(2, 1, height=6.0, sharex=True)
-    ax_iter, ax_branch = axes[0, 0], axes[1, 0]
+    searched = {label: r.decisions[r.decisions["outcomes"] >= 2] for label, r in lookahead.items()}
+    # the random baseline chooses without searching: its zero iterations would clutter
+    mcts = {label: d for label, d in searched.items() if d["iterations"].to_numpy().any()}
+    iteration_values = (
+        np.unique(np.concatenate([d["iterations"].to_numpy() for d in mcts.values()]))
+        if mcts
+        else np.array([], dtype=np.uint64)
+    )
+    draw_iterations = len(iteration_values) > 1
+    if draw_iterations:
+        fig, axes = _new_figure(2, 1, height=6.0, sharex=True)
+        ax_iter, ax_branch = axes[0, 0], axes[1, 0]
+    else:
+        fig, axes = _new_figure(1, 1, height=HEIGHT_IN)
+        ax_iter, ax_branch = None, axes[0, 0]
     for label, result in lookahead.items():
-        d = result.decisions
-        searched = d[d["outcomes"] >= 2]
-        days = searched["time"].to_numpy(dtype=float) / DAY
-        iterations = searched["iterations"].to_numpy(dtype=float)
-        name = f"{label}: {len(searched)} of {len(d)} decisions had ≥ 2 outcomes"
+        d = searched[label]
+        days = d["time"].to_numpy(dtype=float) / DAY
+        name = f"{label}: {len(d)} of {len(result.decisions)} decisions had ≥ 2 outcomes"
         style = {"s": 10, "alpha": 0.6, "color": colors[label], "linewidths": 0}
-        # the random baseline chooses without searching: its zero iterations would clutter
-        if len(searched) and not iterations.any():
+        if len(d) and label not in mcts:
             name += " (no MCTS: random choice)"
-        else:
-            ax_iter.scatter(days, iterations, **style)
-        ax_branch.scatter(days, searched["outcomes"].to_numpy(dtype=float), label=name, **style)
-    if not any((r.decisions["outcomes"] >= 2).any() for r in lookahead.values()):
+        elif ax_iter is not None:
+            ax_iter.scatter(days, d["iterations"].to_numpy(dtype=float), **style)
+        ax_branch.scatter(days, d["outcomes"].to_numpy(dtype=float), label=name, **style)
+    if not any(len(d) for d in searched.values()):
         ax_branch.text(
             0.5,
             0.5,
@@ -566,14 +608,22 @@ def search_effort_plot(results: Mapping[str, Result]) -> Figure:
             va="center",
             color="dimgrey",
         )
-    ax_iter.set_ylabel("MCTS iterations\nper decision")
     ax_branch.set_ylabel("Effective branching\n(distinct root outcomes)")
     for ax in axes.flat:
         ax.set_ylim(bottom=0)
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.grid(alpha=0.4)
     ax_branch.set_xlabel(TIME_LABEL)
-    ax_iter.set_title("Search effort per searched decision (decisions with ≥ 2 outcomes)")
+    if ax_iter is not None:
+        ax_iter.set_ylabel("MCTS iterations\nper decision")
+        ax_iter.set_title("Search effort per searched decision (decisions with ≥ 2 outcomes)")
+    else:
+        budget = (
+            f"; every search ran {int(iteration_values[0]):,} MCTS iterations (summed over trees)"
+            if len(iteration_values) == 1
+            else ""
+        )
+        ax_branch.set_title(f"Effective branching per searched decision{budget}", fontsize=11)
     fig.legend(loc="outside lower center", ncols=1, fontsize=9, markerscale=2)
     return fig
 
@@ -636,9 +686,11 @@ def wait_energy_pareto(
     nrows = math.ceil(len(groups) / ncols)
     fig, axes = _new_figure(nrows, ncols, height=HEIGHT_IN if nrows == 1 else 3.4 * nrows + 0.6)
     panels = []
+    padded = False
     for ax, value in zip(axes.flat, groups, strict=False):
         part = data if value is None else data[data[group] == value]
         panels.append((ax, _pareto_panel(ax, part, x, y, label, colors)))
+        padded |= _pad_pareto_axes(ax, part, x)
         if value is not None:
             # the value alone (the figure title says what is grouped); long names shortened
             text = str(value)
@@ -676,7 +728,15 @@ def wait_energy_pareto(
         handles.append(
             Line2D([], [], linestyle="none", label=f"{dropped} row(s) without values left out")
         )
-    fig.legend(handles=handles, loc="outside lower center", ncols=3, fontsize=9)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=3,
+        fontsize=9,
+        # a widened axis is said where the reader looks for the key
+        title=_pad_note(x, data) if padded else None,
+        title_fontsize=8,
+    )
     # labels go where they do not collide, which needs the final axes sizes
     fig.draw_without_rendering()
     for ax, points in panels:
@@ -732,6 +792,52 @@ def _pareto_panel(
     ax.grid(alpha=0.4)
     ax.margins(x=0.2, y=0.15)
     return list(zip(xs.tolist(), ys.tolist(), names, strict=True))
+
+
+#: a Pareto panel's energy axis spans at least this share of the runs' total energy, and its
+#: wait axis this share of the largest mean wait: differences below that do not fill a panel
+#: and look like a trade-off (issue 14: 0.05 % of the energy drawn edge to edge)
+PARETO_MIN_ENERGY_SPAN = 0.01
+PARETO_MIN_WAIT_SPAN = 0.10
+
+
+def _min_x_span(part: pd.DataFrame, x: str) -> tuple[float, bool]:
+    """The least x span of a panel, and whether it is a share of total energy (else of the
+    largest x)."""
+    if x != "energy_total_mwh" and "energy_total_mwh" in part.columns:
+        total = part["energy_total_mwh"].to_numpy(dtype=float)
+        if np.isfinite(total).any():
+            return PARETO_MIN_ENERGY_SPAN * float(np.nanmax(total)), True
+    return PARETO_MIN_ENERGY_SPAN * float(np.nanmax(np.abs(part[x].to_numpy(dtype=float)))), False
+
+
+def _pad_pareto_axes(ax: Axes, part: pd.DataFrame, x: str) -> bool:
+    """Widens the panel's axes to their least spans (PARETO_MIN_*), centred on the points and
+    never below zero; True if either axis was widened."""
+    widened = False
+    for axis, least in (
+        ("x", _min_x_span(part, x)[0]),
+        ("y", PARETO_MIN_WAIT_SPAN * max(ax.dataLim.y1, 0.0)),
+    ):
+        low, high = ax.get_xlim() if axis == "x" else ax.get_ylim()
+        if not least > high - low:
+            continue
+        centre = (low + high) / 2
+        low, high = centre - least / 2, centre + least / 2
+        if low < 0:
+            low, high = 0.0, high - low
+        (ax.set_xlim if axis == "x" else ax.set_ylim)(low, high)
+        widened = True
+    return widened
+
+
+def _pad_note(x: str, data: pd.DataFrame) -> str:
+    _, of_total = _min_x_span(data, x)
+    energy = "of the total energy" if of_total else "of the largest value"
+    return (
+        f"axes span at least {100 * PARETO_MIN_ENERGY_SPAN:g} % {energy} (x) and "
+        f"{100 * PARETO_MIN_WAIT_SPAN:g} % of the largest wait (y): closer points differ by less"
+    )
 
 
 #: label positions tried around a point, in points: (dx, dy, horizontal alignment)
@@ -861,7 +967,8 @@ def wait_by_nodes_plot(results: Mapping[str, Result]) -> Figure:
     for k, (label, result) in enumerate(results.items()):
         started = _started(result)
         bins = _size_bins(started["nodes"].to_numpy(), binned)
-        means = started["wait"].groupby(bins).mean() / HOUR
+        # a log axis cannot show zero: means below the floor are drawn at it (as the boxes)
+        means = started["wait"].groupby(bins).mean().clip(lower=WAIT_FLOOR_S) / HOUR
         mean = result.info["wait"]["mean"]
         ax.plot(
             means.index.to_numpy(),
@@ -884,9 +991,13 @@ def wait_by_nodes_plot(results: Mapping[str, Result]) -> Figure:
     ax.set_xlabel(
         "Requested nodes (log₂ scale" + (", grouped in powers of two)" if binned else ")")
     )
-    ax.set_ylabel("Mean waiting time (h)")
-    ax.set_ylim(bottom=0)
+    # log scale: one group's mean of days must not flatten the others' minutes
+    _hours_log_axis(ax)
+    ax.set_ylabel(
+        f"Mean waiting time (h, log scale;\nmeans < {WAIT_FLOOR_S:g} s shown at {WAIT_FLOOR_S:g} s)"
+    )
     ax.grid(alpha=0.4)
+    ax.grid(axis="y", which="minor", alpha=0.15)
     ax.set_title("Mean waiting time by job size")
     ax.legend(fontsize=9)
     return fig
@@ -1059,9 +1170,82 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
     """Nodes per power state over time (stacked, computing at the bottom) for one power-managed
     run. Long timelines are averaged over at most MAX_TIMELINE_POINTS equal bins (areas stay
     exact). ValueError if the run has no timeline."""
-    timeline = result.timeline
-    if timeline.empty:
+    if result.timeline.empty:
         raise ValueError("node_states_plot needs a power-managed run (its timeline is empty)")
+    fig, axes = _new_figure()
+    ax = axes[0, 0]
+    policy = (result.info.get("inputs", {}).get("policy") or {}).get("name", "")
+    _draw_node_states(ax, result, title or f"Node power states over time: {policy}".rstrip(": "))
+    _node_state_legend(fig, ax)
+    return fig
+
+
+def node_states_overview_plot(results: Mapping[str, Result]) -> Figure:
+    """One figure for several power-managed runs, whose timelines look alike at a glance:
+    the first run's nodes per power state over time, and below it every run's share of
+    node-hours in each state other than computing (where the runs differ), the shares
+    written beside each bar. ValueError if no run has a timeline."""
+    timed = {label: r for label, r in results.items() if not r.timeline.empty}
+    if not timed:
+        raise ValueError("node_states_overview_plot needs a power-managed run (a timeline)")
+    first_label, first = next(iter(timed.items()))
+    bars_height = 0.9 + 0.32 * len(timed)
+    fig, axes = _new_figure(
+        2, 1, height=HEIGHT_IN + bars_height, height_ratios=[HEIGHT_IN - 0.6, bars_height]
+    )
+    ax, ax_bars = axes[0, 0], axes[1, 0]
+    others = "" if len(timed) == 1 else f" (the other {len(timed) - 1}: shares below)"
+    _draw_node_states(ax, first, f"Node power states over time: {first_label}{others}")
+    _node_state_legend(fig, ax)
+    shares = {label: _state_shares(r) for label, r in timed.items()}
+    states = [s for s in NODE_STATES if s != "computing" and any(v.get(s) for v in shares.values())]
+    y = np.arange(len(timed))
+    left = np.zeros(len(timed))
+    for state in states:
+        width = np.array([100 * shares[label].get(state, 0.0) for label in timed])
+        ax_bars.barh(
+            y, width, left=left, height=0.6, color=NODE_STATE_COLORS[state], gid=f"share-{state}"
+        )
+        left += width
+    for i, label in enumerate(timed):
+        share = shares[label]
+        switching = share.get("switching_on", 0.0) + share.get("switching_off", 0.0)
+        parts = [("idle", share.get("idle", 0.0)), ("switching", switching)]
+        parts += [(s, share.get(s, 0.0)) for s in ("sleeping", "down") if share.get(s)]
+        ax_bars.annotate(
+            " · ".join(f"{name} {100 * v:.1f}" for name, v in parts) + f"{NBSP}%",
+            (left[i], y[i]),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize=8,
+        )
+    ax_bars.set_yticks(y, list(timed), fontsize=8)
+    ax_bars.set_ylim(len(timed) - 0.5, -0.5)
+    ax_bars.set_xlim(0, max(float(left.max()), 1e-9) * 1.45)
+    ax_bars.set_xlabel(
+        "Node-hours not computing (% of all node-hours, time 0 to the last completion)"
+    )
+    ax_bars.grid(axis="x", alpha=0.4)
+    return fig
+
+
+def _state_shares(result: Result) -> dict[str, float]:
+    """Each power state's share of the run's node-seconds: the summary's, else integrated from
+    the timeline up to the end of the run."""
+    counted = (result.info.get("energy") or {}).get("node_seconds")
+    if not counted:
+        timeline = result.timeline
+        times = timeline["time"].to_numpy(dtype=float)
+        spans = np.diff(np.r_[times, max(_run_end(result), times[-1])])
+        states = [s for s in NODE_STATES if s in timeline.columns]
+        counted = dict(zip(states, timeline[states].to_numpy(dtype=float).T @ spans, strict=True))
+    total = sum(counted.values()) or 1.0
+    return {state: float(v) / total for state, v in counted.items()}
+
+
+def _draw_node_states(ax: Axes, result: Result, title: str) -> None:
+    timeline = result.timeline
     times = timeline["time"].to_numpy(dtype=float)
     states = [s for s in NODE_STATES if s in timeline.columns]
     values = timeline[states].to_numpy(dtype=float)
@@ -1074,8 +1258,6 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
     # repeat the last value at the end so the final step has a width
     x = np.r_[times, end] / DAY
     stacked = np.cumsum(np.vstack([values, values[-1:]]), axis=1)
-    fig, axes = _new_figure()
-    ax = axes[0, 0]
     below = np.zeros(len(x))
     for k, state in enumerate(states):
         ax.fill_between(
@@ -1092,22 +1274,14 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
     machine = int(result.info.get("inputs", {}).get("nodes") or np.max(stacked[:, -1]))
     ax.set_xlim(x[0], x[-1])
     ax.set_ylim(0, machine * 1.02)
-    ax.set_xlabel(TIME_LABEL)
+    # the averaging note goes with the time axis: a long title leaves no room beside it
+    ax.set_xlabel(TIME_LABEL if not note else f"{TIME_LABEL[:-1]}; {note})")
     ax.set_ylabel(f"Nodes (of {machine})")
-    policy = (result.info.get("inputs", {}).get("policy") or {}).get("name", "")
-    ax.set_title(title or f"Node power states over time: {policy}".rstrip(": "))
-    if note:
-        ax.text(
-            1.0,
-            1.01,
-            note,
-            transform=ax.transAxes,
-            ha="right",
-            va="bottom",
-            fontsize=8,
-            color="dimgrey",
-        )
-    # legend top to bottom in stacking order, like the areas
+    ax.set_title(title, fontsize=11)
+
+
+def _node_state_legend(fig: Figure, ax: Axes) -> None:
+    """The states top to bottom in stacking order, like the areas."""
     handles, labels = ax.get_legend_handles_labels()
     fig.legend(
         handles[::-1],
@@ -1117,7 +1291,6 @@ def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
         title="node state",
         title_fontsize=9,
     )
-    return fig
 
 
 def power_plot(results: Mapping[str, Result]) -> Figure:
@@ -1172,7 +1345,8 @@ def _duration_text(seconds: float) -> str:
 def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[[], Figure]]]:
     """(title, zero-argument figure function) for each plot that suits these results, in
     reading order: waits, utilization, start kinds, search effort (look-ahead runs), SNF-ICON
-    modes, then node states per power-managed run. The Pareto plot needs a table: not here."""
+    modes, then node states (one figure for all power-managed runs). The Pareto plot needs a
+    table: not here."""
     _require_results(results)
     plots: list[tuple[str, Callable[[], Figure]]] = [
         ("Waiting time by policy", partial(wait_boxplot, results)),
@@ -1187,10 +1361,13 @@ def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[
         plots.append(("SNF-ICON modes", partial(icon_modes_plot, results)))
     if any(not r.timeline.empty and "power_kw" in r.timeline for r in results.values()):
         plots.append(("Power drawn over time", partial(power_plot, results)))
-    for label, result in results.items():
-        if not result.timeline.empty:
-            title = f"Node power states: {label}"
-            plots.append((title, partial(node_states_plot, result, title=title)))
+    timed = {label: r for label, r in results.items() if not r.timeline.empty}
+    if len(timed) == 1:
+        ((label, result),) = timed.items()
+        title = f"Node power states: {label}"
+        plots.append((title, partial(node_states_plot, result, title=title)))
+    elif timed:  # one figure: the timelines look alike, the shares tell them apart
+        plots.append(("Node power states", partial(node_states_overview_plot, timed)))
     return plots
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import base64
 import datetime
 import html
-import json
 import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -205,14 +204,42 @@ def _skips(skipped: Mapping[str, int]) -> str:
 
 def _parameters(policy: Mapping[str, Any]) -> str:
     """A policy's parameters in one line: window, backfill, and the search or power
-    parameters that apply."""
+    parameters that apply (SNF-ICON's only under an ICON manager: IPM does not read them),
+    numbers rounded to four significant digits."""
     if "python" in policy:
         return f"Python policy {policy['python']}"
-    parts = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
-    for group in ("search", "power"):
-        if policy.get(group):
-            parts.update(policy[group])
-    return json.dumps(parts, default=str)[1:-1].replace('"', "")
+    parts: dict[str, Any] = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
+    if policy.get("search"):
+        parts.update(policy["search"])
+    power = policy.get("power")
+    if power:
+        icon_only = set(_icon_parameters()) if power.get("manager") == "ipm" else set()
+        parts.update({k: v for k, v in power.items() if k not in icon_only})
+    return ", ".join(f"{k}: {_rounded(v)}" for k, v in parts.items())
+
+
+def _icon_parameters() -> list[str]:
+    """SNF-ICON's parameters, as the engine names them (``IconConfig``)."""
+    from hpcsched import _core
+
+    return list(_core.icon_defaults())
+
+
+def _rounded(value: Any) -> str:
+    """A parameter for reading: whole floats as integers (7200), others to four significant
+    digits (0.2, 0.0002778),
+    lists element by element, None as null."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, float):
+        if value.is_integer() and abs(value) < 1e9:
+            return f"{value:.0f}"
+        return f"{value:.4g}"
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_rounded(v) for v in value) + "]"
+    return str(value)
 
 
 def add_detail_tables(report: Report, results: Mapping[str, Result], level: int = 2) -> None:
@@ -270,7 +297,7 @@ def add_detail_tables(report: Report, results: Mapping[str, Result], level: int 
                 "policy": label,
                 "decisions": f"{search['invocations']:,}",
                 "searches": f"{search['searches']:,}",
-                "drains": f"{search['drains']:,}",
+                "drain decisions": f"{search['drains']:,}",
                 "iterations / search": f"{search['iterations_per_search']['mean']:,.0f}"
                 if searched
                 else "-",
@@ -287,7 +314,8 @@ def add_detail_tables(report: Report, results: Mapping[str, Result], level: int 
         report.table(
             pd.DataFrame(search_rows),
             caption="A search runs when nodes are free, jobs wait and the actions lead to at "
-            "least two distinct outcomes; drains start nothing on purpose.",
+            "least two distinct outcomes; a drain decision starts nothing on purpose (the "
+            "start-kinds plot counts the jobs: every job waiting through one starts as 'drain').",
         )
 
 

@@ -378,7 +378,8 @@ def reproduce_mars(
 def seed_summary(table: pd.DataFrame) -> pd.DataFrame:
     """One row per case and policy: the metrics' means over the seeds, with ``<metric>_std``
     (their standard deviation, 0 for a single run) and ``seeds`` (how many runs)."""
-    metrics = ["wait_mean", "wait_max", "energy_wasted_mwh", "icon_share"]
+    # total energy too: the Pareto plot scales its energy axis by it
+    metrics = ["wait_mean", "wait_max", "energy_wasted_mwh", "energy_total_mwh", "icon_share"]
     keys = ["workload", "platform", "policy", "policy_name"]
     grouped = table.groupby(keys, sort=False, dropna=False)[metrics]
     means = grouped.mean()

@@ -138,3 +138,18 @@ def test_comparison_writes_one_run_directory_per_policy(search_comparison, tmp_p
     back = hpcsched.read_run(paths["MARS-CW"])
     pd.testing.assert_frame_equal(back.jobs, search_comparison.results["MARS-CW"].jobs)
     assert len(back.decisions) == len(search_comparison.results["MARS-CW"].decisions)
+
+
+def test_parameter_listing_gives_icon_parameters_only_to_icon_rounded(energy_comparison, tmp_path):
+    page = parse(energy_comparison.report(tmp_path / "energy.html"))
+    listing = next(t for t in page.tables if t[0] == ["policy", "parameters"])
+    params = {row[0]: dict(p.split(": ", 1) for p in row[1].split(", ")) for row in listing[1:]}
+    icon_only = set(hpcsched._core.icon_defaults())
+    for ipm in ("FCFS/B+IPM", "SNF+IPM"):  # IPM reads none of SNF-ICON's parameters
+        assert params[ipm]["manager"] == "ipm" and params[ipm]["idle_timeout"] == "7200"
+        assert not icon_only & set(params[ipm]), params[ipm]
+    icon = params["SNF-ICON"]
+    assert icon_only <= set(icon)
+    assert icon["initial_arrival_rate"] == "0.0002778"  # 1/3600, rounded
+    assert icon["alpha"] == "5000" and icon["max_horizon"] == "86400" and icon["beta"] == "1"
+    assert icon["max_spares"] == "null" and icon["require_service_samples"] == "true"

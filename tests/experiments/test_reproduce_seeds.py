@@ -14,7 +14,7 @@ def _table(rows):
     return pd.DataFrame(
         rows,
         columns=["workload", "platform", "policy", "policy_name", "seed", "wait_mean"],
-    ).assign(wait_max=1.0, energy_wasted_mwh=2.0, icon_share=float("nan"))
+    ).assign(wait_max=1.0, energy_wasted_mwh=2.0, energy_total_mwh=50.0, icon_share=float("nan"))
 
 
 def test_means_spreads_and_verdicts_over_seeds():

@@ -186,11 +186,13 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
             )
     search = info.get("search")
     if search and search["searches"]:
+        drained = info["jobs"]["start_kinds"].get("drain", 0)
         table.add_row(
             "look-ahead",
             f"{search['searches']:,} searches of {search['invocations']:,} invocations, "
-            f"{search['drains']:,} drains; median {search['branching']['median']:.0f} distinct "
-            f"outcomes, {search['iterations_per_search']['mean']:,.0f} iterations and "
+            f"{search['drains']:,} drain decisions ({drained:,} jobs started after one); "
+            f"median {search['branching']['median']:.0f} distinct outcomes, "
+            f"{search['iterations_per_search']['mean']:,.0f} iterations and "
             f"{1000 * search['seconds_per_search']['mean']:.1f} ms per search",
         )
     timing = info["timing"]
