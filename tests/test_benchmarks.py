@@ -27,9 +27,14 @@ NEED_TRACES = {
 
 
 def test_every_benchmark_is_listed():
-    assert {*NEED_TRACES, "advise.py", "hostile.py", "python_baseline.py", "startup.py"} == set(
-        SCRIPTS
-    )
+    assert {
+        *NEED_TRACES,
+        "advise.py",
+        "hostile.py",
+        "memory.py",
+        "python_baseline.py",
+        "startup.py",
+    } == set(SCRIPTS)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

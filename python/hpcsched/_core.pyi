@@ -127,6 +127,7 @@ class Simulation:
         down_asleep: npt.NDArray[np.bool_] | None = None,
         max_wait: float | None = None,
         groups: list[tuple[int, dict[str, Any]]] | None = None,
+        decision_log: str = "compact",
     ) -> Simulation: ...
     @property
     def now(self) -> float: ...

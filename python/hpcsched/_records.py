@@ -57,9 +57,7 @@ class RunResults(_RunResultsBase, total=False):
     energy_j: EnergyJoules
 
 
-class DecisionColumns(TypedDict):
-    """``Simulation.decisions()``: one row per look-ahead decision (empty for others)."""
-
+class _DecisionColumnsBase(TypedDict):
     time: F64
     queue_length: U32
     outcomes: U32
@@ -71,6 +69,20 @@ class DecisionColumns(TypedDict):
     started: U32
     drain: Bools
     seconds: F64
+
+
+class DecisionColumns(_DecisionColumnsBase, total=False):
+    """``Simulation.decisions()``: one row per look-ahead decision (empty for others); with
+    ``decision_log="full"`` also every distinct outcome of each decision, flat, decision ``i``
+    owning ``candidate_offsets[i]:candidate_offsets[i + 1]``."""
+
+    candidate_offsets: U64
+    candidate_names: list[str]
+    candidate_actions: U32
+    candidate_started: U32
+    candidate_visits: U64
+    candidate_values: F64
+    candidate_chosen: Bools
 
 
 class TimelineColumns(TypedDict):

@@ -69,6 +69,7 @@ def compare(
     out: str | os.PathLike[str] | None = None,
     on_done: Callable[[str, Result], None] | None = None,
     resume: bool = False,
+    decision_log: str = "compact",
 ) -> Comparison:
     """Replays ``workload`` (a trace path or a :class:`Workload`) under each policy (a name
     such as ``"wfp3:256"`` — name and window —, a :class:`PolicySpec`, ``"python:..."`` or a
@@ -108,6 +109,7 @@ def compare(
             announce_lead=announce_lead,
             overrun=overrun,
             nodes=nodes,
+            decision_log=decision_log,
         )
         for label, spec in zip(labels, specs, strict=True)
     }

@@ -165,6 +165,8 @@ class RunConfig:
     announce_lead: float | None = None
     overrun: str = "continue"
     nodes: int | None = None
+    #: what decisions.parquet holds (``compact`` or ``full``: see ``simulate``)
+    decision_log: str = "compact"
     #: parameters the user varied or set, shown as columns of a results table
     parameters: dict[str, Any] = field(default_factory=dict, compare=False)
 
@@ -184,7 +186,7 @@ class RunConfig:
             }
         else:
             workload = self.workload.to_dict()
-        return {
+        config = {
             "workload": workload,
             "policy": self.policy.to_dict(),
             "platform": self.platform,
@@ -193,6 +195,9 @@ class RunConfig:
             "overrun": self.overrun,
             "nodes": self.nodes,
         }
+        if self.decision_log != "compact":  # the default leaves keys as they were
+            config["decision_log"] = self.decision_log
+        return config
 
     def key(self) -> str:
         """A hash of the full configuration, the hpcsched version and the input files' bytes."""
@@ -229,6 +234,7 @@ class RunConfig:
             overrun=self.overrun,
             platform=self.platform,
             nodes=self.nodes,
+            decision_log=self.decision_log,
         )
 
 

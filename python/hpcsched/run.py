@@ -128,6 +128,7 @@ def simulate(
     out: str | os.PathLike[str] | None = None,
     csv: bool = False,
     progress: ProgressHook | None = None,
+    decision_log: str = "compact",
 ) -> Result:
     """Replays ``workload`` (a :class:`Workload` or a trace path) under ``policy``.
 
@@ -139,7 +140,14 @@ def simulate(
     ``"AOBA-64"``, a TOML file or a :class:`Platform`) sets the machine size and, with a power
     model, adds energy to the summary. With ``out``, the run directory is written
     (atomically). ``progress`` is called with (simulated time, jobs submitted) as the run goes.
+    ``decision_log`` is ``compact`` (one row of scalars per decision) or ``full`` (also every
+    candidate of each decision: MARS's distinct outcomes, the power manager's spare targets).
     """
+    if decision_log not in DECISION_LOGS:
+        raise OptionError(
+            f"must be one of {', '.join(DECISION_LOGS)}, not {decision_log!r}",
+            option="--decision-log",
+        )
     spec = as_policy_spec(policy, window, backfill)
     check_overrun(overrun)
     if out is not None:
@@ -203,6 +211,7 @@ def simulate(
         python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
         estimates=getattr(spec, "estimates", "requested"),
         max_wait=getattr(spec, "max_wait", None),
+        decision_log=decision_log,
     )
     _drive(sim, progress)
     t2 = time.perf_counter()
@@ -245,6 +254,7 @@ def simulate(
         }
     )
     info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
+    info["inputs"]["decision_log"] = decision_log
     if "energy_by_state_j" in raw:
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
@@ -252,7 +262,7 @@ def simulate(
     # The look-ahead's log is `decisions`; the power manager's too when there is no look-ahead,
     # else `power_decisions`.
     power_log = _power_log(sim.power_decisions()) if spec.is_power else pd.DataFrame()
-    decisions = pd.DataFrame(sim.decisions()) if spec.search is not None else power_log
+    decisions = _with_candidates(sim.decisions()) if spec.search is not None else power_log
     if spec.search is not None:
         info["search"] = metrics.search_stats(decisions)
     timeline = pd.DataFrame(sim.timeline())
@@ -289,6 +299,7 @@ def new_simulation(
     python: Any = None,
     estimates: str = "requested",
     max_wait: float | None = None,
+    decision_log: str = "compact",
 ) -> Any:
     """The engine for `workload` (replay clock) and `calendar` (already shifted to it)."""
     jobs = workload.jobs
@@ -320,6 +331,7 @@ def new_simulation(
         groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
         if platform is not None and platform.heterogeneous
         else None,
+        decision_log=decision_log,
     )
 
 
@@ -461,6 +473,9 @@ def _drive(sim: Any, progress: ProgressHook | None) -> None:
             events = max(events // 2, 1)
 
 
+#: What the decision logs hold: one row of scalars per decision, or also every candidate.
+DECISION_LOGS = ("compact", "full")
+
 #: Modes of a power manager's log, by code.
 POWER_MODES = tuple(_core.power_mode_names())
 
@@ -476,15 +491,26 @@ def _power_log(columns: dict[str, Any]) -> pd.DataFrame:
     columns["rejection"] = pd.Categorical.from_codes(
         inverse.astype(np.int32), pd.Index(texts, dtype=object)
     )
-    offsets = pa.array(columns.pop("candidate_offsets").astype(np.int32))
+    return _with_candidates(columns, after="candidates")
+
+
+def _with_candidates(columns: dict[str, Any], after: str | None = None) -> pd.DataFrame:
+    """A decision log's columns as a frame; with ``--decision-log full`` the engine adds
+    ``candidate_offsets`` and flat ``candidate_*`` columns, which become list columns (one list
+    per decision) placed after ``after`` (else last)."""
+    offsets = columns.pop("candidate_offsets", None)
+    flat = [name for name in columns if name.startswith("candidate_")]
     lists = {}
-    for name in ("candidate_targets", "candidate_waiting", "candidate_energy", "candidate_cost"):
-        values = pa.array(columns.pop(name))
-        lists[name] = pd.Series(
-            pa.ListArray.from_arrays(offsets, values), dtype=pd.ArrowDtype(pa.list_(values.type))
-        )
+    if offsets is not None:
+        arrow_offsets = pa.array(offsets.astype(np.int32))
+        for name in flat:
+            values = pa.array(columns.pop(name))
+            lists[name] = pd.Series(
+                pa.ListArray.from_arrays(arrow_offsets, values),
+                dtype=pd.ArrowDtype(pa.list_(values.type)),
+            )
     frame = pd.DataFrame(columns, copy=False)
-    position = list(frame.columns).index("candidates") + 1
+    position = list(frame.columns).index(after) + 1 if after in frame.columns else frame.shape[1]
     for offset, (name, series) in enumerate(lists.items()):
         frame.insert(position + offset, name, series)
     return frame

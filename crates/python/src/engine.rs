@@ -65,7 +65,7 @@ impl PySimulation {
         policy, window, backfill, overrun,
         down_start, down_end, down_scheduled, down_nodes, announce_lead, search=None, power=None, manager=None,
         python=None, user=None, estimates="requested", down_asleep=None, max_wait=None,
-        groups=None
+        groups=None, decision_log="compact"
     ))]
     fn new(
         py: Python<'_>,
@@ -93,7 +93,18 @@ impl PySimulation {
         down_asleep: Option<PyReadonlyArray1<'_, bool>>,
         max_wait: Option<f64>,
         groups: Option<Vec<(u32, Bound<'_, PyDict>)>>,
+        decision_log: &str,
     ) -> PyResult<Self> {
+        let detail = match decision_log {
+            "compact" => false,
+            "full" => true,
+            other => {
+                return Err(input_err(format!(
+                    "unknown decision log {other:?} (compact, full)"
+                )))
+                .py_result(py)
+            }
+        };
         let (ids, sub, run, req, nod) = (
             job_id.as_slice()?,
             submit.as_slice()?,
@@ -235,7 +246,10 @@ impl PySimulation {
             }
             .py_result(py)?
         };
+        let mut policy = policy;
+        policy.set_decision_detail(detail);
         let mut engine = Engine::new(Arc::new(inputs));
+        engine.set_candidate_detail(detail);
         if outside.is_some() || policy.observes_events() {
             engine.record_events();
         }
@@ -422,6 +436,23 @@ impl PySimulation {
         out.set_item("started", column(py, r, |r| r.started))?;
         out.set_item("drain", column(py, r, |r| r.drain))?;
         out.set_item("seconds", column(py, r, |r| r.seconds))?;
+        // `--decision-log full`: every distinct outcome of each decision, flat, with offsets
+        let c = self.policy.decision_candidates();
+        if !c.is_empty() {
+            let mut offsets = Vec::with_capacity(r.len() + 1);
+            offsets.push(0u64);
+            offsets.extend(r.iter().map(|r| u64::from(r.candidates.end)));
+            out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
+            out.set_item(
+                "candidate_names",
+                c.iter().map(|c| c.best.name()).collect::<Vec<_>>(),
+            )?;
+            out.set_item("candidate_actions", column(py, c, |c| c.actions))?;
+            out.set_item("candidate_started", column(py, c, |c| c.started))?;
+            out.set_item("candidate_visits", column(py, c, |c| c.visits))?;
+            out.set_item("candidate_values", column(py, c, |c| c.value))?;
+            out.set_item("candidate_chosen", column(py, c, |c| c.chosen))?;
+        }
         Ok(out)
     }
 
@@ -465,22 +496,25 @@ impl PySimulation {
         out.set_item("waiting_cost", column(py, &r, |r| r.chosen[0]))?;
         out.set_item("energy_cost", column(py, &r, |r| r.chosen[1]))?;
         out.set_item("total_cost", column(py, &r, |r| r.chosen[2]))?;
-        out.set_item("candidates", column(py, &r, |r| r.candidates.len() as u32))?;
-        // Every spare candidate considered (target, W, E, J), flat, with each call's offsets.
-        let mut offsets = Vec::with_capacity(r.len() + 1);
-        offsets.push(0u64);
-        let mut all: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(candidates.len());
-        for rec in &r {
-            let range = rec.candidates.start as usize..rec.candidates.end as usize;
-            all.extend_from_slice(&candidates[range]);
-            offsets.push(all.len() as u64);
+        // `--decision-log full`: every spare candidate considered (target, W, E, J), flat, with
+        // each call's offsets; the compact log has neither them nor their count
+        if self.engine.log().candidate_detail {
+            out.set_item("candidates", column(py, &r, |r| r.candidates.len() as u32))?;
+            let mut offsets = Vec::with_capacity(r.len() + 1);
+            offsets.push(0u64);
+            let mut all: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(candidates.len());
+            for rec in &r {
+                let range = rec.candidates.start as usize..rec.candidates.end as usize;
+                all.extend_from_slice(&candidates[range]);
+                offsets.push(all.len() as u64);
+            }
+            drop(candidates);
+            out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
+            out.set_item("candidate_targets", column(py, &all, |c| c.0))?;
+            out.set_item("candidate_waiting", column(py, &all, |c| c.1))?;
+            out.set_item("candidate_energy", column(py, &all, |c| c.2))?;
+            out.set_item("candidate_cost", column(py, &all, |c| c.3))?;
         }
-        drop(candidates);
-        out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
-        out.set_item("candidate_targets", column(py, &all, |c| c.0))?;
-        out.set_item("candidate_waiting", column(py, &all, |c| c.1))?;
-        out.set_item("candidate_energy", column(py, &all, |c| c.2))?;
-        out.set_item("candidate_cost", column(py, &all, |c| c.3))?;
         out.set_item("started", column(py, &r, |r| r.started))?;
         out.set_item("wakes", column(py, &r, |r| r.wakes))?;
         out.set_item("shutdowns", column(py, &r, |r| r.shutdowns))?;

@@ -131,6 +131,42 @@ Rollout = Annotated[
         rich_help_panel=LOOK_AHEAD,
     ),
 ]
+DecisionLog = Annotated[
+    str | None,
+    typer.Option(
+        "--decision-log",
+        metavar="compact|full",
+        help="What decisions.parquet holds for look-ahead policies and power managers: "
+        "'compact' (default: one row of scalars per decision) or 'full' (also every "
+        "candidate of each decision; can be hundreds of MB on a year-long trace).",
+    ),
+]
+
+
+def decision_log(value: str | None, specs: Sequence[PolicySpec | PythonPolicySpec]) -> str:
+    """``--decision-log``, checked: compact unless given; refused where no policy keeps a
+    decision log (it would change nothing)."""
+    from hpcsched.policies import PolicySpec
+    from hpcsched.run import DECISION_LOGS
+
+    if value is None:
+        return "compact"
+    if value not in DECISION_LOGS:
+        raise OptionError(
+            f"must be one of {', '.join(DECISION_LOGS)}, not {value!r}", option="--decision-log"
+        )
+    if not any(
+        (isinstance(s, PolicySpec) and s.is_search) or getattr(s, "power", None) is not None
+        for s in specs
+    ):
+        names = ", ".join(s.name for s in specs)
+        raise OptionError(
+            f"{names} keeps no decision log (look-ahead policies and power managers do)",
+            option="--decision-log",
+        )
+    return value
+
+
 Estimates = Annotated[
     str | None,
     typer.Option(

@@ -76,6 +76,7 @@ def compare(
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
     estimates: opt.Estimates = None,
+    decision_log: opt.DecisionLog = None,
 ) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
@@ -92,6 +93,7 @@ def compare(
         name, window = split_policy(text)
         specs.append(opt.policy_spec(name, window, backfill, options))
     opt.check_used(specs, options)
+    log = opt.decision_log(decision_log, specs)
     if estimates is not None:
         specs = opt.with_estimates(specs, estimates)
     if nodes is not None and nodes <= 0:
@@ -122,6 +124,7 @@ def compare(
                 out=out,  # each run directory is written as its run finishes
                 on_done=finished,
                 resume=not force,
+                decision_log=log,
             )
         path = comparison.report(report)
     except KeyboardInterrupt:

@@ -78,6 +78,7 @@ def simulate(
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
     estimates: opt.Estimates = None,
+    decision_log: opt.DecisionLog = None,
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
@@ -92,6 +93,7 @@ def simulate(
     options = dict(locals())
     spec = opt.policy_spec(policy, window, backfill, options)
     opt.check_used([spec], options)
+    log = opt.decision_log(decision_log, [spec])
     run_options = opt.given(options, ("announce_lead", "overrun"))
     if overrun is not None:
         check_overrun(overrun)
@@ -122,6 +124,7 @@ def simulate(
             out=out,
             csv=csv,
             progress=progress,
+            decision_log=log,
             **run_options,
         )
     finally:

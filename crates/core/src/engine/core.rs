@@ -266,6 +266,11 @@ impl Engine {
         &self.state
     }
 
+    /// Keeps every spare candidate of the power manager's calls (`--decision-log full`).
+    pub fn set_candidate_detail(&mut self, on: bool) {
+        self.log.candidate_detail = on;
+    }
+
     pub fn log(&self) -> &RunLog {
         &self.log
     }
@@ -672,9 +677,11 @@ impl Engine {
         self.state.manager = Some(manager);
         if let Some(mut record) = actions.record {
             let first = self.log.power_candidates.len() as u32;
-            self.log
-                .power_candidates
-                .extend_from_slice(&actions.candidates);
+            if self.log.candidate_detail {
+                self.log
+                    .power_candidates
+                    .extend_from_slice(&actions.candidates);
+            }
             record.candidates = first..self.log.power_candidates.len() as u32;
             self.log.power_records.push(record);
         }

@@ -32,6 +32,9 @@ pub struct RunLog {
     /// the rows' ranges point into.
     pub power_records: Vec<crate::power::config::PowerRecord>,
     pub power_candidates: Vec<(u32, f64, f64, f64)>,
+    /// Keep `power_candidates` (`--decision-log full`)? Off by default: on a year-long trace
+    /// they are most of the log (tens of millions of rows).
+    pub candidate_detail: bool,
     /// Scheduling invocations (one per distinct event time with jobs waiting).
     pub invocations: u64,
     /// Distinct event times processed.
@@ -54,6 +57,7 @@ impl RunLog {
             timeline_power_w: Vec::new(),
             power_records: Vec::new(),
             power_candidates: Vec::new(),
+            candidate_detail: false,
             invocations: 0,
             event_times: 0,
         }

@@ -42,6 +42,25 @@ pub struct DecisionRecord {
     /// The chosen outcome starts nothing although another would have started jobs.
     pub drain: bool,
     pub seconds: f64,
+    /// This decision's candidates in the policy's candidate log (empty unless kept).
+    pub candidates: std::ops::Range<u32>,
+}
+
+/// One distinct root outcome of a logged decision (kept only with `--decision-log full`).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct CandidateRecord {
+    /// The best-known action giving this outcome.
+    pub best: Action,
+    /// How many actions give it.
+    pub actions: u32,
+    /// Jobs it starts.
+    pub started: u32,
+    /// Search visits, summed over the trees (0 without a search).
+    pub visits: u64,
+    /// Mean backed-up value over those visits (NaN when never visited).
+    pub value: f64,
+    /// Whether this is the outcome taken.
+    pub chosen: bool,
 }
 
 pub struct MarsPolicy {
@@ -57,6 +76,11 @@ pub struct MarsPolicy {
     /// Jobs that waited through a drain: their start is recorded as `Drain`.
     drained: Vec<bool>,
     records: Vec<DecisionRecord>,
+    /// Keep every candidate of each decision (`candidates`)?
+    detail: bool,
+    candidates: Vec<CandidateRecord>,
+    /// The last search's (visits, mean value) per branch, for the candidate log.
+    last_stats: Vec<(u64, f64)>,
 }
 
 impl MarsPolicy {
@@ -108,6 +132,9 @@ impl MarsPolicy {
             rng,
             drained: Vec::new(),
             records: Vec::new(),
+            detail: false,
+            candidates: Vec::new(),
+            last_stats: Vec::new(),
         })
     }
 
@@ -155,6 +182,11 @@ impl MarsPolicy {
                         self.pool.as_ref(),
                     )
                 };
+                if self.detail {
+                    self.last_stats.clear();
+                    self.last_stats
+                        .extend(result.children.iter().map(|c| (c.visits, c.value)));
+                }
                 let chosen = &result.children[result.chosen];
                 let real: Vec<u32> = {
                     let mut r: Vec<u32> = chosen
@@ -234,6 +266,7 @@ impl Policy for MarsPolicy {
             return;
         }
         let started_at = Instant::now();
+        self.last_stats.clear();
         let branches = self.actions.outcomes(view, usize::MAX);
         let (chosen, iterations) = if branches.len() >= 2 {
             self.choose(view, &branches)
@@ -267,6 +300,20 @@ impl Policy for MarsPolicy {
         decision.held.extend_from_slice(&branch.decision.held);
         decision.rule = branch.decision.rule;
         let action = self.actions.get(usize::from(branch.action));
+        let first = self.candidates.len() as u32;
+        if self.detail {
+            for (i, b) in branches.iter().enumerate() {
+                let (visits, value) = self.last_stats.get(i).copied().unwrap_or((0, f64::NAN));
+                self.candidates.push(CandidateRecord {
+                    best: self.actions.get(usize::from(b.best)),
+                    actions: b.actions,
+                    started: b.outcome.len() as u32,
+                    visits,
+                    value: if visits == 0 { f64::NAN } else { value },
+                    chosen: i == chosen,
+                });
+            }
+        }
         self.records.push(DecisionRecord {
             time: view.now,
             queue_length: view.queue.len() as u32,
@@ -279,10 +326,19 @@ impl Policy for MarsPolicy {
             started: branch.outcome.len() as u32,
             drain,
             seconds: started_at.elapsed().as_secs_f64(),
+            candidates: first..self.candidates.len() as u32,
         });
     }
 
     fn decision_records(&self) -> &[DecisionRecord] {
         &self.records
+    }
+
+    fn set_decision_detail(&mut self, on: bool) {
+        self.detail = on;
+    }
+
+    fn decision_candidates(&self) -> &[CandidateRecord] {
+        &self.candidates
     }
 }

@@ -14,7 +14,7 @@ pub mod registry;
 
 pub use capability::{capabilities, Capabilities};
 pub use external::{translate, ExternalDecision};
-pub use mars::{Chooser, DecisionRecord, MarsPolicy};
+pub use mars::{CandidateRecord, Chooser, DecisionRecord, MarsPolicy};
 pub use order::Heuristic;
 pub use policy::{
     Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, Reserve, Snf, Start, StartKind,

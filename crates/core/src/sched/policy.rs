@@ -161,6 +161,14 @@ pub trait Policy: Send + Sync {
     fn decision_records(&self) -> &[crate::sched::mars::DecisionRecord] {
         &[]
     }
+    /// Asks a policy that keeps a decision log to keep every candidate of each decision too
+    /// (`--decision-log full`); off by default, since the candidates grow with the branching.
+    fn set_decision_detail(&mut self, _on: bool) {}
+    /// Every candidate of each logged decision (`DecisionRecord::candidates` index into it);
+    /// empty unless asked for.
+    fn decision_candidates(&self) -> &[crate::sched::mars::CandidateRecord] {
+        &[]
+    }
 }
 
 /// Whether the jobs behind a blocked top job may start.
