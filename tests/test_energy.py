@@ -180,10 +180,23 @@ def test_power_run_directory_reads_back(tmp_path, traces_dir):
     import pandas as pd
 
     trace = traces_dir / "snf-icon-paper" / "generated-markovian-3000.json.gz"
-    result = hpcsched.simulate(trace, "snf-icon", platform="AOBA-64", out=tmp_path / "run")
+    result = hpcsched.simulate(
+        trace, "snf-icon", platform="AOBA-64", out=tmp_path / "run", decision_log="full"
+    )
     log = pd.read_parquet(tmp_path / "run" / "decisions.parquet")
     timeline = pd.read_parquet(tmp_path / "run" / "timeline.parquet")
     assert len(log) == len(result.decisions) and len(timeline) == len(result.timeline)
+    # the default log is compact: the same rows and scalars, no candidates (issue 14)
+    compact = hpcsched.simulate(trace, "snf-icon", platform="AOBA-64", out=tmp_path / "compact")
+    small = pd.read_parquet(tmp_path / "compact" / "decisions.parquet")
+    assert not [c for c in small.columns if c.startswith("candidate")]
+    assert list(small.columns) == [c for c in log.columns if not c.startswith("candidate")]
+    pd.testing.assert_frame_equal(
+        small.drop(columns="seconds"), log[small.columns].drop(columns="seconds")
+    )
+    pd.testing.assert_frame_equal(compact.jobs, result.jobs)
+    assert compact.info["inputs"]["decision_log"] == "compact"
+    assert result.info["inputs"]["decision_log"] == "full"
     spare = log[log["candidates"] > 1].iloc[0]
     costs = list(spare["candidate_cost"])
     assert len(costs) == spare["candidates"]

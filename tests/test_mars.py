@@ -143,6 +143,41 @@ def test_decision_log_and_summary():
     assert (log.loc[log["outcomes"] == 1, "actions"] == 161).all()
 
 
+def test_full_decision_log_lists_every_outcome_and_changes_nothing_else():
+    workload = hpcsched.workload.generate.markovian(n_jobs=300, target_util=0.9, seed=4)
+    compact = hpcsched.simulate(workload, mars("mars-cw", iterations=10))
+    full = hpcsched.simulate(workload, mars("mars-cw", iterations=10), decision_log="full")
+    pd.testing.assert_frame_equal(compact.jobs, full.jobs)
+    log = full.decisions
+    scalars = list(compact.decisions.columns)
+    assert list(log.columns) == [
+        *scalars,
+        "candidate_names",
+        "candidate_actions",
+        "candidate_started",
+        "candidate_visits",
+        "candidate_values",
+        "candidate_chosen",
+    ]
+    pd.testing.assert_frame_equal(
+        log[scalars].drop(columns="seconds"), compact.decisions.drop(columns="seconds")
+    )
+    for row in log.itertuples():
+        assert len(row.candidate_names) == row.outcomes
+        chosen = list(row.candidate_chosen).index(True)
+        assert sum(row.candidate_chosen) == 1
+        assert row.candidate_names[chosen] == row.name
+        assert row.candidate_actions[chosen] == row.actions
+        assert row.candidate_started[chosen] == row.started
+        assert sum(row.candidate_actions) == 161  # every action gives one of the outcomes
+        visits = np.asarray(row.candidate_visits)
+        if row.outcomes >= 2:
+            assert visits.sum() == row.iterations  # every iteration visits one root child
+            assert visits[chosen] == visits.max()  # the most visited wins
+        else:
+            assert visits.sum() == 0 and np.isnan(row.candidate_values).all()
+
+
 def test_random_baseline_picks_only_outcomes_that_start_jobs():
     workload = starvation_case()
     result = hpcsched.simulate(workload, mars("random"))

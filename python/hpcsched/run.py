@@ -510,7 +510,8 @@ def _with_candidates(columns: dict[str, Any], after: str | None = None) -> pd.Da
                 dtype=pd.ArrowDtype(pa.list_(values.type)),
             )
     frame = pd.DataFrame(columns, copy=False)
-    position = list(frame.columns).index(after) + 1 if after in frame.columns else frame.shape[1]
+    names = list(frame.columns)
+    position = names.index(after) + 1 if after is not None and after in names else len(names)
     for offset, (name, series) in enumerate(lists.items()):
         frame.insert(position + offset, name, series)
     return frame

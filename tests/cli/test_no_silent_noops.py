@@ -43,6 +43,8 @@ def run(args, capsys):
         (["--policy", "snf", "--backfill", "easy"], "--backfill"),
         (["--policy", "mars-cw", "--backfill", "none"], "--backfill"),
         (["--policy", "snf-icon", "--platform", "AOBA-64", "--backfill", "easy"], "--backfill"),
+        (["--policy", "fcfs", "--decision-log", "full"], "--decision-log"),  # keeps no log
+        (["--policy", "mars-cw", "--decision-log", "all"], "--decision-log"),
     ],
 )
 def test_an_option_the_policy_does_not_use_is_refused(tmp_path, trace, capsys, options, named):
