@@ -100,10 +100,19 @@ def test_search_is_honest_about_run_times():
     )
 
 
-def test_identical_results_with_one_and_two_threads(tmp_path):
+@pytest.mark.parametrize(
+    "model",
+    [{}, {"runtime_model": "history", "arrivals": "recent", "rollout": "guided"}],
+    ids=["paper model", "sampled run times and arrivals"],
+)
+def test_identical_results_with_one_and_two_threads(tmp_path, model):
     workload = hpcsched.workload.generate.markovian(n_jobs=600, target_util=0.9, seed=2)
-    one = hpcsched.simulate(workload, mars("mars-cw", iterations=30, threads=1), out=tmp_path / "1")
-    two = hpcsched.simulate(workload, mars("mars-cw", iterations=30, threads=2), out=tmp_path / "2")
+    one = hpcsched.simulate(
+        workload, mars("mars-cw", iterations=30, threads=1, **model), out=tmp_path / "1"
+    )
+    two = hpcsched.simulate(
+        workload, mars("mars-cw", iterations=30, threads=2, **model), out=tmp_path / "2"
+    )
     assert (tmp_path / "1" / "jobs.parquet").read_bytes() == (
         tmp_path / "2" / "jobs.parquet"
     ).read_bytes()
