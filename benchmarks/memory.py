@@ -4,8 +4,8 @@
 
 Each run is a separate `hpcsched` process; its peak RSS is the kernel's (wait4), and the sizes
 are those of the files it wrote. The target is a peak RSS under 500 MB for any run on a
-bundled trace with the default (compact) decision log; `--decision-log full` rows are shown
-for what the per-candidate detail costs, and are not held to the target.
+bundled trace, whatever the options (`--decision-log full` too: the logs are written to disk in
+batches while the run goes); the generated 1,000,000-job workload is shown against it too.
 
 1. Full SDSC-BLUE (243,306 jobs in the file) under SNF-ICON on AOBA-1152, one processor per
    node and --procs-per-node auto (the most decisions: about 746,000).
@@ -58,14 +58,14 @@ def run_case(label: str, trace: Path, policy: str, options: list[str], work: Pat
         hpcsched("simulate", str(trace), "--policy", policy, "--out", str(out), "--force", *options)
     )
     full = "--decision-log" in options and "full" in options
-    verdict = "(detail on request)" if full else ("ok" if rss < TARGET_MB else "OVER")
+    verdict = "ok" if rss < TARGET_MB else "OVER"
     print(
         f"| {label} | {'full' if full else 'compact'} | {seconds:.1f} | {rss:,.0f} | "
         f"{size_mb(out / 'decisions.parquet')} | {size_mb(out / 'jobs.parquet')} | "
         f"{size_mb(out / 'timeline.parquet')} | {verdict} |",
         flush=True,
     )
-    return rss if not full else 0.0
+    return rss
 
 
 def main() -> None:
@@ -74,13 +74,14 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="small generated inputs (CI)")
     args = parser.parse_args()
     started = time.perf_counter()
-    print(f"target: peak RSS < {TARGET_MB:.0f} MB with the default decision log\n")
+    print(f"target: peak RSS < {TARGET_MB:.0f} MB for any run on a bundled trace\n")
     print(
         "| run | decision log | wall s | peak RSS MB | decisions.parquet MB | jobs.parquet MB "
         "| timeline.parquet MB | |"
     )
     print("|---|---|---:|---:|---:|---:|---:|---|")
-    worst = 0.0
+    worst = 0.0  # runs on bundled traces
+    generated = 0.0
     with tempfile.TemporaryDirectory(prefix="hpcsched-memory-") as tmp:
         work = Path(tmp)
         full = ["--decision-log", "full"]
@@ -93,11 +94,14 @@ def main() -> None:
             )
         )  # fmt: skip
         print(f"| generate mmk {mmk_jobs:,} jobs | - | {seconds:.1f} | {rss:,.0f} | - | - | - | |")
-        worst = max(worst, rss)
+        generated = max(generated, rss)
         aoba64 = ["--platform", "AOBA-64"]
         name = f"M/M/k {mmk_jobs:,} jobs, AOBA-64"
-        worst = max(worst, run_case(f"{name}, FCFS+EASY", mmk, "fcfs", aoba64, work))
-        worst = max(worst, run_case(f"{name}, SNF-ICON", mmk, "snf-icon", aoba64, work))
+        for policy, label in (("fcfs", "FCFS+EASY"), ("snf-icon", "SNF-ICON")):
+            rss = run_case(f"{name}, {label}", mmk, policy, aoba64, work)
+            generated = max(generated, rss)
+        rss = run_case(f"{name}, SNF-ICON", mmk, "snf-icon", aoba64 + full, work)
+        generated = max(generated, rss)
         if args.smoke:
             markovian = work / "markovian-300.json.gz"
             measure(hpcsched("generate", "markovian", str(markovian), "--jobs", "300"))
@@ -125,10 +129,12 @@ def main() -> None:
                     label, paper, "mars-cw", ["--nodes", "1152", *search, *options], work
                 )
                 worst = max(worst, rss)
-    print(
-        f"\nlargest peak RSS with the compact log: {worst:,.0f} MB "
-        f"({'under' if worst < TARGET_MB else 'OVER'} the {TARGET_MB:.0f} MB target)"
-    )
+    if worst:
+        print(
+            f"\nlargest peak RSS on a bundled trace: {worst:,.0f} MB "
+            f"({'under' if worst < TARGET_MB else 'OVER'} the {TARGET_MB:.0f} MB target)"
+        )
+    print(f"largest peak RSS on the generated workload: {generated:,.0f} MB")
     print(f"(benchmark took {time.perf_counter() - started:.0f} s)")
 
 

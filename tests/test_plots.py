@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import subprocess
 import sys
 import time
@@ -244,7 +243,7 @@ def test_search_effort_draws_iterations_when_they_vary(queue_runs: dict[str, Res
     mars = queue_runs["MARS-CW"]
     varied = mars.decisions.copy()
     varied["iterations"] = varied["iterations"] + np.arange(len(varied)) % 3  # a time budget
-    fig = plots.search_effort_plot({"MARS-CW": dataclasses.replace(mars, decisions=varied)})
+    fig = plots.search_effort_plot({"MARS-CW": mars.replace(decisions=varied)})
     assert_renders(fig)
     iterations_ax, branching_ax = fig.axes
     searched = varied[varied["outcomes"] >= 2]
@@ -463,7 +462,7 @@ def test_node_states_large_timeline_is_fast_and_keeps_node_hours(
             "sleeping": sleeping,
         }
     )
-    big = dataclasses.replace(power_runs["SNF-ICON"], timeline=timeline)
+    big = power_runs["SNF-ICON"].replace(timeline=timeline)
     start = time.perf_counter()
     fig = plots.node_states_plot(big)
     assert_renders(fig)

@@ -86,7 +86,8 @@ class DecisionColumns(_DecisionColumnsBase, total=False):
 
 
 class TimelineColumns(TypedDict):
-    """``Simulation.timeline()``: node counts per power state after each change."""
+    """``Simulation.timeline()``: node counts per power state after each change, and the
+    machine's power then."""
 
     time: F64
     idle: U32
@@ -94,6 +95,8 @@ class TimelineColumns(TypedDict):
     switching_on: U32
     switching_off: U32
     sleeping: U32
+    down: U32
+    power_kw: F64
 
 
 class Capabilities(TypedDict):

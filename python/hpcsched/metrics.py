@@ -183,9 +183,20 @@ def mode_occupancy(decisions: pd.DataFrame, horizon: float) -> dict[str, float]:
     if decisions.empty or horizon <= 0:
         return {}
     times = np.clip(decisions["time"].to_numpy(), 0.0, horizon)
-    spans = np.diff(np.append(times, horizon))
-    totals = pd.Series(spans).groupby(decisions["mode"].to_numpy()).sum()
-    return {str(mode): float(value / horizon) for mode, value in totals.items()}
+    spans = np.empty_like(times)  # each call's mode holds until the next call
+    np.subtract(times[1:], times[:-1], out=spans[:-1])
+    spans[-1] = horizon - times[-1]
+    # by category codes: a year-long log has millions of rows (no strings per row)
+    mode = decisions["mode"]
+    if isinstance(mode.dtype, pd.CategoricalDtype):
+        names, codes = list(mode.cat.categories), mode.cat.codes.to_numpy()
+    else:
+        unique, codes = np.unique(mode.to_numpy(), return_inverse=True)
+        names = list(unique)
+    totals = np.bincount(codes, weights=spans, minlength=len(names))
+    calls = np.bincount(codes, minlength=len(names))
+    order = sorted((str(name), k) for k, name in enumerate(names) if calls[k])
+    return {name: float(totals[k] / horizon) for name, k in order}
 
 
 def energy_summary(

@@ -20,10 +20,10 @@ from collections.abc import Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 import pandas as pd
-import pyarrow as pa
 import pyarrow.parquet as pq
 
 from hpcsched.exceptions import InputError, OptionError
+from hpcsched.logs import LOG_FILES, arrow_table, dictionary_columns
 from hpcsched.workload._io import hold_staging, remove_stale_staging, staging_prefix
 
 if TYPE_CHECKING:
@@ -41,48 +41,78 @@ def write_run(
 ) -> str:
     """Writes ``jobs.parquet``, ``summary.json`` (and ``jobs.csv``) into ``out``; ``extra``
     maps further file names to JSON-able content (a sweep's ``config.json``)."""
-    target = check_writable(out, kind="run")
-    parent, base = os.path.split(target)
-    try:
-        os.makedirs(parent, exist_ok=True)
-        remove_stale_staging(parent, re.escape(base))
-        staging = tempfile.mkdtemp(prefix=staging_prefix(base), suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise OptionError(f"cannot write {target}: {exc.strerror or exc}", option="--out") from None
-    lock = hold_staging(staging)  # tells a later writer that this one is alive
-    try:
+    with RunStaging(out) as staging:
+        return staging.commit(result, csv=csv, extra=extra)
+
+
+class RunStaging:
+    """A run directory being written: a locked staging folder beside the target, renamed into
+    place by :meth:`commit`, removed if the ``with`` block fails. A run streams its logs into
+    :attr:`folder` while it goes (see :mod:`hpcsched.logs`)."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        self.target = check_writable(out, kind="run")
+        parent, base = os.path.split(self.target)
+        try:
+            os.makedirs(parent, exist_ok=True)
+            remove_stale_staging(parent, re.escape(base))
+            self.folder = tempfile.mkdtemp(prefix=staging_prefix(base), suffix=".tmp", dir=parent)
+        except OSError as exc:
+            raise OptionError(
+                f"cannot write {self.target}: {exc.strerror or exc}", option="--out"
+            ) from None
+        self._lock = hold_staging(self.folder)  # tells a later writer that this one is alive
+        self._done = False
         umask = os.umask(0)
         os.umask(umask)
-        os.chmod(staging, 0o777 & ~umask)  # mkdtemp makes it private; a run dir is not
-        write_parquet(result.jobs, os.path.join(staging, "jobs.parquet"))
-        if csv:
-            result.jobs.to_csv(os.path.join(staging, "jobs.csv"), index=False)
-        if len(result.decisions):
-            write_parquet(result.decisions, os.path.join(staging, "decisions.parquet"))
-        if len(result.timeline):
-            write_parquet(result.timeline, os.path.join(staging, "timeline.parquet"))
-        if len(result.power_decisions):
-            write_parquet(result.power_decisions, os.path.join(staging, "power_decisions.parquet"))
-        for name, content in (extra or {}).items():
-            with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
-                json.dump(_jsonable(content), f, indent=2, allow_nan=False)
+        os.chmod(self.folder, 0o777 & ~umask)  # mkdtemp makes it private; a run dir is not
+
+    def __enter__(self) -> RunStaging:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Removes the staging folder unless committed; releases the lock."""
+        if not self._done:
+            shutil.rmtree(self.folder, ignore_errors=True)
+        if self._lock is not None:
+            os.close(self._lock)
+            self._lock = None
+
+    def commit(
+        self, result: Result, *, csv: bool = False, extra: Mapping[str, Any] | None = None
+    ) -> str:
+        """Writes what ``result`` holds in memory (its logs unless already streamed here) and
+        the summary, then renames the folder into place; returns the run directory's path."""
+        staging, target = self.folder, self.target
+        try:
+            write_parquet(result.jobs, os.path.join(staging, "jobs.parquet"))
+            if csv:
+                result.jobs.to_csv(os.path.join(staging, "jobs.csv"), index=False)
+            for name in LOG_FILES:
+                path = os.path.join(staging, name)
+                if os.path.exists(path):
+                    continue  # streamed here while the run went
+                frame = result.log(name)
+                if len(frame):
+                    write_parquet(frame, path)
+            for name, content in (extra or {}).items():
+                with open(os.path.join(staging, name), "w", encoding="utf-8") as f:
+                    json.dump(_jsonable(content), f, indent=2, allow_nan=False)
+                    f.write("\n")
+            # summary.json last: its presence marks a complete run directory
+            with open(os.path.join(staging, RUN_MARKER), "w", encoding="utf-8") as f:
+                json.dump(_jsonable(result.info), f, indent=2, allow_nan=False)
                 f.write("\n")
-        # summary.json last: its presence marks a complete run directory
-        with open(os.path.join(staging, RUN_MARKER), "w", encoding="utf-8") as f:
-            json.dump(_jsonable(result.info), f, indent=2, allow_nan=False)
-            f.write("\n")
-        _swap_into_place(staging, target)
-    except BaseException as exc:
-        shutil.rmtree(staging, ignore_errors=True)
-        if isinstance(exc, OSError):  # a full disk, a quota: not a bug
+            _swap_into_place(staging, target)
+        except OSError as exc:  # a full disk, a quota: not a bug
             raise OptionError(
                 f"cannot write {target}: {exc.strerror or exc}", option="--out"
             ) from None
-        raise
-    finally:
-        if lock is not None:
-            os.close(lock)
-    return target
+        self._done = True
+        return target
 
 
 def read_run_files(
@@ -111,11 +141,7 @@ def write_parquet(
     """Snappy-compressed Parquet, dictionary-encoding only the categorical columns (dictionary
     encoding of float columns triples the write time for no gain); ``metadata`` is added to
     the file's key-value metadata."""
-    table = pa.Table.from_pandas(frame, preserve_index=False)
-    if any(isinstance(dtype, pd.ArrowDtype) for dtype in frame.dtypes):
-        # pandas cannot read back its own metadata for Arrow list columns: leave it out, the
-        # Arrow schema says everything.
-        table = table.replace_schema_metadata(None)
+    table = arrow_table(frame)
     if metadata:
         table = table.replace_schema_metadata(
             {
@@ -123,7 +149,7 @@ def write_parquet(
                 **{k.encode(): v.encode() for k, v in metadata.items()},
             }
         )
-    categorical = [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    categorical = dictionary_columns(frame)
     pq.write_table(table, path, compression="snappy", use_dictionary=categorical or False)
 
 

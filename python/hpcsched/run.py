@@ -2,20 +2,30 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
-import pyarrow as pa
 
 from hpcsched import _core, metrics
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.output import write_run
+from hpcsched.logs import (
+    BATCH_ROWS,
+    DECISIONS,
+    LOG_FILES,
+    POWER_DECISIONS,
+    TIMELINE,
+    LogFiles,
+    power_log,
+    with_candidates,
+)
+from hpcsched.output import RunStaging, check_writable, write_run
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import REWARD_TERMS, PolicySpec, PowerSpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
@@ -34,27 +44,97 @@ START_KINDS = tuple(_core.start_kind_names())
 ProgressHook = Callable[[float, int, int], None]
 
 
-@dataclass
+class StoredLog:
+    """A log written to a run directory while the run went: read from there on first use."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+
+    def read(self) -> pd.DataFrame:
+        return pd.read_parquet(self.path) if os.path.exists(self.path) else pd.DataFrame()
+
+
+#: A log in memory, or left in the run directory.
+LogFrame = pd.DataFrame | StoredLog
+
+
 class Result:
     """The outcome of one run: ``jobs`` (one row per job, replay order), ``summary`` (one-row
     DataFrame of the scalar metrics) and ``info`` (the full nested summary, as in
-    ``summary.json``)."""
+    ``summary.json``).
 
-    jobs: pd.DataFrame
-    info: dict[str, Any]
-    lost: pd.DataFrame = field(repr=False)
-    #: EASY reservations as decided: time, top job (replay index), shadow time, extra nodes
-    reservations: pd.DataFrame = field(repr=False)
-    #: One row per invocation of a look-ahead policy (MARS, random) or a power manager; empty for
-    #: the others
-    decisions: pd.DataFrame = field(repr=False)
-    #: Node counts per power state over time (power managers only)
-    timeline: pd.DataFrame = field(repr=False)
-    workload: Workload = field(repr=False)
-    calendar: DowntimeCalendar = field(repr=False)
-    #: The power manager's log when a look-ahead policy runs under one (``decisions`` is then
-    #: the look-ahead's); empty otherwise
-    power_decisions: pd.DataFrame = field(default_factory=pd.DataFrame, repr=False)
+    ``decisions`` (one row per invocation of a look-ahead policy or a power manager; empty for
+    the others), ``timeline`` (node counts per power state over time, power managers only) and
+    ``power_decisions`` (the power manager's log when a look-ahead policy runs under one;
+    ``decisions`` is then the look-ahead's) are frames. A run given a directory writes them
+    there while it goes and reads them back on first use.
+    """
+
+    def __init__(
+        self,
+        jobs: pd.DataFrame,
+        info: dict[str, Any],
+        lost: pd.DataFrame,
+        reservations: pd.DataFrame,
+        decisions: LogFrame,
+        timeline: LogFrame,
+        workload: Workload,
+        calendar: DowntimeCalendar,
+        power_decisions: LogFrame | None = None,
+    ) -> None:
+        self.jobs = jobs
+        self.info = info
+        #: Attempts killed by downtime: job (replay index), start, end, nodes
+        self.lost = lost
+        #: EASY reservations as decided: time, top job (replay index), shadow time, extra nodes
+        self.reservations = reservations
+        self.workload = workload
+        self.calendar = calendar
+        self._logs: dict[str, LogFrame] = {
+            DECISIONS: decisions,
+            TIMELINE: timeline,
+            POWER_DECISIONS: pd.DataFrame() if power_decisions is None else power_decisions,
+        }
+
+    def __repr__(self) -> str:
+        return f"Result(jobs=<{len(self.jobs)} jobs>, info={self.info!r})"
+
+    def replace(self, **changes: Any) -> Result:
+        """A copy with some of the constructor's arguments changed (as ``dataclasses.replace``)."""
+        fields = {
+            "jobs": self.jobs,
+            "info": self.info,
+            "lost": self.lost,
+            "reservations": self.reservations,
+            "decisions": self._logs[DECISIONS],
+            "timeline": self._logs[TIMELINE],
+            "workload": self.workload,
+            "calendar": self.calendar,
+            "power_decisions": self._logs[POWER_DECISIONS],
+        }
+        unknown = set(changes) - set(fields)
+        if unknown:
+            raise TypeError(f"Result has no field {', '.join(sorted(unknown))}")
+        return Result(**{**fields, **changes})
+
+    @property
+    def decisions(self) -> pd.DataFrame:
+        return self.log(DECISIONS)
+
+    @property
+    def timeline(self) -> pd.DataFrame:
+        return self.log(TIMELINE)
+
+    @property
+    def power_decisions(self) -> pd.DataFrame:
+        return self.log(POWER_DECISIONS)
+
+    def log(self, name: str) -> pd.DataFrame:
+        """The log kept in a run directory as ``name`` (one of :data:`LOG_FILES`)."""
+        frame = self._logs[name]
+        if isinstance(frame, StoredLog):
+            frame = self._logs[name] = frame.read()
+        return frame
 
     @property
     def summary(self) -> pd.DataFrame:
@@ -151,8 +231,6 @@ def simulate(
     spec = as_policy_spec(policy, window, backfill)
     check_overrun(overrun)
     if out is not None:
-        from hpcsched.output import check_writable
-
         check_writable(out)  # before the run, not after it
     platform, nodes = resolve_platform(platform, nodes)
     t0 = time.perf_counter()
@@ -213,9 +291,85 @@ def simulate(
         max_wait=getattr(spec, "max_wait", None),
         decision_log=decision_log,
     )
-    _drive(sim, progress)
-    t2 = time.perf_counter()
+    # With a run directory, the logs go to its staging folder while the run goes; the columns
+    # the summary needs stay in memory.
+    search_log, power_log_name = _log_names(spec)
+    summary_columns = {}
+    if spec.search is not None:
+        summary_columns[search_log] = SEARCH_STATS_COLUMNS
+    if spec.is_power:
+        summary_columns[power_log_name] = MODE_COLUMNS
+    with contextlib.ExitStack() as cleanup:
+        staging = None if out is None else cleanup.enter_context(RunStaging(out))
+        files = None
+        if staging is not None:
+            files = LogFiles(
+                staging.folder,
+                search=spec.search is not None,
+                power=spec.is_power,
+                keep=summary_columns,
+            )
+            cleanup.callback(files.close)
+        _drive(sim, progress, files)
+        t2 = time.perf_counter() - (0.0 if files is None else files.seconds)
+        if files is not None:
+            files.flush(sim, final=True)
+            files.close()
+        result = _result(
+            sim,
+            workload,
+            calendar,
+            spec,
+            overrun,
+            platform,
+            decision_log,
+            load_seconds=load_seconds,
+            simulate_seconds=t2 - t1,
+            options={
+                "format": format,
+                "procs_per_node": procs_per_node,
+                "lenient": lenient,
+                "strict": strict,
+                "nodes": nodes,
+            },
+            downtime_source=None if downtime is None else calendar.source,
+            stored=None if staging is None or files is None else (staging.target, files),
+        )
+        if staging is not None:
+            staging.commit(result, csv=csv)
+    return result
 
+
+#: The columns of a decision log that the summary reads (``metrics.search_stats``,
+#: ``metrics.mode_occupancy``).
+SEARCH_STATS_COLUMNS = ["time", "outcomes", "iterations", "drain", "seconds"]
+MODE_COLUMNS = ["time", "mode"]
+
+
+def _log_names(spec: PolicySpec | PythonPolicySpec) -> tuple[str, str]:
+    """Files of the look-ahead's log and of the power manager's: the look-ahead's is
+    `decisions`; the power manager's too when there is no look-ahead, else `power_decisions`."""
+    return DECISIONS, POWER_DECISIONS if spec.search is not None else DECISIONS
+
+
+def _result(
+    sim: Any,
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    spec: PolicySpec | PythonPolicySpec,
+    overrun: str,
+    platform: Platform | None,
+    decision_log: str,
+    *,
+    load_seconds: float,
+    simulate_seconds: float,
+    options: dict[str, Any],
+    downtime_source: str | None,
+    stored: tuple[str, LogFiles] | None,
+) -> Result:
+    """The run's outcome from the finished simulation; ``stored``: the run directory and the
+    logs written to its staging folder (the result reads them from the run directory on first
+    use)."""
     raw = sim.results()
     table = _job_table(workload, raw)
     lost = pd.DataFrame(
@@ -235,15 +389,9 @@ def simulate(
         lost,
         raw,
         load_seconds=load_seconds,
-        simulate_seconds=t2 - t1,
-        options={
-            "format": format,
-            "procs_per_node": procs_per_node,
-            "lenient": lenient,
-            "strict": strict,
-            "nodes": nodes,
-        },
-        downtime_source=None if downtime is None else calendar.source,
+        simulate_seconds=simulate_seconds,
+        options=options,
+        downtime_source=downtime_source,
     )
     reservations = pd.DataFrame(
         {
@@ -259,30 +407,42 @@ def simulate(
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
         )
-    # The look-ahead's log is `decisions`; the power manager's too when there is no look-ahead,
-    # else `power_decisions`.
-    power_log = _power_log(sim.power_decisions()) if spec.is_power else pd.DataFrame()
-    decisions = _with_candidates(sim.decisions()) if spec.search is not None else power_log
+    search_name, power_name = _log_names(spec)
+    logs: dict[str, LogFrame]
+    summary_log: Callable[[str], pd.DataFrame]
+    if stored is None:
+        frames = {TIMELINE: pd.DataFrame(dict(sim.timeline()))}
+        if spec.is_power:
+            frames[power_name] = power_log(sim.power_decisions())
+        if spec.search is not None:
+            frames[search_name] = with_candidates(dict(sim.decisions()))
+        logs = dict(frames)
+        summary_log = frames.__getitem__
+    else:
+        target, files = stored
+        written = files.paths()
+        logs = {
+            name: StoredLog(os.path.join(target, name)) if name in written else pd.DataFrame()
+            for name in LOG_FILES
+        }
+        summary_log = files.kept
     if spec.search is not None:
-        info["search"] = metrics.search_stats(decisions)
-    timeline = pd.DataFrame(sim.timeline())
+        info["search"] = metrics.search_stats(summary_log(search_name))
     if spec.is_power:
-        horizon = raw["horizon"]
-        info["energy"]["mode_occupancy"] = metrics.mode_occupancy(power_log, horizon)
-    result = Result(
+        info["energy"]["mode_occupancy"] = metrics.mode_occupancy(
+            summary_log(power_name), raw["horizon"]
+        )
+    return Result(
         jobs=table,
         info=info,
         lost=lost,
         reservations=reservations,
-        decisions=decisions,
-        timeline=timeline,
+        decisions=logs.get(DECISIONS, pd.DataFrame()),
+        timeline=logs.get(TIMELINE, pd.DataFrame()),
         workload=workload,
         calendar=calendar,
-        power_decisions=power_log if spec.search is not None else pd.DataFrame(),
+        power_decisions=logs.get(POWER_DECISIONS, pd.DataFrame()),
     )
-    if out is not None:
-        result.write(out, csv=csv)
-    return result
 
 
 def new_simulation(
@@ -453,12 +613,12 @@ def _skips(workload: Workload) -> str:
     return f": every job was skipped ({reasons})" if reasons else ""
 
 
-def _drive(sim: Any, progress: ProgressHook | None) -> None:
+def _drive(sim: Any, progress: ProgressHook | None, files: LogFiles | None = None) -> None:
     """Runs to the end in slices of a bounded number of event times (never of simulated time:
     jobs may run for years after the last submission, a window may lie centuries ahead), so
     that a Ctrl-C stops a run within a slice even though the engine runs without the GIL, and
     ``progress`` hears how it goes. Slices grow or shrink to last about 0.1 s; where the run
-    pauses does not change its results."""
+    pauses does not change its results. Between slices, logs past a batch go to ``files``."""
     events = 256
     more = True
     while more:
@@ -466,6 +626,8 @@ def _drive(sim: Any, progress: ProgressHook | None) -> None:
         more = sim.run_events(events)
         if progress is not None:
             progress(sim.now, sim.submitted, sim.invocations)
+        if files is not None and sim.pending_log_rows >= BATCH_ROWS:
+            files.flush(sim)
         elapsed = time.perf_counter() - started
         if elapsed < PROGRESS_SECONDS / 2:
             events = min(2 * events, 1 << 24)
@@ -475,46 +637,6 @@ def _drive(sim: Any, progress: ProgressHook | None) -> None:
 
 #: What the decision logs hold: one row of scalars per decision, or also every candidate.
 DECISION_LOGS = ("compact", "full")
-
-#: Modes of a power manager's log, by code.
-POWER_MODES = tuple(_core.power_mode_names())
-
-
-def _power_log(columns: dict[str, Any]) -> pd.DataFrame:
-    """The power manager's log; modes and screen rejections become categories (a long run has
-    hundreds of thousands of rows), spare candidates list columns (one list per call)."""
-    columns["mode"] = pd.Categorical.from_codes(
-        columns["mode"].astype(np.int8), categories=pd.Index(list(POWER_MODES))
-    )
-    codes, inverse = np.unique(columns["rejection"], return_inverse=True)
-    texts = [_core.rejection_text(int(code)) for code in codes]
-    columns["rejection"] = pd.Categorical.from_codes(
-        inverse.astype(np.int32), pd.Index(texts, dtype=object)
-    )
-    return _with_candidates(columns, after="candidates")
-
-
-def _with_candidates(columns: dict[str, Any], after: str | None = None) -> pd.DataFrame:
-    """A decision log's columns as a frame; with ``--decision-log full`` the engine adds
-    ``candidate_offsets`` and flat ``candidate_*`` columns, which become list columns (one list
-    per decision) placed after ``after`` (else last)."""
-    offsets = columns.pop("candidate_offsets", None)
-    flat = [name for name in columns if name.startswith("candidate_")]
-    lists = {}
-    if offsets is not None:
-        arrow_offsets = pa.array(offsets.astype(np.int32))
-        for name in flat:
-            values = pa.array(columns.pop(name))
-            lists[name] = pd.Series(
-                pa.ListArray.from_arrays(arrow_offsets, values),
-                dtype=pd.ArrowDtype(pa.list_(values.type)),
-            )
-    frame = pd.DataFrame(columns, copy=False)
-    names = list(frame.columns)
-    position = names.index(after) + 1 if after is not None and after in names else len(names)
-    for offset, (name, series) in enumerate(lists.items()):
-        frame.insert(position + offset, name, series)
-    return frame
 
 
 def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
@@ -541,7 +663,8 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
             "requeues": raw["requeues"].astype(np.int64),
             "killed": raw["killed"],
             "user": jobs["user"].to_numpy() if "user" in jobs else -1,
-        }
+        },
+        copy=False,  # one block per column: no consolidated copy of a million-row table
     )
     if "energy_by_state_j" in raw:
         # computing energy of each job's final attempt (platforms with a power model)

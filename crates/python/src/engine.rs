@@ -411,9 +411,12 @@ impl PySimulation {
         self.engine.view().running.len()
     }
 
-    /// The policy's decision log as columns (empty for policies that keep none).
-    fn decisions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let r = self.policy.decision_records();
+    /// The policy's decision log as columns (empty for policies that keep none). Takes the log
+    /// out of the policy (a second call returns only what was decided since): a long run's log
+    /// is written to disk as it goes, held only once.
+    fn decisions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let (records, c) = self.policy.take_decision_log();
+        let r = records.as_slice();
         let out = PyDict::new(py);
         out.set_item("time", column(py, r, |r| r.time))?;
         out.set_item("queue_length", column(py, r, |r| r.queue_length))?;
@@ -437,8 +440,7 @@ impl PySimulation {
         out.set_item("drain", column(py, r, |r| r.drain))?;
         out.set_item("seconds", column(py, r, |r| r.seconds))?;
         // `--decision-log full`: every distinct outcome of each decision, flat, with offsets
-        let c = self.policy.decision_candidates();
-        if !c.is_empty() {
+        if self.engine.log().candidate_detail {
             let mut offsets = Vec::with_capacity(r.len() + 1);
             offsets.push(0u64);
             offsets.extend(r.iter().map(|r| u64::from(r.candidates.end)));
@@ -447,13 +449,25 @@ impl PySimulation {
                 "candidate_names",
                 c.iter().map(|c| c.best.name()).collect::<Vec<_>>(),
             )?;
-            out.set_item("candidate_actions", column(py, c, |c| c.actions))?;
-            out.set_item("candidate_started", column(py, c, |c| c.started))?;
-            out.set_item("candidate_visits", column(py, c, |c| c.visits))?;
-            out.set_item("candidate_values", column(py, c, |c| c.value))?;
-            out.set_item("candidate_chosen", column(py, c, |c| c.chosen))?;
+            out.set_item("candidate_actions", column(py, &c, |c| c.actions))?;
+            out.set_item("candidate_started", column(py, &c, |c| c.started))?;
+            out.set_item("candidate_visits", column(py, &c, |c| c.visits))?;
+            out.set_item("candidate_values", column(py, &c, |c| c.value))?;
+            out.set_item("candidate_chosen", column(py, &c, |c| c.chosen))?;
         }
         Ok(out)
+    }
+
+    /// Rows waiting in the run's logs (decisions and their candidates, the power manager's
+    /// log and its candidates, the timeline): the caller writes them out past a bound.
+    #[getter]
+    fn pending_log_rows(&self) -> usize {
+        let log = self.engine.log();
+        self.policy.decision_records().len()
+            + self.policy.decision_candidates().len()
+            + log.power_records.len()
+            + log.power_candidates.len()
+            + log.timeline.len()
     }
 
     /// The power manager's decision log as columns (empty without a power manager). Takes the
@@ -523,34 +537,18 @@ impl PySimulation {
         Ok(out)
     }
 
-    /// Node counts per power state after each instant they changed (power-managed runs).
-    fn timeline<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let rows = &self.engine.log().timeline;
+    /// Node counts per power state after each instant they changed (power-managed runs), taken
+    /// out of the run's record; with `all` false (mid-run) the last row stays, since a change
+    /// later at the same instant replaces it.
+    #[pyo3(signature = (all=true))]
+    fn timeline<'py>(&mut self, py: Python<'py>, all: bool) -> PyResult<Bound<'py, PyDict>> {
+        let (rows, watts) = self.engine.take_timeline(all);
         let out = PyDict::new(py);
-        out.set_item(
-            "time",
-            rows.iter()
-                .map(|r| r.0)
-                .collect::<Vec<_>>()
-                .into_pyarray(py),
-        )?;
+        out.set_item("time", column(py, &rows, |r| r.0))?;
         for (k, state) in NodeState::ALL.iter().enumerate() {
-            out.set_item(
-                state.name(),
-                rows.iter()
-                    .map(|r| r.1[k])
-                    .collect::<Vec<_>>()
-                    .into_pyarray(py),
-            )?;
+            out.set_item(state.name(), column(py, &rows, |r| r.1[k]))?;
         }
-        let kw: Vec<f64> = self
-            .engine
-            .log()
-            .timeline_power_w
-            .iter()
-            .map(|w| w / 1000.0)
-            .collect();
-        out.set_item("power_kw", kw.into_pyarray(py))?;
+        out.set_item("power_kw", column(py, &watts, |w| w / 1000.0))?;
         Ok(out)
     }
 

@@ -116,23 +116,27 @@ def read_swf(
     job_id = raw["job_id"][keep]
     order = replay_order(submit, job_id)
     origin = float(submit[order][0]) if len(submit) else 0.0
+    rows = np.flatnonzero(keep)[order]  # kept jobs in replay order: one copy per column
+    del submit, job_id
     jobs = pd.DataFrame(
         {
-            "job_id": job_id[order],
-            "submit": submit[order] - origin,
-            "run_time": run[order],
+            "job_id": raw["job_id"][rows],
+            "submit": raw["submit"][rows] - origin,
+            "run_time": run_time[rows],
             "requested_time": np.where(requested_known, requested, run)[order],
-            "nodes": job_nodes[keep][order].astype(np.int64),
-            "user": raw["user"][keep][order],
-            "procs": procs[keep][order].astype(np.int64),
+            "nodes": job_nodes[rows].astype(np.int64),
+            "user": raw["user"][rows],
+            "procs": procs[rows].astype(np.int64),
             "requested_known": requested_known[order],
-            "status": raw["status"][keep][order],
-            "group": raw["group"][keep][order],
-            "queue": raw["queue"][keep][order],
-            "partition": raw["partition"][keep][order],
-            "line": raw["line"][keep][order].astype(np.int64),
-        }
+            "status": raw["status"][rows],
+            "group": raw["group"][rows],
+            "queue": raw["queue"][rows],
+            "partition": raw["partition"][rows],
+            "line": raw["line"][rows].astype(np.int64),
+        },
+        copy=False,  # one block per column: no consolidated copy of a million-row table
     )
+    del raw
     return Workload(
         jobs=jobs,
         nodes=machine,

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use crate::engine::power::{NodeState, Nodes};
-use crate::engine::record::RunLog;
+use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
@@ -284,6 +284,19 @@ impl Engine {
         (
             std::mem::take(&mut self.log.power_records),
             std::mem::take(&mut self.log.power_candidates),
+        )
+    }
+
+    /// Takes the node-state timeline (and the power after each row) out of the run's record.
+    /// Mid-run (`all` false) the last row stays: a change later at the same instant replaces
+    /// it, and later rows are compared with it.
+    pub fn take_timeline(&mut self, all: bool) -> (Vec<TimelineRow>, Vec<f64>) {
+        let log = &mut self.log;
+        let keep = usize::from(!all).min(log.timeline.len());
+        let cut = log.timeline.len() - keep;
+        (
+            log.timeline.drain(..cut).collect(),
+            log.timeline_power_w.drain(..cut).collect(),
         )
     }
 

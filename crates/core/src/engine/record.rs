@@ -2,6 +2,9 @@
 
 use crate::sched::StartKind;
 
+/// A row of the node-state timeline: the instant and the node count in each power state.
+pub type TimelineRow = (f64, [u32; crate::engine::power::STATES]);
+
 /// The outcome of a run, indexed by job (replay order).
 #[derive(Debug, Clone, Default)]
 pub struct RunLog {
@@ -25,7 +28,7 @@ pub struct RunLog {
     pub at_last_completion: crate::engine::Metrics,
     /// Node counts per power state (idle, computing, switching on, switching off, sleeping,
     /// down) after each instant they changed, for runs whose nodes have power states.
-    pub timeline: Vec<(f64, [u32; crate::engine::power::STATES])>,
+    pub timeline: Vec<TimelineRow>,
     /// Power drawn by the whole machine (W) after each instant of `timeline`.
     pub timeline_power_w: Vec<f64>,
     /// The power manager's log, one row per call, and the spare candidates (target, W, E, J)

@@ -75,6 +75,8 @@ pub struct MarsPolicy {
     rng: Pcg64Mcg,
     /// Jobs that waited through a drain: their start is recorded as `Drain`.
     drained: Vec<bool>,
+    /// Decisions logged so far (the log itself may have been taken out to disk).
+    decided: u64,
     records: Vec<DecisionRecord>,
     /// Keep every candidate of each decision (`candidates`)?
     detail: bool,
@@ -131,6 +133,7 @@ impl MarsPolicy {
             pool,
             rng,
             drained: Vec::new(),
+            decided: 0,
             records: Vec::new(),
             detail: false,
             candidates: Vec::new(),
@@ -210,7 +213,7 @@ impl MarsPolicy {
         if self.model.is_deterministic() {
             return Ok(vec![Belief::from_view(view)?]);
         }
-        let decision = (self.records.len() as u64).wrapping_mul(0xD1B5_4A32_D192_ED03);
+        let decision = self.decided.wrapping_mul(0xD1B5_4A32_D192_ED03);
         (0..self.config.trees)
             .map(|tree| {
                 let seed = self.config.seed
@@ -314,6 +317,7 @@ impl Policy for MarsPolicy {
                 });
             }
         }
+        self.decided += 1;
         self.records.push(DecisionRecord {
             time: view.now,
             queue_length: view.queue.len() as u32,
@@ -340,5 +344,12 @@ impl Policy for MarsPolicy {
 
     fn decision_candidates(&self) -> &[CandidateRecord] {
         &self.candidates
+    }
+
+    fn take_decision_log(&mut self) -> (Vec<DecisionRecord>, Vec<CandidateRecord>) {
+        (
+            std::mem::take(&mut self.records),
+            std::mem::take(&mut self.candidates),
+        )
     }
 }

@@ -169,6 +169,16 @@ pub trait Policy: Send + Sync {
     fn decision_candidates(&self) -> &[crate::sched::mars::CandidateRecord] {
         &[]
     }
+    /// Takes the decision log and its candidates out of the policy (they are written to disk
+    /// as a run goes): later records index candidates from zero again.
+    fn take_decision_log(
+        &mut self,
+    ) -> (
+        Vec<crate::sched::mars::DecisionRecord>,
+        Vec<crate::sched::mars::CandidateRecord>,
+    ) {
+        (Vec::new(), Vec::new())
+    }
 }
 
 /// Whether the jobs behind a blocked top job may start.
