@@ -7,6 +7,7 @@ A sweep file::
     platforms = ["AOBA-64", "Taurus-64"]
     processes = 2                     # local pool size (default: one per core)
     # downtime = "maintenance.txt"; announce_lead = 172800; overrun = "continue"
+    # decision_log = "full"           # every candidate of each decision (default "compact")
 
     [[workloads]]
     path = "traces/DAS2-fs2-0-3000.json.gz"
@@ -52,7 +53,7 @@ from typing import Any
 
 import pandas as pd
 
-from hpcsched.exceptions import HpcschedError, InputError, OptionError
+from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
 from hpcsched.experiment import (
     METRIC_COLUMNS,
     TIMING_COLUMNS,
@@ -64,7 +65,7 @@ from hpcsched.output import RUN_MARKER, check_writable, write_parquet
 from hpcsched.parallel import run_configs
 from hpcsched.platform import load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
-from hpcsched.run import Result
+from hpcsched.run import DECISION_LOGS, Result
 from hpcsched.workload._io import (
     atomic_write_bytes,
     pid_is_alive,
@@ -77,7 +78,16 @@ try:
 except ImportError:  # not POSIX: sweeps run unlocked
     fcntl = None  # type: ignore[assignment]
 
-SWEEP_KEYS = ("name", "out", "platforms", "processes", "downtime", "announce_lead", "overrun")
+SWEEP_KEYS = (
+    "name",
+    "out",
+    "platforms",
+    "processes",
+    "downtime",
+    "announce_lead",
+    "overrun",
+    "decision_log",
+)
 SEARCH_KEYS = tuple(f.name for f in fields(SearchSpec))
 POWER_KEYS = tuple(f.name for f in fields(PowerSpec))
 WORKLOAD_KEYS = ("path", "generate", "slice", "format", "procs_per_node", "name")
@@ -188,7 +198,15 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
         if platform is not None:
             _checked(source, f"sweep.platforms[{i}]", load_platform, platform)
     downtime = settings.get("downtime")
+    decision_log = settings.get("decision_log", "compact")
+    if decision_log not in DECISION_LOGS:
+        raise InputError(
+            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(decision_log)}",
+            path=source,
+            field="sweep.decision_log",
+        )
     options = {
+        "decision_log": decision_log,
         "downtime": None if downtime is None else resolve(str(downtime)),
         "announce_lead": settings.get("announce_lead"),
         "overrun": settings.get("overrun", "continue"),

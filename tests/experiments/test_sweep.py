@@ -104,6 +104,14 @@ def test_parameters_route_to_the_right_policy_part():
             {"sweep": {"colour": 1}, "workloads": [{"generate": "mmk"}], "policies": [{}]},
             "sweep.colour",
         ),
+        (
+            {
+                "sweep": {"decision_log": "verbose"},
+                "workloads": [{"generate": "mmk"}],
+                "policies": [{"name": "snf-icon"}],
+            },
+            "sweep.decision_log",
+        ),
     ],
 )
 def test_mistakes_in_a_sweep_file_name_the_field(tmp_path, document, field):
@@ -112,6 +120,23 @@ def test_mistakes_in_a_sweep_file_name_the_field(tmp_path, document, field):
     if field is not None:
         assert error.value.field == field
     assert error.value.path.endswith(".toml") or error.value.path.endswith("missing.swf")
+
+
+def test_a_sweep_keeps_the_full_decision_log_on_request(tmp_path):
+    document = {
+        "sweep": {"platforms": ["AOBA-64"], "decision_log": "full", "processes": 1},
+        "workloads": [{"generate": "markovian", "jobs": 150, "seed": 43}],
+        "policies": [{"name": "snf-icon"}],
+    }
+    sweep = expand_sweep(document, str(tmp_path / "s.toml"))
+    assert [r.decision_log for r in sweep.runs] == ["full"]
+    outcome = run_sweep(sweep, processes=1)
+    run_dir = outcome.table["run_dir"].iloc[0]
+    log = pd.read_parquet(Path(sweep.out) / run_dir / "decisions.parquet")
+    assert "candidate_cost" in log.columns and log["candidates"].max() >= 1
+    compact = expand_sweep({**document, "sweep": {"platforms": ["AOBA-64"]}}, "s.toml")
+    assert compact.runs[0].decision_log == "compact"
+    assert compact.runs[0].key() != sweep.runs[0].key()
 
 
 def test_interrupted_sweep_resumes_and_gives_the_same_table(sweep_file, tmp_path):
