@@ -147,3 +147,12 @@ def test_a_python_policy_runs_under_a_power_manager():
     # for J3 at 500 (wake latency 50 s).
     assert result.jobs["start"].tolist() == [0.0, 0.0, 550.0]
     assert result.info["energy"]["node_seconds"]["sleeping"] > 0
+
+
+def test_a_manager_name_stands_for_its_power_spec():
+    from hpcsched.exceptions import OptionError
+    from hpcsched.policies import PolicySpec, PowerSpec
+
+    assert PolicySpec("fcfs", power="ipm") == PolicySpec("fcfs", power=PowerSpec(manager="ipm"))
+    with pytest.raises(OptionError, match="give a PowerSpec or a manager's name, not 3"):
+        PolicySpec("snf", power=3)  # type: ignore[arg-type]

@@ -338,6 +338,7 @@ class PolicySpec:
     #: None (unset) is resolved in __post_init__: after it, always "easy" or "none"
     backfill: str | None = None
     search: SearchSpec | None = None
+    #: a PowerSpec (a manager's name, ``"icon"``, is taken as its PowerSpec with defaults)
     power: PowerSpec | None = None
     estimates: str = "requested"
     #: SNF's starvation guard (seconds): jobs waiting that long go first and hold a
@@ -347,6 +348,13 @@ class PolicySpec:
     def __post_init__(self) -> None:
         name = str(self.name).strip().lower()
         object.__setattr__(self, "name", name)
+        power: object = self.power
+        if isinstance(power, str):  # power="icon": the manager's name with its defaults
+            object.__setattr__(self, "power", PowerSpec(manager=power))
+        elif power is not None and not isinstance(power, PowerSpec):
+            raise OptionError(
+                f"give a PowerSpec or a manager's name, not {shown(power)}", option="--power"
+            )
         if self.max_wait is not None:
             if self.engine_name_of(name) != "snf":
                 raise OptionError(
