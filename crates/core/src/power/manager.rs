@@ -18,6 +18,7 @@ use std::time::Instant;
 
 use crate::engine::power::{NodeState, NO_JOB, STATES};
 use crate::engine::View;
+use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
 use crate::power::easy_plan::{easy_plan, Busy};
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
@@ -58,6 +59,9 @@ pub struct PowerManager {
     rebuild: bool,
     /// Nodes changed between the previous call's `act` and this `prepare`.
     changed: Vec<u32>,
+    /// Which nodes are in which state, for the wake plan on classes of alike nodes.
+    index: NodeIndex,
+    class_scratch: ClassScratch,
     /// Job each node ran after the previous call (which nodes a completion released).
     previous_jobs: Vec<u32>,
     first_call: bool,
@@ -87,6 +91,8 @@ impl PowerManager {
             synced: false,
             rebuild: true,
             changed: Vec::new(),
+            index: NodeIndex::default(),
+            class_scratch: ClassScratch::default(),
             previous_jobs: Vec::new(),
             first_call: true,
             stats,
@@ -196,13 +202,15 @@ impl PowerManager {
         self.rebuild = !self.synced;
         if self.synced {
             for &i in changed {
-                let idle = view.nodes[i as usize].state == NodeState::Idle;
-                self.follow(i as usize, idle, view.now);
+                let node = &view.nodes[i as usize];
+                self.follow(i as usize, node.state == NodeState::Idle, view.now);
+                self.index.update(i, node);
             }
         } else {
             for (i, node) in view.nodes.iter().enumerate() {
                 self.follow(i, node.state == NodeState::Idle, view.now);
             }
+            self.index.rebuild(view.nodes);
             self.synced = true;
         }
         self.changed.clear();
@@ -215,14 +223,23 @@ impl PowerManager {
             self.seconds = started.elapsed().as_secs_f64();
             return;
         }
-        self.idle_order
-            .extend((0..n as u32).filter(|&i| view.nodes[i as usize].state == NodeState::Idle));
-        let deadlines = &self.deadlines;
-        self.idle_order.sort_by(|&a, &b| {
-            deadlines[b as usize]
-                .total_cmp(&deadlines[a as usize])
-                .then(a.cmp(&b))
-        });
+        // (every idle node has a deadline and no other node has: `by_deadline` read backwards,
+        // nodes with equal deadlines by number)
+        let mut run = 0;
+        for &(deadline, i) in self.by_deadline.iter().rev() {
+            let last = self.idle_order.last().map(|&j| self.deadlines[j as usize]);
+            if last.is_some_and(|d| d.total_cmp(&deadline).is_ne()) {
+                self.idle_order[run..].reverse();
+                run = self.idle_order.len();
+            }
+            self.idle_order.push(i);
+        }
+        self.idle_order[run..].reverse();
+        debug_assert_eq!(self.idle_order.len(), view.free as usize);
+        debug_assert!(self.idle_order.windows(2).all(|w| {
+            let d = |i: u32| self.deadlines[i as usize];
+            d(w[1]).total_cmp(&d(w[0])).then(w[0].cmp(&w[1])).is_lt()
+        }));
         self.seconds = started.elapsed().as_secs_f64();
     }
 
@@ -505,6 +522,9 @@ impl PowerManager {
                 }
             }
         }
+        for &i in changed {
+            self.index.update(i, &nodes[i as usize]);
+        }
         let past = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
         let mut expired_nodes: Vec<u32> = self.by_deadline[..past].iter().map(|e| e.1).collect();
         expired_nodes.sort_unstable();
@@ -533,12 +553,31 @@ impl PowerManager {
                     }
                 })
                 .collect();
-            let mut slots = self.slots(view, true);
-            if self.rule.backfill == Backfill::None {
+            let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
+            if self.rule.backfill != Backfill::None {
+                let slots = self.slots(view, true);
+                self.easy_wakes(view, &jobs, &slots, decision)
+            } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
+                // The same plan on classes of alike nodes (see `classes`).
+                let releases = self.running_release(view, true);
+                let input = ClassInput {
+                    now: view.now,
+                    nodes: view.nodes,
+                    model: &view.models[0],
+                    index: &self.index,
+                    idle_by_deadline: &self.by_deadline,
+                    releases: &releases,
+                    needed_at: !expired_nodes.is_empty(),
+                    record: false,
+                };
+                let mut scratch = std::mem::take(&mut self.class_scratch);
+                let out = class_plan(&input, &jobs, &Windows::of(view), &mut scratch);
+                self.class_scratch = scratch;
+                out
+            } else {
+                let mut slots = self.slots(view, true);
                 let windows = Windows::of(view);
                 plan(view.now, &jobs, &mut slots, view.models, true, &windows)
-            } else {
-                self.easy_wakes(view, &jobs, &slots, decision)
             }
         };
         let mut wake = planned.wake_now.clone();
