@@ -135,7 +135,8 @@ struct Class {
 /// Where a class's nodes are listed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Source {
-    /// `ClassScratch::members`: (timeout key, node).
+    /// `ClassScratch::members`: (timeout key, node), the idle nodes (listed as far as the plan
+    /// reads them, see [`list_idle`]).
     Members,
     /// `NodeIndex::computing`: (job, node); key 0.
     Computing,
@@ -181,6 +182,41 @@ pub struct ClassScratch {
     tied: Vec<(f64, u32, u32)>,
     per_class: Vec<usize>,
     needs: Vec<(u32, f64)>,
+    /// Idle nodes of `ClassInput::idle_by_deadline` already in `members` (from its end).
+    idle_read: usize,
+}
+
+/// Lists the idle nodes in `members`, in the order of their timeout key -(deadline - now),
+/// then number, at least up to `upto` (by deadline, latest first, read backwards; equal keys,
+/// from equal or nearly equal deadlines, sorted by number). Plans mostly take a few idle nodes:
+/// those are all it lists.
+fn list_idle(s: &mut ClassScratch, input: &ClassInput, upto: usize) {
+    let all = input.idle_by_deadline;
+    let key = |deadline: f64| {
+        if deadline.is_finite() {
+            -(deadline - input.now)
+        } else {
+            f64::NEG_INFINITY
+        }
+    };
+    while s.members.len() < upto && s.idle_read < all.len() {
+        let run = s.members.len();
+        let first = key(all[all.len() - 1 - s.idle_read].0);
+        while s.idle_read < all.len() {
+            let (deadline, i) = all[all.len() - 1 - s.idle_read];
+            if key(deadline).to_bits() != first.to_bits() {
+                break;
+            }
+            s.members.push((first, i));
+            s.idle_read += 1;
+        }
+        s.members[run..].sort_unstable_by_key(|e| e.1);
+    }
+    debug_assert!(s.members.windows(2).all(|w| w[0]
+        .0
+        .total_cmp(&w[1].0)
+        .then(w[0].1.cmp(&w[1].1))
+        .is_lt()));
 }
 
 /// [`plan`](crate::power::plan::plan) with the wake horizon (`cut`), on one node group without
@@ -226,41 +262,16 @@ pub fn class_plan(
             });
         }
     }
-    // Idle: released now, in the order of their timeout key -(deadline - now), then number
-    // (by deadline, latest first; equal keys, from equal or nearly equal deadlines, by
-    // number).
-    let mut run_start = 0;
-    for &(deadline, i) in input.idle_by_deadline.iter().rev() {
-        let key = if deadline.is_finite() {
-            -(deadline - now)
-        } else {
-            f64::NEG_INFINITY
-        };
-        if s.members
-            .last()
-            .is_some_and(|&(k, _)| k.to_bits() != key.to_bits())
-        {
-            s.members[run_start..].sort_unstable_by_key(|e| e.1);
-            run_start = s.members.len();
-        }
-        s.members.push((key, i));
-    }
-    s.members[run_start..].sort_unstable_by_key(|e| e.1);
-    debug_assert!(s.members.windows(2).all(|w| w[0]
-        .0
-        .total_cmp(&w[1].0)
-        .then(w[0].1.cmp(&w[1].1))
-        .is_lt()));
-    let idle = s.members.len();
+    // Idle: released now (listed when the plan takes them).
+    s.idle_read = 0;
+    let idle = input.idle_by_deadline.len();
     push(s, Source::Members, 0, idle, now, 0.0, 0, false, false);
     // Computing: one class per job, released when it is expected to end.
     let computing = &index.computing;
     let mut k = 0;
     while k < computing.len() {
         let (job, lo) = (computing[k].0, k);
-        while k < computing.len() && computing[k].0 == job {
-            k += 1;
-        }
+        k += computing[k..].partition_point(|e| e.0 == job);
         let release = if job == NO_JOB {
             f64::INFINITY
         } else {
@@ -384,18 +395,7 @@ pub fn class_plan(
                     let c = s.eligible[e].2 as usize;
                     let class = s.classes[c];
                     let take = (class.hi - class.lo).min(left);
-                    take_prefix(
-                        s,
-                        index,
-                        &mut out,
-                        c,
-                        take,
-                        start,
-                        finish,
-                        now,
-                        m,
-                        input.needed_at,
-                    );
+                    take_prefix(s, input, &mut out, c, take, start, finish);
                     left -= take;
                 }
             } else {
@@ -405,6 +405,9 @@ pub fn class_plan(
                 for e in g..end {
                     let c = s.eligible[e].2;
                     let class = s.classes[c as usize];
+                    if class.source == Source::Members {
+                        list_idle(s, input, class.hi);
+                    }
                     for k in class.lo..class.hi {
                         let (key, i) = member(s, index, &class, k);
                         s.tied.push((key, i, c));
@@ -420,18 +423,7 @@ pub fn class_plan(
                 for e in g..end {
                     let c = s.eligible[e].2 as usize;
                     let take = s.per_class[c];
-                    take_prefix(
-                        s,
-                        index,
-                        &mut out,
-                        c,
-                        take,
-                        start,
-                        finish,
-                        now,
-                        m,
-                        input.needed_at,
-                    );
+                    take_prefix(s, input, &mut out, c, take, start, finish);
                 }
                 left = 0;
             }
@@ -461,27 +453,27 @@ pub fn class_plan(
 
 /// Takes the first `take` nodes of class `c` for a job planned at `start`: wakes, needs, and
 /// a class of their own holding them until `finish` (the same list, split).
-#[allow(clippy::too_many_arguments)]
 fn take_prefix(
     s: &mut ClassScratch,
-    index: &NodeIndex,
+    input: &ClassInput,
     out: &mut Plan,
     c: usize,
     take: usize,
     start: f64,
     finish: f64,
-    now: f64,
-    m: &PowerModel,
-    needs: bool,
 ) {
     if take == 0 {
         return;
     }
     let class = s.classes[c];
     let (lo, mid) = (class.lo, class.lo + take);
+    if class.source == Source::Members {
+        list_idle(s, input, mid);
+    }
+    let index = input.index;
     if !class.planned && class.asleep {
-        let at = start - m.switch_on_s;
-        if at <= now {
+        let at = start - input.model.switch_on_s;
+        if at <= input.now {
             for k in lo..mid {
                 out.wake_now.push(member(s, index, &class, k).1);
             }
@@ -489,7 +481,7 @@ fn take_prefix(
             out.wake_times.push(at);
         }
     }
-    if needs {
+    if input.needed_at {
         for k in lo..mid {
             let i = member(s, index, &class, k).1;
             s.needs.push((i, start));
@@ -540,13 +532,13 @@ mod tests {
         }
     }
 
-    /// Random machines (states, shared transition starts and deadlines, tied and unknown job
+    /// 3000 random machines (states, shared transition starts and deadlines, tied and unknown job
     /// ends) and queues: every planned job's start and nodes, every wake, timer and need
     /// agree with the plan node by node.
     #[test]
     fn the_class_plan_equals_the_plan_node_by_node() {
         let mut rng = Lcg(5);
-        for case in 0..400u32 {
+        for case in 0..3000u32 {
             let m = model(case);
             let n = 1 + rng.below(40) as usize;
             let now = 10_000.0;
