@@ -201,6 +201,8 @@ fn power_state(
     state.nodes = Some(Nodes::from_states(nodes, models, view.now));
     if let Some(manager) = view.manager {
         let mut manager = Box::new(manager.clone());
+        // (its nodes are built anew: no journal of their changes yet)
+        manager.desync();
         // Jobs that ended at this instant are not in the belief: any index other than NO_JOB
         // still says "its nodes were computing".
         let ended = NO_JOB - 1;

@@ -396,9 +396,15 @@ impl Engine {
             self.state.timers.pop();
         }
         if let Some(mut manager) = self.state.manager.take() {
-            manager.prepare(&self.view());
+            let changed = self.take_changed();
+            manager.prepare(&self.view(), &changed);
+            self.return_changed(changed);
             self.state.manager = Some(manager);
             self.state.pending_act = true;
+        } else if let Some(nodes) = self.state.nodes.as_mut() {
+            // (nobody reads the journal of node changes)
+            let changed = nodes.take_changed();
+            nodes.return_changed(changed);
         }
         true
     }
@@ -686,7 +692,14 @@ impl Engine {
             return Ok(());
         };
         let recording = self.log.is_recording();
-        let actions = manager.act(&self.view(), decision, recording);
+        let changed = self.take_changed();
+        let group_counts = self
+            .state
+            .nodes
+            .as_ref()
+            .map_or(&[][..], |n| n.group_counts());
+        let actions = manager.act(&self.view(), decision, recording, &changed, group_counts);
+        self.return_changed(changed);
         self.state.manager = Some(manager);
         if let Some(mut record) = actions.record {
             let first = self.log.power_candidates.len() as u32;
@@ -699,6 +712,21 @@ impl Engine {
             self.log.power_records.push(record);
         }
         self.apply_power(&actions.power_off, &actions.power_on, &actions.timers)
+    }
+
+    /// The journal of node changes since it was last taken (empty without node identities).
+    fn take_changed(&mut self) -> Vec<u32> {
+        self.state
+            .nodes
+            .as_mut()
+            .map(Nodes::take_changed)
+            .unwrap_or_default()
+    }
+
+    fn return_changed(&mut self, changed: Vec<u32>) {
+        if let Some(nodes) = self.state.nodes.as_mut() {
+            nodes.return_changed(changed);
+        }
     }
 
     /// Switches nodes off, then on, and records timers.

@@ -109,6 +109,9 @@ pub struct Nodes {
     /// The power model of each group.
     models: Vec<PowerModel>,
     sampler: Option<Pcg64Mcg>,
+    /// Nodes whose state or job changed since the journal was last taken (a power manager
+    /// updates its per-node bookkeeping from it instead of scanning every node).
+    changed: Vec<u32>,
 }
 
 impl Nodes {
@@ -145,6 +148,7 @@ impl Nodes {
             transitions: BinaryHeap::new(),
             models: groups.iter().map(|g| g.1).collect(),
             sampler: sample_seed.map(Pcg64Mcg::seed_from_u64),
+            changed: Vec::new(),
         }
     }
 
@@ -176,6 +180,7 @@ impl Nodes {
             transitions,
             models,
             sampler: None,
+            changed: Vec::new(),
         }
     }
 
@@ -194,6 +199,26 @@ impl Nodes {
 
     pub fn counts(&self) -> [u32; STATES] {
         self.counts
+    }
+
+    /// Node counts per state in each group.
+    pub fn group_counts(&self) -> &[[u32; STATES]] {
+        &self.group_counts
+    }
+
+    /// Takes the journal of nodes whose state or job changed (in order, possibly repeated);
+    /// give the buffer back with [`Nodes::return_changed`].
+    pub fn take_changed(&mut self) -> Vec<u32> {
+        std::mem::take(&mut self.changed)
+    }
+
+    /// Gives back a buffer taken by [`Nodes::take_changed`], emptied (keeps its capacity when
+    /// nothing was recorded in between).
+    pub fn return_changed(&mut self, mut buffer: Vec<u32>) {
+        if self.changed.is_empty() {
+            buffer.clear();
+            self.changed = buffer;
+        }
     }
 
     /// Power drawn now by the nodes in each state (W); nodes down draw nothing.
@@ -227,6 +252,7 @@ impl Nodes {
         group[state as usize] += 1;
         n.state = state;
         n.since = now;
+        self.changed.push(node);
     }
 
     /// Gives `nodes` (idle, distinct) to `job`.

@@ -60,6 +60,9 @@ pub struct ManagerConfig {
     pub idle_timeout: f64,
     /// ICON's parameters; `None` for IPM.
     pub icon: Option<IconConfig>,
+    /// Plan wakes node by node even where the plan on classes of alike nodes applies (the
+    /// reference the class plan is tested against: both decide the same).
+    pub plan_by_node: bool,
 }
 
 /// Mode of a call.
@@ -165,5 +168,9 @@ pub fn manager_config(name: &str, idle_timeout: f64, icon: IconConfig) -> Option
         }
         _ => return None,
     };
-    Some(ManagerConfig { idle_timeout, icon })
+    Some(ManagerConfig {
+        idle_timeout,
+        icon,
+        plan_by_node: false,
+    })
 }

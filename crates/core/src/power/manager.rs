@@ -16,8 +16,9 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::engine::power::{NodeState, NO_JOB};
+use crate::engine::power::{NodeState, NO_JOB, STATES};
 use crate::engine::View;
+use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
 use crate::power::easy_plan::{easy_plan, Busy};
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
@@ -47,6 +48,20 @@ pub struct PowerManager {
     config: Arc<ManagerConfig>,
     /// Idle-timeout deadline of each node (NaN while it is not idle).
     deadlines: Vec<f64>,
+    /// The nodes with a deadline, by (deadline, node): the expired ones come first, then the
+    /// next timeout.
+    by_deadline: Vec<(f64, u32)>,
+    /// The per-node bookkeeping (deadlines, previous jobs) follows the nodes' journal of
+    /// changes; when not (first call, a look-ahead's copy), the next call rebuilds it from
+    /// every node.
+    synced: bool,
+    /// Rebuild from every node at this instant's `act` too.
+    rebuild: bool,
+    /// Nodes changed between the previous call's `act` and this `prepare`.
+    changed: Vec<u32>,
+    /// Which nodes are in which state, for the wake plan on classes of alike nodes.
+    index: NodeIndex,
+    class_scratch: ClassScratch,
     /// Job each node ran after the previous call (which nodes a completion released).
     previous_jobs: Vec<u32>,
     first_call: bool,
@@ -72,6 +87,12 @@ impl PowerManager {
         PowerManager {
             config,
             deadlines: Vec::new(),
+            by_deadline: Vec::new(),
+            synced: false,
+            rebuild: true,
+            changed: Vec::new(),
+            index: NodeIndex::default(),
+            class_scratch: ClassScratch::default(),
             previous_jobs: Vec::new(),
             first_call: true,
             stats,
@@ -91,6 +112,49 @@ impl PowerManager {
         &self.config
     }
 
+    /// Forgets that the per-node bookkeeping follows a journal of node changes: the next call
+    /// rebuilds it from every node (a copy of the manager over nodes built anew).
+    pub fn desync(&mut self) {
+        self.synced = false;
+        self.rebuild = true;
+    }
+
+    /// Sets node `i`'s idle-timeout deadline (NaN: none), keeping `by_deadline` in step.
+    fn set_deadline(&mut self, i: usize, deadline: f64) {
+        let old = self.deadlines[i];
+        if old.to_bits() == deadline.to_bits() {
+            return;
+        }
+        let key = |&(t, node): &(f64, u32), d: f64| t.total_cmp(&d).then(node.cmp(&(i as u32)));
+        if !old.is_nan() {
+            let at = self
+                .by_deadline
+                .binary_search_by(|e| key(e, old))
+                .expect("every deadline is listed");
+            self.by_deadline.remove(at);
+        }
+        if !deadline.is_nan() {
+            let at = self
+                .by_deadline
+                .binary_search_by(|e| key(e, deadline))
+                .expect_err("a node has one deadline");
+            self.by_deadline.insert(at, (deadline, i as u32));
+        }
+        self.deadlines[i] = deadline;
+    }
+
+    /// A node's deadline after a change of state: set when a call first sees it idle,
+    /// cleared when it is not idle.
+    fn follow(&mut self, i: usize, idle: bool, now: f64) {
+        if idle {
+            if self.deadlines[i].is_nan() {
+                self.set_deadline(i, now + self.config.idle_timeout);
+            }
+        } else {
+            self.set_deadline(i, f64::NAN);
+        }
+    }
+
     /// Maps the job indices the manager remembers (a look-ahead renumbers jobs).
     pub fn renumber_jobs(&mut self, map: impl Fn(u32) -> u32) {
         for j in &mut self.previous_jobs {
@@ -106,12 +170,15 @@ impl PowerManager {
     }
 
     /// Step 1: consume the instant's events, fix the mode and the energy-aware idle order.
-    pub fn prepare(&mut self, view: &View) {
+    /// `changed` lists the nodes whose state or job changed since the previous call's `act`.
+    pub fn prepare(&mut self, view: &View, changed: &[u32]) {
         let started = Instant::now();
         let n = view.nodes.len();
         if self.deadlines.len() != n {
             self.deadlines = vec![f64::NAN; n];
+            self.by_deadline.clear();
             self.previous_jobs = vec![NO_JOB; n];
+            self.synced = false;
         }
         self.now = view.now;
         self.epoch = self.first_call || !view.arrived.is_empty() || !view.completed.is_empty();
@@ -130,16 +197,24 @@ impl PowerManager {
             self.rejection = rejection;
             self.screen = Some((arrivals, service));
         }
-        // Idle-timeout deadlines: set when a call first sees a node idle.
-        for (i, node) in view.nodes.iter().enumerate() {
-            if node.state == NodeState::Idle {
-                if self.deadlines[i].is_nan() {
-                    self.deadlines[i] = view.now + self.config.idle_timeout;
-                }
-            } else {
-                self.deadlines[i] = f64::NAN;
+        // Idle-timeout deadlines: set when a call first sees a node idle. Only the nodes that
+        // changed can change (after `act` a node has a deadline if and only if it is idle).
+        self.rebuild = !self.synced;
+        if self.synced {
+            for &i in changed {
+                let node = &view.nodes[i as usize];
+                self.follow(i as usize, node.state == NodeState::Idle, view.now);
+                self.index.update(i, node);
             }
+        } else {
+            for (i, node) in view.nodes.iter().enumerate() {
+                self.follow(i, node.state == NodeState::Idle, view.now);
+            }
+            self.index.rebuild(view.nodes);
+            self.synced = true;
         }
+        self.changed.clear();
+        self.changed.extend_from_slice(changed);
         // The energy-aware order of idle nodes, for the jobs the queue policy may start (none
         // unless the smallest waiting job fits).
         self.idle_order.clear();
@@ -148,14 +223,23 @@ impl PowerManager {
             self.seconds = started.elapsed().as_secs_f64();
             return;
         }
-        self.idle_order
-            .extend((0..n as u32).filter(|&i| view.nodes[i as usize].state == NodeState::Idle));
-        let deadlines = &self.deadlines;
-        self.idle_order.sort_by(|&a, &b| {
-            deadlines[b as usize]
-                .total_cmp(&deadlines[a as usize])
-                .then(a.cmp(&b))
-        });
+        // (every idle node has a deadline and no other node has: `by_deadline` read backwards,
+        // nodes with equal deadlines by number)
+        let mut run = 0;
+        for &(deadline, i) in self.by_deadline.iter().rev() {
+            let last = self.idle_order.last().map(|&j| self.deadlines[j as usize]);
+            if last.is_some_and(|d| d.total_cmp(&deadline).is_ne()) {
+                self.idle_order[run..].reverse();
+                run = self.idle_order.len();
+            }
+            self.idle_order.push(i);
+        }
+        self.idle_order[run..].reverse();
+        debug_assert_eq!(self.idle_order.len(), view.free as usize);
+        debug_assert!(self.idle_order.windows(2).all(|w| {
+            let d = |i: u32| self.deadlines[i as usize];
+            d(w[1]).total_cmp(&d(w[0])).then(w[0].cmp(&w[1])).is_lt()
+        }));
         self.seconds = started.elapsed().as_secs_f64();
     }
 
@@ -222,6 +306,16 @@ impl PowerManager {
         decision: &mut Decision,
     ) {
         if view.power.is_none() {
+            return;
+        }
+        // No idle node to place a job on (none, or the smallest waiting job does not fit) and
+        // no reservation to plan: nothing starts (a job of no nodes would).
+        if backfill == Backfill::None
+            && self.idle_order.is_empty()
+            && positions
+                .iter()
+                .all(|&p| view.jobs.get(view.queue[p as usize]).nodes > 0)
+        {
             return;
         }
         let n = view.nodes.len();
@@ -393,7 +487,16 @@ impl PowerManager {
 
     /// Step 3, after the instant's starts: wakes for the waiting jobs, warm spares, shutdowns
     /// and the idle timeout. `started` jobs started at this call; `record` asks for a log row.
-    pub fn act(&mut self, view: &View, decision: &Decision, record: bool) -> Actions {
+    /// `changed` lists the nodes changed since `prepare` (the starts), `group_counts` the node
+    /// counts per state of each group.
+    pub fn act(
+        &mut self,
+        view: &View,
+        decision: &Decision,
+        record: bool,
+        changed: &[u32],
+        group_counts: &[[u32; STATES]],
+    ) -> Actions {
         let started_at = Instant::now();
         let mut out = Actions::default();
         if view.power.is_none() {
@@ -404,24 +507,31 @@ impl PowerManager {
         }
         let n = view.nodes.len();
         let nodes = view.nodes;
-        // One pass: deadlines of nodes that started a job at this call, idle nodes past their
-        // timeout, sleeping nodes.
-        let mut expired_nodes: Vec<u32> = Vec::new();
-        let mut asleep = 0usize;
-        for (i, node) in nodes.iter().enumerate() {
-            match node.state {
-                NodeState::Idle => {
-                    if self.deadlines[i] <= view.now {
-                        expired_nodes.push(i as u32);
-                    }
+        // Nodes that started a job at this call have no deadline any more; idle nodes past
+        // their timeout (the first of `by_deadline`); sleeping nodes.
+        if self.rebuild {
+            for (i, node) in nodes.iter().enumerate() {
+                if node.state != NodeState::Idle {
+                    self.set_deadline(i, f64::NAN);
                 }
-                NodeState::Sleeping => {
-                    asleep += 1;
-                    self.deadlines[i] = f64::NAN;
+            }
+        } else {
+            for &i in changed {
+                if nodes[i as usize].state != NodeState::Idle {
+                    self.set_deadline(i as usize, f64::NAN);
                 }
-                _ => self.deadlines[i] = f64::NAN,
             }
         }
+        for &i in changed {
+            self.index.update(i, &nodes[i as usize]);
+        }
+        let past = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
+        let mut expired_nodes: Vec<u32> = self.by_deadline[..past].iter().map(|e| e.1).collect();
+        expired_nodes.sort_unstable();
+        let asleep: usize = group_counts
+            .iter()
+            .map(|c| c[NodeState::Sleeping as usize] as usize)
+            .sum();
         let queue_empty = view.queue.is_empty();
         // The plan only matters through the sleeping nodes it wakes and the expired idle nodes
         // it keeps awake: without either, skip it.
@@ -443,12 +553,31 @@ impl PowerManager {
                     }
                 })
                 .collect();
-            let mut slots = self.slots(view, true);
-            if self.rule.backfill == Backfill::None {
+            let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
+            if self.rule.backfill != Backfill::None {
+                let slots = self.slots(view, true);
+                self.easy_wakes(view, &jobs, &slots, decision)
+            } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
+                // The same plan on classes of alike nodes (see `classes`).
+                let releases = self.running_release(view, true);
+                let input = ClassInput {
+                    now: view.now,
+                    nodes: view.nodes,
+                    model: &view.models[0],
+                    index: &self.index,
+                    idle_by_deadline: &self.by_deadline,
+                    releases: &releases,
+                    needed_at: !expired_nodes.is_empty(),
+                    record: false,
+                };
+                let mut scratch = std::mem::take(&mut self.class_scratch);
+                let out = class_plan(&input, &jobs, &Windows::of(view), &mut scratch);
+                self.class_scratch = scratch;
+                out
+            } else {
+                let mut slots = self.slots(view, true);
                 let windows = Windows::of(view);
                 plan(view.now, &jobs, &mut slots, view.models, true, &windows)
-            } else {
-                self.easy_wakes(view, &jobs, &slots, decision)
             }
         };
         let mut wake = planned.wake_now.clone();
@@ -509,18 +638,14 @@ impl PowerManager {
         wake.dedup();
         wake.retain(|i| off.binary_search(i).is_err());
         for &i in &off {
-            self.deadlines[i as usize] = f64::NAN;
+            self.set_deadline(i as usize, f64::NAN);
         }
         // Be called back at the next idle timeout of a node that stays idle (in ICON mode only
         // while nothing waits: the timeout does not apply then).
         if !self.icon_mode() || queue_empty {
             // (nodes switched off here have no deadline any more)
-            let next_timeout = self
-                .deadlines
-                .iter()
-                .copied()
-                .filter(|&t| t > view.now)
-                .fold(f64::INFINITY, f64::min);
+            let later = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
+            let next_timeout = self.by_deadline.get(later).map_or(f64::INFINITY, |e| e.0);
             if next_timeout.is_finite() {
                 out.timers.push(next_timeout);
             }
@@ -528,11 +653,12 @@ impl PowerManager {
         // IPM plans again a wake latency before each running job's requested end while a node
         // sleeps (PSAS's callbacks): a sleeping node may then be woken just in time.
         if !self.icon_mode() && asleep > wake.len() {
-            // (the wake latencies of the groups that have sleeping nodes)
+            // (the wake latencies of the groups that have sleeping nodes, in node order: nodes
+            // are numbered group after group)
             let mut leads: Vec<f64> = Vec::new();
-            for node in nodes.iter().filter(|n| n.state == NodeState::Sleeping) {
-                let lead = view.models[node.group as usize].switch_on_s;
-                if !leads.contains(&lead) {
+            for (g, counts) in group_counts.iter().enumerate() {
+                let lead = view.models[g].switch_on_s;
+                if counts[NodeState::Sleeping as usize] > 0 && !leads.contains(&lead) {
                     leads.push(lead);
                 }
             }
@@ -547,8 +673,15 @@ impl PowerManager {
             }
         }
         self.keep_new_timers(&mut out.timers, view.now);
-        for (i, node) in nodes.iter().enumerate() {
-            self.previous_jobs[i] = node.job;
+        if self.rebuild {
+            for (i, node) in nodes.iter().enumerate() {
+                self.previous_jobs[i] = node.job;
+            }
+            self.rebuild = false;
+        } else {
+            for &i in self.changed.iter().chain(changed) {
+                self.previous_jobs[i as usize] = nodes[i as usize].job;
+            }
         }
         if record {
             let (arrivals, service) = match &self.screen {

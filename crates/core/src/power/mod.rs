@@ -11,6 +11,7 @@
 //! - [`easy_plan`]: the future plan of a queue served with EASY (PSAS);
 //! - [`spare`]: the warm-spare target optimisation.
 
+pub mod classes;
 pub mod config;
 pub mod easy_plan;
 pub mod manager;

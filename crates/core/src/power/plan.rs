@@ -169,6 +169,9 @@ pub struct Plan {
     pub head: Option<(f64, Vec<u32>)>,
     /// Planned starts, in order (for the decision log).
     pub starts: Vec<f64>,
+    /// Each planned job's start and nodes, in order (the class plan fills it only when asked:
+    /// tests compare it).
+    pub planned: Vec<(u32, f64, Vec<u32>)>,
 }
 
 /// Plans `jobs` (in queue order) from `now` on `slots` (updated: planned jobs hold their nodes
@@ -263,9 +266,10 @@ pub fn plan(
             planned[i] = true;
         }
         if k == 0 {
-            out.head = Some((start, chosen));
+            out.head = Some((start, chosen.clone()));
         }
         out.starts.push(start);
+        out.planned.push((job.job, start, chosen));
         barrier = start;
     }
     out

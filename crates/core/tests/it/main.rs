@@ -7,3 +7,4 @@ mod easy;
 mod external;
 mod heuristics;
 mod jobs;
+mod power_classes;
