@@ -22,7 +22,7 @@ printf '# start   end      kind nodes note\n864000    892800   S    -     monthl
     > "$out/maintenance.txt"
 # One policy, one run directory.
 hpcsched simulate "$out/markovian-5000.json.gz" --policy wfp3 --window 256 \
-    --downtime "$out/maintenance.txt" --out "$out/runs/wfp3"
+    --downtime "$out/maintenance.txt" --out "$out/runs/wfp3" --force  # a rerun replaces it
 # Production heuristics against MARS look-ahead (in parallel), with an HTML report.
 hpcsched compare "$out/markovian-5000.json.gz" --downtime "$out/maintenance.txt" \
     --policy fcfs --policy wfp3:256 --policy sjf:256 --policy f1:256 --policy snf \
