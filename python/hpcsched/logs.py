@@ -85,13 +85,34 @@ def dictionary_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
 
 
+def log_names(search: bool) -> tuple[str, str]:
+    """Files of the look-ahead's log and of the power manager's: the look-ahead's is
+    ``decisions``; the power manager's too when there is no look-ahead, else
+    ``power_decisions``."""
+    return DECISIONS, POWER_DECISIONS if search else DECISIONS
+
+
+def take_logs(
+    sim: Any, *, search: bool, power: bool, final: bool = True
+) -> dict[str, pd.DataFrame]:
+    """The engine's logs taken out of ``sim`` as frames, by file name (``search``: the policy
+    keeps a decision log; ``power``: a power manager keeps one; ``final``: everything, at the
+    end of the run; mid-run the timeline's last row stays in the engine)."""
+    search_name, power_name = log_names(search)
+    logs = {}
+    if power:
+        logs[power_name] = power_log(sim.power_decisions())
+    if search:
+        logs[search_name] = with_candidates(dict(sim.decisions()))
+    logs[TIMELINE] = pd.DataFrame(dict(sim.timeline(all=final)))
+    return logs
+
+
 class LogFiles:
     """Appends a run's logs to Parquet files in ``folder`` as the run goes.
 
-    ``search``: the policy keeps a decision log; ``power``: a power manager keeps one (it is
-    ``decisions.parquet`` when there is no look-ahead, else ``power_decisions.parquet``, as in
-    :func:`hpcsched.simulate`). A file is created with its first non-empty batch: a log that
-    stays empty leaves no file.
+    ``search`` and ``power`` as for :func:`take_logs`. A file is created with its first
+    non-empty batch: a log that stays empty leaves no file.
     """
 
     def __init__(
@@ -117,12 +138,9 @@ class LogFiles:
         """Takes what the engine's logs hold and appends it (``final``: everything, at the
         end of the run; mid-run the timeline's last row stays in the engine)."""
         started = time.perf_counter()
-        if self.power:
-            name = POWER_DECISIONS if self.search else DECISIONS
-            self._append(name, power_log(sim.power_decisions()))
-        if self.search:
-            self._append(DECISIONS, with_candidates(dict(sim.decisions())))
-        self._append(TIMELINE, pd.DataFrame(dict(sim.timeline(all=final))))
+        logs = take_logs(sim, search=self.search, power=self.power, final=final)
+        for name, frame in logs.items():
+            self._append(name, frame)
         self.seconds += time.perf_counter() - started
 
     def kept(self, name: str) -> pd.DataFrame:

@@ -22,8 +22,8 @@ from hpcsched.logs import (
     POWER_DECISIONS,
     TIMELINE,
     LogFiles,
-    power_log,
-    with_candidates,
+    log_names,
+    take_logs,
 )
 from hpcsched.output import RunStaging, check_writable, write_run
 from hpcsched.platform import Platform, load_platform
@@ -293,7 +293,7 @@ def simulate(
     )
     # With a run directory, the logs go to its staging folder while the run goes; the columns
     # the summary needs stay in memory.
-    search_log, power_log_name = _log_names(spec)
+    search_log, power_log_name = log_names(spec.search is not None)
     summary_columns = {}
     if spec.search is not None:
         summary_columns[search_log] = SEARCH_STATS_COLUMNS
@@ -344,12 +344,6 @@ def simulate(
 #: ``metrics.mode_occupancy``).
 SEARCH_STATS_COLUMNS = ["time", "outcomes", "iterations", "drain", "seconds"]
 MODE_COLUMNS = ["time", "mode"]
-
-
-def _log_names(spec: PolicySpec | PythonPolicySpec) -> tuple[str, str]:
-    """Files of the look-ahead's log and of the power manager's: the look-ahead's is
-    `decisions`; the power manager's too when there is no look-ahead, else `power_decisions`."""
-    return DECISIONS, POWER_DECISIONS if spec.search is not None else DECISIONS
 
 
 def _result(
@@ -407,15 +401,11 @@ def _result(
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
         )
-    search_name, power_name = _log_names(spec)
+    search_name, power_name = log_names(spec.search is not None)
     logs: dict[str, LogFrame]
     summary_log: Callable[[str], pd.DataFrame]
     if stored is None:
-        frames = {TIMELINE: pd.DataFrame(dict(sim.timeline()))}
-        if spec.is_power:
-            frames[power_name] = power_log(sim.power_decisions())
-        if spec.search is not None:
-            frames[search_name] = with_candidates(dict(sim.decisions()))
+        frames = take_logs(sim, search=spec.search is not None, power=spec.is_power)
         logs = dict(frames)
         summary_log = frames.__getitem__
     else:

@@ -136,7 +136,6 @@ def read_swf(
         },
         copy=False,  # one block per column: no consolidated copy of a million-row table
     )
-    del raw
     return Workload(
         jobs=jobs,
         nodes=machine,

@@ -402,9 +402,7 @@ impl Engine {
             self.state.manager = Some(manager);
             self.state.pending_act = true;
         } else if let Some(nodes) = self.state.nodes.as_mut() {
-            // (nobody reads the journal of node changes)
-            let changed = nodes.take_changed();
-            nodes.return_changed(changed);
+            nodes.clear_changed(); // (nobody reads the journal of node changes)
         }
         true
     }

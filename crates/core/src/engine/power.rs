@@ -212,6 +212,11 @@ impl Nodes {
         std::mem::take(&mut self.changed)
     }
 
+    /// Empties the journal of node changes (when nobody reads it).
+    pub fn clear_changed(&mut self) {
+        self.changed.clear();
+    }
+
     /// Gives back a buffer taken by [`Nodes::take_changed`], emptied (keeps its capacity when
     /// nothing was recorded in between).
     pub fn return_changed(&mut self, mut buffer: Vec<u32>) {
