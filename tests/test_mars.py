@@ -102,8 +102,12 @@ def test_search_is_honest_about_run_times():
 
 @pytest.mark.parametrize(
     "model",
-    [{}, {"runtime_model": "history", "arrivals": "recent", "rollout": "guided"}],
-    ids=["paper model", "sampled run times and arrivals"],
+    [
+        {},
+        {"runtime_model": "history", "arrivals": "recent", "rollout": "guided"},
+        {"runtime_model": "history", "arrivals": "recent", "lookahead": "rollout"},
+    ],
+    ids=["paper model", "sampled run times and arrivals", "rollout look-ahead"],
 )
 def test_identical_results_with_one_and_two_threads(tmp_path, model):
     workload = hpcsched.workload.generate.markovian(n_jobs=600, target_util=0.9, seed=2)
@@ -215,6 +219,8 @@ def test_custom_reward_and_action_set():
         ({"depth": 0}, "--depth"),
         ({"reward": (0.0, 0.0, 0.0)}, "positive sum"),
         ({"time_budget": -1.0}, "--time-budget"),
+        ({"lookahead": "beam"}, "--lookahead"),
+        ({"bases": "f1:256,wfp9"}, "--bases"),
     ],
 )
 def test_bad_search_options(kwargs, message):

@@ -7,7 +7,8 @@ every submission after T, and an unannounced outage after T. Every decision befo
 decision log and the starts) must be the same. A control changes something observable before T
 (the run time of a job that completed well before T) and must change a decision. Both forward
 models are checked: the paper's (requested run times, no arrivals) and the stochastic one (run
-times drawn from completed jobs, arrivals from the recent past).
+times drawn from completed jobs, arrivals from the recent past), with the tree search and with
+the rollout look-ahead.
 """
 
 from __future__ import annotations
@@ -23,6 +24,12 @@ from hpcsched.workload import Downtime, DowntimeCalendar
 MODELS = {
     "paper": {"runtime_model": "requested", "arrivals": "none"},
     "stochastic": {"runtime_model": "history", "arrivals": "recent"},
+    "rollout look-ahead": {"lookahead": "rollout", "runtime_model": "requested"},
+    "rollout look-ahead, stochastic": {
+        "lookahead": "rollout",
+        "runtime_model": "history",
+        "arrivals": "recent",
+    },
 }
 DECISION_COLUMNS = ["time", "queue_length", "outcomes", "iterations", "name", "started", "drain"]
 

@@ -57,6 +57,7 @@ PRESETS = {"mars-cw": "cw", "mars-cu": "cu"}
 RUNTIME_MODELS = ("requested", "history")
 ARRIVAL_MODELS = ("none", "recent")
 ROLLOUTS = ("actions", "outcomes", "guided")
+LOOKAHEADS = ("tree", "rollout")
 ESTIMATES = ("requested", "history")
 
 
@@ -126,6 +127,12 @@ class SearchSpec:
     tree searches its own sampled future. ``horizon`` is the span of the ``utilization``
     reward term. Rollouts pick uniformly among the ``actions`` (the paper), among the distinct
     ``outcomes``, or are ``guided`` by the ordering ``guide`` with ``epsilon`` random choices.
+
+    ``lookahead`` ``tree`` is the paper's Monte Carlo Tree Search; ``rollout`` follows each
+    distinct outcome of the decision with each of the ``bases`` orderings (EASY) to the
+    horizon, in ``trees`` x (``iterations`` / (outcomes x bases)) sampled futures (one when
+    nothing is sampled); an outcome is worth its best base's mean return, and the outcome
+    worth most is taken (Bertsekas's rollout algorithm).
     """
 
     reward: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)
@@ -147,6 +154,8 @@ class SearchSpec:
     rollout: str = "actions"
     guide: str = "f1:256"
     epsilon: float = 0.1
+    lookahead: str = "tree"
+    bases: str = "f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs"
 
     def __post_init__(self) -> None:
         def positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -182,6 +191,7 @@ class SearchSpec:
             ("runtime_model", self.runtime_model, RUNTIME_MODELS),
             ("arrivals", self.arrivals, ARRIVAL_MODELS),
             ("rollout", self.rollout, ROLLOUTS),
+            ("lookahead", self.lookahead, LOOKAHEADS),
         ):
             if value not in choices:
                 raise OptionError(
@@ -201,10 +211,11 @@ class SearchSpec:
                 )
         if not (isinstance(self.epsilon, int | float) and 0 <= self.epsilon <= 1):
             raise OptionError(f"must be in [0, 1], not {shown(self.epsilon)}", option="--epsilon")
-        try:
-            _core.action_names(self.guide)
-        except ValueError as exc:
-            raise OptionError(str(exc), option="--guide") from None
+        for name in ("guide", "bases"):
+            try:
+                _core.action_names(getattr(self, name))
+            except ValueError as exc:
+                raise OptionError(str(exc), option=f"--{name}") from None
         # Shorter weight tuples (older configs) get zero weights for the later terms.
         weights = tuple(self.reward) + (0.0,) * (len(REWARD_TERMS) - len(self.reward))
         if len(weights) != len(REWARD_TERMS):

@@ -3,7 +3,9 @@
 //! one tree (one core) at depth 50 over the paper's 161 actions and reports iterations/s: with
 //! the paper's forward model and rewards, with the rewards without blind spots, and with the
 //! stochastic forward model (run times drawn from the jobs completed before the state, a day of
-//! recent arrivals), whose scenario is drawn and built inside the timed part.
+//! recent arrivals), whose scenario is drawn and built inside the timed part; then the rollout
+//! look-ahead (each outcome followed by six base orderings) over as many sampled futures as
+//! the iteration budget pays for, every future drawn and built inside the timed part.
 //!
 //!     cargo run --release --example search_speed -- ALCF-Theta-2022.swf.gz [ITERATIONS] [MIN_QUEUE] [DEPTH]
 
@@ -11,6 +13,7 @@ use std::time::Instant;
 
 use hpcsched_core::estimate::{Completed, RuntimeHistory};
 use hpcsched_core::search::mcts::search_scenarios;
+use hpcsched_core::search::rollout::rollout_search;
 use hpcsched_core::search::{
     search, ActionSet, ArrivalModel, Reward, RuntimeModel, ScenarioModel, SearchConfig,
 };
@@ -115,6 +118,37 @@ fn main() {
             "MARS-{name}, sampled run times and {} arrivals (depth {depth}): {} iterations in \
              {seconds:.3} s: {:.0} iterations/s on one core",
             scenario.arrivals.len(),
+            result.iterations,
+            result.iterations as f64 / seconds
+        );
+    }
+    let set = ActionSet::parse("f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs").unwrap();
+    let bases: Vec<_> = (0..set.len()).map(|i| set.get(i)).collect();
+    let futures = (iterations as usize / (branches.len() * bases.len())).max(1) as u32;
+    for (name, reward) in [("CW", Reward::CW), ("CU", Reward::CU)] {
+        let start = Instant::now();
+        let beliefs: Vec<Belief> = (0..futures)
+            .map(|k| {
+                let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5 + u64::from(k));
+                let scenario = model.sample(&view, &history, &mut rng);
+                Belief::from_scenario(&view, &scenario).unwrap()
+            })
+            .collect();
+        let result = rollout_search(
+            &|k| beliefs[k as usize].engine.fork(),
+            futures,
+            &branches,
+            &bases,
+            reward,
+            &config,
+            None,
+        );
+        let seconds = start.elapsed().as_secs_f64();
+        println!(
+            "MARS-{name} rollout look-ahead, {futures} sampled futures x {} outcomes x {} bases \
+             (depth {depth}): {} rollouts in {seconds:.3} s: {:.0} iterations/s on one core",
+            branches.len(),
+            bases.len(),
             result.iterations,
             result.iterations as f64 / seconds
         );

@@ -14,7 +14,7 @@ use hpcsched_core::sched::DecisionRecord;
 use hpcsched_core::sched::{
     build_policy, build_policy_estimated, build_search_policy, build_snf, SearchOptions,
 };
-use hpcsched_core::search::mcts::Rollout;
+use hpcsched_core::search::mcts::{Lookahead, Rollout};
 use hpcsched_core::search::{
     ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel, ScenarioModel, SearchConfig,
 };
@@ -697,6 +697,18 @@ pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             trees: get_item(d, "trees")?,
             seed: get_item(d, "seed")?,
             rollout,
+            lookahead: match get_item::<String>(d, "lookahead")?.as_str() {
+                "tree" => Lookahead::Tree,
+                "rollout" => {
+                    let bases: String = get_item(d, "bases")?;
+                    let set =
+                        ActionSet::parse(&bases).map_err(|e| invalid("bases", &e.to_string()))?;
+                    Lookahead::Rollout {
+                        bases: (0..set.len()).map(|i| set.get(i)).collect(),
+                    }
+                }
+                other => return Err(invalid("lookahead", other)),
+            },
         },
         model,
         threads: get_item(d, "threads")?,

@@ -90,6 +90,8 @@ METAVARS = {
     "runtime_model": "requested|history",
     "arrivals": "none|recent",
     "rollout": "actions|outcomes|guided",
+    "lookahead": "tree|rollout",
+    "bases": "LIST",
     "estimates": "requested|history",
     "ray": "ADDRESS",
     "log": "FILE",

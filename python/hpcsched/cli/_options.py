@@ -131,6 +131,22 @@ Rollout = Annotated[
         rich_help_panel=LOOK_AHEAD,
     ),
 ]
+Lookahead = Annotated[
+    str | None,
+    typer.Option(
+        help="How a decision is valued: 'tree' (Monte Carlo Tree Search, the paper) or "
+        "'rollout' (each outcome followed by the --bases orderings, over sampled futures).",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
+Bases = Annotated[
+    str | None,
+    typer.Option(
+        help="The orderings the 'rollout' look-ahead follows each outcome with; an outcome is "
+        "worth the best of them (default f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs).",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
 DecisionLog = Annotated[
     str | None,
     typer.Option(
@@ -250,6 +266,8 @@ SEARCH_OPTIONS = (
     "runtime_model",
     "arrivals",
     "rollout",
+    "lookahead",
+    "bases",
 )
 POWER_OPTIONS = (
     "idle_timeout",

@@ -75,6 +75,8 @@ def compare(
     runtime_model: opt.RuntimeModel = None,
     arrivals: opt.Arrivals = None,
     rollout: opt.Rollout = None,
+    lookahead: opt.Lookahead = None,
+    bases: opt.Bases = None,
     estimates: opt.Estimates = None,
     decision_log: opt.DecisionLog = None,
 ) -> int:

@@ -12,7 +12,8 @@ use crate::error::{CoreError, Result};
 use crate::estimate::{Completed, RuntimeHistory};
 use crate::sched::{Decision, Heuristic, Policy, StartKind};
 use crate::search::action::{Action, ActionSet, Branch};
-use crate::search::mcts::search_scenarios;
+use crate::search::mcts::{search_scenarios, Lookahead};
+use crate::search::rollout::rollout_search;
 use crate::search::{search, Reward, RuntimeModel, ScenarioModel, SearchConfig};
 
 /// How the outcome is chosen among the distinct ones.
@@ -156,7 +157,8 @@ impl MarsPolicy {
                 (starting[pick], 0)
             }
             Chooser::Search(reward) => {
-                let beliefs = match self.beliefs(view) {
+                let futures = self.futures(branches.len());
+                let beliefs = match self.beliefs(view, futures) {
                     Ok(beliefs) => beliefs,
                     Err(_) => return (0, 0), // cannot happen with a valid view; FCFS order then
                 };
@@ -166,24 +168,32 @@ impl MarsPolicy {
                 let belief_branches = self.actions.outcomes(&first.engine.view(), usize::MAX);
                 debug_assert_eq!(belief_branches.len(), branches.len());
                 let root_of = |tree: u32| beliefs[tree as usize % beliefs.len()].engine.fork();
-                let result = if beliefs.len() == 1 {
-                    search(
+                let result = match &self.config.lookahead {
+                    Lookahead::Rollout { bases } => rollout_search(
+                        &root_of,
+                        beliefs.len() as u32,
+                        &belief_branches,
+                        bases,
+                        reward,
+                        &self.config,
+                        self.pool.as_ref(),
+                    ),
+                    Lookahead::Tree if beliefs.len() == 1 => search(
                         &first.engine,
                         &belief_branches,
                         &self.actions,
                         reward,
                         &self.config,
                         self.pool.as_ref(),
-                    )
-                } else {
-                    search_scenarios(
+                    ),
+                    Lookahead::Tree => search_scenarios(
                         &root_of,
                         &belief_branches,
                         &self.actions,
                         reward,
                         &self.config,
                         self.pool.as_ref(),
-                    )
+                    ),
                 };
                 if self.detail {
                     self.last_stats.clear();
@@ -206,15 +216,35 @@ impl MarsPolicy {
         }
     }
 
-    /// The look-ahead engines of this decision: one deterministic belief, or one per tree,
-    /// each on its own sampled scenario (seeded by the decision's number and the tree: the
-    /// same for any number of threads).
-    fn beliefs(&self, view: &View) -> Result<Vec<Belief>> {
+    /// How many sampled futures a decision with `branches` outcomes looks at: one per tree for
+    /// the tree search; for the rollout planner, as many per tree as the iteration budget
+    /// values every outcome in (at least one). One when nothing is sampled.
+    fn futures(&self, branches: usize) -> u32 {
+        if self.model.is_deterministic() {
+            return 1;
+        }
+        match &self.config.lookahead {
+            Lookahead::Tree => self.config.trees,
+            Lookahead::Rollout { bases } => {
+                let per_future = branches.max(1) * bases.len().max(1);
+                let per_tree = self
+                    .config
+                    .iterations
+                    .map_or(1, |i| (i as usize / per_future).max(1) as u32);
+                self.config.trees.saturating_mul(per_tree)
+            }
+        }
+    }
+
+    /// The look-ahead engines of this decision: one deterministic belief, or `futures`, each on
+    /// its own sampled scenario (seeded by the decision's number and the future's: the same
+    /// for any number of threads).
+    fn beliefs(&self, view: &View, futures: u32) -> Result<Vec<Belief>> {
         if self.model.is_deterministic() {
             return Ok(vec![Belief::from_view(view)?]);
         }
         let decision = self.decided.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        (0..self.config.trees)
+        (0..futures)
             .map(|tree| {
                 let seed = self.config.seed
                     ^ decision

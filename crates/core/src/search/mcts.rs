@@ -26,6 +26,17 @@ pub enum Rollout {
     Guided { guide: Action, epsilon: f64 },
 }
 
+/// How a decision's outcomes are valued.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum Lookahead {
+    /// Monte Carlo Tree Search over the outcomes of successive decisions (the MARS paper).
+    #[default]
+    Tree,
+    /// Each outcome of this decision followed by each of the `bases` orderings (with EASY), in
+    /// several sampled futures: see [`crate::search::rollout`].
+    Rollout { bases: Vec<Action> },
+}
+
 /// Budgets and parameters of one decision's search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchConfig {
@@ -42,6 +53,7 @@ pub struct SearchConfig {
     pub trees: u32,
     pub seed: u64,
     pub rollout: Rollout,
+    pub lookahead: Lookahead,
 }
 
 impl Default for SearchConfig {
@@ -57,6 +69,7 @@ impl Default for SearchConfig {
             trees: std::thread::available_parallelism().map_or(1, |n| n.get() as u32),
             seed: 17,
             rollout: Rollout::Actions,
+            lookahead: Lookahead::Tree,
         }
     }
 }
@@ -453,7 +466,7 @@ impl<'a> Tree<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use std::sync::Arc;
 
     use super::*;
@@ -487,7 +500,7 @@ mod tests {
     /// 4 nodes; three 1-node jobs run until 3600; the queue holds four long 1-node jobs and a
     /// short 4-node job L. Orderings either start one small job (FCFS, SJF on small windows,
     /// ...) or nothing, reserving the nodes for L (LRF, SJF with L in the window): two outcomes.
-    fn drain_case() -> Engine {
+    pub(crate) fn drain_case() -> Engine {
         let mut specs = vec![(0.0, 3600.0, 3600.0, 1); 3];
         specs.extend([(10.0, 36000.0, 36000.0, 1); 4]);
         specs.push((20.0, 360.0, 360.0, 4));
@@ -649,6 +662,12 @@ mod tests {
         // hour: mean 0.25 h over the two: 1/1.25.
         assert!((Reward::CW_PAPER.evaluate(&at_half_hour, &reference) - 1.0).abs() < 1e-12);
         assert!((Reward::CW.evaluate(&at_half_hour, &reference) - 1.0 / 1.25).abs() < 1e-12);
+        // The bsld term counts J2 too: J1 1, J2 (1800 + 3600) / 3600 = 1.5 so far: 1/1.25.
+        let bsld = Reward {
+            bsld: 1.0,
+            ..Reward::ZERO
+        };
+        assert!((bsld.evaluate(&at_half_hour, &reference) - 1.0 / 1.25).abs() < 1e-12);
         // CU over a day: 1800 node-s done + J1's committed 1800 s, over 86400 node-s.
         let cu = Reward::CU.evaluate(&at_half_hour, &reference);
         assert!((cu - 3600.0 / 86400.0).abs() < 1e-12, "{cu}");

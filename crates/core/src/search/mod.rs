@@ -8,10 +8,11 @@
 pub mod action;
 pub mod mcts;
 pub mod reward;
+pub mod rollout;
 pub mod scenario;
 pub mod tree;
 
 pub use action::{Action, ActionSet};
-pub use mcts::{search, SearchConfig, SearchOutcome};
+pub use mcts::{search, Lookahead, SearchConfig, SearchOutcome};
 pub use reward::{Reward, RootReference};
 pub use scenario::{ArrivalModel, RuntimeModel, ScenarioModel};

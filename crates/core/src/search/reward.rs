@@ -5,7 +5,8 @@
 //! - `wait`: `1 / (1 + mean wait in hours)` of the jobs started since the root *and* of the
 //!   jobs still waiting (their wait so far): leaving a job unstarted is never free (CW);
 //! - `wait_started`: the same over the jobs started since the root only (the MARS paper's CW);
-//! - `bsld`: `1 / mean bounded slowdown` of the jobs started since the root;
+//! - `bsld`: `1 / mean bounded slowdown` of the jobs started since the root and of the jobs
+//!   still waiting (their wait so far, their run time in the belief), as in `wait`;
 //! - `max_wait`: `1 / (1 + longest wait in hours)`, started or still waiting (a tail term);
 //! - `utilization`: busy node-seconds / up node-seconds over a fixed `horizon` from the root
 //!   (cut at the start of the next announced maintenance: work after it cannot make up for
@@ -16,8 +17,9 @@
 //! - `energy`: the share of the energy used since the root that went into computing (1 minus
 //!   the wasted share), on a platform with a power model.
 //!
-//! Before any job has started since the root, `wait_started` and `bsld` take the value of the
-//! jobs waiting at the root as if they started then (a neutral reference), and
+//! Before any job has started since the root, `wait_started` takes the value of the jobs
+//! waiting at the root as if they started then (a neutral reference), so does `bsld` when
+//! nothing waits either, and
 //! `utilization_since_root` the share of nodes busy at that instant.
 
 use crate::engine::{bounded_slowdown, Engine};
@@ -157,14 +159,24 @@ impl Reward {
                 total += self.max_wait * wait_term(m.wait_max.max(oldest));
             }
         }
-        if self.wait_started > 0.0 || self.bsld > 0.0 {
-            let (wait, bsld) = if m.started > 0 {
-                let n = f64::from(m.started);
-                (wait_term(m.wait_sum / n), 1.0 / (m.bsld_sum / n).max(1.0))
+        if self.wait_started > 0.0 {
+            let wait = if m.started > 0 {
+                wait_term(m.wait_sum / f64::from(m.started))
             } else {
-                (root.wait_term, root.bsld_term)
+                root.wait_term
             };
-            total += self.wait_started * wait + self.bsld * bsld;
+            total += self.wait_started * wait;
+        }
+        if self.bsld > 0.0 {
+            // Jobs still waiting count with their bounded slowdown so far, as in `wait`.
+            let waiting = engine.state().queue().len();
+            let bsld = if m.started > 0 || waiting > 0 {
+                let n = f64::from(m.started) + waiting as f64;
+                1.0 / ((m.bsld_sum + queue_bsld(engine)) / n).max(1.0)
+            } else {
+                root.bsld_term
+            };
+            total += self.bsld * bsld;
         }
         if self.utilization > 0.0 {
             total += self.utilization * horizon_utilization(engine, root.until);
@@ -215,6 +227,21 @@ fn queue_waits(engine: &Engine) -> (f64, f64) {
         longest = longest.max(wait);
     }
     (sum, longest)
+}
+
+/// The sum of the bounded slowdowns so far (their wait until now, their run time in the
+/// belief) of the jobs waiting in `engine`.
+fn queue_bsld(engine: &Engine) -> f64 {
+    let state = engine.state();
+    let jobs = &engine.inputs().jobs;
+    state
+        .queue()
+        .iter()
+        .map(|&j| {
+            let job = jobs.get(j);
+            bounded_slowdown((state.now - job.submit).max(0.0), job.run_time)
+        })
+        .sum()
 }
 
 /// Utilization from the root to `until`: the busy node-seconds so far plus the work running
