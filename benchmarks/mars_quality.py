@@ -7,9 +7,14 @@
    deviation) and the verdicts, computed by ``reproduce.mars_verdicts``.
 2. ``--search-pays``: MARS-CW at 50 and at 1000 iterations per tree on every slice, over the
    same seeds: the seed-averaged mean bounded slowdown must be lower at 1000.
+3. ``--held-out``: the rollout look-ahead (MARS-CW and MARS-WB) against the same baselines and
+   Random on seven slices no choice was measured on: two traces outside the evaluation
+   (KTH-SP2, DAS2-fs1), Lublin's synthetic 256-node workload, and other stretches of the
+   evaluation's traces (Theta from job 6000; SDSC-BLUE, CTC and HPC2N a quarter of the way
+   in), with the same maintenance calendars.
 
     python benchmarks/mars_quality.py [--out DIR] [--iterations 200] [--trees 2] [--seeds 3]
-        [--search-pays] [--smoke]
+        [--search-pays] [--held-out] [--smoke]
 
 Runs are resumable (a sweep under ``--out``); the whole evaluation takes about an hour on a
 2-core machine, the search-pays part longer.
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -28,7 +34,10 @@ from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.policies import PolicySpec, SearchSpec
 from hpcsched.reproduce import (
     ANNOUNCE_LEAD,
+    MARS_BASELINES,
     MARS_METRICS,
+    ROLLOUT_POLICIES,
+    MarsSlice,
     data_folder,
     mars_slices,
     mars_summary,
@@ -100,6 +109,77 @@ def search_pays(data: Path, out: Path, trees: int, seeds: int, slices: int | Non
     return ok
 
 
+#: Slices of the held-out check: (title, file, first job: None = the middle, "quarter" = a
+#: quarter of the way in, or a job number).
+HELD_OUT: tuple[tuple[str, str, int | str | None], ...] = (
+    ("KTH-SP2", "KTH-SP2-1996-2.1-cln.swf.gz", None),
+    ("DAS2-fs1", "DAS2-fs1-2003-1.swf.gz", None),
+    ("Lublin-256", "lublin_256.swf.gz", None),
+    ("ALCF Theta", "ALCF-Theta-2022.swf.gz", 6000),
+    ("SDSC-BLUE", "SDSC-BLUE-2000-4.2-cln.swf.gz", "quarter"),
+    ("CTC", "CTC-SP2-1996-3.1-cln.swf.gz", "quarter"),
+    ("HPC2N", "HPC2N-2002-2.2-cln.swf.gz", "quarter"),
+)
+
+
+def held_out_slices(data: Path, count: int | None) -> list[MarsSlice]:
+    from hpcsched.workload import load_workload
+
+    slices = []
+    for title, name, where in HELD_OUT[:count]:
+        path = data / "pwa" / name
+        jobs = len(load_workload(path))
+        start = where if isinstance(where, int) else jobs // (4 if where == "quarter" else 2)
+        slices.append(MarsSlice(title, path, start, start + 4000))
+    return slices
+
+
+def held_out(
+    data: Path, out: Path, iterations: int, trees: int, seeds: int, count: int | None
+) -> bool:
+    """The rollout look-ahead against the baselines on the held-out slices; True if MARS-WB
+    (rollout) meets MARS-CW's criteria overall."""
+    runs = []
+    for slice_ in held_out_slices(data, count):
+        calendar = str(write_maintenance(slice_, out / "calendars"))
+        workload = WorkloadSpec(
+            path=str(slice_.path), start=slice_.start, stop=slice_.stop, name=slice_.label
+        )
+        policies = [(PolicySpec(name, window), {}) for name, window in MARS_BASELINES]
+        for seed in range(1, seeds + 1):
+            spec = SearchSpec(iterations=iterations, trees=trees, seed=seed)
+            policies.append((PolicySpec("random", search=spec), {"seed": seed}))
+            policies += [
+                (PolicySpec(name, search=replace(spec, lookahead="rollout")), {"seed": seed})
+                for name in ROLLOUT_POLICIES
+            ]
+        runs += [
+            RunConfig(
+                workload=workload,
+                policy=policy,
+                downtime=calendar,
+                announce_lead=ANNOUNCE_LEAD,
+                parameters=parameters,
+            )
+            for policy, parameters in policies
+        ]
+    outcome = run_sweep(Sweep(source="<held out>", out=str(out), runs=runs))
+    summary = mars_summary(outcome.table)
+    print("\nHeld-out slices (no choice was measured on them)")
+    show(summary)
+    verdicts = mars_verdicts(summary)
+    print_verdicts(verdicts)
+    passed = verdicts.set_index("criterion")["overall"]
+    return bool((passed.filter(like="MARS-WB") == "PASS").all())
+
+
+def print_verdicts(verdicts: pd.DataFrame) -> None:
+    print("\n| criterion | " + " | ".join(verdicts.columns[1:]) + " |")
+    print("|---|" + "---|" * (len(verdicts.columns) - 1))
+    for row in verdicts.itertuples(index=False):
+        print("| " + " | ".join(map(str, row)) + " |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -110,36 +190,42 @@ def main() -> None:
     parser.add_argument("--trees", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3)
     parser.add_argument("--search-pays", action="store_true")
+    parser.add_argument("--held-out", action="store_true")
+    parser.add_argument("--skip-evaluation", action="store_true", help="only the parts asked for")
     parser.add_argument("--smoke", action="store_true", help="one slice, 2 iterations, 1 seed (CI)")
     args = parser.parse_args()
     data = data_folder(args.traces or REPO.parent / "shared" / "traces")
     slices = None
     if args.smoke:
         args.iterations, args.trees, args.seeds, slices = 2, 1, 1, 1
+        args.held_out = True  # the held-out part too, on one slice
     with tempfile.TemporaryDirectory() as tmp:
         out = args.out or Path(tmp)
         print(
             f"MARS: {args.iterations} iterations per tree, {args.trees} trees, depth 50, gamma "
             f"0.99, 161 actions, seeds 1-{args.seeds}; metrics {', '.join(MARS_METRICS)}"
         )
-        done = reproduce_mars(
-            data,
-            out / "evaluation",
-            iterations=args.iterations,
-            trees=args.trees,
-            seeds=args.seeds,
-            slices=slices,
-        )
-        summary = mars_summary(done.table)
-        show(summary)
-        verdicts = mars_verdicts(summary)
-        print("\n| criterion | " + " | ".join(verdicts.columns[1:]) + " |")
-        print("|---|" + "---|" * (len(verdicts.columns) - 1))
-        for row in verdicts.itertuples(index=False):
-            print("| " + " | ".join(map(str, row)) + " |")
-        failures = int((verdicts["overall"] == "FAIL").sum())
+        failures = 0
+        if not args.skip_evaluation:
+            done = reproduce_mars(
+                data,
+                out / "evaluation",
+                iterations=args.iterations,
+                trees=args.trees,
+                seeds=args.seeds,
+                slices=slices,
+            )
+            summary = mars_summary(done.table)
+            show(summary)
+            verdicts = mars_verdicts(summary)
+            print_verdicts(verdicts)
+            failures += int((verdicts["overall"] == "FAIL").sum())
         if args.search_pays:
             failures += not search_pays(data, out / "search-pays", args.trees, args.seeds, slices)
+        if args.held_out:
+            failures += not held_out(
+                data, out / "held-out", args.iterations, args.trees, args.seeds, slices
+            )
     sys.exit(1 if failures and not args.smoke else 0)
 
 

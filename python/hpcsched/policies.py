@@ -50,10 +50,11 @@ PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
 REWARD_PRESETS = {
     "cw": {"wait": 1.0},
     "cu": {"utilization": 1.0},
+    "wb": {"wait": 1.0, "bsld": 1.0},
     "cw-paper": {"wait_started": 1.0},
     "cu-paper": {"utilization_since_root": 1.0},
 }
-PRESETS = {"mars-cw": "cw", "mars-cu": "cu"}
+PRESETS = {"mars-cw": "cw", "mars-cu": "cu", "mars-wb": "wb"}
 RUNTIME_MODELS = ("requested", "history")
 ARRIVAL_MODELS = ("none", "recent")
 ROLLOUTS = ("actions", "outcomes", "guided")
@@ -497,6 +498,8 @@ class PolicySpec:
             base = "SNF"
         elif self.is_search:
             base = self.name.upper() if self.name in PRESETS else self.name.capitalize()
+            if self.search is not None and self.search.lookahead != "tree":
+                base += f" ({self.search.lookahead})"
         else:
             window = "" if self.window is None else f" w={self.window}"
             backfill = " +EASY" if self.backfill == "easy" else ""

@@ -85,7 +85,7 @@ METAVARS = {
     "out": "DIR",
     "report": "FILE.html",
     "data": "DIR",
-    "reward": "cw|cu|TERMS|FILE",
+    "reward": "cw|cu|wb|TERMS|FILE",
     "actions": "paper|LIST",
     "runtime_model": "requested|history",
     "arrivals": "none|recent",

@@ -56,7 +56,7 @@ Overrun = Annotated[
 Reward = Annotated[
     str | None,
     typer.Option(
-        help="mars: cw, cu, 'wait=1,bsld=0.5,utilization=2,energy=1', "
+        help="mars: cw, cu, wb, 'wait=1,bsld=0.5,utilization=2,energy=1', "
         "or a TOML file with a \\[reward] table.",
         rich_help_panel=LOOK_AHEAD,
     ),

@@ -29,6 +29,7 @@ DESCRIPTIONS = {
     "mars": "MARS look-ahead by MCTS with the reward of --reward",
     "mars-cw": "MARS minimising mean wait (cumulative wait reward)",
     "mars-cu": "MARS maximising utilization (cumulative utilization reward)",
+    "mars-wb": "MARS minimising mean wait and bounded slowdown (wait + bsld reward)",
     "random": "uniform among the distinct outcomes that start jobs (MARS's baseline)",
     "fcfs-b+ipm": "FCFS with backfilling + intelligent power manager (PSAS+IPM)",
     "snf+ipm": "SNF + intelligent power manager",
