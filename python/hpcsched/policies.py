@@ -508,4 +508,9 @@ class PolicySpec:
         return f"{base} + {self.manager.upper()}" if self.manager else base
 
     def to_dict(self) -> dict[str, object]:
-        return asdict(self)
+        data = asdict(self)
+        search = data.get("search")
+        if isinstance(search, dict) and search.get("lookahead") == "tree":
+            # the tree search's runs keep the keys they had before the rollout look-ahead
+            del search["lookahead"], search["bases"]
+        return data

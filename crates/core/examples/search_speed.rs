@@ -76,12 +76,18 @@ fn main() {
         depth,
         ..SearchConfig::default()
     };
+    // SEARCH_SPEED_ONLY=rollout measures the rollout look-ahead alone (for profiling it).
+    let only_rollout = std::env::var("SEARCH_SPEED_ONLY").is_ok_and(|v| v == "rollout");
+    let tree_rewards = if only_rollout { 0 } else { 4 };
     for (name, reward) in [
         ("CW, the paper's", Reward::CW_PAPER),
         ("CU, the paper's", Reward::CU_PAPER),
         ("CW", Reward::CW),
         ("CU", Reward::CU),
-    ] {
+    ]
+    .into_iter()
+    .take(tree_rewards)
+    {
         let start = Instant::now();
         let result = search(&belief.engine, &branches, &actions, reward, &config, None);
         let seconds = start.elapsed().as_secs_f64();
@@ -100,7 +106,11 @@ fn main() {
         overrun_kill: false,
     };
     println!("history: {} completed jobs", history.len());
-    for (name, reward) in [("CW", Reward::CW), ("CU", Reward::CU)] {
+    let sampled_rewards = if only_rollout { 0 } else { 2 };
+    for (name, reward) in [("CW", Reward::CW), ("CU", Reward::CU)]
+        .into_iter()
+        .take(sampled_rewards)
+    {
         let start = Instant::now();
         let mut rng = rand_pcg::Pcg64Mcg::seed_from_u64(5);
         let scenario = model.sample(&view, &history, &mut rng);

@@ -33,33 +33,33 @@ pub fn rollout_search(
     pool: Option<&rayon::ThreadPool>,
 ) -> SearchOutcome {
     let ordering = |a: &Action| QueuePolicy::new(a.heuristic, a.window as usize, Backfill::Easy);
-    // Per future: the return of each (branch, base), branch-major.
-    let value_future = |k: u32| -> Vec<f64> {
-        let mut root = root_of(k);
+    // One work item per (future, branch): the returns of its bases, in the bases' order.
+    let value_item = |item: usize| -> Vec<f64> {
+        let (k, b) = (item / branches.len(), item % branches.len());
+        let mut root = root_of(k as u32);
         let reference = reward.reference_of(&root);
         root.set_mark(reference.until);
-        let mut policies: Vec<QueuePolicy> = bases.iter().map(ordering).collect();
         let start = reward.evaluate(&root, &reference);
-        let mut returns = Vec::with_capacity(branches.len() * bases.len());
-        for b in branches {
-            for policy in &mut policies {
+        bases
+            .iter()
+            .map(|base| {
                 let mut engine = root.fork();
-                returns.push(base_return(
+                base_return(
                     &mut engine,
-                    &b.decision,
-                    policy,
+                    &branches[b].decision,
+                    &mut ordering(base),
                     reward,
                     &reference,
                     config,
                     start,
-                ));
-            }
-        }
-        returns
+                )
+            })
+            .collect()
     };
+    let items = scenarios as usize * branches.len();
     let values: Vec<Vec<f64>> = match pool {
-        Some(pool) => pool.install(|| (0..scenarios).into_par_iter().map(value_future).collect()),
-        None => (0..scenarios).map(value_future).collect(),
+        Some(pool) => pool.install(|| (0..items).into_par_iter().map(value_item).collect()),
+        None => (0..items).map(value_item).collect(),
     };
     let mut children: Vec<RootChild> = branches
         .iter()
@@ -72,8 +72,9 @@ pub fn rollout_search(
         .collect();
     // Summed in the futures' order: the same totals for any number of threads.
     let mut sums = vec![0.0; branches.len() * bases.len()];
-    for future in &values {
-        for (sum, v) in sums.iter_mut().zip(future) {
+    for (item, returns) in values.iter().enumerate() {
+        let b = item % branches.len();
+        for (sum, v) in sums[b * bases.len()..].iter_mut().zip(returns) {
             *sum += v;
         }
     }
