@@ -2,8 +2,10 @@
 with all 161 actions, from a Theta-scale state (4360 nodes, at least 200 waiting jobs) taken
 from a FCFS+EASY replay of ALCF Theta 2022, with the paper's forward model and with the
 stochastic one (run times drawn from the jobs completed before the state, a day of recent
-arrivals); and the full replay of a 4000-job Theta slice (with its maintenance calendar) under
-MARS-CW with the budget of `mars_quality.py`.
+arrivals), then the rollout look-ahead from the same states with the stochastic model (every
+future drawn and built inside the timed part; its iterations are rollouts); and the full replay
+of a 4000-job Theta slice (with its maintenance calendar) under MARS-CW with the budget of
+`mars_quality.py` and under MARS-WB with the rollout look-ahead.
 
     python benchmarks/mars_speed.py [--traces DIR]
 
@@ -22,6 +24,7 @@ import re
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -79,24 +82,28 @@ def main() -> None:
 
     workload = WorkloadSpec(path=str(trace), start=0, stop=args.jobs).load()
     search = hpcsched.SearchSpec(iterations=200, trees=2, threads=2, seed=17)
-    with tempfile.TemporaryDirectory() as tmp:
-        calendar = write_maintenance(MarsSlice("Theta", trace, 0, args.jobs), Path(tmp))
-        start = time.perf_counter()
-        result = hpcsched.simulate(
-            workload,
-            hpcsched.PolicySpec("mars-cw", search=search),
-            downtime=calendar,
-            announce_lead=ANNOUNCE_LEAD,
+    for name, spec, budget in (
+        ("mars-cw", search, "200 iterations x 2 trees"),
+        ("mars-wb", replace(search, lookahead="rollout"), "rollout look-ahead, 6 bases"),
+    ):
+        with tempfile.TemporaryDirectory() as tmp:
+            calendar = write_maintenance(MarsSlice("Theta", trace, 0, args.jobs), Path(tmp))
+            start = time.perf_counter()
+            result = hpcsched.simulate(
+                workload,
+                hpcsched.PolicySpec(name, search=spec),
+                downtime=calendar,
+                announce_lead=ANNOUNCE_LEAD,
+            )
+        seconds = time.perf_counter() - start
+        stats = result.info["search"]
+        print(
+            f"\nfull replay of Theta's first {args.jobs} jobs under {name.upper()} ({budget}, "
+            f"2 threads): {seconds:.1f} s, {stats['searches']} searches, "
+            f"{stats['seconds_per_search']['mean'] * 1000:.1f} ms per search (max "
+            f"{stats['seconds_per_search']['max'] * 1000:.0f} ms), median branching "
+            f"{stats['branching']['median']:.0f}"
         )
-    seconds = time.perf_counter() - start
-    stats = result.info["search"]
-    print(
-        f"\nfull replay of Theta's first {args.jobs} jobs under MARS-CW (200 iterations x 2 trees, "
-        f"2 threads): {seconds:.1f} s, {stats['searches']} searches, "
-        f"{stats['seconds_per_search']['mean'] * 1000:.1f} ms per search (max "
-        f"{stats['seconds_per_search']['max'] * 1000:.0f} ms), median branching "
-        f"{stats['branching']['median']:.0f}"
-    )
 
 
 if __name__ == "__main__":

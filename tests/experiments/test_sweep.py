@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -224,3 +225,20 @@ def test_a_failing_run_is_reported_and_the_others_complete(tmp_path):
     assert len(outcome.table) == 1
     [(label, message, user_error)] = outcome.failures
     assert "bad" in label and "line 2" in message and user_error
+
+
+def test_tree_search_runs_keep_the_keys_they_had_before_the_rollout_look_ahead():
+    # Computed by hpcsched at commit 2232a28, before SearchSpec had `lookahead` and `bases`:
+    # a finished sweep of the tree search must not run again after an upgrade.
+    from hpcsched.experiment import RunConfig, WorkloadSpec
+    from hpcsched.policies import PolicySpec, SearchSpec
+
+    workload = WorkloadSpec(generator="markovian", params={"jobs": 100, "seed": 1})
+    spec = SearchSpec(iterations=50, trees=2, seed=1)
+    tree = RunConfig(workload=workload, policy=PolicySpec("mars-cw", search=spec))
+    assert tree.key() == "1f5d6abc75fd8241"
+    rollout = RunConfig(
+        workload=workload,
+        policy=PolicySpec("mars-cw", search=replace(spec, lookahead="rollout")),
+    )
+    assert rollout.key() != tree.key()
