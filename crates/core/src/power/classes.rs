@@ -34,11 +34,11 @@ pub struct NodeIndex {
     /// The (state, job, since) of each node as last recorded.
     seen: Vec<(NodeState, u32, f64)>,
     /// Sleeping nodes, by number.
-    sleeping: Vec<u32>,
+    pub(crate) sleeping: Vec<u32>,
     /// Switching on or off, or down, by (state, since, node).
-    other: Vec<Other>,
+    pub(crate) other: Vec<Other>,
     /// Computing nodes as (job, node), sorted.
-    computing: Vec<(u32, u32)>,
+    pub(crate) computing: Vec<(u32, u32)>,
 }
 
 impl NodeIndex {

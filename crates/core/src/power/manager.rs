@@ -20,7 +20,8 @@ use crate::engine::power::{NodeState, NO_JOB, STATES};
 use crate::engine::View;
 use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
-use crate::power::easy_plan::{easy_plan, Busy};
+use crate::power::easy_classes::{easy_class_plan, EasyInput};
+use crate::power::easy_plan::{busy_now, easy_plan};
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
@@ -461,6 +462,16 @@ impl PowerManager {
         }
     }
 
+    /// The plans run on classes of alike nodes: one node group, no node down, the node index
+    /// up to date (a look-ahead's copy acts before its first `prepare`: its index is rebuilt
+    /// then), and not asked to plan node by node.
+    fn by_classes(&self, view: &View) -> bool {
+        view.models.len() == 1
+            && self.index.len() == view.nodes.len()
+            && !self.index.has_down()
+            && !self.config.plan_by_node
+    }
+
     /// The plan of one job (`head`, planned however far ahead: a reservation) on the agenda:
     /// its start and nodes, `None` when it cannot be planned. With `predicted`, running jobs
     /// end when the mode expects, else at their requested end; the idle nodes `started` (a
@@ -476,10 +487,7 @@ impl PowerManager {
         taken: &[bool],
     ) -> Option<(f64, Vec<u32>)> {
         let windows = Windows::of(view);
-        // (a look-ahead's copy acts before its first `prepare`: its index is rebuilt then)
-        let indexed = self.index.len() == view.nodes.len();
-        if view.models.len() == 1 && indexed && !self.index.has_down() && !self.config.plan_by_node
-        {
+        if self.by_classes(view) {
             let releases = self.running_release(view, predicted);
             let input = ClassInput {
                 now: view.now,
@@ -641,8 +649,7 @@ impl PowerManager {
                 .collect();
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
             if self.rule.backfill != Backfill::None {
-                let slots = self.slots(view, true);
-                self.easy_wakes(view, &jobs, &slots, decision)
+                self.easy_wakes(view, &jobs, decision)
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
                 let releases = self.running_release(view, true);
@@ -826,14 +833,8 @@ impl PowerManager {
 
     /// The wakes and needs of the EASY plan (see `easy_plan`): the head job keeps the
     /// reservation decided at this call, or is planned now.
-    fn easy_wakes(
-        &self,
-        view: &View,
-        jobs: &[PlanJob],
-        slots: &[Slot],
-        decision: &Decision,
-    ) -> Plan {
-        let n = slots.len();
+    fn easy_wakes(&self, view: &View, jobs: &[PlanJob], decision: &Decision) -> Plan {
+        let n = view.nodes.len();
         let mut out = Plan {
             needed_at: vec![f64::INFINITY; n],
             ..Plan::default()
@@ -850,32 +851,32 @@ impl PowerManager {
         let Some(head) = head else {
             return out;
         };
-        let busy: Vec<Busy> = view
-            .nodes
-            .iter()
-            .zip(slots)
-            .map(|(node, slot)| match node.state {
-                NodeState::Idle => Busy::default(),
-                state => {
-                    let from = if state == NodeState::Sleeping {
-                        view.now
-                    } else {
-                        node.since.min(view.now)
-                    };
-                    Busy::new(Some((from, slot.release)))
-                }
-            })
-            .collect();
         let windows = Windows::of(view);
-        let groups = view.models.len() as u16;
-        let entries = easy_plan(view.now, jobs, head, slots, busy, groups, &windows);
+        let entries = if self.by_classes(view) {
+            let releases = self.running_release(view, true);
+            let input = EasyInput {
+                now: view.now,
+                nodes: view.nodes,
+                model: &view.models[0],
+                index: &self.index,
+                idle_by_deadline: &self.by_deadline,
+                releases: &releases,
+            };
+            easy_class_plan(&input, jobs, head, &windows)
+        } else {
+            let slots = self.slots(view, true);
+            let busy = busy_now(view.now, view.nodes, &slots);
+            let groups = view.models.len() as u16;
+            easy_plan(view.now, jobs, head, &slots, busy, groups, &windows)
+        };
         let mut wake_at = vec![f64::INFINITY; n];
         for (_, nodes, start) in &entries {
             for &i in nodes {
                 let i = i as usize;
                 out.needed_at[i] = out.needed_at[i].min(*start);
                 if *start > view.now + EPS && view.nodes[i].state == NodeState::Sleeping {
-                    wake_at[i] = wake_at[i].min(start - slots[i].wake_s);
+                    let wake_s = view.models[view.nodes[i].group as usize].switch_on_s;
+                    wake_at[i] = wake_at[i].min(start - wake_s);
                 }
             }
         }
