@@ -106,15 +106,25 @@ impl Set {
     fn take_nodes(&mut self, nodes: &[u32], mark: &mut [bool]) -> Vec<usize> {
         let mut touched: Vec<u32> = nodes.iter().map(|&i| self.of[i as usize]).collect();
         touched.sort_unstable();
-        touched.dedup();
         for &i in nodes {
             mark[i as usize] = true;
         }
-        let mut out = Vec::with_capacity(touched.len());
+        let mut out = Vec::new();
         let mut rest: Vec<(f64, u32)> = Vec::new();
-        for c in touched {
-            let c = c as usize;
+        let mut k = 0;
+        while k < touched.len() {
+            let c = touched[k] as usize;
+            let count = touched[k..].partition_point(|&x| x as usize == c);
+            k += count;
             let (lo, hi) = (self.classes[c].lo, self.classes[c].hi);
+            // (often they are its first nodes already: the plan takes prefixes)
+            if self.members[lo..lo + count]
+                .iter()
+                .all(|e| mark[e.1 as usize])
+            {
+                out.push(self.split(c, count));
+                continue;
+            }
             rest.clear();
             let mut w = lo;
             for k in lo..hi {
