@@ -2,6 +2,7 @@
 
     python benchmarks/mars_icon.py [--traces DIR] [--seeds 3] [--iterations 30] [--trees 2]
     python benchmarks/mars_icon.py --smoke        # the first 300 jobs of two cases, one seed
+    python benchmarks/mars_icon.py --cases SDSC   # the cases whose name contains SDSC
 
 MARS searches with the ICON power manager inside its forward model and the reward
 ``wait=1, energy=1`` (mean wait and the computing share of the energy, which sees sleeping,
@@ -59,11 +60,15 @@ def main() -> None:
     parser.add_argument("--trees", type=int, default=2)
     parser.add_argument("--smoke", action="store_true", help="300 jobs of two cases, one seed")
     parser.add_argument("--json", type=Path, help="also write the runs' figures here")
+    parser.add_argument(
+        "--cases", default="", help="only the cases whose workload name contains this text"
+    )
     args = parser.parse_args()
     data = args.traces / "snf-icon-paper"
     if not data.is_dir():
         sys.exit(f"{data} not found (give --traces DIR)")
     cases = SNF_ICON_CASES[:2] if args.smoke else SNF_ICON_CASES
+    cases = [case for case in cases if args.cases in case[0]]
     seeds = [1] if args.smoke else list(range(1, args.seeds + 1))
     print(
         f"MARS (reward wait=1, energy=1; {args.iterations} iterations x {args.trees} trees) "

@@ -34,11 +34,11 @@ pub struct NodeIndex {
     /// The (state, job, since) of each node as last recorded.
     seen: Vec<(NodeState, u32, f64)>,
     /// Sleeping nodes, by number.
-    sleeping: Vec<u32>,
+    pub(crate) sleeping: Vec<u32>,
     /// Switching on or off, or down, by (state, since, node).
-    other: Vec<Other>,
+    pub(crate) other: Vec<Other>,
     /// Computing nodes as (job, node), sorted.
-    computing: Vec<(u32, u32)>,
+    pub(crate) computing: Vec<(u32, u32)>,
 }
 
 impl NodeIndex {
@@ -95,6 +95,23 @@ impl NodeIndex {
         }
     }
 
+    /// Records the new state of the nodes `changed` (listed once or more): node by node for a
+    /// few, else rebuilt from every node (the same lists: each is sorted on a unique key).
+    pub fn update_many(&mut self, changed: &[u32], nodes: &[Node]) {
+        if changed.len() > 32 && self.seen.len() == nodes.len() {
+            self.rebuild(nodes);
+        } else {
+            for &i in changed {
+                self.update(i, &nodes[i as usize]);
+            }
+        }
+    }
+
+    /// Some node is down for maintenance (the class plans do not cover it).
+    pub fn has_down(&self) -> bool {
+        self.other.iter().any(|e| e.0 == NodeState::Down)
+    }
+
     pub fn len(&self) -> usize {
         self.seen.len()
     }
@@ -144,6 +161,8 @@ enum Source {
     Sleeping,
     /// `NodeIndex::other`; key 0.
     Other,
+    /// `ClassInput::taken`: (release, node); key 0.
+    Taken,
 }
 
 /// The `k`-th node of a class, as (timeout key, node).
@@ -153,6 +172,7 @@ fn member(s: &ClassScratch, index: &NodeIndex, class: &Class, k: usize) -> (f64,
         Source::Computing => (0.0, index.computing[k].1),
         Source::Sleeping => (0.0, index.sleeping[k]),
         Source::Other => (0.0, index.other[k].2),
+        Source::Taken => (0.0, s.taken[k].1),
     }
 }
 
@@ -168,8 +188,15 @@ pub struct ClassInput<'a> {
     pub releases: &'a [(u32, f64)],
     /// Fill `Plan::needed_at` (only read for idle nodes past their timeout).
     pub needed_at: bool,
-    /// Fill `Plan::starts` and `Plan::planned` (for tests).
+    /// Fill `Plan::starts` and `Plan::planned` (for tests, and for a reservation).
     pub record: bool,
+    /// Stop at the wake horizon (planning for wakes); without it every job is planned however
+    /// far ahead (a reservation).
+    pub cut: bool,
+    /// Idle nodes a start of this call took: (release, node), planned as computing until
+    /// then (the scan's reservation); `taken_mark` marks them by node (empty when none).
+    pub taken: &'a [(f64, u32)],
+    pub taken_mark: &'a [bool],
 }
 
 /// Scratch space kept between calls.
@@ -182,6 +209,8 @@ pub struct ClassScratch {
     tied: Vec<(f64, u32, u32)>,
     per_class: Vec<usize>,
     needs: Vec<(u32, f64)>,
+    /// `ClassInput::taken`, sorted by (release, node).
+    taken: Vec<(f64, u32)>,
     /// Idle nodes of `ClassInput::idle_by_deadline` already in `members` (from its end).
     idle_read: usize,
 }
@@ -207,7 +236,9 @@ fn list_idle(s: &mut ClassScratch, input: &ClassInput, upto: usize) {
             if key(deadline).to_bits() != first.to_bits() {
                 break;
             }
-            s.members.push((first, i));
+            if input.taken_mark.is_empty() || !input.taken_mark[i as usize] {
+                s.members.push((first, i));
+            }
             s.idle_read += 1;
         }
         s.members[run..].sort_unstable_by_key(|e| e.1);
@@ -262,10 +293,23 @@ pub fn class_plan(
             });
         }
     }
-    // Idle: released now (listed when the plan takes them).
+    // Idle: released now (listed when the plan takes them), but for those taken by a start.
     s.idle_read = 0;
-    let idle = input.idle_by_deadline.len();
+    let idle = input.idle_by_deadline.len() - input.taken.len();
     push(s, Source::Members, 0, idle, now, 0.0, 0, false, false);
+    // Taken by a start: one class per release.
+    s.taken.clear();
+    s.taken.extend_from_slice(input.taken);
+    s.taken
+        .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let mut k = 0;
+    while k < s.taken.len() {
+        let (release, lo) = (s.taken[k].0, k);
+        while k < s.taken.len() && s.taken[k].0.to_bits() == release.to_bits() {
+            k += 1;
+        }
+        push(s, Source::Taken, lo, k, release, 0.0, 1, false, false);
+    }
     // Computing: one class per job, released when it is expected to end.
     let computing = &index.computing;
     let mut k = 0;
@@ -321,7 +365,11 @@ pub fn class_plan(
         true,
     );
 
-    let horizon = now + (m.switch_on_s + m.switch_off_s).max(0.0);
+    let horizon = if input.cut {
+        now + (m.switch_on_s + m.switch_off_s).max(0.0)
+    } else {
+        f64::INFINITY
+    };
     let mut barrier = now;
     for job in jobs {
         let r = job.nodes as usize;
@@ -611,6 +659,9 @@ mod tests {
                 releases: &releases,
                 needed_at: true,
                 record: true,
+                cut: true,
+                taken: &[],
+                taken_mark: &[],
             };
             let windows = Windows::default();
             let mut scratch = ClassScratch::default();

@@ -9,6 +9,7 @@
 //! requested end, transitions, planned jobs), and a job's nodes are chosen by the energy-aware
 //! order of Definition 6 among those free long enough.
 
+use crate::engine::power::{Node, NodeState};
 use crate::power::plan::{choose, PlanJob, Slot, Windows};
 
 const EPS: f64 = 1e-9;
@@ -29,7 +30,7 @@ impl Busy {
         }
     }
 
-    fn insert(&mut self, start: f64, end: f64) {
+    pub(crate) fn insert(&mut self, start: f64, end: f64) {
         match self.first {
             None => self.first = Some((start, end)),
             Some(first) if start < first.0 => {
@@ -49,7 +50,7 @@ impl Busy {
 
     /// Calls `f(a, b)` for each free gap [a, b) (from minus to plus infinity around the busy
     /// intervals).
-    fn gaps(&self, mut f: impl FnMut(f64, f64)) {
+    pub(crate) fn gaps(&self, mut f: impl FnMut(f64, f64)) {
         let mut free_from = f64::NEG_INFINITY;
         for (s, e) in self.intervals() {
             if s > free_from {
@@ -63,7 +64,7 @@ impl Busy {
     }
 
     /// The free gap around `t`: (free since, free until), or `None` if busy at `t`.
-    fn gap(&self, t: f64) -> Option<(f64, f64)> {
+    pub(crate) fn gap(&self, t: f64) -> Option<(f64, f64)> {
         let mut since = f64::NEG_INFINITY;
         for (s, e) in self.intervals() {
             if s > t {
@@ -76,6 +77,26 @@ impl Busy {
         }
         Some((since, f64::INFINITY))
     }
+}
+
+/// Each node's busy intervals now: none when idle, else from when its state began (a sleeping
+/// node: now) until its release on the agenda.
+pub fn busy_now(now: f64, nodes: &[Node], slots: &[Slot]) -> Vec<Busy> {
+    nodes
+        .iter()
+        .zip(slots)
+        .map(|(node, slot)| match node.state {
+            NodeState::Idle => Busy::default(),
+            state => {
+                let from = if state == NodeState::Sleeping {
+                    now
+                } else {
+                    node.since.min(now)
+                };
+                Busy::new(Some((from, slot.release)))
+            }
+        })
+        .collect()
 }
 
 /// The plan: (job, nodes, start), by start.

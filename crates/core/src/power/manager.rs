@@ -20,7 +20,8 @@ use crate::engine::power::{NodeState, NO_JOB, STATES};
 use crate::engine::View;
 use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
-use crate::power::easy_plan::{easy_plan, Busy};
+use crate::power::easy_classes::{easy_class_plan, EasyInput};
+use crate::power::easy_plan::{busy_now, easy_plan};
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
@@ -31,6 +32,10 @@ use crate::sched::{Backfill, Decision, QueueRule, Reserve, Start, StartKind};
 /// Below this a predicted remaining time does not count as a coming completion (as in the
 /// authors' code).
 const EPS: f64 = 1e-9;
+
+/// Above this many nodes changed at once, the sorted per-node lists are rebuilt rather than
+/// updated node by node.
+const BATCH: usize = 16;
 
 /// What a call of the manager decides besides starts.
 #[derive(Debug, Clone, Default)]
@@ -117,6 +122,8 @@ impl PowerManager {
     pub fn desync(&mut self) {
         self.synced = false;
         self.rebuild = true;
+        // (its job numbers and states are not those of the new nodes: rebuilt when next read)
+        self.index = NodeIndex::default();
     }
 
     /// Sets node `i`'s idle-timeout deadline (NaN: none), keeping `by_deadline` in step.
@@ -143,15 +150,40 @@ impl PowerManager {
         self.deadlines[i] = deadline;
     }
 
-    /// A node's deadline after a change of state: set when a call first sees it idle,
-    /// cleared when it is not idle.
-    fn follow(&mut self, i: usize, idle: bool, now: f64) {
-        if idle {
-            if self.deadlines[i].is_nan() {
-                self.set_deadline(i, now + self.config.idle_timeout);
+    /// Sets the deadlines of many nodes (node, deadline; NaN: none) at once: one by one for a
+    /// few, else by filtering and sorting `by_deadline` once (a sorted list's inserts and
+    /// removals move its tail: many of them on a large machine cost its size squared). The
+    /// same list either way.
+    fn set_deadlines(&mut self, updates: &[(u32, f64)]) {
+        if updates.len() <= BATCH {
+            for &(i, deadline) in updates {
+                self.set_deadline(i as usize, deadline);
             }
+            return;
+        }
+        let mut touched = vec![false; self.deadlines.len()];
+        for &(i, deadline) in updates {
+            self.deadlines[i as usize] = deadline;
+            touched[i as usize] = true;
+        }
+        self.by_deadline.retain(|&(_, i)| !touched[i as usize]);
+        for (i, &flag) in touched.iter().enumerate() {
+            if flag && !self.deadlines[i].is_nan() {
+                self.by_deadline.push((self.deadlines[i], i as u32));
+            }
+        }
+        self.by_deadline
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    }
+
+    /// A node's deadline after a change of state: set when a call first sees it idle,
+    /// cleared when it is not idle (`None`: unchanged).
+    fn follow(&self, i: usize, idle: bool, now: f64) -> Option<f64> {
+        let old = self.deadlines[i];
+        if idle {
+            old.is_nan().then_some(now + self.config.idle_timeout)
         } else {
-            self.set_deadline(i, f64::NAN);
+            (!old.is_nan()).then_some(f64::NAN)
         }
     }
 
@@ -200,16 +232,23 @@ impl PowerManager {
         // Idle-timeout deadlines: set when a call first sees a node idle. Only the nodes that
         // changed can change (after `act` a node has a deadline if and only if it is idle).
         self.rebuild = !self.synced;
+        let mut updates: Vec<(u32, f64)> = Vec::new();
         if self.synced {
             for &i in changed {
                 let node = &view.nodes[i as usize];
-                self.follow(i as usize, node.state == NodeState::Idle, view.now);
-                self.index.update(i, node);
+                if let Some(d) = self.follow(i as usize, node.state == NodeState::Idle, view.now) {
+                    updates.push((i, d));
+                }
             }
+            self.set_deadlines(&updates);
+            self.index.update_many(changed, view.nodes);
         } else {
             for (i, node) in view.nodes.iter().enumerate() {
-                self.follow(i, node.state == NodeState::Idle, view.now);
+                if let Some(d) = self.follow(i, node.state == NodeState::Idle, view.now) {
+                    updates.push((i as u32, d));
+                }
             }
+            self.set_deadlines(&updates);
             self.index.rebuild(view.nodes);
             self.synced = true;
         }
@@ -357,27 +396,16 @@ impl PowerManager {
         // The head job's plan on the agenda, the nodes started above running from now. A
         // reservation is a promise: planned on requested times (upper bounds) in every mode,
         // so that it never slips because a prediction was short.
-        let mut slots = self.slots(view, false);
-        for (i, slot) in slots.iter_mut().enumerate() {
-            if taken[i] {
-                slot.release = busy_until[i];
-                slot.rank = 1;
-                slot.timeout_key = 0.0;
-            }
-        }
-        let head_plan = plan(
-            view.now,
-            &[PlanJob {
-                job: head,
-                nodes: head_job.nodes,
-                duration: self.queued_duration(head_job.requested_time),
-            }],
-            &mut slots,
-            view.models,
-            false,
-            &Windows::of(view),
-        )
-        .head;
+        let job = PlanJob {
+            job: head,
+            nodes: head_job.nodes,
+            duration: self.queued_duration(head_job.requested_time),
+        };
+        let started: Vec<(f64, u32)> = (0..n)
+            .filter(|&i| taken[i])
+            .map(|i| (busy_until[i], i as u32))
+            .collect();
+        let head_plan = self.head_plan(view, job, false, &started, &taken);
         // Without a plan (a node it needs has no known release: a job overran its request) the
         // head job could start any moment: nothing is backfilled (as PSAS does).
         let Some((shadow, held)) = head_plan else {
@@ -432,6 +460,64 @@ impl PowerManager {
             admission.commit(est_end, job.nodes);
             idle_left -= job.nodes;
         }
+    }
+
+    /// The plans run on classes of alike nodes: one node group, no node down, the node index
+    /// up to date (a look-ahead's copy acts before its first `prepare`: its index is rebuilt
+    /// then), and not asked to plan node by node.
+    fn by_classes(&self, view: &View) -> bool {
+        view.models.len() == 1
+            && self.index.len() == view.nodes.len()
+            && !self.index.has_down()
+            && !self.config.plan_by_node
+    }
+
+    /// The plan of one job (`head`, planned however far ahead: a reservation) on the agenda:
+    /// its start and nodes, `None` when it cannot be planned. With `predicted`, running jobs
+    /// end when the mode expects, else at their requested end; the idle nodes `started` (a
+    /// start of this call took them, marked in `taken`) run until their given release. On
+    /// one node group without nodes down, on classes of alike nodes (the same plan, see
+    /// `classes`); otherwise node by node.
+    fn head_plan(
+        &self,
+        view: &View,
+        head: PlanJob,
+        predicted: bool,
+        started: &[(f64, u32)],
+        taken: &[bool],
+    ) -> Option<(f64, Vec<u32>)> {
+        let windows = Windows::of(view);
+        if self.by_classes(view) {
+            let releases = self.running_release(view, predicted);
+            let input = ClassInput {
+                now: view.now,
+                nodes: view.nodes,
+                model: &view.models[0],
+                index: &self.index,
+                idle_by_deadline: &self.by_deadline,
+                releases: &releases,
+                needed_at: false,
+                record: true,
+                cut: false,
+                taken: started,
+                taken_mark: if started.is_empty() { &[] } else { taken },
+            };
+            let mut scratch = ClassScratch::default();
+            let out = class_plan(&input, &[head], &windows, &mut scratch);
+            return out
+                .planned
+                .into_iter()
+                .next()
+                .map(|(_, t, nodes)| (t, nodes));
+        }
+        let mut slots = self.slots(view, predicted);
+        for &(release, i) in started {
+            let slot = &mut slots[i as usize];
+            slot.release = release;
+            slot.rank = 1;
+            slot.timeout_key = 0.0;
+        }
+        plan(view.now, &[head], &mut slots, view.models, false, &windows).head
     }
 
     /// `count` idle nodes not yet `taken` and `allowed`, within one node group, first in the
@@ -509,21 +595,29 @@ impl PowerManager {
         let nodes = view.nodes;
         // Nodes that started a job at this call have no deadline any more; idle nodes past
         // their timeout (the first of `by_deadline`); sleeping nodes.
-        if self.rebuild {
-            for (i, node) in nodes.iter().enumerate() {
-                if node.state != NodeState::Idle {
-                    self.set_deadline(i, f64::NAN);
-                }
-            }
+        let clear: Vec<(u32, f64)> = if self.rebuild {
+            (0..n as u32)
+                .filter(|&i| {
+                    nodes[i as usize].state != NodeState::Idle
+                        && !self.deadlines[i as usize].is_nan()
+                })
+                .map(|i| (i, f64::NAN))
+                .collect()
         } else {
-            for &i in changed {
-                if nodes[i as usize].state != NodeState::Idle {
-                    self.set_deadline(i as usize, f64::NAN);
-                }
-            }
-        }
-        for &i in changed {
-            self.index.update(i, &nodes[i as usize]);
+            changed
+                .iter()
+                .filter(|&&i| {
+                    nodes[i as usize].state != NodeState::Idle
+                        && !self.deadlines[i as usize].is_nan()
+                })
+                .map(|&i| (i, f64::NAN))
+                .collect()
+        };
+        self.set_deadlines(&clear);
+        if self.rebuild {
+            self.index.rebuild(nodes);
+        } else {
+            self.index.update_many(changed, nodes);
         }
         let past = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
         let mut expired_nodes: Vec<u32> = self.by_deadline[..past].iter().map(|e| e.1).collect();
@@ -555,8 +649,7 @@ impl PowerManager {
                 .collect();
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
             if self.rule.backfill != Backfill::None {
-                let slots = self.slots(view, true);
-                self.easy_wakes(view, &jobs, &slots, decision)
+                self.easy_wakes(view, &jobs, decision)
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
                 let releases = self.running_release(view, true);
@@ -569,6 +662,9 @@ impl PowerManager {
                     releases: &releases,
                     needed_at: !expired_nodes.is_empty(),
                     record: false,
+                    cut: true,
+                    taken: &[],
+                    taken_mark: &[],
                 };
                 let mut scratch = std::mem::take(&mut self.class_scratch);
                 let out = class_plan(&input, &jobs, &Windows::of(view), &mut scratch);
@@ -637,9 +733,12 @@ impl PowerManager {
         wake.sort_unstable();
         wake.dedup();
         wake.retain(|i| off.binary_search(i).is_err());
-        for &i in &off {
-            self.set_deadline(i as usize, f64::NAN);
-        }
+        let clear: Vec<(u32, f64)> = off
+            .iter()
+            .filter(|&&i| !self.deadlines[i as usize].is_nan())
+            .map(|&i| (i, f64::NAN))
+            .collect();
+        self.set_deadlines(&clear);
         // Be called back at the next idle timeout of a node that stays idle (in ICON mode only
         // while nothing waits: the timeout does not apply then).
         if !self.icon_mode() || queue_empty {
@@ -734,14 +833,8 @@ impl PowerManager {
 
     /// The wakes and needs of the EASY plan (see `easy_plan`): the head job keeps the
     /// reservation decided at this call, or is planned now.
-    fn easy_wakes(
-        &self,
-        view: &View,
-        jobs: &[PlanJob],
-        slots: &[Slot],
-        decision: &Decision,
-    ) -> Plan {
-        let n = slots.len();
+    fn easy_wakes(&self, view: &View, jobs: &[PlanJob], decision: &Decision) -> Plan {
+        let n = view.nodes.len();
         let mut out = Plan {
             needed_at: vec![f64::INFINITY; n],
             ..Plan::default()
@@ -753,49 +846,37 @@ impl PowerManager {
             Some(r) if r.job == first.job && !decision.held.is_empty() => {
                 Some((r.shadow_time, decision.held.clone()))
             }
-            _ => {
-                let mut scratch = slots.to_vec();
-                let windows = Windows::of(view);
-                plan(
-                    view.now,
-                    &jobs[..1],
-                    &mut scratch,
-                    view.models,
-                    false,
-                    &windows,
-                )
-                .head
-            }
+            _ => self.head_plan(view, *first, true, &[], &[]),
         };
         let Some(head) = head else {
             return out;
         };
-        let busy: Vec<Busy> = view
-            .nodes
-            .iter()
-            .zip(slots)
-            .map(|(node, slot)| match node.state {
-                NodeState::Idle => Busy::default(),
-                state => {
-                    let from = if state == NodeState::Sleeping {
-                        view.now
-                    } else {
-                        node.since.min(view.now)
-                    };
-                    Busy::new(Some((from, slot.release)))
-                }
-            })
-            .collect();
         let windows = Windows::of(view);
-        let groups = view.models.len() as u16;
-        let entries = easy_plan(view.now, jobs, head, slots, busy, groups, &windows);
+        let entries = if self.by_classes(view) {
+            let releases = self.running_release(view, true);
+            let input = EasyInput {
+                now: view.now,
+                nodes: view.nodes,
+                model: &view.models[0],
+                index: &self.index,
+                idle_by_deadline: &self.by_deadline,
+                releases: &releases,
+            };
+            easy_class_plan(&input, jobs, head, &windows)
+        } else {
+            let slots = self.slots(view, true);
+            let busy = busy_now(view.now, view.nodes, &slots);
+            let groups = view.models.len() as u16;
+            easy_plan(view.now, jobs, head, &slots, busy, groups, &windows)
+        };
         let mut wake_at = vec![f64::INFINITY; n];
         for (_, nodes, start) in &entries {
             for &i in nodes {
                 let i = i as usize;
                 out.needed_at[i] = out.needed_at[i].min(*start);
                 if *start > view.now + EPS && view.nodes[i].state == NodeState::Sleeping {
-                    wake_at[i] = wake_at[i].min(start - slots[i].wake_s);
+                    let wake_s = view.models[view.nodes[i].group as usize].switch_on_s;
+                    wake_at[i] = wake_at[i].min(start - wake_s);
                 }
             }
         }

@@ -9,10 +9,12 @@
 //! - [`plan`]: the release agenda and the sequential future plan with the energy-aware node
 //!   choice;
 //! - [`easy_plan`]: the future plan of a queue served with EASY (PSAS);
+//! - [`classes`], [`easy_classes`]: the same plans on classes of alike nodes;
 //! - [`spare`]: the warm-spare target optimisation.
 
 pub mod classes;
 pub mod config;
+pub mod easy_classes;
 pub mod easy_plan;
 pub mod manager;
 pub mod plan;

@@ -36,6 +36,12 @@ impl Windows {
         }
     }
 
+    /// Windows given as (start, end, nodes down) on a machine of `machine` nodes.
+    pub fn new(mut list: Vec<(f64, f64, u32)>, machine: u32) -> Self {
+        list.sort_by(|a, b| a.0.total_cmp(&b.0));
+        Windows { list, machine }
+    }
+
     /// The earliest time from `start` at which a job of `nodes` nodes running `d` seconds does
     /// not run into a window that leaves it too little room (its nodes and the window's more
     /// than the machine): such a job is planned after the window, as admission would start it.

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use hpcsched_core::model::PowerModel;
 use hpcsched_core::power::config::{manager_config, IconConfig};
-use hpcsched_core::sched::build_snf;
+use hpcsched_core::sched::{build_policy, build_snf};
 use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
 
 use crate::common::{table, Spec};
@@ -38,6 +38,20 @@ fn run(
     seed: Option<u64>,
     by_node: bool,
 ) -> RunLog {
+    run_policy(nodes, specs, manager, timeout, seed, by_node, None)
+}
+
+/// `run` under SNF (`policy` None) or a heuristic with EASY (`Some(name)`), or SNF with the
+/// starvation guard (`Some("snf-guard")`: a bound of 2 h).
+fn run_policy(
+    nodes: u32,
+    specs: &[Spec],
+    manager: &str,
+    timeout: f64,
+    seed: Option<u64>,
+    by_node: bool,
+    policy: Option<&str>,
+) -> RunLog {
     let machine = Machine {
         nodes,
         power: Some(model()),
@@ -50,7 +64,11 @@ fn run(
         .with_manager(config, seed)
         .unwrap();
     let mut engine = Engine::new(Arc::new(inputs));
-    let mut policy = build_snf(None).unwrap();
+    let mut policy = match policy {
+        None => build_snf(None).unwrap(),
+        Some("snf-guard") => build_snf(Some(7200.0)).unwrap(),
+        Some(name) => build_policy(name, None, "easy").unwrap(),
+    };
     engine.run(policy.as_mut()).unwrap();
     engine.into_log()
 }
@@ -162,6 +180,30 @@ fn the_class_plan_decides_as_the_plan_node_by_node() {
                 outcome(&reference),
                 "{manager}, transition seed {seed:?}"
             );
+        }
+    }
+}
+
+/// The EASY wake plan and the reservations on classes of alike nodes against node by node:
+/// FCFS and SJF with EASY under IPM and ICON, and SNF's starvation guard (an aged head holds a
+/// reservation), with mean and sampled transitions.
+#[test]
+fn the_easy_plans_on_classes_decide_as_the_plans_node_by_node() {
+    for policy in ["fcfs", "sjf", "snf-guard"] {
+        for (manager, timeout) in [("ipm", 600.0), ("icon", 900.0)] {
+            for seed in [None, Some(1), Some(2)] {
+                let specs = workload(48, 400, seed.unwrap_or(0) + 23);
+                let p = Some(policy);
+                let fast = run_policy(48, &specs, manager, timeout, seed, false, p);
+                let reference = run_policy(48, &specs, manager, timeout, seed, true, p);
+                assert!(fast.start.iter().all(|s| s.is_finite()));
+                assert!(fast.power_records.iter().any(|r| r.wakes > 0));
+                assert_eq!(
+                    outcome(&fast),
+                    outcome(&reference),
+                    "{policy} {manager}, transition seed {seed:?}"
+                );
+            }
         }
     }
 }
