@@ -450,7 +450,7 @@ def mars_verdicts(summary: pd.DataFrame) -> pd.DataFrame:
         by = group.set_index("policy")
         f1_max = float(by["wait_max"].to_dict()["F1 w=256 +EASY"])
         others = by.loc[[*VERDICT_BASELINES, "Random"]]
-        checks = {}
+        checks: dict[str, Any] = {}  # pandas comparisons: bool or numpy bool
         for name in MARS_WAITERS:
             if name not in by.index:
                 continue
