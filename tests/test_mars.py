@@ -106,8 +106,14 @@ def test_search_is_honest_about_run_times():
         {},
         {"runtime_model": "history", "arrivals": "recent", "rollout": "guided"},
         {"runtime_model": "history", "arrivals": "recent", "lookahead": "rollout"},
+        {"runtime_model": "history", "arrivals": "recent", "prior": "rollout"},
     ],
-    ids=["paper model", "sampled run times and arrivals", "rollout look-ahead"],
+    ids=[
+        "paper model",
+        "sampled run times and arrivals",
+        "rollout look-ahead",
+        "tree with a prior",
+    ],
 )
 def test_identical_results_with_one_and_two_threads(tmp_path, model):
     workload = hpcsched.workload.generate.markovian(n_jobs=600, target_util=0.9, seed=2)
@@ -221,6 +227,7 @@ def test_custom_reward_and_action_set():
         ({"time_budget": -1.0}, "--time-budget"),
         ({"lookahead": "beam"}, "--lookahead"),
         ({"bases": "f1:256,wfp9"}, "--bases"),
+        ({"prior": "uniform"}, "--prior"),
     ],
 )
 def test_bad_search_options(kwargs, message):

@@ -59,6 +59,7 @@ RUNTIME_MODELS = ("requested", "history")
 ARRIVAL_MODELS = ("none", "recent")
 ROLLOUTS = ("actions", "outcomes", "guided")
 LOOKAHEADS = ("tree", "rollout")
+PRIORS = ("none", "rollout")
 ESTIMATES = ("requested", "history")
 
 
@@ -133,7 +134,9 @@ class SearchSpec:
     distinct outcome of the decision with each of the ``bases`` orderings (EASY) to the
     horizon, in ``trees`` x (``iterations`` / (outcomes x bases)) sampled futures (one when
     nothing is sampled); an outcome is worth its best base's mean return, and the outcome
-    worth most is taken (Bertsekas's rollout algorithm).
+    worth most is taken (Bertsekas's rollout algorithm). ``prior`` ``rollout`` gives the tree
+    search a prior at expansion: each new child starts with one visit worth that value, and
+    the best is tried first.
     """
 
     reward: tuple[float, ...] = (1.0, 0.0, 0.0, 0.0)
@@ -157,6 +160,7 @@ class SearchSpec:
     epsilon: float = 0.1
     lookahead: str = "tree"
     bases: str = "f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs"
+    prior: str = "none"
 
     def __post_init__(self) -> None:
         def positive_int(name: str, value: object, minimum: int = 1) -> None:
@@ -193,6 +197,7 @@ class SearchSpec:
             ("arrivals", self.arrivals, ARRIVAL_MODELS),
             ("rollout", self.rollout, ROLLOUTS),
             ("lookahead", self.lookahead, LOOKAHEADS),
+            ("prior", self.prior, PRIORS),
         ):
             if value not in choices:
                 raise OptionError(
@@ -510,7 +515,12 @@ class PolicySpec:
     def to_dict(self) -> dict[str, object]:
         data = asdict(self)
         search = data.get("search")
-        if isinstance(search, dict) and search.get("lookahead") == "tree":
-            # the tree search's runs keep the keys they had before the rollout look-ahead
-            del search["lookahead"], search["bases"]
+        if isinstance(search, dict):
+            # runs of the tree search without a prior keep the keys they had before these
+            if search.get("prior") == "none":
+                del search["prior"]
+                if search.get("lookahead") == "tree":
+                    del search["bases"]
+            if search.get("lookahead") == "tree":
+                del search["lookahead"]
         return data

@@ -63,7 +63,7 @@ pub enum Planner {
     /// `mars` or `random`: decides the (heuristic, window) action at `now`.
     Search {
         name: String,
-        options: SearchOptions,
+        options: Box<SearchOptions>,
     },
 }
 

@@ -80,7 +80,7 @@ pub fn plan_snapshot<'py>(
     let planner = match search {
         Some(options) => Planner::Search {
             name: policy.to_string(),
-            options: search_options(options)?,
+            options: Box::new(search_options(options)?),
         },
         None => Planner::Queue {
             name: policy.to_string(),

@@ -709,6 +709,16 @@ pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
                 }
                 other => return Err(invalid("lookahead", other)),
             },
+            prior: match get_item::<String>(d, "prior")?.as_str() {
+                "none" => None,
+                "rollout" => {
+                    let bases: String = get_item(d, "bases")?;
+                    let set =
+                        ActionSet::parse(&bases).map_err(|e| invalid("bases", &e.to_string()))?;
+                    Some((0..set.len()).map(|i| set.get(i)).collect())
+                }
+                other => return Err(invalid("prior", other)),
+            },
         },
         model,
         threads: get_item(d, "threads")?,

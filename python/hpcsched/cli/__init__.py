@@ -92,6 +92,7 @@ METAVARS = {
     "rollout": "actions|outcomes|guided",
     "lookahead": "tree|rollout",
     "bases": "LIST",
+    "prior": "none|rollout",
     "estimates": "requested|history",
     "ray": "ADDRESS",
     "log": "FILE",

@@ -147,6 +147,14 @@ Bases = Annotated[
         rich_help_panel=LOOK_AHEAD,
     ),
 ]
+Prior = Annotated[
+    str | None,
+    typer.Option(
+        help="A prior at expansion for the tree: 'none' (the paper) or 'rollout' (each new "
+        "child starts with the --bases rollout value, best tried first).",
+        rich_help_panel=LOOK_AHEAD,
+    ),
+]
 DecisionLog = Annotated[
     str | None,
     typer.Option(
@@ -268,6 +276,7 @@ SEARCH_OPTIONS = (
     "rollout",
     "lookahead",
     "bases",
+    "prior",
 )
 POWER_OPTIONS = (
     "idle_timeout",

@@ -77,6 +77,7 @@ def compare(
     rollout: opt.Rollout = None,
     lookahead: opt.Lookahead = None,
     bases: opt.Bases = None,
+    prior: opt.Prior = None,
     estimates: opt.Estimates = None,
     decision_log: opt.DecisionLog = None,
 ) -> int:

@@ -80,6 +80,7 @@ def simulate(
     rollout: opt.Rollout = None,
     lookahead: opt.Lookahead = None,
     bases: opt.Bases = None,
+    prior: opt.Prior = None,
     estimates: opt.Estimates = None,
     decision_log: opt.DecisionLog = None,
 ) -> None:

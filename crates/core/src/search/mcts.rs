@@ -11,6 +11,7 @@ use crate::sched::Decision;
 use crate::sched::{Backfill, Policy, QueuePolicy};
 use crate::search::action::{Action, ActionSet, Branch};
 use crate::search::reward::{Reward, RootReference};
+use crate::search::rollout::best_base_return;
 use crate::search::tree::{backup, rollout_return, select_child, Node, NO_PARENT};
 
 /// How a rollout picks its actions.
@@ -54,6 +55,9 @@ pub struct SearchConfig {
     pub seed: u64,
     pub rollout: Rollout,
     pub lookahead: Lookahead,
+    /// A prior at expansion (the tree only): each new child starts with one virtual visit
+    /// worth the best of these orderings' returns after it, and the best is tried first.
+    pub prior: Option<Vec<Action>>,
 }
 
 impl Default for SearchConfig {
@@ -70,6 +74,7 @@ impl Default for SearchConfig {
             seed: 17,
             rollout: Rollout::Actions,
             lookahead: Lookahead::Tree,
+            prior: None,
         }
     }
 }
@@ -298,11 +303,48 @@ impl<'a> Tree<'a> {
                 counted,
             ));
         }
-        // Untried children are tried in a random order (popped from the end).
         let mut untried = ids.clone();
-        for i in (1..untried.len()).rev() {
-            let j = self.below(i + 1);
-            untried.swap(i, j);
+        if let Some(bases) = &self.config.prior {
+            // The prior: each child's value under the best base ordering, as one visit.
+            let state = self.nodes[parent as usize]
+                .state
+                .as_ref()
+                .expect("a node being expanded keeps its state");
+            let start = self.reward.evaluate(state, &self.reference);
+            let priors: Vec<f64> = ids
+                .iter()
+                .map(|&id| {
+                    let decision = self.nodes[id as usize]
+                        .decision
+                        .as_ref()
+                        .expect("an untried edge's decision");
+                    best_base_return(
+                        state,
+                        decision,
+                        bases,
+                        self.reward,
+                        &self.reference,
+                        self.config,
+                        start,
+                    )
+                })
+                .collect();
+            for (&id, prior) in ids.iter().zip(priors) {
+                let node = &mut self.nodes[id as usize];
+                node.q = prior;
+                node.visits = 1;
+            }
+            // Tried best first (popped from the end); ties keep the outcomes' order.
+            untried.sort_by(|&a, &b| {
+                let (qa, qb) = (self.nodes[a as usize].q, self.nodes[b as usize].q);
+                qa.total_cmp(&qb).then(b.cmp(&a))
+            });
+        } else {
+            // Untried children are tried in a random order (popped from the end).
+            for i in (1..untried.len()).rev() {
+                let j = self.below(i + 1);
+                untried.swap(i, j);
+            }
         }
         let p = &mut self.nodes[parent as usize];
         p.children = ids;
@@ -607,6 +649,64 @@ pub(crate) mod tests {
             Some(&pool),
         );
         assert_eq!(threaded, result);
+    }
+
+    #[test]
+    fn the_prior_seeds_each_outcome_and_tries_the_best_first() {
+        // With FCFS and SJF as the prior's orderings, the drain is worth SJF's return after it
+        // (L first), more than starting S1: it is tried first, so one iteration visits it
+        // twice (the prior's virtual visit and the real one) and chooses it.
+        let e = drain_case();
+        let belief = Belief::from_view(&e.view()).unwrap();
+        let mut actions = ActionSet::paper();
+        let branches = actions.outcomes(&belief.engine.view(), usize::MAX);
+        let bases = vec![
+            Action {
+                heuristic: Heuristic::Fcfs,
+                window: 1,
+            },
+            Action {
+                heuristic: Heuristic::Sjf,
+                window: 256,
+            },
+        ];
+        let config = SearchConfig {
+            iterations: Some(1),
+            trees: 1,
+            prior: Some(bases.clone()),
+            ..SearchConfig::default()
+        };
+        let result = search(
+            &belief.engine,
+            &branches,
+            &actions,
+            Reward::CW,
+            &config,
+            None,
+        );
+        let drain = result.children.iter().position(|c| c.outcome.is_empty());
+        assert_eq!(Some(result.chosen), drain);
+        let visits: Vec<u64> = result.children.iter().map(|c| c.visits).collect();
+        assert_eq!(visits.iter().sum::<u64>(), 3, "{visits:?}");
+        // The undrained outcome keeps its prior: the rollout look-ahead's value of it.
+        let start = result
+            .children
+            .iter()
+            .position(|c| !c.outcome.is_empty())
+            .unwrap();
+        let looked = crate::search::rollout::rollout_search(
+            &|_| belief.engine.fork(),
+            1,
+            &branches,
+            &bases,
+            Reward::CW,
+            &SearchConfig {
+                prior: None,
+                ..config.clone()
+            },
+            None,
+        );
+        assert_eq!(result.children[start].value, looked.children[start].value);
     }
 
     #[test]

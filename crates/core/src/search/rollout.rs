@@ -105,6 +105,34 @@ pub fn rollout_search(
     }
 }
 
+/// The highest of the `bases` orderings' returns after taking `first` at `root`'s decision
+/// point (the rollout look-ahead's value of one outcome in one future).
+pub(crate) fn best_base_return(
+    root: &Engine,
+    first: &Decision,
+    bases: &[Action],
+    reward: Reward,
+    reference: &RootReference,
+    config: &SearchConfig,
+    start: f64,
+) -> f64 {
+    bases
+        .iter()
+        .map(|base| {
+            let mut policy = QueuePolicy::new(base.heuristic, base.window as usize, Backfill::Easy);
+            base_return(
+                &mut root.fork(),
+                first,
+                &mut policy,
+                reward,
+                reference,
+                config,
+                start,
+            )
+        })
+        .fold(f64::NEG_INFINITY, f64::max)
+}
+
 /// The return (Eq. 4) of taking `first` at `engine`'s decision point, then `policy` at every
 /// later one, over `config.depth` cycles that start jobs; `start` is the reward at the root.
 fn base_return(

@@ -24,7 +24,7 @@ fn queue(name: &str, window: Option<usize>) -> Planner {
 fn mars_cw(iterations: u32, trees: u32) -> Planner {
     Planner::Search {
         name: "mars".into(),
-        options: SearchOptions {
+        options: Box::new(SearchOptions {
             actions: "paper".into(),
             reward: Reward::CW,
             config: SearchConfig {
@@ -34,7 +34,7 @@ fn mars_cw(iterations: u32, trees: u32) -> Planner {
             },
             model: Default::default(),
             threads: 1,
-        },
+        }),
     }
 }
 
