@@ -135,7 +135,7 @@ Lookahead = Annotated[
     str | None,
     typer.Option(
         help="How a decision is valued: 'tree' (Monte Carlo Tree Search, the paper) or "
-        "'rollout' (each outcome followed by the --bases orderings, over sampled futures).",
+        "'rollout' (each outcome followed by the --bases orderings, the best taken).",
         rich_help_panel=LOOK_AHEAD,
     ),
 ]
