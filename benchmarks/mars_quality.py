@@ -30,10 +30,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.policies import PolicySpec, SearchSpec
 from hpcsched.reproduce import (
-    ANNOUNCE_LEAD,
     MARS_BASELINES,
     MARS_METRICS,
     ROLLOUT_POLICIES,
@@ -43,7 +41,7 @@ from hpcsched.reproduce import (
     mars_summary,
     mars_verdicts,
     reproduce_mars,
-    write_maintenance,
+    slice_runs,
 )
 from hpcsched.sweep import Sweep, run_sweep
 
@@ -73,24 +71,19 @@ def show(summary: pd.DataFrame) -> None:
 
 def search_pays(data: Path, out: Path, trees: int, seeds: int, slices: int | None) -> bool:
     """MARS-CW at 50 and 1000 iterations per tree on every slice; True if 1000 always wins."""
-    runs = []
-    for slice_ in mars_slices(data)[:slices]:
-        calendar = str(write_maintenance(slice_, out / "calendars"))
-        workload = WorkloadSpec(
-            path=str(slice_.path), start=slice_.start, stop=slice_.stop, name=slice_.label
+    policies: list[tuple[PolicySpec, dict[str, object]]] = [
+        (
+            PolicySpec("mars-cw", search=SearchSpec(iterations=iterations, trees=trees, seed=seed)),
+            {"iterations": iterations, "seed": seed},
         )
-        for iterations in (50, 1000):
-            for seed in range(1, seeds + 1):
-                spec = SearchSpec(iterations=iterations, trees=trees, seed=seed)
-                runs.append(
-                    RunConfig(
-                        workload=workload,
-                        policy=PolicySpec("mars-cw", search=spec),
-                        downtime=calendar,
-                        announce_lead=ANNOUNCE_LEAD,
-                        parameters={"iterations": iterations, "seed": seed},
-                    )
-                )
+        for iterations in (50, 1000)
+        for seed in range(1, seeds + 1)
+    ]
+    runs = [
+        run
+        for slice_ in mars_slices(data)[:slices]
+        for run in slice_runs(slice_, out / "calendars", policies)
+    ]
     outcome = run_sweep(Sweep(source="<search pays>", out=str(out), runs=runs))
     table = outcome.table
     means = table.groupby(["workload", "iterations"], sort=False)["bsld_mean"].agg(["mean", "std"])
@@ -139,30 +132,21 @@ def held_out(
 ) -> bool:
     """The rollout look-ahead against the baselines on the held-out slices; True if MARS-WB
     (rollout) meets MARS-CW's criteria overall."""
-    runs = []
-    for slice_ in held_out_slices(data, count):
-        calendar = str(write_maintenance(slice_, out / "calendars"))
-        workload = WorkloadSpec(
-            path=str(slice_.path), start=slice_.start, stop=slice_.stop, name=slice_.label
-        )
-        policies = [(PolicySpec(name, window), {}) for name, window in MARS_BASELINES]
-        for seed in range(1, seeds + 1):
-            spec = SearchSpec(iterations=iterations, trees=trees, seed=seed)
-            policies.append((PolicySpec("random", search=spec), {"seed": seed}))
-            policies += [
-                (PolicySpec(name, search=replace(spec, lookahead="rollout")), {"seed": seed})
-                for name in ROLLOUT_POLICIES
-            ]
-        runs += [
-            RunConfig(
-                workload=workload,
-                policy=policy,
-                downtime=calendar,
-                announce_lead=ANNOUNCE_LEAD,
-                parameters=parameters,
-            )
-            for policy, parameters in policies
+    policies: list[tuple[PolicySpec, dict[str, object]]] = [
+        (PolicySpec(name, window), {}) for name, window in MARS_BASELINES
+    ]
+    for seed in range(1, seeds + 1):
+        spec = SearchSpec(iterations=iterations, trees=trees, seed=seed)
+        policies.append((PolicySpec("random", search=spec), {"seed": seed}))
+        policies += [
+            (PolicySpec(name, search=replace(spec, lookahead="rollout")), {"seed": seed})
+            for name in ROLLOUT_POLICIES
         ]
+    runs = [
+        run
+        for slice_ in held_out_slices(data, count)
+        for run in slice_runs(slice_, out / "calendars", policies)
+    ]
     outcome = run_sweep(Sweep(source="<held out>", out=str(out), runs=runs))
     summary = mars_summary(outcome.table)
     print("\nHeld-out slices (no choice was measured on them)")

@@ -215,39 +215,47 @@ def mars_runs(
 ) -> list[RunConfig]:
     """The runs of the MARS evaluation, slice by slice: each baseline once (with requested and
     with predicted run times), Random, MARS-CW and MARS-CU once per seed."""
-    runs = []
-    calendars = out / "calendars"
-    for slice_ in mars_slices(data)[:slices]:
-        calendar = str(write_maintenance(slice_, calendars))
-        workload = WorkloadSpec(
-            path=str(slice_.path), start=slice_.start, stop=slice_.stop, name=slice_.label
+    policies: list[tuple[PolicySpec, dict[str, object]]] = [
+        (PolicySpec(name, window, estimates=estimates), {})
+        for estimates in ("requested", "history")
+        for name, window in MARS_BASELINES
+    ]
+    for seed in range(1, seeds + 1):
+        spec = SearchSpec(iterations=iterations, trees=trees, seed=seed, **(search or {}))
+        rollout = replace(spec, lookahead="rollout")
+        policies += [
+            (PolicySpec(name, search=spec), {"seed": seed})
+            for name in ("random", "mars-cw", "mars-cu")
+        ]
+        policies += [
+            (PolicySpec(name, search=rollout), {"seed": seed}) for name in ROLLOUT_POLICIES
+        ]
+    return [
+        run
+        for slice_ in mars_slices(data)[:slices]
+        for run in slice_runs(slice_, out / "calendars", policies)
+    ]
+
+
+def slice_runs(
+    slice_: MarsSlice, calendars: Path, policies: list[tuple[PolicySpec, dict[str, object]]]
+) -> list[RunConfig]:
+    """One run per (policy, parameters) on a slice of the MARS evaluation, with its
+    maintenance calendar (written to ``calendars``) announced ``ANNOUNCE_LEAD`` ahead."""
+    calendar = str(write_maintenance(slice_, calendars))
+    workload = WorkloadSpec(
+        path=str(slice_.path), start=slice_.start, stop=slice_.stop, name=slice_.label
+    )
+    return [
+        RunConfig(
+            workload=workload,
+            policy=policy,
+            downtime=calendar,
+            announce_lead=ANNOUNCE_LEAD,
+            parameters=parameters,
         )
-        policies: list[tuple[PolicySpec, dict[str, object]]] = [
-            (PolicySpec(name, window, estimates=estimates), {})
-            for estimates in ("requested", "history")
-            for name, window in MARS_BASELINES
-        ]
-        for seed in range(1, seeds + 1):
-            spec = SearchSpec(iterations=iterations, trees=trees, seed=seed, **(search or {}))
-            rollout = replace(spec, lookahead="rollout")
-            policies += [
-                (PolicySpec(name, search=spec), {"seed": seed})
-                for name in ("random", "mars-cw", "mars-cu")
-            ]
-            policies += [
-                (PolicySpec(name, search=rollout), {"seed": seed}) for name in ROLLOUT_POLICIES
-            ]
-        runs += [
-            RunConfig(
-                workload=workload,
-                policy=policy,
-                downtime=calendar,
-                announce_lead=ANNOUNCE_LEAD,
-                parameters=parameters,
-            )
-            for policy, parameters in policies
-        ]
-    return runs
+        for policy, parameters in policies
+    ]
 
 
 def mars_summary(table: pd.DataFrame) -> pd.DataFrame:

@@ -13,6 +13,11 @@ pub struct Action {
 }
 
 impl Action {
+    /// The action as a policy: its ordering, then the scan and EASY.
+    pub fn policy(&self) -> QueuePolicy {
+        QueuePolicy::new(self.heuristic, self.window as usize, Backfill::Easy)
+    }
+
     pub fn name(&self) -> String {
         if self.heuristic == Heuristic::Fcfs || self.window == u32::MAX {
             self.heuristic.name().to_string()
@@ -94,10 +99,7 @@ impl ActionSet {
     }
 
     pub fn from_actions(actions: Vec<Action>) -> Self {
-        let policies = actions
-            .iter()
-            .map(|a| QueuePolicy::new(a.heuristic, a.window as usize, Backfill::Easy))
-            .collect();
+        let policies = actions.iter().map(Action::policy).collect();
         ActionSet { actions, policies }
     }
 

@@ -8,10 +8,10 @@ use rayon::prelude::*;
 
 use crate::engine::Engine;
 use crate::sched::Decision;
-use crate::sched::{Backfill, Policy, QueuePolicy};
+use crate::sched::{Policy, QueuePolicy};
 use crate::search::action::{Action, ActionSet, Branch};
 use crate::search::reward::{Reward, RootReference};
-use crate::search::rollout::best_base_return;
+use crate::search::rollout::{best_base_return, follow};
 use crate::search::tree::{backup, rollout_return, select_child, Node, NO_PARENT};
 
 /// How a rollout picks its actions.
@@ -248,10 +248,7 @@ impl<'a> Tree<'a> {
             seen: Vec::new(),
             decision: Decision::default(),
             guide: match config.rollout {
-                Rollout::Guided { guide, epsilon } => Some((
-                    QueuePolicy::new(guide.heuristic, guide.window as usize, Backfill::Easy),
-                    epsilon,
-                )),
+                Rollout::Guided { guide, epsilon } => Some((guide.policy(), epsilon)),
                 _ => None,
             },
         };
@@ -435,40 +432,21 @@ impl<'a> Tree<'a> {
     }
 
     /// Random actions from a decision point until `remaining` counted cycles (Eq. 4).
-    fn rollout(&mut self, mut engine: Engine, remaining: usize, mut last: f64) -> f64 {
-        let mut rewards = Vec::with_capacity(remaining);
-        let cap = 20 * remaining + 100; // hard cap on cycles, counted or not
-        let mut cycles = 0;
+    fn rollout(&mut self, mut engine: Engine, remaining: usize, last: f64) -> f64 {
+        let (reward, reference, gamma) = (self.reward, self.reference, self.config.gamma);
         let mut decision = std::mem::take(&mut self.decision);
-        while rewards.len() < remaining && cycles < cap {
-            cycles += 1;
-            self.rollout_decision(&engine, &mut decision);
-            engine
-                .apply_decision(&decision)
-                .expect("an action's own decision is valid");
-            let started = !decision.starts.is_empty();
-            let mut terminal = false;
-            loop {
-                if !engine.advance() {
-                    terminal = true;
-                    break;
-                }
-                if !engine.state().queue().is_empty() {
-                    break;
-                }
-            }
-            if started {
-                last = self.reward.evaluate(&engine, &self.reference);
-                rewards.push(last);
-            }
-            if terminal {
-                last = self.reward.evaluate(&engine, &self.reference);
-                break;
-            }
-        }
+        let g = follow(
+            &mut engine,
+            remaining,
+            last,
+            reward,
+            &reference,
+            gamma,
+            &mut decision,
+            |engine, decision, _| self.rollout_decision(engine, decision),
+        );
         self.decision = decision;
-        let padding = remaining.saturating_sub(rewards.len());
-        rollout_return(&rewards, last, padding, self.config.gamma)
+        g
     }
 
     /// The decision a rollout takes at `engine`'s decision point.

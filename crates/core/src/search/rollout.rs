@@ -12,7 +12,7 @@
 use rayon::prelude::*;
 
 use crate::engine::Engine;
-use crate::sched::{Backfill, Decision, Policy, QueuePolicy};
+use crate::sched::{Decision, Policy, QueuePolicy};
 use crate::search::action::{outcome_of, Action, Branch};
 use crate::search::mcts::{RootChild, SearchConfig, SearchOutcome};
 use crate::search::reward::{Reward, RootReference};
@@ -32,7 +32,6 @@ pub fn rollout_search(
     config: &SearchConfig,
     pool: Option<&rayon::ThreadPool>,
 ) -> SearchOutcome {
-    let ordering = |a: &Action| QueuePolicy::new(a.heuristic, a.window as usize, Backfill::Easy);
     // One work item per (future, branch): the returns of its bases, in the bases' order.
     let value_item = |item: usize| -> Vec<f64> {
         let (k, b) = (item / branches.len(), item % branches.len());
@@ -47,7 +46,7 @@ pub fn rollout_search(
                 base_return(
                     &mut engine,
                     &branches[b].decision,
-                    &mut ordering(base),
+                    &mut base.policy(),
                     reward,
                     &reference,
                     config,
@@ -86,7 +85,7 @@ pub fn rollout_search(
         let root = root_of(0);
         let mut decision = Decision::default();
         if let Some(first) = bases.first() {
-            ordering(first).decide(&root.view(), &mut decision);
+            first.policy().decide(&root.view(), &mut decision);
         }
         outcome_of(&decision)
     };
@@ -119,11 +118,10 @@ pub(crate) fn best_base_return(
     bases
         .iter()
         .map(|base| {
-            let mut policy = QueuePolicy::new(base.heuristic, base.window as usize, Backfill::Easy);
             base_return(
                 &mut root.fork(),
                 first,
-                &mut policy,
+                &mut base.policy(),
                 reward,
                 reference,
                 config,
@@ -144,21 +142,48 @@ fn base_return(
     config: &SearchConfig,
     start: f64,
 ) -> f64 {
-    let remaining = config.depth as usize;
+    follow(
+        engine,
+        config.depth as usize,
+        start,
+        reward,
+        reference,
+        config.gamma,
+        &mut Decision::default(),
+        |engine, decision, cycle| {
+            if cycle == 0 {
+                decision.clone_from(first);
+            } else {
+                decision.clear();
+                policy.decide(&engine.view(), decision);
+            }
+        },
+    )
+}
+
+/// A rollout from `engine`'s decision point (Eq. 4): at each cycle `decide(engine, decision,
+/// cycle)` writes the decision, which is applied before the engine advances to the next
+/// invocation with waiting jobs; until `remaining` cycles have started jobs, the events run
+/// out, or a hard cap on cycles. `last` is the reward repeated when nothing is counted.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn follow(
+    engine: &mut Engine,
+    remaining: usize,
+    mut last: f64,
+    reward: Reward,
+    reference: &RootReference,
+    gamma: f64,
+    decision: &mut Decision,
+    mut decide: impl FnMut(&Engine, &mut Decision, usize),
+) -> f64 {
     let mut rewards = Vec::with_capacity(remaining);
-    let mut last = start;
     let cap = 20 * remaining + 100; // hard cap on cycles, counted or not
-    let mut decision = first.clone();
-    for cycle in 0..cap {
-        if rewards.len() >= remaining {
-            break;
-        }
-        if cycle > 0 {
-            decision.clear();
-            policy.decide(&engine.view(), &mut decision);
-        }
+    let mut cycles = 0;
+    while rewards.len() < remaining && cycles < cap {
+        decide(engine, decision, cycles);
+        cycles += 1;
         engine
-            .apply_decision(&decision)
+            .apply_decision(decision)
             .expect("an ordering's own decision is valid");
         let started = !decision.starts.is_empty();
         let mut terminal = false;
@@ -182,7 +207,7 @@ fn base_return(
         }
     }
     let padding = remaining.saturating_sub(rewards.len());
-    rollout_return(&rewards, last, padding, config.gamma)
+    rollout_return(&rewards, last, padding, gamma)
 }
 
 #[cfg(test)]
