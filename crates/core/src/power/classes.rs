@@ -549,36 +549,7 @@ fn take_prefix(
 mod tests {
     use super::*;
     use crate::power::plan::{agenda, plan};
-
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn next(&mut self) -> f64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 11) as f64) / ((1u64 << 53) as f64)
-        }
-        fn below(&mut self, n: u32) -> u32 {
-            ((self.next() * f64::from(n)) as u32).min(n - 1)
-        }
-    }
-
-    fn model(k: u32) -> PowerModel {
-        // AOBA's powers (idle = switching on: many equal costs), and one with none equal
-        PowerModel {
-            computing_w: 2100.0,
-            idle_w: 600.0,
-            sleeping_w: 60.0,
-            switching_on_w: if k % 2 == 0 { 600.0 } else { 450.0 },
-            switching_off_w: 600.0,
-            switch_on_s: 1200.0,
-            switch_on_std_s: 0.0,
-            switch_off_s: 600.0,
-            switch_off_std_s: 0.0,
-        }
-    }
+    use crate::power::random_machine::{model, Lcg, Machine};
 
     /// 3000 random machines (states, shared transition starts and deadlines, tied and unknown job
     /// ends) and queues: every planned job's start and nodes, every wake, timer and need
@@ -590,50 +561,8 @@ mod tests {
             let m = model(case);
             let n = 1 + rng.below(40) as usize;
             let now = 10_000.0;
-            let mut nodes = Vec::new();
-            let mut deadlines = vec![f64::NAN; n];
-            let sinces = [now - 100.0, now - 700.0, now - 1500.0, now];
-            for deadline in deadlines.iter_mut() {
-                let state = match rng.below(6) {
-                    0 => NodeState::Idle,
-                    1 | 2 => NodeState::Computing,
-                    3 => NodeState::SwitchingOn,
-                    4 => NodeState::SwitchingOff,
-                    _ => NodeState::Sleeping,
-                };
-                let since = sinces[rng.below(4) as usize];
-                let job = if state == NodeState::Computing {
-                    rng.below(5)
-                } else {
-                    NO_JOB
-                };
-                if state == NodeState::Idle {
-                    // equal deadlines, expired ones, no timeout
-                    *deadline = match rng.below(5) {
-                        0 => now - 50.0,
-                        1 => f64::INFINITY,
-                        k => now + 1000.0 * f64::from(k),
-                    };
-                }
-                nodes.push(Node {
-                    state,
-                    since,
-                    job,
-                    wake_when_asleep: false,
-                    back: f64::NAN,
-                    back_asleep: false,
-                    group: 0,
-                });
-            }
-            // job ends: ties, already past, unknown
-            let ends = [
-                now + 300.0,
-                now + 300.0,
-                now + 2000.0,
-                f64::INFINITY,
-                now + 50.0,
-            ];
-            let releases: Vec<(u32, f64)> = (0..5).map(|j| (j, ends[j as usize])).collect();
+            let machine = Machine::random(&mut rng, n, now, false);
+            let nodes = &machine.nodes;
             let jobs: Vec<PlanJob> = (0..1 + rng.below(6))
                 .map(|k| PlanJob {
                     job: 100 + k,
@@ -641,22 +570,13 @@ mod tests {
                     duration: [0.0, 100.0, 900.0, 5000.0][rng.below(4) as usize],
                 })
                 .collect();
-            let mut index = NodeIndex::default();
-            index.rebuild(&nodes);
-            let mut by_deadline: Vec<(f64, u32)> = deadlines
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| !d.is_nan())
-                .map(|(i, &d)| (d, i as u32))
-                .collect();
-            by_deadline.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
             let input = ClassInput {
                 now,
-                nodes: &nodes,
+                nodes,
                 model: &m,
-                index: &index,
-                idle_by_deadline: &by_deadline,
-                releases: &releases,
+                index: &machine.index,
+                idle_by_deadline: &machine.by_deadline,
+                releases: &machine.releases,
                 needed_at: true,
                 record: true,
                 cut: true,
@@ -666,13 +586,8 @@ mod tests {
             let windows = Windows::default();
             let mut scratch = ClassScratch::default();
             let fast = class_plan(&input, &jobs, &windows, &mut scratch);
-            let release = |j: u32| {
-                releases
-                    .iter()
-                    .find(|r| r.0 == j)
-                    .map_or(f64::INFINITY, |r| r.1)
-            };
-            let mut slots = agenda(now, &nodes, &[m], &deadlines, release);
+            let release = |j: u32| machine.release(j);
+            let mut slots = agenda(now, nodes, &[m], &machine.deadlines, release);
             let slow = plan(now, &jobs, &mut slots, &[m], true, &windows);
             let norm = |p: &Plan| {
                 let mut wake = p.wake_now.clone();

@@ -415,8 +415,17 @@ pub fn easy_class_plan(
         } else {
             None
         };
-        let (nodes, start) = match early {
-            Some((takes, start)) if start + EPS < planned_start => {
+        // A gap to take (backfill now, or slide later), or None: the planned slot still fits.
+        let gap = match early {
+            Some((takes, start)) if start + EPS < planned_start => Some((takes, start)),
+            _ if fits(&set, &planned_nodes, planned_start) => None,
+            _ => match gap_slot(&set, now, r, d, planned_start, None, m, windows) {
+                Some(slot) => Some(slot),
+                None => break,
+            },
+        };
+        let (nodes, start) = match gap {
+            Some((takes, start)) => {
                 let mut nodes = Vec::with_capacity(r);
                 for (c, take) in takes {
                     let id = set.split(c, take);
@@ -425,24 +434,12 @@ pub fn easy_class_plan(
                 }
                 (nodes, start)
             }
-            _ if fits(&set, &planned_nodes, planned_start) => {
+            None => {
                 for c in set.take_nodes(&planned_nodes, &mut mark) {
                     add(&mut set, c, planned_start, d);
                 }
                 (planned_nodes, planned_start)
             }
-            _ => match gap_slot(&set, now, r, d, planned_start, None, m, windows) {
-                Some((takes, start)) => {
-                    let mut nodes = Vec::with_capacity(r);
-                    for (c, take) in takes {
-                        let id = set.split(c, take);
-                        add(&mut set, id, start, d);
-                        nodes.extend(set.nodes(id));
-                    }
-                    (nodes, start)
-                }
-                None => break,
-            },
         };
         out.push((job, nodes, start));
     }
@@ -541,36 +538,7 @@ mod tests {
     use super::*;
     use crate::power::easy_plan::{busy_now, easy_plan};
     use crate::power::plan::{agenda, plan};
-
-    struct Lcg(u64);
-
-    impl Lcg {
-        fn next(&mut self) -> f64 {
-            self.0 = self
-                .0
-                .wrapping_mul(6364136223846793005)
-                .wrapping_add(1442695040888963407);
-            ((self.0 >> 11) as f64) / ((1u64 << 53) as f64)
-        }
-        fn below(&mut self, n: u32) -> u32 {
-            ((self.next() * f64::from(n)) as u32).min(n - 1)
-        }
-    }
-
-    fn model(k: u32) -> PowerModel {
-        // AOBA's powers (idle = switching on: many equal costs), and one with none equal
-        PowerModel {
-            computing_w: 2100.0,
-            idle_w: 600.0,
-            sleeping_w: 60.0,
-            switching_on_w: if k % 2 == 0 { 600.0 } else { 450.0 },
-            switching_off_w: 600.0,
-            switch_on_s: 1200.0,
-            switch_on_std_s: 0.0,
-            switch_off_s: 600.0,
-            switch_off_std_s: 0.0,
-        }
-    }
+    use crate::power::random_machine::{model, Lcg, Machine};
 
     /// 4000 random machines (states, shared transition starts and deadlines, tied, past and
     /// unknown job ends), queues, heads (planned on the agenda, or any nodes at any time, as a
@@ -584,54 +552,8 @@ mod tests {
             let m = model(case);
             let n = 1 + rng.below(40) as usize;
             let now = 10_000.0;
-            let mut nodes = Vec::new();
-            let mut deadlines = vec![f64::NAN; n];
-            let sinces = [now - 100.0, now - 700.0, now - 1500.0, now];
-            for deadline in deadlines.iter_mut() {
-                let state = match rng.below(6) {
-                    0 => NodeState::Idle,
-                    1 | 2 => NodeState::Computing,
-                    3 => NodeState::SwitchingOn,
-                    4 => NodeState::SwitchingOff,
-                    _ => NodeState::Sleeping,
-                };
-                let job = if state == NodeState::Computing {
-                    rng.below(5)
-                } else {
-                    NO_JOB
-                };
-                // (the nodes of a job started together, mostly)
-                let since = if state == NodeState::Computing && rng.below(4) > 0 {
-                    now - 300.0 * f64::from(job + 1)
-                } else {
-                    sinces[rng.below(4) as usize]
-                };
-                if state == NodeState::Idle {
-                    // equal deadlines, expired ones, no timeout
-                    *deadline = match rng.below(5) {
-                        0 => now - 50.0,
-                        1 => f64::INFINITY,
-                        k => now + 1000.0 * f64::from(k),
-                    };
-                }
-                nodes.push(Node {
-                    state,
-                    since,
-                    job,
-                    wake_when_asleep: false,
-                    back: f64::NAN,
-                    back_asleep: false,
-                    group: 0,
-                });
-            }
-            let ends = [
-                now + 300.0,
-                now + 300.0,
-                now + 2000.0,
-                f64::INFINITY,
-                now + 50.0,
-            ];
-            let releases: Vec<(u32, f64)> = (0..5).map(|j| (j, ends[j as usize])).collect();
+            let machine = Machine::random(&mut rng, n, now, true);
+            let nodes = &machine.nodes;
             let jobs: Vec<PlanJob> = (0..1 + rng.below(8))
                 .map(|k| PlanJob {
                     job: 100 + k,
@@ -646,22 +568,8 @@ mod tests {
                 ),
                 _ => Windows::default(),
             };
-            let mut index = NodeIndex::default();
-            index.rebuild(&nodes);
-            let mut by_deadline: Vec<(f64, u32)> = deadlines
-                .iter()
-                .enumerate()
-                .filter(|(_, d)| !d.is_nan())
-                .map(|(i, &d)| (d, i as u32))
-                .collect();
-            by_deadline.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-            let release = |j: u32| {
-                releases
-                    .iter()
-                    .find(|r| r.0 == j)
-                    .map_or(f64::INFINITY, |r| r.1)
-            };
-            let slots = agenda(now, &nodes, &[m], &deadlines, release);
+            let release = |j: u32| machine.release(j);
+            let slots = agenda(now, nodes, &[m], &machine.deadlines, release);
             let head = if rng.below(3) == 0 {
                 // any nodes, any time
                 let mut all: Vec<u32> = (0..n as u32).collect();
@@ -677,15 +585,15 @@ mod tests {
                     None => continue,
                 }
             };
-            let busy = busy_now(now, &nodes, &slots);
+            let busy = busy_now(now, nodes, &slots);
             let slow = easy_plan(now, &jobs, head.clone(), &slots, busy, 1, &windows);
             let input = EasyInput {
                 now,
-                nodes: &nodes,
+                nodes,
                 model: &m,
-                index: &index,
-                idle_by_deadline: &by_deadline,
-                releases: &releases,
+                index: &machine.index,
+                idle_by_deadline: &machine.by_deadline,
+                releases: &machine.releases,
             };
             let fast = easy_class_plan(&input, &jobs, head, &windows);
             let norm = |entries: &Entries| {

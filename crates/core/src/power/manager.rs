@@ -286,6 +286,23 @@ impl PowerManager {
         self.mode == Mode::Icon
     }
 
+    /// The class planner's input for this call, every option off (callers set theirs).
+    fn class_input<'a>(&'a self, view: &'a View, releases: &'a [(u32, f64)]) -> ClassInput<'a> {
+        ClassInput {
+            now: view.now,
+            nodes: view.nodes,
+            model: &view.models[0],
+            index: &self.index,
+            idle_by_deadline: &self.by_deadline,
+            releases,
+            needed_at: false,
+            record: false,
+            cut: false,
+            taken: &[],
+            taken_mark: &[],
+        }
+    }
+
     /// When a running job is expected to end: its requested end under IPM (unknown once it
     /// overruns), the predictor's conditional mean in ICON mode (Eqs. 50-51; a job started now
     /// at the log-normal mean).
@@ -490,17 +507,10 @@ impl PowerManager {
         if self.by_classes(view) {
             let releases = self.running_release(view, predicted);
             let input = ClassInput {
-                now: view.now,
-                nodes: view.nodes,
-                model: &view.models[0],
-                index: &self.index,
-                idle_by_deadline: &self.by_deadline,
-                releases: &releases,
-                needed_at: false,
                 record: true,
-                cut: false,
                 taken: started,
                 taken_mark: if started.is_empty() { &[] } else { taken },
+                ..self.class_input(view, &releases)
             };
             let mut scratch = ClassScratch::default();
             let out = class_plan(&input, &[head], &windows, &mut scratch);
@@ -653,20 +663,12 @@ impl PowerManager {
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
                 let releases = self.running_release(view, true);
-                let input = ClassInput {
-                    now: view.now,
-                    nodes: view.nodes,
-                    model: &view.models[0],
-                    index: &self.index,
-                    idle_by_deadline: &self.by_deadline,
-                    releases: &releases,
-                    needed_at: !expired_nodes.is_empty(),
-                    record: false,
-                    cut: true,
-                    taken: &[],
-                    taken_mark: &[],
-                };
                 let mut scratch = std::mem::take(&mut self.class_scratch);
+                let input = ClassInput {
+                    needed_at: !expired_nodes.is_empty(),
+                    cut: true,
+                    ..self.class_input(view, &releases)
+                };
                 let out = class_plan(&input, &jobs, &Windows::of(view), &mut scratch);
                 self.class_scratch = scratch;
                 out

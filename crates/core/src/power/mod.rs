@@ -19,6 +19,8 @@ pub mod easy_plan;
 pub mod manager;
 pub mod plan;
 pub mod predict;
+#[cfg(test)]
+pub(crate) mod random_machine;
 pub mod screen;
 pub mod spare;
 pub mod stats;
