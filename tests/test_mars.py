@@ -156,7 +156,8 @@ def test_decision_log_and_summary():
     assert stats["searches"] == len(searched)
     assert stats["branching"]["max"] == searched["outcomes"].max()
     reward = result.info["inputs"]["policy"]["search"]["reward"]
-    assert tuple(reward) == (0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+    # MARS-CU: wait 1, maintenance_utilization 3 (docs/semantics.md, "Rewards")
+    assert tuple(reward) == (1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 3.0)
     # each outcome stands for at least one of the 161 actions, all of them when single
     assert (log["actions"] >= 1).all() and (log["actions"] <= 161).all()
     assert (log.loc[log["outcomes"] == 1, "actions"] == 161).all()
@@ -254,7 +255,7 @@ def test_time_budget_alone_runs_searches():
 def test_reward_from_a_toml_file(tmp_path):
     path = tmp_path / "goal.toml"
     path.write_text("[reward]\nwait = 2.0\nutilization = 1.0\n")
-    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0)
+    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     bad = tmp_path / "bad.toml"
     bad.write_text("[reward]\nwait = 'a lot'\n")
     with pytest.raises(hpcsched.HpcschedError):

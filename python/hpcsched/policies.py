@@ -35,7 +35,8 @@ _SEARCH_DEFAULTS: SearchDefaults = _core.search_defaults()
 _ICON_DEFAULTS: dict[str, Any] = _core.icon_defaults()
 #: Named reward terms (see docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting,
 #: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
-#: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU).
+#: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU),
+#: ``maintenance_utilization`` up to the next announced maintenance (1 when none is announced).
 REWARD_TERMS = (
     "wait",
     "bsld",
@@ -44,12 +45,18 @@ REWARD_TERMS = (
     "wait_started",
     "utilization_since_root",
     "max_wait",
+    "maintenance_utilization",
 )
+#: How many of the terms every run key lists (later ones only when weighted).
+KEYED_TERMS = REWARD_TERMS.index("maintenance_utilization")
 #: The terms of the paper's forms, which the gym environment reports.
 PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
 REWARD_PRESETS = {
     "cw": {"wait": 1.0},
-    "cu": {"utilization": 1.0},
+    # utilization where idle node-seconds are lost for good (before an announced maintenance);
+    # elsewhere the wait decides (the weight 3: BENCHMARKS.md, issue 12)
+    "cu": {"wait": 1.0, "maintenance_utilization": 3.0},
+    "cu-horizon": {"utilization": 1.0},
     "wb": {"wait": 1.0, "bsld": 1.0},
     "cw-paper": {"wait_started": 1.0},
     "cu-paper": {"utilization_since_root": 1.0},
@@ -77,9 +84,9 @@ def policy_names() -> list[str]:
 def parse_reward(
     spec: str | dict[str, float], terms: tuple[str, ...] = REWARD_TERMS
 ) -> tuple[float, ...]:
-    """Reward weights, one per name of ``terms``, from a preset (``cw``, ``cu``, ``cw-paper``,
-    ``cu-paper``), ``"wait=1,utilization=0.5"``, a TOML file with a ``[reward]`` table, or a
-    dict."""
+    """Reward weights, one per name of ``terms``, from a preset (``cw``, ``cu``, ``wb``,
+    ``cu-horizon``, ``cw-paper``, ``cu-paper``), ``"wait=1,utilization=0.5"``, a TOML file
+    with a ``[reward]`` table, or a dict."""
     if isinstance(spec, dict):
         weights = dict(spec)
     elif spec.strip().lower() in REWARD_PRESETS:
@@ -523,4 +530,9 @@ class PolicySpec:
                     del search["bases"]
             if search.get("lookahead") == "tree":
                 del search["lookahead"]
+            # terms added later are left out at weight 0, so older runs keep their keys
+            reward = list(search["reward"])
+            while len(reward) > KEYED_TERMS and reward[-1] == 0:
+                reward.pop()
+            search["reward"] = reward
         return data

@@ -72,7 +72,8 @@ def test_parameters_route_to_the_right_policy_part():
     heuristics = [(r.policy.window, r.policy.backfill) for r in sweep.runs[:4]]
     assert heuristics == [(16, "easy"), (16, "none"), (64, "easy"), (64, "none")]
     rewards = [r.policy.search.reward for r in sweep.runs[4:]]
-    assert rewards == [(1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0), (1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 0.0)]
+    zeros = (0.0,) * 5
+    assert rewards == [(1.0, 0.0, 0.0, *zeros), (1.0, 0.0, 2.0, *zeros)]
     assert all(r.policy.search.iterations == 7 for r in sweep.runs[4:])
 
 

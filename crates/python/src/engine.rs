@@ -651,6 +651,7 @@ pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
         wait_started: weight("wait_started")?,
         utilization_since_root: weight("utilization_since_root")?,
         max_wait: weight("max_wait")?,
+        maintenance_utilization: weight("maintenance_utilization")?,
         horizon: get_item(d, "horizon")?,
     };
     let invalid = |what: &str, value: &str| {

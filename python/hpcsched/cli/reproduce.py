@@ -79,10 +79,10 @@ def mars(
     seeds: Annotated[int, typer.Option(help="Seeds of the searches (and of Random).")] = 3,
     processes: Processes = None,
 ) -> None:
-    """MARS evaluation: MARS-CW and MARS-CU (tree search), MARS-CW and MARS-WB (rollout
-    look-ahead) against FCFS, WFP3, SJF, F1 (w=256, EASY; requested and predicted run times)
-    and Random, over seeds, on five 4000-job slices of ALCF Theta, SDSC-BLUE, CTC and HPC2N
-    with a maintenance every 6 days."""
+    """MARS evaluation: MARS-CW and MARS-CU (tree search), MARS-CW, MARS-CU and MARS-WB
+    (rollout look-ahead) against FCFS, WFP3, SJF, F1 (w=256, EASY; requested and predicted
+    run times) and Random, over seeds, on five 4000-job slices of ALCF Theta, SDSC-BLUE, CTC
+    and HPC2N with a maintenance every 6 days."""
     from hpcsched.cli.compare import print_table
     from hpcsched.reproduce import mars_summary, mars_verdicts, reproduce_mars
 

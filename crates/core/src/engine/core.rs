@@ -356,7 +356,7 @@ impl Engine {
         let capacity = self.inputs.machine.nodes - self.state.down;
         // Totals cover the replay clock from 0 (a calendar may start earlier).
         let dt = t.max(0.0) - self.state.now.max(0.0);
-        if let Some(mark) = self.state.mark.as_mut() {
+        for mark in self.state.marks.iter_mut().flatten() {
             if mark.metrics.is_none() && mark.at <= t {
                 // The totals are linear between events: the mark's are the part up to it.
                 let mut at_mark = self.state.metrics;
@@ -431,10 +431,10 @@ impl Engine {
         applied
     }
 
-    /// Keeps a copy of the running totals as they are at time `at` (read with
-    /// `state().metrics_at_mark()` once the run has passed it).
-    pub fn set_mark(&mut self, at: f64) {
-        self.state.mark = Some(crate::engine::state::Mark {
+    /// Keeps in mark `slot` (below `state::MARKS`) a copy of the running totals as they are
+    /// at time `at` (read with `state().metrics_at_mark(slot)` once the run has passed it).
+    pub fn set_mark(&mut self, slot: usize, at: f64) {
+        self.state.marks[slot] = Some(crate::engine::state::Mark {
             at,
             metrics: (at <= self.state.now).then_some(self.state.metrics),
         });

@@ -85,9 +85,12 @@ pub struct SimState {
     pub(crate) record_events: bool,
     /// Jobs completed at the current event time: (job, start, end).
     pub(crate) completed: Vec<(u32, f64, f64)>,
-    /// A time at which to keep a copy of the running totals (a reward's horizon end).
-    pub(crate) mark: Option<Mark>,
+    /// Times at which to keep a copy of the running totals (a reward's horizon ends).
+    pub(crate) marks: [Option<Mark>; MARKS],
 }
+
+/// How many marks an engine keeps (a reward has at most this many horizon ends).
+pub const MARKS: usize = 2;
 
 /// The running totals as they were at time `at` (once the run has passed it).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -215,9 +218,9 @@ impl SimState {
         &self.metrics
     }
 
-    /// The running totals at the mark's time, once the run has passed it.
-    pub fn metrics_at_mark(&self) -> Option<&Metrics> {
-        self.mark.as_ref().and_then(|m| m.metrics.as_ref())
+    /// The running totals at mark `slot`'s time, once the run has passed it.
+    pub fn metrics_at_mark(&self, slot: usize) -> Option<&Metrics> {
+        self.marks[slot].as_ref().and_then(|m| m.metrics.as_ref())
     }
 
     pub(crate) fn insert_running(&mut self, r: Running) {

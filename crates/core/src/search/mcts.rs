@@ -127,7 +127,7 @@ pub fn search_scenarios(
         let seed = config.seed ^ u64::from(tree).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut root = root_of(tree);
         let reference = reward.reference_of(&root);
-        root.set_mark(reference.until);
+        reference.set_marks(&mut root);
         Tree::new(
             &root,
             branches,
@@ -491,7 +491,7 @@ pub(crate) mod tests {
 
     use super::*;
     use crate::engine::{Belief, Inputs};
-    use crate::model::{Calendar, Job, JobTable, Machine, Overrun};
+    use crate::model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun};
     use crate::sched::{Backfill, Heuristic, QueuePolicy};
 
     /// (submit, run, requested, nodes)
@@ -700,7 +700,7 @@ pub(crate) mod tests {
         assert!((Reward::CW.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
         assert!((Reward::CW_PAPER.evaluate(&e, &reference) - 1.0 / 1.5).abs() < 1e-12);
         assert!((Reward::CU_PAPER.evaluate(&e, &reference) - 1.0).abs() < 1e-12);
-        assert!((Reward::CU.evaluate(&e, &reference) - 1.0 / 12.0).abs() < 1e-12);
+        assert!((Reward::CU_HORIZON.evaluate(&e, &reference) - 1.0 / 12.0).abs() < 1e-12);
         let mixed = Reward {
             wait: 1.0,
             utilization_since_root: 3.0,
@@ -747,8 +747,73 @@ pub(crate) mod tests {
         };
         assert!((bsld.evaluate(&at_half_hour, &reference) - 1.0 / 1.25).abs() < 1e-12);
         // CU over a day: 1800 node-s done + J1's committed 1800 s, over 86400 node-s.
-        let cu = Reward::CU.evaluate(&at_half_hour, &reference);
+        let cu = Reward::CU_HORIZON.evaluate(&at_half_hour, &reference);
         assert!((cu - 3600.0 / 86400.0).abs() < 1e-12, "{cu}");
+    }
+
+    #[test]
+    fn maintenance_utilization_is_measured_to_the_announced_window() {
+        // Two nodes; a maintenance [10000, 13600) announced from the start. J1 (2 nodes,
+        // 8000 s) fits before it and runs 0-8000; J2 (1 node, 20000 s) does not and waits
+        // for 13600. Before the window: 16,000 busy of 20,000 up node-seconds, 0.8.
+        let jobs = [(0.0, 8000.0, 8000.0, 2), (0.0, 20000.0, 20000.0, 1)];
+        let maintenance = Downtime {
+            start: 10000.0,
+            end: 13600.0,
+            kind: DowntimeKind::Scheduled,
+            nodes: None,
+            back_asleep: false,
+        };
+        let with_calendar = |calendar: Calendar| {
+            let base = engine(2, &jobs);
+            let inputs = Inputs::new(
+                base.inputs().jobs.clone(),
+                Machine::new(2),
+                calendar,
+                Overrun::Continue,
+            )
+            .unwrap();
+            Engine::new(Arc::new(inputs))
+        };
+        // The utilization horizon (5000 s) ends before the window: its own mark, busy all
+        // along (1); the maintenance term reads the other mark, at the window's start.
+        let reward = Reward {
+            utilization: 1.0,
+            horizon: 5000.0,
+            ..Reward::ZERO
+        };
+        let maintenance_term = Reward {
+            maintenance_utilization: 1.0,
+            ..Reward::ZERO
+        };
+        let mut e = with_calendar(Calendar::new(vec![maintenance], 86400.0).unwrap());
+        e.advance(); // t = 0: the jobs arrive, the window is known
+        let reference = reward.reference_of(&e);
+        assert_eq!((reference.until, reference.maintenance), (5000.0, 10000.0));
+        reference.set_marks(&mut e);
+        let mut fcfs = QueuePolicy::new(Heuristic::Fcfs, usize::MAX, Backfill::Easy);
+        e.invoke(&mut fcfs).unwrap();
+        e.run(&mut fcfs).unwrap();
+        assert_eq!(e.now(), 33600.0, "J2 ran after the window");
+        assert!((reward.evaluate(&e, &reference) - 1.0).abs() < 1e-12);
+        assert!((maintenance_term.evaluate(&e, &reference) - 0.8).abs() < 1e-12);
+        // Both terms, equal weights: the mean of the two.
+        let both = Reward {
+            utilization: 1.0,
+            maintenance_utilization: 1.0,
+            ..reward
+        };
+        assert!((both.evaluate(&e, &reference) - 0.9).abs() < 1e-12);
+        // Without a maintenance announced nothing is lost for good: the term is 1 whatever
+        // the schedule (here J2 waits for nothing and the machine is half idle after 8000).
+        let mut free = with_calendar(Calendar::empty());
+        free.advance();
+        let reference = maintenance_term.reference_of(&free);
+        assert!(reference.maintenance.is_infinite());
+        reference.set_marks(&mut free);
+        free.invoke(&mut fcfs).unwrap();
+        free.run(&mut fcfs).unwrap();
+        assert_eq!(maintenance_term.evaluate(&free, &reference), 1.0);
     }
 
     #[test]

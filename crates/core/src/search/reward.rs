@@ -11,7 +11,10 @@
 //! - `utilization`: busy node-seconds / up node-seconds over a fixed `horizon` from the root
 //!   (cut at the start of the next announced maintenance: work after it cannot make up for
 //!   nodes left idle before it), counting the work running jobs have committed within it; time
-//!   of the horizon a rollout did not reach counts as idle, so idling now is never free (CU);
+//!   of the horizon a rollout did not reach counts as idle, so idling now is never free;
+//! - `maintenance_utilization`: the same from the root to the start of the next announced
+//!   maintenance, however far; 1 when none is announced (idle node-seconds are lost for good
+//!   only before a maintenance: elsewhere the work is still there to do, every decision ties);
 //! - `utilization_since_root`: busy / up node-seconds from the root to the rollout's end (the
 //!   MARS paper's CU, which a shorter makespan maximises);
 //! - `energy`: the share of the energy used since the root that went into computing (1 minus
@@ -34,6 +37,7 @@ pub struct Reward {
     pub wait_started: f64,
     pub utilization_since_root: f64,
     pub max_wait: f64,
+    pub maintenance_utilization: f64,
     /// Seconds from the root over which `utilization` is measured.
     pub horizon: f64,
 }
@@ -47,6 +51,23 @@ pub struct RootReference {
     pub time: f64,
     /// End of the `utilization` term's horizon.
     pub until: f64,
+    /// Start of the next announced maintenance (infinite when none is announced).
+    pub maintenance: f64,
+}
+
+/// The engine marks the rewards read: the `utilization` horizon's end, the next maintenance.
+const UNTIL_MARK: usize = 0;
+const MAINTENANCE_MARK: usize = 1;
+
+impl RootReference {
+    /// Has `root` (the engine this reference was taken at) keep its totals at the horizon's
+    /// end and at the next maintenance, which the utilization terms read past them.
+    pub fn set_marks(&self, root: &mut Engine) {
+        root.set_mark(UNTIL_MARK, self.until);
+        if self.maintenance.is_finite() {
+            root.set_mark(MAINTENANCE_MARK, self.maintenance);
+        }
+    }
 }
 
 /// Default utilization horizon: a day.
@@ -62,6 +83,7 @@ impl Reward {
         wait_started: 0.0,
         utilization_since_root: 0.0,
         max_wait: 0.0,
+        maintenance_utilization: 0.0,
         horizon: DEFAULT_HORIZON,
     };
     /// MARS-CW: cumulative wait, jobs still waiting included.
@@ -69,8 +91,14 @@ impl Reward {
         wait: 1.0,
         ..Reward::ZERO
     };
-    /// MARS-CU: utilization over a fixed horizon.
+    /// MARS-CU: utilization up to an announced maintenance (weight 3), the wait elsewhere.
     pub const CU: Reward = Reward {
+        wait: 1.0,
+        maintenance_utilization: 3.0,
+        ..Reward::ZERO
+    };
+    /// Utilization over a fixed horizon (MARS-CU until issue 12's evaluation).
+    pub const CU_HORIZON: Reward = Reward {
         utilization: 1.0,
         ..Reward::ZERO
     };
@@ -85,7 +113,7 @@ impl Reward {
         ..Reward::ZERO
     };
 
-    fn weights(&self) -> [f64; 7] {
+    fn weights(&self) -> [f64; 8] {
         [
             self.wait,
             self.bsld,
@@ -94,6 +122,7 @@ impl Reward {
             self.wait_started,
             self.utilization_since_root,
             self.max_wait,
+            self.maintenance_utilization,
         ]
     }
 
@@ -121,6 +150,7 @@ impl Reward {
             bsld_term: 1.0 / (bsld / n).max(1.0),
             time: view.now,
             until: view.now + DEFAULT_HORIZON,
+            maintenance: f64::INFINITY,
         }
     }
 
@@ -136,6 +166,7 @@ impl Reward {
             .fold(f64::INFINITY, f64::min);
         RootReference {
             until: (view.now + self.horizon).min(maintenance),
+            maintenance,
             ..Reward::reference(root)
         }
     }
@@ -179,7 +210,17 @@ impl Reward {
             total += self.bsld * bsld;
         }
         if self.utilization > 0.0 {
-            total += self.utilization * horizon_utilization(engine, root.until);
+            total += self.utilization * horizon_utilization(engine, root.until, UNTIL_MARK);
+        }
+        if self.maintenance_utilization > 0.0 {
+            // Without a maintenance announced, no idle node-second is lost for good (the
+            // work is still there to do): every decision ties.
+            let u = if root.maintenance.is_finite() {
+                horizon_utilization(engine, root.maintenance, MAINTENANCE_MARK)
+            } else {
+                1.0
+            };
+            total += self.maintenance_utilization * u;
         }
         if self.utilization_since_root > 0.0 || self.energy > 0.0 {
             // Busy and idle node-seconds since the root (at the root itself: node counts now).
@@ -247,8 +288,8 @@ fn queue_bsld(engine: &Engine) -> f64 {
 /// Utilization from the root to `until`: the busy node-seconds so far plus the work running
 /// jobs have committed before `until`, over the node-seconds up so far plus the rest of the
 /// horizon at today's capacity. Past `until`: the totals as they were then (the engine keeps
-/// them when its mark is set at `until`), else busy over up since the root.
-fn horizon_utilization(engine: &Engine, until: f64) -> f64 {
+/// them in its mark `mark`, set at `until`), else busy over up since the root.
+fn horizon_utilization(engine: &Engine, until: f64, mark: usize) -> f64 {
     let state = engine.state();
     let m = state.metrics();
     let now = state.now;
@@ -265,7 +306,7 @@ fn horizon_utilization(engine: &Engine, until: f64) -> f64 {
             m.up_node_seconds + capacity * left,
         )
     } else {
-        let at = state.metrics_at_mark().unwrap_or(m);
+        let at = state.metrics_at_mark(mark).unwrap_or(m);
         (at.busy_node_seconds, at.up_node_seconds)
     };
     if up > 0.0 {

@@ -37,7 +37,7 @@ pub fn rollout_search(
         let (k, b) = (item / branches.len(), item % branches.len());
         let mut root = root_of(k as u32);
         let reference = reward.reference_of(&root);
-        root.set_mark(reference.until);
+        reference.set_marks(&mut root);
         let start = reward.evaluate(&root, &reference);
         bases
             .iter()
