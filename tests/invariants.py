@@ -71,12 +71,16 @@ def check_reservation_capacity(result: Result) -> None:
     start, end = jobs["start"].to_numpy(), jobs["end"].to_numpy()
     requested, nodes = jobs["requested_time"].to_numpy(), jobs["nodes"].to_numpy()
     machine = result.workload.nodes
-    # Zero-length jobs give several invocations at one instant: the last one sees every start.
+    # Zero-length jobs give several invocations at one instant, and an invocation that leaves
+    # no node free records no reservation: the last row of an instant may then come from an
+    # earlier invocation, before later ones started more jobs. At such instants only the
+    # jobs started before it are attributable to the reservation.
     res = result.reservations.drop_duplicates("time", keep="last")
     for t, top, shadow in zip(res["time"], res["job_index"], res["shadow_time"], strict=True):
         if start[top] == t:
             continue  # the top job itself started at this instant: nothing left to protect
-        running = (start <= t) & (end > t)
+        reinvoked = bool(((start == t) & (end == t)).any())
+        running = ((start < t) if reinvoked else (start <= t)) & (end > t)
         estimated_end = np.maximum(start + requested, t)
         still_busy = nodes[running & (estimated_end > shadow)].sum()
         assert still_busy + nodes[top] <= machine, (
