@@ -388,6 +388,12 @@ impl PowerManager {
             if !admission.admits(est_end, job.nodes) {
                 continue;
             }
+            // (`take` would not find more idle nodes than are left: `idle_order` lists them all
+            // whenever a waiting job fits)
+            if job.nodes > idle_left {
+                top = Some(k);
+                break;
+            }
             let Some(nodes) = self.take(view, job.nodes, &|_| true, &mut taken) else {
                 top = Some(k);
                 break;
@@ -871,20 +877,25 @@ impl PowerManager {
             let groups = view.models.len() as u16;
             easy_plan(view.now, jobs, head, &slots, busy, groups, &windows)
         };
-        let mut wake_at = vec![f64::INFINITY; n];
+        // (node, when to wake it) for the sleeping nodes planned, then the earliest per node, by
+        // node (listed as found rather than over every node: most calls plan few of them)
+        let mut wake_at: Vec<(u32, f64)> = Vec::new();
         for (_, nodes, start) in &entries {
             for &i in nodes {
-                let i = i as usize;
-                out.needed_at[i] = out.needed_at[i].min(*start);
-                if *start > view.now + EPS && view.nodes[i].state == NodeState::Sleeping {
-                    let wake_s = view.models[view.nodes[i].group as usize].switch_on_s;
-                    wake_at[i] = wake_at[i].min(start - wake_s);
+                let at = &mut out.needed_at[i as usize];
+                *at = at.min(*start);
+                let node = &view.nodes[i as usize];
+                if *start > view.now + EPS && node.state == NodeState::Sleeping {
+                    let wake_s = view.models[node.group as usize].switch_on_s;
+                    wake_at.push((i, start - wake_s));
                 }
             }
         }
-        for (i, &t) in wake_at.iter().enumerate() {
+        wake_at.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        wake_at.dedup_by_key(|e| e.0);
+        for (i, t) in wake_at {
             if t <= view.now + EPS {
-                out.wake_now.push(i as u32);
+                out.wake_now.push(i);
             } else if t.is_finite() {
                 out.wake_times.push(t);
             }
