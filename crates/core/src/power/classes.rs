@@ -241,7 +241,9 @@ fn list_idle(s: &mut ClassScratch, input: &ClassInput, upto: usize) {
             }
             s.idle_read += 1;
         }
-        s.members[run..].sort_unstable_by_key(|e| e.1);
+        if s.members.len() - run > 1 {
+            s.members[run..].sort_unstable_by_key(|e| e.1);
+        }
     }
     debug_assert!(s.members.windows(2).all(|w| w[0]
         .0

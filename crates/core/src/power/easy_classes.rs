@@ -278,7 +278,9 @@ fn classes(input: &EasyInput) -> Set {
             set.members.push((first, all[k - 1].1));
             k -= 1;
         }
-        set.members[run..].sort_unstable_by_key(|e| e.1);
+        if set.members.len() - run > 1 {
+            set.members[run..].sort_unstable_by_key(|e| e.1);
+        }
     }
     set.push(0, now, 0.0, 0, false, Busy::default());
     // Computing: per job (and start), released when it is expected to end.

@@ -376,6 +376,8 @@ impl PowerManager {
         }
         let n = view.nodes.len();
         let mut taken = vec![false; n];
+        // (the nodes this scan starts jobs on are listed from here in `decision.nodes`)
+        let first_taken = decision.nodes.len();
         let mut idle_left = view.free;
         let mut admission = Admission::new(view);
         // When each node taken by a start here is free again at the latest (its request).
@@ -424,10 +426,11 @@ impl PowerManager {
             nodes: head_job.nodes,
             duration: self.queued_duration(head_job.requested_time),
         };
-        let started: Vec<(f64, u32)> = (0..n)
-            .filter(|&i| taken[i])
-            .map(|i| (busy_until[i], i as u32))
+        let mut started: Vec<(f64, u32)> = decision.nodes[first_taken..]
+            .iter()
+            .map(|&i| (busy_until[i as usize], i))
             .collect();
+        started.sort_unstable_by_key(|e| e.1);
         let head_plan = self.head_plan(view, job, false, &started, &taken);
         // Without a plan (a node it needs has no known release: a job overran its request) the
         // head job could start any moment: nothing is backfilled (as PSAS does).
