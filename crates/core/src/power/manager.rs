@@ -668,7 +668,7 @@ impl PowerManager {
                 .collect();
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
             if self.rule.backfill != Backfill::None {
-                self.easy_wakes(view, &jobs, decision)
+                self.easy_wakes(view, &jobs, decision, !expired_nodes.is_empty())
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
                 let releases = self.running_release(view, true);
@@ -843,11 +843,16 @@ impl PowerManager {
     }
 
     /// The wakes and needs of the EASY plan (see `easy_plan`): the head job keeps the
-    /// reservation decided at this call, or is planned now.
-    fn easy_wakes(&self, view: &View, jobs: &[PlanJob], decision: &Decision) -> Plan {
+    /// reservation decided at this call, or is planned now. `needs` fills `needed_at` (only read
+    /// for idle nodes past their timeout).
+    fn easy_wakes(&self, view: &View, jobs: &[PlanJob], decision: &Decision, needs: bool) -> Plan {
         let n = view.nodes.len();
         let mut out = Plan {
-            needed_at: vec![f64::INFINITY; n],
+            needed_at: if needs {
+                vec![f64::INFINITY; n]
+            } else {
+                Vec::new()
+            },
             ..Plan::default()
         };
         let Some(first) = jobs.first() else {
@@ -884,9 +889,13 @@ impl PowerManager {
         // node (listed as found rather than over every node: most calls plan few of them)
         let mut wake_at: Vec<(u32, f64)> = Vec::new();
         for (_, nodes, start) in &entries {
+            if needs {
+                for &i in nodes {
+                    let at = &mut out.needed_at[i as usize];
+                    *at = at.min(*start);
+                }
+            }
             for &i in nodes {
-                let at = &mut out.needed_at[i as usize];
-                *at = at.min(*start);
                 let node = &view.nodes[i as usize];
                 if *start > view.now + EPS && node.state == NodeState::Sleeping {
                     let wake_s = view.models[node.group as usize].switch_on_s;
