@@ -452,6 +452,9 @@ impl PowerManager {
             extra: free_left,
         });
         decision.held.clone_from(&held);
+        // Idle nodes left that the head does not hold (none to look for when fewer than a job
+        // needs: the head holds most of them while its own nodes wake).
+        let mut unheld_left = free_left;
         for &pos in &positions[top + 1..] {
             if idle_left == 0 {
                 break;
@@ -467,7 +470,12 @@ impl PowerManager {
             }
             // Nodes the head does not hold, else (if it ends by the head's start) any.
             let not_held = |i: u32| !holds[i as usize];
-            let nodes = match self.take(view, job.nodes, &not_held, &mut taken) {
+            let unheld = if job.nodes <= unheld_left {
+                self.take(view, job.nodes, &not_held, &mut taken)
+            } else {
+                None
+            };
+            let nodes = match unheld {
                 Some(nodes) => nodes,
                 None if est_end <= shadow => {
                     match self.take(view, job.nodes, &|_| true, &mut taken) {
@@ -477,6 +485,7 @@ impl PowerManager {
                 }
                 None => continue,
             };
+            unheld_left -= nodes.iter().filter(|&&i| !holds[i as usize]).count() as u32;
             decision.nodes.extend_from_slice(&nodes);
             decision.starts.push(Start {
                 pos,
