@@ -228,6 +228,9 @@ fn list_idle(s: &mut ClassScratch, input: &ClassInput, upto: usize) {
             f64::NEG_INFINITY
         }
     };
+    // (a reservation's plan, on a fresh scratch, may list every idle node)
+    s.members
+        .reserve(upto.min(all.len()).saturating_sub(s.members.len()));
     while s.members.len() < upto && s.idle_read < all.len() {
         let run = s.members.len();
         let first = key(all[all.len() - 1 - s.idle_read].0);
@@ -241,7 +244,9 @@ fn list_idle(s: &mut ClassScratch, input: &ClassInput, upto: usize) {
             }
             s.idle_read += 1;
         }
-        s.members[run..].sort_unstable_by_key(|e| e.1);
+        if s.members.len() - run > 1 {
+            s.members[run..].sort_unstable_by_key(|e| e.1);
+        }
     }
     debug_assert!(s.members.windows(2).all(|w| w[0]
         .0

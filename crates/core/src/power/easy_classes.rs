@@ -104,18 +104,26 @@ impl Set {
     /// Makes classes of exactly `nodes` (each node's class split, its nodes in `nodes` first,
     /// in order) and returns them. `mark` is all false and left so.
     fn take_nodes(&mut self, nodes: &[u32], mark: &mut [bool]) -> Vec<usize> {
-        let mut touched: Vec<u32> = nodes.iter().map(|&i| self.of[i as usize]).collect();
-        touched.sort_unstable();
+        if let Some(out) = self.take_prefixes(nodes) {
+            return out;
+        }
+        // The classes touched, each with how many of `nodes` it holds: counted rather than
+        // sorted node by node (a reservation may hold most of the machine).
+        let mut held = vec![0usize; self.classes.len()];
+        let mut touched: Vec<usize> = Vec::new();
         for &i in nodes {
+            let c = self.of[i as usize] as usize;
+            if held[c] == 0 {
+                touched.push(c);
+            }
+            held[c] += 1;
             mark[i as usize] = true;
         }
+        touched.sort_unstable();
         let mut out = Vec::new();
         let mut rest: Vec<(f64, u32)> = Vec::new();
-        let mut k = 0;
-        while k < touched.len() {
-            let c = touched[k] as usize;
-            let count = touched[k..].partition_point(|&x| x as usize == c);
-            k += count;
+        for &c in &touched {
+            let count = held[c];
             let (lo, hi) = (self.classes[c].lo, self.classes[c].hi);
             // (often they are its first nodes already: the plan takes prefixes)
             if self.members[lo..lo + count]
@@ -143,6 +151,39 @@ impl Set {
             mark[i as usize] = false;
         }
         out
+    }
+
+    /// [`Set::take_nodes`] when `nodes` lists, class after class, a prefix of each class in
+    /// its order (as a plan on the same classes takes them): checked run by run, without marks
+    /// or counts per node; `None` otherwise.
+    fn take_prefixes(&mut self, nodes: &[u32]) -> Option<Vec<usize>> {
+        let mut runs: Vec<(usize, usize)> = Vec::new();
+        let mut k = 0;
+        while k < nodes.len() {
+            let c = self.of[nodes[k] as usize] as usize;
+            let class = &self.classes[c];
+            let prefix = &self.members[class.lo..class.hi];
+            let len = prefix
+                .iter()
+                .zip(&nodes[k..])
+                .take_while(|(e, &i)| e.1 == i)
+                .count();
+            if len == 0 {
+                return None;
+            }
+            runs.push((c, len));
+            k += len;
+        }
+        // (in class order, as `take_nodes` splits them; a class met twice is no prefix)
+        runs.sort_unstable();
+        if runs.windows(2).any(|w| w[0].0 == w[1].0) {
+            return None;
+        }
+        Some(
+            runs.into_iter()
+                .map(|(c, len)| self.split(c, len))
+                .collect(),
+        )
     }
 
     /// The nodes of class `c`.
@@ -188,7 +229,10 @@ impl Set {
                             .map(|&(key, i)| (key, i, e.2)),
                     );
                 }
-                tied.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                // (only which ones are among the least `left` matters, not their order)
+                tied.select_nth_unstable_by(left - 1, |a, b| {
+                    a.0.total_cmp(&b.0).then(a.1.cmp(&b.1))
+                });
                 tied.truncate(left);
                 for e in &eligible[g..end] {
                     let take = tied.iter().filter(|t| t.2 == e.2).count();
@@ -234,7 +278,9 @@ fn classes(input: &EasyInput) -> Set {
             set.members.push((first, all[k - 1].1));
             k -= 1;
         }
-        set.members[run..].sort_unstable_by_key(|e| e.1);
+        if set.members.len() - run > 1 {
+            set.members[run..].sort_unstable_by_key(|e| e.1);
+        }
     }
     set.push(0, now, 0.0, 0, false, Busy::default());
     // Computing: per job (and start), released when it is expected to end.
@@ -319,14 +365,17 @@ pub fn easy_class_plan(
     let m = input.model;
     let n = input.nodes.len();
     let mut mark = vec![false; n];
-    let initial = classes(input);
+    let mut initial = classes(input);
     let (head_start, head_nodes) = head;
+    // The head's nodes become classes of their own in both passes: split once, then copied.
+    let held = initial.take_nodes(&head_nodes, &mut mark);
     // 1. Queue order without backfilling, behind the head (the barrier rule).
     let mut set = initial.clone();
-    for c in set.take_nodes(&head_nodes, &mut mark) {
+    for &c in &held {
         set.classes[c].release = head_start + first.duration;
     }
-    let mut seed: Vec<(u32, Vec<u32>, f64)> = vec![(first.job, head_nodes.clone(), head_start)];
+    // (the head's entry is not read back from here: pass 2 starts from its own)
+    let mut seed: Vec<(u32, Vec<u32>, f64)> = vec![(first.job, Vec::new(), head_start)];
     let mut barrier = head_start;
     let mut known: Vec<(f64, usize)> = Vec::new();
     let mut eligible: Vec<(f64, u8, u32)> = Vec::new();
@@ -385,7 +434,7 @@ pub fn easy_class_plan(
     let add = |set: &mut Set, c: usize, start: f64, d: f64| {
         set.classes[c].busy.insert(start, start + d);
     };
-    for c in set.take_nodes(&head_nodes, &mut mark) {
+    for &c in &held {
         add(&mut set, c, head_start, first.duration);
     }
     let mut out: Entries = vec![(first.job, head_nodes, head_start)];

@@ -376,6 +376,8 @@ impl PowerManager {
         }
         let n = view.nodes.len();
         let mut taken = vec![false; n];
+        // (the nodes this scan starts jobs on are listed from here in `decision.nodes`)
+        let first_taken = decision.nodes.len();
         let mut idle_left = view.free;
         let mut admission = Admission::new(view);
         // When each node taken by a start here is free again at the latest (its request).
@@ -387,6 +389,12 @@ impl PowerManager {
             let est_end = view.now + job.requested_time;
             if !admission.admits(est_end, job.nodes) {
                 continue;
+            }
+            // (`take` would not find more idle nodes than are left: `idle_order` lists them all
+            // whenever a waiting job fits)
+            if job.nodes > idle_left {
+                top = Some(k);
+                break;
             }
             let Some(nodes) = self.take(view, job.nodes, &|_| true, &mut taken) else {
                 top = Some(k);
@@ -418,10 +426,11 @@ impl PowerManager {
             nodes: head_job.nodes,
             duration: self.queued_duration(head_job.requested_time),
         };
-        let started: Vec<(f64, u32)> = (0..n)
-            .filter(|&i| taken[i])
-            .map(|i| (busy_until[i], i as u32))
+        let mut started: Vec<(f64, u32)> = decision.nodes[first_taken..]
+            .iter()
+            .map(|&i| (busy_until[i as usize], i))
             .collect();
+        started.sort_unstable_by_key(|e| e.1);
         let head_plan = self.head_plan(view, job, false, &started, &taken);
         // Without a plan (a node it needs has no known release: a job overran its request) the
         // head job could start any moment: nothing is backfilled (as PSAS does).
@@ -443,6 +452,9 @@ impl PowerManager {
             extra: free_left,
         });
         decision.held.clone_from(&held);
+        // Idle nodes left that the head does not hold (none to look for when fewer than a job
+        // needs: the head holds most of them while its own nodes wake).
+        let mut unheld_left = free_left;
         for &pos in &positions[top + 1..] {
             if idle_left == 0 {
                 break;
@@ -458,7 +470,12 @@ impl PowerManager {
             }
             // Nodes the head does not hold, else (if it ends by the head's start) any.
             let not_held = |i: u32| !holds[i as usize];
-            let nodes = match self.take(view, job.nodes, &not_held, &mut taken) {
+            let unheld = if job.nodes <= unheld_left {
+                self.take(view, job.nodes, &not_held, &mut taken)
+            } else {
+                None
+            };
+            let nodes = match unheld {
                 Some(nodes) => nodes,
                 None if est_end <= shadow => {
                     match self.take(view, job.nodes, &|_| true, &mut taken) {
@@ -468,6 +485,7 @@ impl PowerManager {
                 }
                 None => continue,
             };
+            unheld_left -= nodes.iter().filter(|&&i| !holds[i as usize]).count() as u32;
             decision.nodes.extend_from_slice(&nodes);
             decision.starts.push(Start {
                 pos,
@@ -659,7 +677,7 @@ impl PowerManager {
                 .collect();
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
             if self.rule.backfill != Backfill::None {
-                self.easy_wakes(view, &jobs, decision)
+                self.easy_wakes(view, &jobs, decision, !expired_nodes.is_empty())
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
                 let releases = self.running_release(view, true);
@@ -834,11 +852,16 @@ impl PowerManager {
     }
 
     /// The wakes and needs of the EASY plan (see `easy_plan`): the head job keeps the
-    /// reservation decided at this call, or is planned now.
-    fn easy_wakes(&self, view: &View, jobs: &[PlanJob], decision: &Decision) -> Plan {
+    /// reservation decided at this call, or is planned now. `needs` fills `needed_at` (only read
+    /// for idle nodes past their timeout).
+    fn easy_wakes(&self, view: &View, jobs: &[PlanJob], decision: &Decision, needs: bool) -> Plan {
         let n = view.nodes.len();
         let mut out = Plan {
-            needed_at: vec![f64::INFINITY; n],
+            needed_at: if needs {
+                vec![f64::INFINITY; n]
+            } else {
+                Vec::new()
+            },
             ..Plan::default()
         };
         let Some(first) = jobs.first() else {
@@ -871,20 +894,29 @@ impl PowerManager {
             let groups = view.models.len() as u16;
             easy_plan(view.now, jobs, head, &slots, busy, groups, &windows)
         };
-        let mut wake_at = vec![f64::INFINITY; n];
+        // (node, when to wake it) for the sleeping nodes planned, then the earliest per node, by
+        // node (listed as found rather than over every node: most calls plan few of them)
+        let mut wake_at: Vec<(u32, f64)> = Vec::new();
         for (_, nodes, start) in &entries {
+            if needs {
+                for &i in nodes {
+                    let at = &mut out.needed_at[i as usize];
+                    *at = at.min(*start);
+                }
+            }
             for &i in nodes {
-                let i = i as usize;
-                out.needed_at[i] = out.needed_at[i].min(*start);
-                if *start > view.now + EPS && view.nodes[i].state == NodeState::Sleeping {
-                    let wake_s = view.models[view.nodes[i].group as usize].switch_on_s;
-                    wake_at[i] = wake_at[i].min(start - wake_s);
+                let node = &view.nodes[i as usize];
+                if *start > view.now + EPS && node.state == NodeState::Sleeping {
+                    let wake_s = view.models[node.group as usize].switch_on_s;
+                    wake_at.push((i, start - wake_s));
                 }
             }
         }
-        for (i, &t) in wake_at.iter().enumerate() {
+        wake_at.sort_unstable_by(|a, b| a.0.cmp(&b.0).then(a.1.total_cmp(&b.1)));
+        wake_at.dedup_by_key(|e| e.0);
+        for (i, t) in wake_at {
             if t <= view.now + EPS {
-                out.wake_now.push(i as u32);
+                out.wake_now.push(i);
             } else if t.is_finite() {
                 out.wake_times.push(t);
             }
