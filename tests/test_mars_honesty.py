@@ -138,3 +138,33 @@ def test_no_decision_before_t_depends_on_what_is_unobservable_before_t(theta, mo
     observable.loc[done, "run_time"] = observable.loc[done, "run_time"] / 4
     got = before(hpcsched.simulate(with_jobs(theta, observable), spec), t)
     assert not got[0].equals(expected[0]) or not got[1].equals(expected[1])
+
+
+def test_mars_cu_sees_a_maintenance_only_once_announced(theta):
+    """MARS-CU weighs the utilization up to the next *announced* maintenance: a maintenance
+    announced after T changes no decision before T; announced before T, it does (control)."""
+    search = hpcsched.SearchSpec(iterations=20, trees=2, seed=3, lookahead="rollout")
+    spec = hpcsched.PolicySpec("mars-cu", search=search)
+    reference = hpcsched.simulate(theta, spec)
+    searched = reference.decisions[reference.decisions["outcomes"] >= 2]
+    t = float(searched["time"].iloc[len(searched) // 2])
+    expected = before(reference, t)
+    lead = 48 * 3600.0
+
+    def maintenance_at(start: float) -> DowntimeCalendar:
+        origin = theta.time_origin
+        return DowntimeCalendar((Downtime(origin + start, origin + start + 8 * 3600, "scheduled"),))
+
+    # announced an hour after t (it starts 49 h after t)
+    later = hpcsched.simulate(
+        theta, spec, downtime=maintenance_at(t + lead + 3600), announce_lead=lead
+    )
+    got = before(later, t)
+    pd.testing.assert_frame_equal(got[0], expected[0])
+    pd.testing.assert_frame_equal(got[1], expected[1])
+    # control: announced a day before t (it starts a day after t)
+    earlier = hpcsched.simulate(
+        theta, spec, downtime=maintenance_at(t + lead / 2), announce_lead=lead
+    )
+    got = before(earlier, t)
+    assert not got[0].equals(expected[0]) or not got[1].equals(expected[1])
