@@ -56,10 +56,11 @@ def maintenance_case():
     return workload_from(specs, 10), calendar
 
 
-def test_mars_cu_packs_the_machine_before_an_announced_maintenance():
+@pytest.mark.parametrize("lookahead", ["tree", "rollout"])
+def test_mars_cu_packs_the_machine_before_an_announced_maintenance(lookahead):
     workload, calendar = maintenance_case()
     fcfs = hpcsched.simulate(workload, "fcfs", downtime=calendar)
-    cu = hpcsched.simulate(workload, mars("mars-cu"), downtime=calendar)
+    cu = hpcsched.simulate(workload, mars("mars-cu", lookahead=lookahead), downtime=calendar)
 
     def before(result):
         (window,) = result.info["utilization"]["before_maintenance"]
@@ -73,6 +74,16 @@ def test_mars_cu_packs_the_machine_before_an_announced_maintenance():
     # MARS-CW, asked for short waits instead, prefers the ten short jobs, as FCFS does.
     cw = hpcsched.simulate(workload, mars("mars-cw"), downtime=calendar)
     assert cw.info["wait"]["mean"] <= cu.info["wait"]["mean"]
+
+
+def test_mars_cu_is_mars_cw_without_a_maintenance():
+    """Away from a maintenance CU's utilization term is 1 for every choice: its reward is an
+    increasing function of CW's, so the rollout look-ahead (an argmax) takes the same choices."""
+    workload = hpcsched.workload.generate.markovian(n_jobs=400, target_util=0.95, seed=11)
+    cu = hpcsched.simulate(workload, mars("mars-cu", lookahead="rollout"))
+    cw = hpcsched.simulate(workload, mars("mars-cw", lookahead="rollout"))
+    assert (cu.decisions["outcomes"] >= 2).sum() >= 20
+    pd.testing.assert_frame_equal(cu.jobs, cw.jobs)
 
 
 def test_search_is_honest_about_run_times():
