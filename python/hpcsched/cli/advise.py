@@ -58,6 +58,13 @@ def advise(
     ] = None,
     trees: Annotated[int | None, typer.Option(help="MARS trees (default: cores).")] = None,
     seed: Annotated[int, typer.Option(help="MARS seed.")] = 17,
+    lookahead: Annotated[
+        str,
+        typer.Option(
+            help="MARS look-ahead: tree (the paper's search) or rollout (each outcome followed "
+            "by six heuristics; with --policy mars-wb, the measured best: BENCHMARKS.md)."
+        ),
+    ] = "tree",
     partition: Annotated[
         str | None,
         typer.Option(
@@ -143,7 +150,7 @@ def advise(
     )
     advisor = Advisor(
         adapter,
-        _policy(policy, window, budget, iterations, trees, seed),
+        _policy(policy, window, budget, iterations, trees, seed, lookahead),
         partition=partition,
         apply=apply,
         drain_holds=drain_holds,
@@ -184,6 +191,7 @@ def _policy(
     iterations: int | None,
     trees: int | None,
     seed: int,
+    lookahead: str,
 ) -> PolicySpec:
     from hpcsched.policies import PolicySpec, SearchSpec
 
@@ -193,7 +201,10 @@ def _policy(
     if iterations is None and not budget > 0:
         raise OptionError(f"must be positive, not {budget}", option="--budget")
     search = SearchSpec(
-        iterations=iterations, time_budget=None if iterations is not None else budget, seed=seed
+        iterations=iterations,
+        time_budget=None if iterations is not None else budget,
+        seed=seed,
+        lookahead=lookahead,
     )
     if trees is not None:
         search = dataclasses.replace(search, trees=trees)
