@@ -176,6 +176,19 @@ fn member(s: &ClassScratch, index: &NodeIndex, class: &Class, k: usize) -> (f64,
     }
 }
 
+/// Appends the nodes of `class` to `out`, in its order ([`member`] for a whole class, a list
+/// at a time: a reservation may take most of the machine).
+fn extend_nodes(out: &mut Vec<u32>, s: &ClassScratch, index: &NodeIndex, class: &Class) {
+    let range = class.lo..class.hi;
+    match class.source {
+        Source::Members => out.extend(s.members[range].iter().map(|e| e.1)),
+        Source::Computing => out.extend(index.computing[range].iter().map(|e| e.1)),
+        Source::Sleeping => out.extend_from_slice(&index.sleeping[range]),
+        Source::Other => out.extend(index.other[range].iter().map(|e| e.2)),
+        Source::Taken => out.extend(s.taken[range].iter().map(|e| e.1)),
+    }
+}
+
 /// What the class plan needs from the manager.
 pub struct ClassInput<'a> {
     pub now: f64,
@@ -485,9 +498,9 @@ pub fn class_plan(
         debug_assert_eq!(left, 0, "r nodes are released by the start");
         if input.record {
             // (the classes made for this job, last: its nodes)
-            let mut nodes = Vec::new();
+            let mut nodes = Vec::with_capacity(r);
             for class in &s.classes[first_new..] {
-                nodes.extend((class.lo..class.hi).map(|k| member(s, index, class, k).1));
+                extend_nodes(&mut nodes, s, index, class);
             }
             out.starts.push(start);
             out.planned.push((job.job, start, nodes));
