@@ -76,9 +76,11 @@ fn main() {
         depth,
         ..SearchConfig::default()
     };
-    // SEARCH_SPEED_ONLY=rollout measures the rollout look-ahead alone (for profiling it).
-    let only_rollout = std::env::var("SEARCH_SPEED_ONLY").is_ok_and(|v| v == "rollout");
-    let tree_rewards = if only_rollout { 0 } else { 4 };
+    // SEARCH_SPEED_ONLY=rollout measures the rollout look-ahead alone, =sampled-tree the tree
+    // search on sampled futures alone (for profiling them).
+    let only = std::env::var("SEARCH_SPEED_ONLY").unwrap_or_default();
+    let (only_rollout, only_sampled_tree) = (only == "rollout", only == "sampled-tree");
+    let tree_rewards = if only_rollout || only_sampled_tree { 0 } else { 4 };
     for (name, reward) in [
         ("CW, the paper's", Reward::CW_PAPER),
         ("CU, the paper's", Reward::CU_PAPER),
@@ -131,6 +133,9 @@ fn main() {
             result.iterations,
             result.iterations as f64 / seconds
         );
+    }
+    if only_sampled_tree {
+        return;
     }
     let set = ActionSet::parse("f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs").unwrap();
     let bases: Vec<_> = (0..set.len()).map(|i| set.get(i)).collect();
