@@ -80,7 +80,11 @@ fn main() {
     // search on sampled futures alone (for profiling them).
     let only = std::env::var("SEARCH_SPEED_ONLY").unwrap_or_default();
     let (only_rollout, only_sampled_tree) = (only == "rollout", only == "sampled-tree");
-    let tree_rewards = if only_rollout || only_sampled_tree { 0 } else { 4 };
+    let tree_rewards = if only_rollout || only_sampled_tree {
+        0
+    } else {
+        4
+    };
     for (name, reward) in [
         ("CW, the paper's", Reward::CW_PAPER),
         ("CU, the paper's", Reward::CU_PAPER),
