@@ -898,13 +898,11 @@ impl PowerManager {
         // node (listed as found rather than over every node: most calls plan few of them)
         let mut wake_at: Vec<(u32, f64)> = Vec::new();
         for (_, nodes, start) in &entries {
-            if needs {
-                for &i in nodes {
+            for &i in nodes {
+                if needs {
                     let at = &mut out.needed_at[i as usize];
                     *at = at.min(*start);
                 }
-            }
-            for &i in nodes {
                 let node = &view.nodes[i as usize];
                 if *start > view.now + EPS && node.state == NodeState::Sleeping {
                     let wake_s = view.models[node.group as usize].switch_on_s;

@@ -496,6 +496,11 @@ pub(crate) mod tests {
 
     /// (submit, run, requested, nodes)
     fn engine(nodes: u32, specs: &[(f64, f64, f64, u32)]) -> Engine {
+        engine_with(nodes, specs, Calendar::empty())
+    }
+
+    /// [`engine`] with a downtime calendar.
+    fn engine_with(nodes: u32, specs: &[(f64, f64, f64, u32)], calendar: Calendar) -> Engine {
         let jobs = specs
             .iter()
             .enumerate()
@@ -510,7 +515,7 @@ pub(crate) mod tests {
         let inputs = Inputs::new(
             JobTable::new(jobs).unwrap(),
             Machine::new(nodes),
-            Calendar::empty(),
+            calendar,
             Overrun::Continue,
         )
         .unwrap();
@@ -764,17 +769,6 @@ pub(crate) mod tests {
             nodes: None,
             back_asleep: false,
         };
-        let with_calendar = |calendar: Calendar| {
-            let base = engine(2, &jobs);
-            let inputs = Inputs::new(
-                base.inputs().jobs.clone(),
-                Machine::new(2),
-                calendar,
-                Overrun::Continue,
-            )
-            .unwrap();
-            Engine::new(Arc::new(inputs))
-        };
         // The utilization horizon (5000 s) ends before the window: its own mark, busy all
         // along (1); the maintenance term reads the other mark, at the window's start.
         let reward = Reward {
@@ -786,7 +780,8 @@ pub(crate) mod tests {
             maintenance_utilization: 1.0,
             ..Reward::ZERO
         };
-        let mut e = with_calendar(Calendar::new(vec![maintenance], 86400.0).unwrap());
+        let calendar = Calendar::new(vec![maintenance], 86400.0).unwrap();
+        let mut e = engine_with(2, &jobs, calendar);
         e.advance(); // t = 0: the jobs arrive, the window is known
         let reference = reward.reference_of(&e);
         assert_eq!((reference.until, reference.maintenance), (5000.0, 10000.0));
@@ -806,7 +801,7 @@ pub(crate) mod tests {
         assert!((both.evaluate(&e, &reference) - 0.9).abs() < 1e-12);
         // Without a maintenance announced nothing is lost for good: the term is 1 whatever
         // the schedule (here J2 waits for nothing and the machine is half idle after 8000).
-        let mut free = with_calendar(Calendar::empty());
+        let mut free = engine(2, &jobs);
         free.advance();
         let reference = maintenance_term.reference_of(&free);
         assert!(reference.maintenance.is_infinite());
