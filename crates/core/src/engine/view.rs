@@ -46,4 +46,16 @@ impl View<'_> {
     pub fn estimated_end(&self, running: &Running) -> f64 {
         running.requested_end.max(self.now)
     }
+
+    /// Whether no decision can start a job now: no waiting job fits the free nodes (most
+    /// invocations of a look-ahead's rollouts). With no power manager reading the decision,
+    /// such an invocation's decision changes nothing in an engine that does not record.
+    #[inline]
+    pub fn starts_nothing(&self) -> bool {
+        self.manager.is_none()
+            && self
+                .queue
+                .iter()
+                .all(|&j| self.jobs.get(j).nodes > self.free)
+    }
 }

@@ -36,6 +36,8 @@ pub struct JobTable {
     /// Per queue-ordering heuristic whose scores do not change with time, every job of the
     /// table in score order (built on first use; see `sched::order`).
     static_orders: [std::sync::OnceLock<Box<[u32]>>; 17],
+    /// The same orders as ranks: each job's place in its slot's order.
+    static_ranks: [std::sync::OnceLock<Box<[u32]>>; 17],
 }
 
 impl JobTable {
@@ -71,6 +73,7 @@ impl JobTable {
             users: Vec::new(),
             logs,
             static_orders: Default::default(),
+            static_ranks: Default::default(),
         })
     }
 
@@ -78,6 +81,19 @@ impl JobTable {
     /// `build` on first use.
     pub fn static_order(&self, slot: usize, build: impl FnOnce() -> Box<[u32]>) -> &[u32] {
         self.static_orders[slot].get_or_init(build)
+    }
+
+    /// Each job's place in the memo of slot `slot` (built by `build` on first use, as for
+    /// [`JobTable::static_order`]).
+    pub fn static_rank(&self, slot: usize, build: impl FnOnce() -> Box<[u32]>) -> &[u32] {
+        self.static_ranks[slot].get_or_init(|| {
+            let order = self.static_order(slot, build);
+            let mut ranks = vec![0u32; order.len()].into_boxed_slice();
+            for (rank, &job) in order.iter().enumerate() {
+                ranks[job as usize] = rank as u32;
+            }
+            ranks
+        })
     }
 
     /// `(log10(max(requested, 1)), log10(max(submit, 1)))` of job `index`.

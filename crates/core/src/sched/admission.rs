@@ -47,6 +47,11 @@ impl Admission {
         Admission { rooms }
     }
 
+    /// Whether an announced window lies ahead of `view.now` (admission may then refuse jobs).
+    pub fn constrains(view: &View) -> bool {
+        view.announced.iter().any(|w| w.start > view.now)
+    }
+
     /// Whether a job of `nodes` nodes ending (by estimate) at `est_end` may start now.
     #[inline]
     pub fn admits(&self, est_end: f64, nodes: u32) -> bool {

@@ -192,6 +192,112 @@ pub fn order_window(
     sort_window(heuristic, w, view, scores, out);
 }
 
+/// The queue positions a scan with EASY can act on, in the order of `heuristic` on the first
+/// `window` jobs (the rest in FCFS order): every job that fits the free nodes, and the first job
+/// in the order that does not. Only those can matter: free nodes only shrink during a call, so
+/// a wider job never starts; the first of them is the top job if the scan reaches it, and EASY
+/// passes over the others. Exact for the scan only when every job is admitted (no announced
+/// maintenance ahead) and nodes are anonymous (no power manager placing them): callers check.
+/// The order is `out[..n]`, `n` returned; `keys` is scratch. Both keep their high-water size (no
+/// clearing: a call is a look-ahead's innermost step).
+pub fn order_fitting(
+    heuristic: Heuristic,
+    window: usize,
+    view: &View,
+    keys: &mut Vec<u128>,
+    out: &mut Vec<u32>,
+) -> usize {
+    let (queue, jobs, free) = (view.queue, view.jobs, view.free);
+    let len = queue.len();
+    if out.len() < len + 1 {
+        out.resize(len + 1, 0);
+    }
+    let mut kept = 0;
+    let mut w = window.min(len);
+    if heuristic == Heuristic::Fcfs || w <= 1 {
+        w = 0;
+    }
+    let mut misfit_seen = false;
+    if w > 0 {
+        // (score, position) keys as in `sort_window`, or the table's rank for a
+        // time-independent order (equal scores tie by job index, which is the queue order when
+        // the window is in index order): the fitting jobs' keys and the least misfit's.
+        let ranks = (heuristic.is_static() && queue[..w].windows(2).all(|p| p[0] < p[1]))
+            .then(|| jobs.static_rank(heuristic as usize, || table_order(heuristic, view)));
+        if keys.len() < w + 1 {
+            keys.resize(w + 1, 0);
+        }
+        let (mut fitting, mut least_misfit) = (0, u128::MAX);
+        for (pos, &j) in queue[..w].iter().enumerate() {
+            let key = match ranks {
+                Some(ranks) => u128::from(ranks[j as usize]) << 32,
+                None => {
+                    // `+ 0.0` folds -0.0 into 0.0 so that they tie.
+                    let score = heuristic.score_with_logs(
+                        jobs.get(j),
+                        jobs.logs(j),
+                        view.now,
+                        view.machine_nodes,
+                    ) + 0.0;
+                    u128::from(monotone(score)) << 32
+                }
+            } | pos as u128;
+            // branch-free: whether a job fits is as good as random
+            let fits = jobs.get(j).nodes <= free;
+            keys[fitting] = key;
+            fitting += usize::from(fits);
+            least_misfit = if fits {
+                least_misfit
+            } else {
+                least_misfit.min(key)
+            };
+        }
+        if least_misfit != u128::MAX {
+            keys[fitting] = least_misfit;
+            fitting += 1;
+            misfit_seen = true;
+        }
+        let table = jobs.len();
+        if ranks.is_some() && fitting * BUCKET_FACTOR > table {
+            // Many keys, all distinct ranks: place each at its rank and read them in order
+            // (a small table's walk, as in `order_window`) rather than sort them.
+            if keys.len() < fitting + table {
+                keys.resize(fitting + table, 0);
+            }
+            let (found, buckets) = keys.split_at_mut(fitting);
+            let buckets = &mut buckets[..table];
+            buckets.fill(0);
+            for &key in found.iter() {
+                buckets[(key >> 32) as usize] = (key & 0xffff_ffff) + 1;
+            }
+            for &b in buckets.iter() {
+                if b != 0 {
+                    out[kept] = (b - 1) as u32;
+                    kept += 1;
+                    if kept == fitting {
+                        break;
+                    }
+                }
+            }
+        } else {
+            let keys = &mut keys[..fitting];
+            keys.sort_unstable();
+            for (slot, &key) in out.iter_mut().zip(keys.iter()) {
+                *slot = key as u32;
+            }
+            kept = fitting;
+        }
+    }
+    // the rest in queue order: its fitting jobs, and its first misfit if none came before
+    for (pos, &j) in queue.iter().enumerate().skip(w) {
+        let fits = jobs.get(j).nodes <= free;
+        out[kept] = pos as u32;
+        kept += usize::from(fits || !misfit_seen);
+        misfit_seen |= !fits;
+    }
+    kept
+}
+
 /// The window's order by sorting its scores.
 fn sort_window(
     heuristic: Heuristic,
@@ -217,6 +323,10 @@ fn sort_window(
 
 /// A table at most this many times the window walks its static order instead of sorting.
 const STATIC_WALK_FACTOR: usize = 8;
+
+/// `order_fitting` reads ranks from buckets rather than sorting once the keys to order are
+/// more than the table's size over this (a sort costs about this many steps a key).
+const BUCKET_FACTOR: usize = 8;
 
 /// Every job of the view's table in the order of a time-independent `heuristic` (ties by index).
 fn table_order(heuristic: Heuristic, view: &View) -> Box<[u32]> {

@@ -3,7 +3,7 @@
 use crate::engine::View;
 use crate::sched::admission::Admission;
 use crate::sched::easy::Reservation;
-use crate::sched::order::{order_window, Heuristic};
+use crate::sched::order::{order_fitting, order_window, Heuristic};
 
 /// How a job came to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -352,14 +352,27 @@ impl Policy for QueuePolicy {
             }
             return;
         }
-        order_window(
-            self.heuristic,
-            self.window,
-            view,
-            &mut self.scores,
-            &mut self.order,
-        );
-        let sorted = self.order.len();
+        // Without a power manager or announced maintenance only the jobs that fit (and the
+        // first that does not) can matter: order those alone (`order_fitting`).
+        let (sorted, len) = if view.manager.is_none() && !Admission::constrains(view) {
+            let n = order_fitting(
+                self.heuristic,
+                self.window,
+                view,
+                &mut self.scores,
+                &mut self.order,
+            );
+            (n, n)
+        } else {
+            order_window(
+                self.heuristic,
+                self.window,
+                view,
+                &mut self.scores,
+                &mut self.order,
+            );
+            (self.order.len(), queue.len())
+        };
         let order = &self.order;
         let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
         let estimates = match self.predictions.as_mut() {
@@ -372,8 +385,9 @@ impl Policy for QueuePolicy {
             }
             None => Estimates::REQUESTED,
         };
-        scan_with_backfill_estimated(
+        scan_order(
             view,
+            len,
             position,
             self.backfill,
             estimates,
@@ -418,11 +432,25 @@ pub fn scan_with_backfill_estimated(
     started: &mut Vec<(f64, u32)>,
     decision: &mut Decision,
 ) {
+    let len = view.queue.len();
+    scan_order(view, len, position, backfill, estimates, started, decision);
+}
+
+/// The scan and EASY over the first `len` entries of an order (`position(k)`, k < `len`).
+fn scan_order(
+    view: &View,
+    len: usize,
+    position: impl Fn(usize) -> u32,
+    backfill: Backfill,
+    estimates: Estimates,
+    started: &mut Vec<(f64, u32)>,
+    decision: &mut Decision,
+) {
     let queue = view.queue;
     if let Some(manager) = view.manager {
         // Nodes have identities: the power manager places each job (and plans the blocked
         // head job's nodes for EASY).
-        let positions: Vec<u32> = (0..queue.len()).map(&position).collect();
+        let positions: Vec<u32> = (0..len).map(&position).collect();
         manager.scan(view, &positions, backfill, decision);
         return;
     }
@@ -432,7 +460,7 @@ pub fn scan_with_backfill_estimated(
 
     // The scan: start in order while jobs fit; the first eligible misfit is the top job.
     let mut top = None;
-    for k in 0..queue.len() {
+    for k in 0..len {
         let pos = position(k);
         let job_index = queue[pos as usize];
         let job = view.jobs.get(job_index);
@@ -471,7 +499,7 @@ pub fn scan_with_backfill_estimated(
         shadow_time: reservation.shadow_time,
         extra: reservation.extra,
     });
-    for k in top_k + 1..queue.len() {
+    for k in top_k + 1..len {
         if free == 0 {
             break;
         }
@@ -632,5 +660,120 @@ impl Policy for Snf {
                 kind: StartKind::Primary,
             });
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rand_core::{Rng, SeedableRng};
+    use rand_pcg::Pcg64Mcg;
+
+    use super::*;
+    use crate::engine::Running;
+    use crate::model::{Job, JobTable};
+
+    /// The scan and EASY over the whole queue in the action's order: the reference the
+    /// fitting-only order (`order_fitting`) must reproduce.
+    fn whole_queue(policy: &QueuePolicy, view: &View) -> Decision {
+        let mut decision = Decision::default();
+        if view.free == 0 || view.queue.is_empty() {
+            return decision;
+        }
+        let (mut scores, mut order) = (Vec::new(), Vec::new());
+        order_window(
+            policy.heuristic,
+            policy.window,
+            view,
+            &mut scores,
+            &mut order,
+        );
+        let sorted = order.len();
+        let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
+        scan_with_backfill(
+            view,
+            position,
+            policy.backfill,
+            &mut Vec::new(),
+            &mut decision,
+        );
+        decision
+    }
+
+    #[test]
+    fn ordering_only_the_jobs_that_fit_decides_as_the_whole_queue() {
+        let mut rng = Pcg64Mcg::seed_from_u64(23);
+        let mut draw = |n: u64| rng.next_u64() % n;
+        let machine = 64;
+        let jobs: Vec<Job> = (0..400)
+            .map(|i| Job {
+                id: i,
+                submit: (i * 30) as f64,
+                run_time: 1.0,
+                // few distinct values: many ties in every heuristic
+                requested_time: (600 * (1 + draw(5))) as f64,
+                nodes: 1 + draw(u64::from(machine)) as u32 / (1 + draw(4) as u32),
+            })
+            .collect();
+        let table = JobTable::new(jobs).unwrap();
+        let (mut compared, mut idle) = (0, 0);
+        for trial in 0..300u64 {
+            let now = 12_000.0 + (trial * 7) as f64;
+            let mut queue: Vec<u32> = (0..400).filter(|_| draw(4) == 0).collect();
+            queue.truncate(1 + draw(120) as usize);
+            if draw(3) == 0 {
+                let last = queue.len() - 1;
+                queue.swap(0, last); // a requeued job out of index order
+            }
+            let free = draw(u64::from(machine) + 1) as u32;
+            let mut running: Vec<Running> = (0..draw(6))
+                .map(|r| Running {
+                    requested_end: now + (300 * (1 + draw(20))) as f64,
+                    job: 399 - r as u32,
+                    nodes: 1 + draw(16) as u32,
+                    start: now - 100.0,
+                })
+                .collect();
+            running.sort_by(|a, b| a.requested_end.total_cmp(&b.requested_end));
+            let view = View {
+                now,
+                jobs: &table,
+                submitted: 400,
+                machine_nodes: machine,
+                free,
+                queue: &queue,
+                running: &running,
+                down_windows: &[],
+                announced: &[],
+                nodes: &[],
+                power: None,
+                models: &[],
+                manager: None,
+                arrived: &[],
+                completed: &[],
+            };
+            for h in Heuristic::ALL {
+                for window in [2usize, 5, 16, 64, usize::MAX] {
+                    for backfill in [Backfill::Easy, Backfill::None] {
+                        let mut policy = QueuePolicy::new(h, window, backfill);
+                        let mut fast = Decision::default();
+                        policy.decide(&view, &mut fast);
+                        let slow = whole_queue(&policy, &view);
+                        let what = format!("{} w={window} {backfill:?} trial {trial}", h.name());
+                        assert_eq!(fast.starts, slow.starts, "{what}");
+                        assert_eq!(fast.reservation, slow.reservation, "{what}");
+                        // what a look-ahead's rollouts skip (`View::starts_nothing`)
+                        if view.starts_nothing() {
+                            assert!(slow.starts.is_empty(), "{what}");
+                        }
+                        compared += usize::from(!slow.starts.is_empty());
+                        idle += usize::from(view.starts_nothing());
+                    }
+                }
+            }
+        }
+        assert!(
+            compared > 1000,
+            "too few decisions started jobs: {compared}"
+        );
     }
 }

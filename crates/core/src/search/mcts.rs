@@ -193,8 +193,8 @@ fn advance_to_decision(engine: &mut Engine, actions: &mut ActionSet) -> (Stop, u
             return (Stop::Terminal, counted);
         }
         let view = engine.view();
-        if view.queue.is_empty() || view.free == 0 {
-            continue;
+        if view.queue.is_empty() || view.free == 0 || view.starts_nothing() {
+            continue; // a single outcome that starts nothing
         }
         let branches = actions.outcomes(&view, 2);
         if branches.len() >= 2 {
@@ -452,24 +452,42 @@ impl<'a> Tree<'a> {
     /// The decision a rollout takes at `engine`'s decision point.
     fn rollout_decision(&mut self, engine: &Engine, decision: &mut Decision) {
         let view = engine.view();
+        // Where nothing can start, every action decides nothing that matters here (the belief
+        // records nothing): the draws are made all the same, so the random stream is unchanged.
+        let idle = view.starts_nothing();
         match self.config.rollout {
             Rollout::Actions => {
                 let action = self.below(self.actions.len());
-                self.actions.decide(action, &view, decision);
+                if idle {
+                    decision.clear();
+                } else {
+                    self.actions.decide(action, &view, decision);
+                }
             }
             Rollout::Outcomes => {
-                let mut branches = self.actions.outcomes(&view, usize::MAX);
-                let pick = self.below(branches.len());
-                *decision = branches.swap_remove(pick).decision;
+                if idle {
+                    self.below(1);
+                    decision.clear();
+                } else {
+                    let mut branches = self.actions.outcomes(&view, usize::MAX);
+                    let pick = self.below(branches.len());
+                    *decision = branches.swap_remove(pick).decision;
+                }
             }
             Rollout::Guided { epsilon, .. } => {
                 let explore = (self.rng.next_u64() >> 11) as f64 / (1u64 << 53) as f64 <= epsilon;
                 if explore {
                     let action = self.below(self.actions.len());
-                    self.actions.decide(action, &view, decision);
+                    if idle {
+                        decision.clear();
+                    } else {
+                        self.actions.decide(action, &view, decision);
+                    }
                 } else if let Some((guide, _)) = self.guide.as_mut() {
                     decision.clear();
-                    guide.decide(&view, decision);
+                    if !idle {
+                        guide.decide(&view, decision);
+                    }
                 }
             }
         }

@@ -155,7 +155,10 @@ fn base_return(
                 decision.clone_from(first);
             } else {
                 decision.clear();
-                policy.decide(&engine.view(), decision);
+                let view = engine.view();
+                if !view.starts_nothing() {
+                    policy.decide(&view, decision); // (else it decides nothing that matters)
+                }
             }
         },
     )
