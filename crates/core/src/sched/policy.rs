@@ -775,5 +775,6 @@ mod tests {
             compared > 1000,
             "too few decisions started jobs: {compared}"
         );
+        assert!(idle > 100, "too few calls could start nothing: {idle}");
     }
 }
