@@ -52,6 +52,15 @@ impl Admission {
         view.announced.iter().any(|w| w.start > view.now)
     }
 
+    /// The start of the earliest window ahead (+inf when none): a job whose estimated end is no
+    /// later is admitted whatever has started before it.
+    pub fn first_start(&self) -> f64 {
+        self.rooms
+            .iter()
+            .map(|room| room.start)
+            .fold(f64::INFINITY, f64::min)
+    }
+
     /// Whether a job of `nodes` nodes ending (by estimate) at `est_end` may start now.
     #[inline]
     pub fn admits(&self, est_end: f64, nodes: u32) -> bool {

@@ -11,6 +11,7 @@
 
 use crate::engine::View;
 use crate::model::Job;
+use crate::sched::admission::Admission;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Heuristic {
@@ -196,9 +197,11 @@ pub fn order_window(
 /// `window` jobs (the rest in FCFS order): every job that fits the free nodes, and the first job
 /// in the order that does not. Only those can matter: free nodes only shrink during a call, so
 /// a wider job never starts; the first of them is the top job if the scan reaches it, and EASY
-/// passes over the others. Exact for the scan only when every job is admitted (no announced
-/// maintenance ahead) and nodes are anonymous (no power manager placing them): callers check.
-/// The order is `out[..n]`, `n` returned; `keys` is scratch. Both keep their high-water size (no
+/// passes over the others. With announced maintenance ahead the scan skips jobs it does not
+/// admit, so the misfits it may stop at are those admitted now (admission only narrows as jobs
+/// start), up to the first that ends before every window (admitted whatever starts before it).
+/// Exact for the scan and EASY when nodes are anonymous (no power manager placing them):
+/// callers check. The order is `out[..n]`, `n` returned; `keys` is scratch. Both keep their high-water size (no
 /// clearing: a call is a look-ahead's innermost step).
 pub fn order_fitting(
     heuristic: Heuristic,
@@ -213,6 +216,11 @@ pub fn order_fitting(
         out.resize(len + 1, 0);
     }
     let mut kept = 0;
+    // announced maintenance ahead: which misfits the scan may stop at
+    let admission = Admission::constrains(view).then(|| Admission::new(view));
+    let first_start = admission
+        .as_ref()
+        .map_or(f64::INFINITY, Admission::first_start);
     let mut w = window.min(len);
     if heuristic == Heuristic::Fcfs || w <= 1 {
         w = 0;
@@ -228,9 +236,9 @@ pub fn order_fitting(
             keys.resize(w + 1, 0);
         }
         let (mut fitting, mut least_misfit) = (0, u128::MAX);
-        for (pos, &j) in queue[..w].iter().enumerate() {
-            let key = match ranks {
-                Some(ranks) => u128::from(ranks[j as usize]) << 32,
+        let key_of = |pos: usize, j: u32| -> u128 {
+            let high = match ranks {
+                Some(ranks) => u128::from(ranks[j as usize]),
                 None => {
                     // `+ 0.0` folds -0.0 into 0.0 so that they tie.
                     let score = heuristic.score_with_logs(
@@ -239,18 +247,46 @@ pub fn order_fitting(
                         view.now,
                         view.machine_nodes,
                     ) + 0.0;
-                    u128::from(monotone(score)) << 32
+                    u128::from(monotone(score))
                 }
-            } | pos as u128;
-            // branch-free: whether a job fits is as good as random
-            let fits = jobs.get(j).nodes <= free;
-            keys[fitting] = key;
-            fitting += usize::from(fits);
-            least_misfit = if fits {
-                least_misfit
-            } else {
-                least_misfit.min(key)
             };
+            (high << 32) | pos as u128
+        };
+        if let Some(admission) = &admission {
+            for (pos, &j) in queue[..w].iter().enumerate() {
+                let key = key_of(pos, j);
+                let job = jobs.get(j);
+                let end = view.now + job.requested_time;
+                if job.nodes <= free || (end > first_start && admission.admits(end, job.nodes)) {
+                    keys[fitting] = key; // (a misfit the scan may stop at, or skip)
+                    fitting += 1;
+                } else if end <= first_start {
+                    least_misfit = least_misfit.min(key);
+                }
+            }
+            // the scan never passes the first misfit admitted whatever starts before it
+            let mut kept_keys = 0;
+            for i in 0..fitting {
+                let key = keys[i];
+                if key < least_misfit || jobs.get(queue[key as u32 as usize]).nodes <= free {
+                    keys[kept_keys] = key;
+                    kept_keys += 1;
+                }
+            }
+            fitting = kept_keys;
+        } else {
+            for (pos, &j) in queue[..w].iter().enumerate() {
+                let key = key_of(pos, j);
+                // branch-free: whether a job fits is as good as random
+                let fits = jobs.get(j).nodes <= free;
+                keys[fitting] = key;
+                fitting += usize::from(fits);
+                least_misfit = if fits {
+                    least_misfit
+                } else {
+                    least_misfit.min(key)
+                };
+            }
         }
         if least_misfit != u128::MAX {
             keys[fitting] = least_misfit;
@@ -289,6 +325,20 @@ pub fn order_fitting(
         }
     }
     // the rest in queue order: its fitting jobs, and its first misfit if none came before
+    if let Some(admission) = &admission {
+        for (pos, &j) in queue.iter().enumerate().skip(w) {
+            let job = jobs.get(j);
+            let end = view.now + job.requested_time;
+            let keep = job.nodes <= free
+                || (!misfit_seen && (end <= first_start || admission.admits(end, job.nodes)));
+            if keep {
+                out[kept] = pos as u32;
+                kept += 1;
+                misfit_seen |= job.nodes > free && end <= first_start;
+            }
+        }
+        return kept;
+    }
     for (pos, &j) in queue.iter().enumerate().skip(w) {
         let fits = jobs.get(j).nodes <= free;
         out[kept] = pos as u32;

@@ -352,9 +352,10 @@ impl Policy for QueuePolicy {
             }
             return;
         }
-        // Without a power manager or announced maintenance only the jobs that fit (and the
-        // first that does not) can matter: order those alone (`order_fitting`).
-        let (sorted, len) = if view.manager.is_none() && !Admission::constrains(view) {
+        // Without a power manager placing jobs only the jobs that fit (and the first that does
+        // not, or with maintenance announced the misfits the scan may stop at) can matter:
+        // order those alone (`order_fitting`).
+        let (sorted, len) = if view.manager.is_none() {
             let n = order_fitting(
                 self.heuristic,
                 self.window,
@@ -670,7 +671,7 @@ mod tests {
 
     use super::*;
     use crate::engine::Running;
-    use crate::model::{Job, JobTable};
+    use crate::model::{Downtime, DowntimeKind, Job, JobTable};
 
     /// The scan and EASY over the whole queue in the action's order: the reference the
     /// fitting-only order (`order_fitting`) must reproduce.
@@ -734,6 +735,16 @@ mod tests {
                 })
                 .collect();
             running.sort_by(|a, b| a.requested_end.total_cmp(&b.requested_end));
+            // maintenance announced ahead in two trials of three: whole-machine or partial
+            let announced: Vec<Downtime> = (0..draw(3).min(2))
+                .map(|k| Downtime {
+                    start: now + (600 * (1 + draw(8) + 8 * k)) as f64,
+                    end: now + (600 * (10 + draw(8) + 8 * k)) as f64,
+                    kind: DowntimeKind::Scheduled,
+                    nodes: (draw(2) == 0).then(|| draw(u64::from(machine)) as u32),
+                    back_asleep: false,
+                })
+                .collect();
             let view = View {
                 now,
                 jobs: &table,
@@ -743,7 +754,7 @@ mod tests {
                 queue: &queue,
                 running: &running,
                 down_windows: &[],
-                announced: &[],
+                announced: &announced,
                 nodes: &[],
                 power: None,
                 models: &[],
