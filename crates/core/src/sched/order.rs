@@ -236,22 +236,7 @@ pub fn order_fitting(
             keys.resize(w + 1, 0);
         }
         let (mut fitting, mut least_misfit) = (0, u128::MAX);
-        let key_of = |pos: usize, j: u32| -> u128 {
-            let high = match ranks {
-                Some(ranks) => u128::from(ranks[j as usize]),
-                None => {
-                    // `+ 0.0` folds -0.0 into 0.0 so that they tie.
-                    let score = heuristic.score_with_logs(
-                        jobs.get(j),
-                        jobs.logs(j),
-                        view.now,
-                        view.machine_nodes,
-                    ) + 0.0;
-                    u128::from(monotone(score))
-                }
-            };
-            (high << 32) | pos as u128
-        };
+        let key_of = |pos: usize, j: u32| fitting_key(heuristic, ranks, view, pos, j);
         if let Some(admission) = &admission {
             for (pos, &j) in queue[..w].iter().enumerate() {
                 let key = key_of(pos, j);
@@ -346,6 +331,32 @@ pub fn order_fitting(
         misfit_seen |= !fits;
     }
     kept
+}
+
+/// A job's key in `order_fitting`: its rank in a time-independent order, else its score; then
+/// its queue position.
+#[inline(always)]
+fn fitting_key(
+    heuristic: Heuristic,
+    ranks: Option<&[u32]>,
+    view: &View,
+    pos: usize,
+    j: u32,
+) -> u128 {
+    let high = match ranks {
+        Some(ranks) => u128::from(ranks[j as usize]),
+        None => {
+            // `+ 0.0` folds -0.0 into 0.0 so that they tie.
+            let score = heuristic.score_with_logs(
+                view.jobs.get(j),
+                view.jobs.logs(j),
+                view.now,
+                view.machine_nodes,
+            ) + 0.0;
+            u128::from(monotone(score))
+        }
+    };
+    (high << 32) | pos as u128
 }
 
 /// The window's order by sorting its scores.
