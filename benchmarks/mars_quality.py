@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-from dataclasses import replace
 from pathlib import Path
 
 import pandas as pd
@@ -34,13 +33,13 @@ from hpcsched.policies import PolicySpec, SearchSpec
 from hpcsched.reproduce import (
     MARS_BASELINES,
     MARS_METRICS,
-    ROLLOUT_POLICIES,
     MarsSlice,
     data_folder,
     mars_slices,
     mars_summary,
     mars_verdicts,
     reproduce_mars,
+    rollout_policies,
     slice_runs,
 )
 from hpcsched.sweep import Sweep, run_sweep
@@ -138,10 +137,7 @@ def held_out(
     for seed in range(1, seeds + 1):
         spec = SearchSpec(iterations=iterations, trees=trees, seed=seed)
         policies.append((PolicySpec("random", search=spec), {"seed": seed}))
-        policies += [
-            (PolicySpec(name, search=replace(spec, lookahead="rollout")), {"seed": seed})
-            for name in ROLLOUT_POLICIES
-        ]
+        policies += rollout_policies(spec, seed)
     runs = [
         run
         for slice_ in held_out_slices(data, count)
