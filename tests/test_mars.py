@@ -297,3 +297,20 @@ def test_energy_reward_needs_a_power_model_and_steers_the_search():
     # the energy term reaches the search: another goal, with the same seed, schedules otherwise
     for other in ((1, 0, 0, 0), (0, 0, 1, 0)):
         assert not np.array_equal(run(other).jobs["start"].to_numpy(), starts), other
+
+
+def test_reward_presets_are_the_documented_weights():
+    # docs/semantics.md, "Rewards": the presets, written out here (the engine holds them)
+    from hpcsched.policies import parse_reward
+
+    documented = {
+        "cw": {"wait": 1},
+        "cu": {"wait": 1, "maintenance_utilization": 3},
+        "cu-horizon": {"utilization": 1},
+        "wb": {"wait": 1, "bsld": 1},
+        "cw-paper": {"wait_started": 1},
+        "cu-paper": {"utilization_since_root": 1},
+    }
+    for name, weights in documented.items():
+        assert parse_reward(name) == parse_reward(weights), name
+    assert parse_reward("cu")[:2] == (1.0, 0.0) and parse_reward("cu")[-1] == 3.0

@@ -37,30 +37,14 @@ _ICON_DEFAULTS: dict[str, Any] = _core.icon_defaults()
 #: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
 #: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU),
 #: ``maintenance_utilization`` up to the next announced maintenance (1 when none is announced).
-REWARD_TERMS = (
-    "wait",
-    "bsld",
-    "utilization",
-    "energy",
-    "wait_started",
-    "utilization_since_root",
-    "max_wait",
-    "maintenance_utilization",
-)
+#: The reward terms, in the order of the weights (the engine's `Reward::TERMS`).
+REWARD_TERMS = tuple(_core.reward_terms())
 #: How many of the terms every run key lists (later ones only when weighted).
 KEYED_TERMS = REWARD_TERMS.index("maintenance_utilization")
 #: The terms of the paper's forms, which the gym environment reports.
 PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
-REWARD_PRESETS = {
-    "cw": {"wait": 1.0},
-    # utilization where idle node-seconds are lost for good (before an announced maintenance);
-    # elsewhere the wait decides (the weight 3: BENCHMARKS.md, issue 12)
-    "cu": {"wait": 1.0, "maintenance_utilization": 3.0},
-    "cu-horizon": {"utilization": 1.0},
-    "wb": {"wait": 1.0, "bsld": 1.0},
-    "cw-paper": {"wait_started": 1.0},
-    "cu-paper": {"utilization_since_root": 1.0},
-}
+#: The named rewards, ``{name: {term: weight}}`` (the engine's `Reward::PRESETS`).
+REWARD_PRESETS = _core.reward_presets()
 PRESETS = {"mars-cw": "cw", "mars-cu": "cu", "mars-wb": "wb"}
 RUNTIME_MODELS = ("requested", "history")
 ARRIVAL_MODELS = ("none", "recent")

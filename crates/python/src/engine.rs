@@ -643,17 +643,11 @@ pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             .transpose()?
             .unwrap_or(0.0))
     };
-    let reward = Reward {
-        wait: weight("wait")?,
-        bsld: weight("bsld")?,
-        utilization: weight("utilization")?,
-        energy: weight("energy")?,
-        wait_started: weight("wait_started")?,
-        utilization_since_root: weight("utilization_since_root")?,
-        max_wait: weight("max_wait")?,
-        maintenance_utilization: weight("maintenance_utilization")?,
-        horizon: get_item(d, "horizon")?,
-    };
+    let mut weights = [0.0; Reward::TERMS.len()];
+    for (w, term) in weights.iter_mut().zip(Reward::TERMS) {
+        *w = weight(term)?;
+    }
+    let reward = Reward::from_weights(weights, get_item(d, "horizon")?);
     let invalid = |what: &str, value: &str| {
         pyo3::exceptions::PyValueError::new_err(format!("unknown {what} {value:?}"))
     };

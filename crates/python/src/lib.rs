@@ -116,6 +116,29 @@ fn policy_capabilities(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
+/// The reward terms, in the order of the weights (`Reward::TERMS`).
+#[pyfunction]
+fn reward_terms() -> Vec<&'static str> {
+    hpcsched_core::search::Reward::TERMS.to_vec()
+}
+
+/// The named rewards (`Reward::PRESETS`): `{name: {term: weight}}`, nonzero weights only.
+#[pyfunction]
+fn reward_presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use hpcsched_core::search::Reward;
+    let out = PyDict::new(py);
+    for (name, reward) in Reward::PRESETS {
+        let weights = PyDict::new(py);
+        for (term, w) in Reward::TERMS.iter().zip(reward.weights()) {
+            if w != 0.0 {
+                weights.set_item(term, w)?;
+            }
+        }
+        out.set_item(name, weights)?;
+    }
+    Ok(out)
+}
+
 /// The look-ahead's defaults (`SearchConfig::default()`), which the Python specs use.
 #[pyfunction]
 fn search_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -250,6 +273,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
     m.add_function(wrap_pyfunction!(policy_capabilities, m)?)?;
     m.add_function(wrap_pyfunction!(search_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(reward_terms, m)?)?;
+    m.add_function(wrap_pyfunction!(reward_presets, m)?)?;
     m.add_function(wrap_pyfunction!(icon_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(screen_statistics, m)?)?;
     m.add_function(wrap_pyfunction!(predict_remaining, m)?)?;

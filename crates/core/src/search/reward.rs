@@ -97,6 +97,12 @@ impl Reward {
         maintenance_utilization: 3.0,
         ..Reward::ZERO
     };
+    /// MARS-WB: the wait and the bounded slowdown (jobs still waiting included in both).
+    pub const WB: Reward = Reward {
+        wait: 1.0,
+        bsld: 1.0,
+        ..Reward::ZERO
+    };
     /// Utilization over a fixed horizon (MARS-CU until issue 12's evaluation).
     pub const CU_HORIZON: Reward = Reward {
         utilization: 1.0,
@@ -113,7 +119,47 @@ impl Reward {
         ..Reward::ZERO
     };
 
-    fn weights(&self) -> [f64; 8] {
+    /// The reward terms by name, in the order of [`Reward::weights`] (the Python specs, the
+    /// run keys and the command line read them from here).
+    pub const TERMS: [&'static str; 8] = [
+        "wait",
+        "bsld",
+        "utilization",
+        "energy",
+        "wait_started",
+        "utilization_since_root",
+        "max_wait",
+        "maintenance_utilization",
+    ];
+
+    /// The named rewards (`--reward cw`, ...; the presets `mars-cw`, `mars-cu`, `mars-wb`
+    /// take the first, second and fourth).
+    pub const PRESETS: [(&'static str, Reward); 6] = [
+        ("cw", Reward::CW),
+        ("cu", Reward::CU),
+        ("cu-horizon", Reward::CU_HORIZON),
+        ("wb", Reward::WB),
+        ("cw-paper", Reward::CW_PAPER),
+        ("cu-paper", Reward::CU_PAPER),
+    ];
+
+    /// The reward with these weights (in the order of [`Reward::TERMS`]) over `horizon`.
+    pub fn from_weights(w: [f64; 8], horizon: f64) -> Reward {
+        Reward {
+            wait: w[0],
+            bsld: w[1],
+            utilization: w[2],
+            energy: w[3],
+            wait_started: w[4],
+            utilization_since_root: w[5],
+            max_wait: w[6],
+            maintenance_utilization: w[7],
+            horizon,
+        }
+    }
+
+    /// The weights in the order of [`Reward::TERMS`].
+    pub fn weights(&self) -> [f64; 8] {
         [
             self.wait,
             self.bsld,
