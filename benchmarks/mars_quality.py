@@ -5,8 +5,10 @@
    MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY, with requested and with predicted run
    times) and Random, each search policy over seeds. Prints the seed means (± standard
    deviation) and the verdicts, computed by ``reproduce.mars_verdicts``.
-2. ``--search-pays``: MARS-CW at 50 and at 1000 iterations per tree on every slice, over the
-   same seeds: the seed-averaged mean bounded slowdown must be lower at 1000.
+2. ``--search-pays [tree|rollout]``: MARS-CW at 50 and at 1000 iterations per tree on every
+   slice, over the same seeds, with the tree search (the paper's forward model) and with the
+   evaluation's rollout look-ahead on run times drawn from the history (where iterations buy
+   sampled futures): the seed-averaged mean bounded slowdown must be lower at 1000.
 3. ``--held-out``: the rollout look-ahead (MARS-CW, MARS-CU, MARS-WB) against the same
    baselines and Random on seven slices no choice was measured on: two traces outside the evaluation
    (KTH-SP2, DAS2-fs1), Lublin's synthetic 256-node workload, and other stretches of the
@@ -14,7 +16,7 @@
    in), with the same maintenance calendars.
 
     python benchmarks/mars_quality.py [--out DIR] [--iterations 200] [--trees 2] [--seeds 3]
-        [--search-pays] [--held-out] [--smoke]
+        [--search-pays [tree|rollout]] [--held-out] [--smoke]
 
 Runs are resumable (a sweep under ``--out``); the whole evaluation takes about an hour on a
 2-core machine, the search-pays part longer.
@@ -26,6 +28,7 @@ import argparse
 import sys
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
@@ -33,6 +36,7 @@ from hpcsched.policies import PolicySpec, SearchSpec
 from hpcsched.reproduce import (
     MARS_BASELINES,
     MARS_METRICS,
+    ROLLOUT_HORIZONS,
     MarsSlice,
     data_folder,
     mars_slices,
@@ -68,11 +72,30 @@ def show(summary: pd.DataFrame) -> None:
             )
 
 
-def search_pays(data: Path, out: Path, trees: int, seeds: int, slices: int | None) -> bool:
-    """MARS-CW at 50 and 1000 iterations per tree on every slice; True if 1000 always wins."""
+#: The MARS-CW configurations whose budget ``--search-pays`` compares: the tree search with the
+#: paper's forward model, and the rollout look-ahead of the evaluation (100 cycles) with run
+#: times drawn from the history, where iterations buy sampled futures.
+SEARCH_PAYS: dict[str, tuple[str, dict[str, Any]]] = {
+    "tree": ("the tree search, the paper's forward model", {}),
+    "rollout": (
+        "the rollout look-ahead (100 cycles), run times drawn from the history",
+        {"lookahead": "rollout", "runtime_model": "history", **ROLLOUT_HORIZONS["mars-cw"]},
+    ),
+}
+
+
+def search_pays(
+    data: Path, out: Path, trees: int, seeds: int, slices: int | None, config: str
+) -> bool:
+    """MARS-CW (configuration ``config`` of ``SEARCH_PAYS``) at 50 and 1000 iterations per
+    tree on every slice; True if 1000 always wins."""
+    title, options = SEARCH_PAYS[config]
     policies: list[tuple[PolicySpec, dict[str, object]]] = [
         (
-            PolicySpec("mars-cw", search=SearchSpec(iterations=iterations, trees=trees, seed=seed)),
+            PolicySpec(
+                "mars-cw",
+                search=SearchSpec(iterations=iterations, trees=trees, seed=seed, **options),
+            ),
             {"iterations": iterations, "seed": seed},
         )
         for iterations in (50, 1000)
@@ -86,7 +109,7 @@ def search_pays(data: Path, out: Path, trees: int, seeds: int, slices: int | Non
     outcome = run_sweep(Sweep(source="<search pays>", out=str(out), runs=runs))
     table = outcome.table
     means = table.groupby(["workload", "iterations"], sort=False)["bsld_mean"].agg(["mean", "std"])
-    print("\nSearch pays: MARS-CW mean bounded slowdown (mean ± std over seeds)")
+    print(f"\nSearch pays: MARS-CW, {title}: mean bounded slowdown (mean ± std over seeds)")
     print("| slice | 50 iterations | 1000 iterations | lower at 1000 |")
     print("|---|---:|---:|---|")
     ok = True
@@ -170,7 +193,13 @@ def main() -> None:
     parser.add_argument("--iterations", type=int, default=200)
     parser.add_argument("--trees", type=int, default=2)
     parser.add_argument("--seeds", type=int, default=3)
-    parser.add_argument("--search-pays", action="store_true")
+    parser.add_argument(
+        "--search-pays",
+        nargs="?",
+        const="tree,rollout",
+        default=None,
+        help="compare 50 and 1000 iterations: tree, rollout or both (default)",
+    )
     parser.add_argument("--held-out", action="store_true")
     parser.add_argument("--skip-evaluation", action="store_true", help="only the parts asked for")
     parser.add_argument("--smoke", action="store_true", help="one slice, 2 iterations, 1 seed (CI)")
@@ -201,8 +230,9 @@ def main() -> None:
             verdicts = mars_verdicts(summary)
             print_verdicts(verdicts)
             failures += int((verdicts["overall"] == "FAIL").sum())
-        if args.search_pays:
-            failures += not search_pays(data, out / "search-pays", args.trees, args.seeds, slices)
+        for config in args.search_pays.split(",") if args.search_pays else []:
+            folder = out / "search-pays" if config == "tree" else out / f"search-pays-{config}"
+            failures += not search_pays(data, folder, args.trees, args.seeds, slices, config)
         if args.held_out:
             failures += not held_out(
                 data, out / "held-out", args.iterations, args.trees, args.seeds, slices
