@@ -201,8 +201,8 @@ pub fn order_window(
 /// admit, so the misfits it may stop at are those admitted now (admission only narrows as jobs
 /// start), up to the first that ends before every window (admitted whatever starts before it).
 /// Exact for the scan and EASY when nodes are anonymous (no power manager placing them):
-/// callers check. The order is `out[..n]`, `n` returned; `keys` is scratch. Both keep their high-water size (no
-/// clearing: a call is a look-ahead's innermost step).
+/// callers check. The order is `out[..n]`, `n` returned; `keys` is scratch. Both keep their
+/// high-water size (no clearing: a call is a look-ahead's innermost step).
 pub fn order_fitting(
     heuristic: Heuristic,
     window: usize,
@@ -225,6 +225,7 @@ pub fn order_fitting(
     if heuristic == Heuristic::Fcfs || w <= 1 {
         w = 0;
     }
+    // whether a misfit the scan surely stops at (if it gets there) is in the order already
     let mut misfit_seen = false;
     if w > 0 {
         // (score, position) keys as in `sort_window`, or the table's rank for a
