@@ -255,25 +255,21 @@ impl Table {
                 back_asleep: false,
             })
             .collect();
+        let free = snapshot
+            .machine_nodes
+            .saturating_sub(busy)
+            .saturating_sub(snapshot.down_nodes);
         let view = View {
-            now,
-            jobs: &self.jobs,
-            submitted: self.jobs.len() as u32,
-            machine_nodes: snapshot.machine_nodes,
-            free: snapshot
-                .machine_nodes
-                .saturating_sub(busy)
-                .saturating_sub(snapshot.down_nodes),
-            queue: &queue,
-            running: &running,
             down_windows: &down,
             announced: &announced,
-            nodes: &[],
-            power: None,
-            models: &[],
-            manager: None,
-            arrived: &[],
-            completed: &[],
+            ..View::anonymous(
+                now,
+                &self.jobs,
+                snapshot.machine_nodes,
+                free,
+                &queue,
+                &running,
+            )
         };
         Belief::from_view(&view)
     }

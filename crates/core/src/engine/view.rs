@@ -40,6 +40,37 @@ pub struct View<'a> {
     pub completed: &'a [(u32, f64, f64)],
 }
 
+impl<'a> View<'a> {
+    /// A view with anonymous nodes: every job of `jobs` submitted, nothing down or announced,
+    /// no power states or manager, no events of the instant (fields can be set after).
+    pub fn anonymous(
+        now: f64,
+        jobs: &'a JobTable,
+        machine_nodes: u32,
+        free: u32,
+        queue: &'a [u32],
+        running: &'a [Running],
+    ) -> Self {
+        View {
+            now,
+            jobs,
+            submitted: jobs.len() as u32,
+            machine_nodes,
+            free,
+            queue,
+            running,
+            down_windows: &[],
+            announced: &[],
+            nodes: &[],
+            power: None,
+            models: &[],
+            manager: None,
+            arrived: &[],
+            completed: &[],
+        }
+    }
+}
+
 impl View<'_> {
     /// A running job's estimated end: `max(start + requested time, now)`.
     #[inline]

@@ -344,20 +344,21 @@ fn fitting_key(
     pos: usize,
     j: u32,
 ) -> u128 {
-    let high = match ranks {
-        Some(ranks) => u128::from(ranks[j as usize]),
-        None => {
-            // `+ 0.0` folds -0.0 into 0.0 so that they tie.
-            let score = heuristic.score_with_logs(
-                view.jobs.get(j),
-                view.jobs.logs(j),
-                view.now,
-                view.machine_nodes,
-            ) + 0.0;
-            u128::from(monotone(score))
-        }
-    };
-    (high << 32) | pos as u128
+    match ranks {
+        Some(ranks) => (u128::from(ranks[j as usize]) << 32) | pos as u128,
+        None => score_key(heuristic, view, pos, j),
+    }
+}
+
+/// (score, position) of job `j` at queue position `pos` as one integer ordered like
+/// (score.total_cmp, position): integer keys sort about twice as fast as a comparator on pairs
+/// (sorting them is a look-ahead's hot spot).
+#[inline(always)]
+fn score_key(heuristic: Heuristic, view: &View, pos: usize, j: u32) -> u128 {
+    let (jobs, now, machine) = (view.jobs, view.now, view.machine_nodes);
+    // `+ 0.0` folds -0.0 into 0.0 so that they tie.
+    let score = heuristic.score_with_logs(jobs.get(j), jobs.logs(j), now, machine) + 0.0;
+    (u128::from(monotone(score)) << 32) | pos as u128
 }
 
 /// The window's order by sorting its scores.
@@ -368,17 +369,13 @@ fn sort_window(
     scores: &mut Vec<u128>,
     out: &mut Vec<u32>,
 ) {
-    let (queue, jobs) = (view.queue, view.jobs);
-    // (score, position) as one integer ordered like (score.total_cmp, position): integer keys
-    // sort about twice as fast as a comparator on pairs (this sort is a look-ahead's hot spot).
     scores.clear();
-    scores.extend(queue[..w].iter().enumerate().map(|(pos, &j)| {
-        let job = jobs.get(j);
-        let logs = jobs.logs(j);
-        // `+ 0.0` folds -0.0 into 0.0 so that they tie.
-        let score = heuristic.score_with_logs(job, logs, view.now, view.machine_nodes) + 0.0;
-        (u128::from(monotone(score)) << 32) | pos as u128
-    }));
+    scores.extend(
+        view.queue[..w]
+            .iter()
+            .enumerate()
+            .map(|(pos, &j)| score_key(heuristic, view, pos, j)),
+    );
     scores.sort_unstable();
     out.extend(scores.iter().map(|&key| key as u32));
 }
@@ -441,23 +438,7 @@ mod tests {
         for trial in 0..40 {
             let mut queue: Vec<u32> = (0..300).filter(|_| draw(3) == 0).collect();
             queue.truncate(40 + trial);
-            let view = View {
-                now: 5000.0,
-                jobs: &table,
-                submitted: 300,
-                machine_nodes: 16,
-                free: 4,
-                queue: &queue,
-                running: &[],
-                down_windows: &[],
-                announced: &[],
-                nodes: &[],
-                power: None,
-                models: &[],
-                manager: None,
-                arrived: &[],
-                completed: &[],
-            };
+            let view = View::anonymous(5000.0, &table, 16, 4, &queue, &[]);
             for h in Heuristic::ALL.into_iter().filter(|h| h.is_static()) {
                 for window in [2usize, 7, 32, usize::MAX] {
                     let (mut scratch, mut walked, mut sorted) =

@@ -746,21 +746,8 @@ mod tests {
                 })
                 .collect();
             let view = View {
-                now,
-                jobs: &table,
-                submitted: 400,
-                machine_nodes: machine,
-                free,
-                queue: &queue,
-                running: &running,
-                down_windows: &[],
                 announced: &announced,
-                nodes: &[],
-                power: None,
-                models: &[],
-                manager: None,
-                arrived: &[],
-                completed: &[],
+                ..View::anonymous(now, &table, machine, free, &queue, &running)
             };
             for h in Heuristic::ALL {
                 for window in [2usize, 5, 16, 64, usize::MAX] {

@@ -90,23 +90,7 @@ fn queue_order(h: Heuristic, window: usize) -> String {
     let jobs = table(&specs);
     let queue: Vec<u32> = (0..5).collect();
     let (mut scores, mut out) = (Vec::new(), Vec::new());
-    let view = View {
-        now: 1000.0,
-        jobs: &jobs,
-        submitted: 5,
-        machine_nodes: 100,
-        free: 0,
-        queue: &queue,
-        running: &[],
-        down_windows: &[],
-        announced: &[],
-        nodes: &[],
-        power: None,
-        models: &[],
-        manager: None,
-        arrived: &[],
-        completed: &[],
-    };
+    let view = View::anonymous(1000.0, &jobs, 100, 0, &queue, &[]);
     order_window(h, window, &view, &mut scores, &mut out);
     let mut order: Vec<u32> = out.clone();
     order.extend(out.len() as u32..5);
