@@ -118,12 +118,14 @@ def test_search_is_honest_about_run_times():
         {"runtime_model": "history", "arrivals": "recent", "rollout": "guided"},
         {"runtime_model": "history", "arrivals": "recent", "lookahead": "rollout"},
         {"runtime_model": "history", "arrivals": "recent", "prior": "rollout"},
+        {"runtime_model": "running", "lookahead": "rollout"},
     ],
     ids=[
         "paper model",
         "sampled run times and arrivals",
         "rollout look-ahead",
         "tree with a prior",
+        "rollout look-ahead, running jobs drawn",
     ],
 )
 def test_identical_results_with_one_and_two_threads(tmp_path, model):

@@ -30,6 +30,13 @@ MODELS = {
         "runtime_model": "history",
         "arrivals": "recent",
     },
+    # the evaluation's MARS-CW (rollout): only running jobs' ends drawn
+    "rollout look-ahead, running jobs drawn": {
+        "lookahead": "rollout",
+        "runtime_model": "running",
+        "depth": 100,
+        "gamma": 0.999,
+    },
 }
 DECISION_COLUMNS = ["time", "queue_length", "outcomes", "iterations", "name", "started", "drain"]
 

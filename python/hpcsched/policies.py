@@ -46,7 +46,7 @@ PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
 #: The named rewards, ``{name: {term: weight}}`` (the engine's `Reward::PRESETS`).
 REWARD_PRESETS = _core.reward_presets()
 PRESETS = {"mars-cw": "cw", "mars-cu": "cu", "mars-wb": "wb"}
-RUNTIME_MODELS = ("requested", "history")
+RUNTIME_MODELS = ("requested", "history", "running")
 ARRIVAL_MODELS = ("none", "recent")
 ROLLOUTS = ("actions", "outcomes", "guided")
 LOOKAHEADS = ("tree", "rollout")
@@ -114,7 +114,8 @@ class SearchSpec:
     depend on ``trees`` and the seed, never on ``threads`` (with an iteration budget).
 
     The forward model: ``runtime_model`` ``requested`` (jobs run for their request, as in the
-    paper) or ``history`` (ratios actual / requested drawn from jobs completed so far);
+    paper), ``history`` (ratios actual / requested drawn from jobs completed so far) or
+    ``running`` (as ``history`` for the running jobs only; waiting jobs run for their request);
     ``arrivals`` ``none`` or ``recent`` (a block of ``arrival_horizon`` seconds of submissions
     from the last ``arrival_window`` seconds, replayed from now on). With either drawn, each
     tree searches its own sampled future. ``horizon`` is the span of the ``utilization``

@@ -87,7 +87,7 @@ METAVARS = {
     "data": "DIR",
     "reward": "cw|cu|wb|TERMS|FILE",
     "actions": "paper|LIST",
-    "runtime_model": "requested|history",
+    "runtime_model": "requested|history|running",
     "arrivals": "none|recent",
     "rollout": "actions|outcomes|guided",
     "lookahead": "tree|rollout",

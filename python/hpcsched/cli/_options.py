@@ -110,8 +110,8 @@ Actions = Annotated[
 RuntimeModel = Annotated[
     str | None,
     typer.Option(
-        help="Run times in the look-ahead: 'requested' (the paper) or 'history' (drawn from "
-        "jobs completed so far).",
+        help="Run times in the look-ahead: 'requested' (the paper), 'history' (drawn from "
+        "jobs completed so far) or 'running' (drawn for running jobs only).",
         rich_help_panel=LOOK_AHEAD,
     ),
 ]

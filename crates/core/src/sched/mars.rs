@@ -258,7 +258,7 @@ impl MarsPolicy {
 
     /// Learns from the jobs completed since the last call.
     fn observe(&mut self, view: &View) {
-        if self.model.runtime != RuntimeModel::History {
+        if self.model.runtime == RuntimeModel::Requested {
             return;
         }
         for &(job, start, end) in view.completed {
@@ -290,7 +290,7 @@ impl Policy for MarsPolicy {
     }
 
     fn observes_events(&self) -> bool {
-        self.model.runtime == RuntimeModel::History
+        self.model.runtime != RuntimeModel::Requested
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {

@@ -16,6 +16,9 @@ pub enum RuntimeModel {
     Requested,
     /// Ratios actual / requested drawn from the jobs completed so far.
     History,
+    /// As `History` for the running jobs (their remaining time, given the time run so far);
+    /// waiting jobs run for their request.
+    Running,
 }
 
 impl RuntimeModel {
@@ -23,6 +26,7 @@ impl RuntimeModel {
         match name {
             "requested" => Some(RuntimeModel::Requested),
             "history" => Some(RuntimeModel::History),
+            "running" => Some(RuntimeModel::Running),
             _ => None,
         }
     }
@@ -114,7 +118,7 @@ impl ScenarioModel {
         rng: &mut R,
     ) -> f64 {
         let job = view.jobs.get(index);
-        if self.runtime == RuntimeModel::Requested {
+        if self.runtime != RuntimeModel::History {
             return job.requested_time;
         }
         history
@@ -179,4 +183,63 @@ fn partition(n: u32, before: impl Fn(u32) -> bool) -> u32 {
         }
     }
     lo
+}
+
+#[cfg(test)]
+mod tests {
+    use rand_core::SeedableRng;
+    use rand_pcg::Pcg64Mcg;
+
+    use super::*;
+    use crate::engine::Running;
+    use crate::estimate::Completed;
+    use crate::model::JobTable;
+
+    /// A history where every job ran a tenth of its request, a job running since 0 and two
+    /// waiting jobs, at time 100: what each run-time model draws.
+    fn draw(runtime: RuntimeModel) -> Scenario {
+        let job = |id, requested_time| Job {
+            id,
+            submit: 0.0,
+            run_time: 50.0,
+            requested_time,
+            nodes: 1,
+        };
+        let jobs = JobTable::new(vec![job(0, 1000.0), job(1, 1000.0), job(2, 400.0)]).unwrap();
+        let mut history = RuntimeHistory::new();
+        for _ in 0..64 {
+            history.observe(Completed {
+                requested: 1000.0,
+                nodes: 1,
+                user: -1,
+                run_time: 100.0 + 1.0,
+            });
+        }
+        let running = [Running {
+            requested_end: 1000.0,
+            job: 0,
+            nodes: 1,
+            start: 0.0,
+        }];
+        let view = View::anonymous(100.0, &jobs, 4, 3, &[1, 2], &running);
+        let model = ScenarioModel {
+            runtime,
+            ..ScenarioModel::default()
+        };
+        model.sample(&view, &history, &mut Pcg64Mcg::seed_from_u64(3))
+    }
+
+    #[test]
+    fn the_running_model_draws_only_the_ends_of_running_jobs() {
+        let requested = draw(RuntimeModel::Requested);
+        assert_eq!(requested.queued_run_time, vec![1000.0, 400.0]);
+        assert_eq!(requested.running_end, vec![1000.0]);
+        // every ratio is 0.101: the running job (run 100 s of its 1000) ends just after now
+        let history = draw(RuntimeModel::History);
+        assert!(history.queued_run_time.iter().all(|&t| t < 150.0));
+        assert!(history.running_end[0] > 100.0 && history.running_end[0] < 102.0);
+        let running = draw(RuntimeModel::Running);
+        assert_eq!(running.queued_run_time, requested.queued_run_time);
+        assert_eq!(running.running_end, history.running_end);
+    }
 }
