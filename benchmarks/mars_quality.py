@@ -7,8 +7,8 @@
    deviation) and the verdicts, computed by ``reproduce.mars_verdicts``.
 2. ``--search-pays [tree|rollout|rollout-history]``: MARS-CW at 50 and at 1000 iterations per
    tree on every slice, over the same seeds, with the tree search (the paper's forward model),
-   with MARS-CW (rollout) exactly as the evaluation runs it (running jobs' ends drawn from the
-   history, so iterations buy sampled futures), or with every run time drawn: the
+   or with the evaluation's MARS-CW (rollout) look-ahead on the running jobs' ends drawn from
+   the history (iterations then buy sampled futures), or on every run time drawn: the
    seed-averaged mean bounded slowdown must be lower at 1000.
 3. ``--held-out``: the rollout look-ahead (MARS-CW, MARS-CU, MARS-WB) against the same
    baselines and Random on seven slices no choice was measured on: two traces outside the evaluation
@@ -74,14 +74,14 @@ def show(summary: pd.DataFrame) -> None:
 
 
 #: The MARS-CW configurations whose budget ``--search-pays`` compares: the tree search with the
-#: paper's forward model; MARS-CW (rollout) exactly as the evaluation runs it (100 cycles, the
-#: running jobs' ends drawn from the history, so iterations buy sampled futures); and the same
-#: with every run time drawn from the history (an earlier candidate, kept for the record).
+#: paper's forward model; the evaluation's rollout look-ahead (100 cycles) with the running
+#: jobs' ends drawn from the history (with requested times it has one future, so nothing to
+#: buy), where iterations buy sampled futures; and the same with every run time drawn.
 SEARCH_PAYS: dict[str, tuple[str, dict[str, Any]]] = {
     "tree": ("the tree search, the paper's forward model", {}),
     "rollout": (
-        "the evaluation's rollout look-ahead (100 cycles, running jobs' ends drawn)",
-        {"lookahead": "rollout", **ROLLOUT_SETTINGS["mars-cw"]},
+        "the rollout look-ahead (100 cycles), the running jobs' ends drawn from the history",
+        {"lookahead": "rollout", **ROLLOUT_SETTINGS["mars-cw"], "runtime_model": "running"},
     ),
     "rollout-history": (
         "the rollout look-ahead (100 cycles), every run time drawn from the history",

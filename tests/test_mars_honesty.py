@@ -30,7 +30,7 @@ MODELS = {
         "runtime_model": "history",
         "arrivals": "recent",
     },
-    # the evaluation's MARS-CW (rollout): only running jobs' ends drawn
+    # `mars_quality.py --search-pays rollout`: only the running jobs' ends drawn
     "rollout look-ahead, running jobs drawn": {
         "lookahead": "rollout",
         "runtime_model": "running",
