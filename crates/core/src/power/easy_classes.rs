@@ -369,8 +369,13 @@ pub fn easy_class_plan(
     let (head_start, head_nodes) = head;
     // The head's nodes become classes of their own in both passes: split once, then copied.
     let held = initial.take_nodes(&head_nodes, &mut mark);
-    // 1. Queue order without backfilling, behind the head (the barrier rule).
-    let mut set = initial.clone();
+    // 1. Queue order without backfilling, behind the head (the barrier rule). Its splits
+    // never reorder the nodes, so it borrows them (handed back below) and copies the rest.
+    let mut set = Set {
+        classes: initial.classes.clone(),
+        members: std::mem::take(&mut initial.members),
+        of: initial.of.clone(),
+    };
     for &c in &held {
         set.classes[c].release = head_start + first.duration;
     }
@@ -430,6 +435,7 @@ pub fn easy_class_plan(
         barrier = start;
     }
     // 2. EASY: each job behind the head backfills, keeps its slot, or slides.
+    initial.members = set.members;
     let mut set = initial;
     let add = |set: &mut Set, c: usize, start: f64, d: f64| {
         set.classes[c].busy.insert(start, start + d);
