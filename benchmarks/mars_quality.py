@@ -211,7 +211,8 @@ def main() -> None:
     parser.add_argument("--skip-evaluation", action="store_true", help="only the parts asked for")
     parser.add_argument("--smoke", action="store_true", help="one slice, 2 iterations, 1 seed (CI)")
     args = parser.parse_args()
-    unknown = set(args.search_pays.split(",") if args.search_pays else ()) - set(SEARCH_PAYS)
+    search_pays_configs = args.search_pays.split(",") if args.search_pays else []
+    unknown = set(search_pays_configs) - set(SEARCH_PAYS)
     if unknown:
         parser.error(f"--search-pays: choose among {', '.join(SEARCH_PAYS)}, not {unknown}")
     data = data_folder(args.traces or REPO.parent / "shared" / "traces")
@@ -240,7 +241,7 @@ def main() -> None:
             verdicts = mars_verdicts(summary)
             print_verdicts(verdicts)
             failures += int((verdicts["overall"] == "FAIL").sum())
-        for config in args.search_pays.split(",") if args.search_pays else []:
+        for config in search_pays_configs:
             folder = out / "search-pays" if config == "tree" else out / f"search-pays-{config}"
             failures += not search_pays(data, folder, args.trees, args.seeds, slices, config)
         if args.held_out:

@@ -33,11 +33,11 @@ MANAGERS = tuple(_core.manager_names())
 #: Defaults of the look-ahead and of SNF-ICON, as the engine defines them.
 _SEARCH_DEFAULTS: SearchDefaults = _core.search_defaults()
 _ICON_DEFAULTS: dict[str, Any] = _core.icon_defaults()
-#: Named reward terms (see docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting,
-#: ``wait_started`` only the jobs started (the paper's CW); ``utilization`` is over a fixed
-#: horizon, ``utilization_since_root`` from the decision to the rollout's end (the paper's CU),
+#: The named reward terms, in the order of the weights (the engine's `Reward::TERMS`; see
+#: docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting, ``wait_started`` only
+#: the jobs started (the paper's CW); ``utilization`` is over a fixed horizon,
+#: ``utilization_since_root`` from the decision to the rollout's end (the paper's CU),
 #: ``maintenance_utilization`` up to the next announced maintenance (1 when none is announced).
-#: The reward terms, in the order of the weights (the engine's `Reward::TERMS`).
 REWARD_TERMS = tuple(_core.reward_terms())
 #: How many of the terms every run key lists (later ones only when weighted).
 KEYED_TERMS = REWARD_TERMS.index("maintenance_utilization")

@@ -258,7 +258,7 @@ impl MarsPolicy {
 
     /// Learns from the jobs completed since the last call.
     fn observe(&mut self, view: &View) {
-        if self.model.runtime == RuntimeModel::Requested {
+        if !self.observes_events() {
             return;
         }
         for &(job, start, end) in view.completed {
