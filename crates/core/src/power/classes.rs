@@ -499,8 +499,12 @@ pub fn class_plan(
         if input.record {
             // (the classes made for this job, last: its nodes)
             let mut nodes = Vec::with_capacity(r);
-            for class in &s.classes[first_new..] {
-                extend_nodes(&mut nodes, s, index, class);
+            for c in first_new..s.classes.len() {
+                let class = s.classes[c];
+                if class.source == Source::Members {
+                    list_idle(s, input, class.hi);
+                }
+                extend_nodes(&mut nodes, s, index, &class);
             }
             out.starts.push(start);
             out.planned.push((job.job, start, nodes));
@@ -533,7 +537,9 @@ fn take_prefix(
     }
     let class = s.classes[c];
     let (lo, mid) = (class.lo, class.lo + take);
-    if class.source == Source::Members {
+    // (idle nodes are listed only when read: a plan taking many of them mostly needs only how
+    // many it took; they are never asleep, so only the needs read them here)
+    if class.source == Source::Members && input.needed_at {
         list_idle(s, input, mid);
     }
     let index = input.index;
@@ -588,26 +594,13 @@ mod tests {
                     duration: [0.0, 100.0, 900.0, 5000.0][rng.below(4) as usize],
                 })
                 .collect();
-            let input = ClassInput {
-                now,
-                nodes,
-                model: &m,
-                index: &machine.index,
-                idle_by_deadline: &machine.by_deadline,
-                releases: &machine.releases,
-                needed_at: true,
-                record: true,
-                cut: true,
-                taken: &[],
-                taken_mark: &[],
-            };
             let windows = Windows::default();
-            let mut scratch = ClassScratch::default();
-            let fast = class_plan(&input, &jobs, &windows, &mut scratch);
             let release = |j: u32| machine.release(j);
             let mut slots = agenda(now, nodes, &[m], &machine.deadlines, release);
             let slow = plan(now, &jobs, &mut slots, &[m], true, &windows);
-            let norm = |p: &Plan| {
+            // What a plan fills: the wakes and timers always, the needs and the planned nodes
+            // when asked (idle nodes are listed only when something reads them).
+            let norm = |p: &Plan, needs: bool, record: bool| {
                 let mut wake = p.wake_now.clone();
                 wake.sort_unstable();
                 let mut times = p.wake_times.clone();
@@ -622,9 +615,41 @@ mod tests {
                         (*j, *t, nodes)
                     })
                     .collect();
-                format!("{wake:?} {times:?} {:?} {planned:?}", p.needed_at)
+                let needed = if needs {
+                    format!("{:?}", p.needed_at)
+                } else {
+                    String::new()
+                };
+                let planned = if record {
+                    format!("{planned:?}")
+                } else {
+                    String::new()
+                };
+                format!("{wake:?} {times:?} {needed} {planned}")
             };
-            assert_eq!(norm(&fast), norm(&slow), "case {case}: {nodes:?} {jobs:?}");
+            for (needed_at, record) in [(true, true), (false, true), (false, false), (true, false)]
+            {
+                let input = ClassInput {
+                    now,
+                    nodes,
+                    model: &m,
+                    index: &machine.index,
+                    idle_by_deadline: &machine.by_deadline,
+                    releases: &machine.releases,
+                    needed_at,
+                    record,
+                    cut: true,
+                    taken: &[],
+                    taken_mark: &[],
+                };
+                let mut scratch = ClassScratch::default();
+                let fast = class_plan(&input, &jobs, &windows, &mut scratch);
+                assert_eq!(
+                    norm(&fast, needed_at, record),
+                    norm(&slow, needed_at, record),
+                    "case {case} (needs {needed_at}, record {record}): {nodes:?} {jobs:?}"
+                );
+            }
         }
     }
 }
