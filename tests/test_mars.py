@@ -316,3 +316,24 @@ def test_reward_presets_are_the_documented_weights():
     for name, weights in documented.items():
         assert parse_reward(name) == parse_reward(weights), name
     assert parse_reward("cu")[:2] == (1.0, 0.0) and parse_reward("cu")[-1] == 3.0
+
+
+def test_every_option_name_the_engine_lists_runs_and_the_help_shows_it():
+    """The look-ahead options' names (and EASY's estimates) have one list, the engine's: each
+    name runs through the bindings' parser, and the CLI's help (which must not import the
+    engine to start at once) shows the same names."""
+    from hpcsched.cli import METAVARS
+
+    names = hpcsched._core.option_names()
+    assert set(names) == {"runtime_model", "arrivals", "rollout", "lookahead", "prior", "estimates"}
+    workload = hpcsched.workload.generate.markovian(n_jobs=80, target_util=0.9, seed=3)
+    for option, values in names.items():
+        assert METAVARS[option] == "|".join(values), option
+        for value in values:
+            if option == "estimates":
+                spec = hpcsched.PolicySpec("fcfs", estimates=value)
+            else:
+                spec = mars("mars-cw", iterations=4, **{option: value})
+            assert len(hpcsched.simulate(workload, spec).jobs) == 80, (option, value)
+    with pytest.raises(hpcsched.HpcschedError, match="choose one of requested, history, running"):
+        mars("mars-cw", runtime_model="sampled")

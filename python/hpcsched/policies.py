@@ -46,12 +46,14 @@ PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
 #: The named rewards, ``{name: {term: weight}}`` (the engine's `Reward::PRESETS`).
 REWARD_PRESETS = _core.reward_presets()
 PRESETS = {"mars-cw": "cw", "mars-cu": "cu", "mars-wb": "wb"}
-RUNTIME_MODELS = ("requested", "history", "running")
-ARRIVAL_MODELS = ("none", "recent")
-ROLLOUTS = ("actions", "outcomes", "guided")
-LOOKAHEADS = ("tree", "rollout")
-PRIORS = ("none", "rollout")
-ESTIMATES = ("requested", "history")
+#: The names each look-ahead option (and EASY's estimates) takes, as the engine lists them.
+_OPTION_NAMES: dict[str, list[str]] = _core.option_names()
+RUNTIME_MODELS = tuple(_OPTION_NAMES["runtime_model"])
+ARRIVAL_MODELS = tuple(_OPTION_NAMES["arrivals"])
+ROLLOUTS = tuple(_OPTION_NAMES["rollout"])
+LOOKAHEADS = tuple(_OPTION_NAMES["lookahead"])
+PRIORS = tuple(_OPTION_NAMES["prior"])
+ESTIMATES = tuple(_OPTION_NAMES["estimates"])
 
 
 def capabilities_of(name: str) -> Capabilities:

@@ -139,6 +139,25 @@ fn reward_presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
     Ok(out)
 }
 
+/// The names each look-ahead option takes, and EASY's estimates: the engine's lists, which the
+/// Python specs validate against (`{option: [names]}`).
+#[pyfunction]
+fn option_names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    use hpcsched_core::search::mcts::Rollout;
+    use hpcsched_core::search::{ArrivalModel, Lookahead, RuntimeModel};
+    let out = PyDict::new(py);
+    out.set_item("runtime_model", RuntimeModel::NAMES.to_vec())?;
+    out.set_item("arrivals", ArrivalModel::NAMES.to_vec())?;
+    out.set_item("rollout", Rollout::NAMES.to_vec())?;
+    out.set_item("lookahead", Lookahead::NAMES.to_vec())?;
+    out.set_item("prior", Lookahead::PRIOR_NAMES.to_vec())?;
+    out.set_item(
+        "estimates",
+        hpcsched_core::sched::registry::ESTIMATES.to_vec(),
+    )?;
+    Ok(out)
+}
+
 /// The look-ahead's defaults (`SearchConfig::default()`), which the Python specs use.
 #[pyfunction]
 fn search_defaults(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
@@ -273,6 +292,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
     m.add_function(wrap_pyfunction!(policy_capabilities, m)?)?;
     m.add_function(wrap_pyfunction!(search_defaults, m)?)?;
+    m.add_function(wrap_pyfunction!(option_names, m)?)?;
     m.add_function(wrap_pyfunction!(reward_terms, m)?)?;
     m.add_function(wrap_pyfunction!(reward_presets, m)?)?;
     m.add_function(wrap_pyfunction!(icon_defaults, m)?)?;

@@ -87,6 +87,9 @@ pub fn build_policy(name: &str, window: Option<usize>, backfill: &str) -> Result
     build_policy_estimated(name, window, backfill, "requested")
 }
 
+/// What EASY can plan on ([`build_policy_estimated`]'s `estimates`).
+pub const ESTIMATES: [&str; 2] = ["requested", "history"];
+
 /// [`build_policy`] with what EASY plans on: `"requested"` times or `"history"` (predictions
 /// from completed jobs, Tsafrir et al. 2007).
 pub fn build_policy_estimated(
@@ -105,7 +108,8 @@ pub fn build_policy_estimated(
         "history" => true,
         other => {
             return Err(CoreError::input(format!(
-                "unknown estimates {other:?} (requested, history)"
+                "unknown estimates {other:?} ({})",
+                ESTIMATES.join(", ")
             )))
         }
     };

@@ -27,6 +27,11 @@ pub enum Rollout {
     Guided { guide: Action, epsilon: f64 },
 }
 
+impl Rollout {
+    /// The rollout policies' names, in the order of the variants.
+    pub const NAMES: [&'static str; 3] = ["actions", "outcomes", "guided"];
+}
+
 /// How a decision's outcomes are valued.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub enum Lookahead {
@@ -36,6 +41,13 @@ pub enum Lookahead {
     /// Each outcome of this decision followed by each of the `bases` orderings (with EASY), in
     /// several sampled futures: see [`crate::search::rollout`].
     Rollout { bases: Vec<Action> },
+}
+
+impl Lookahead {
+    /// The look-aheads' names, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["tree", "rollout"];
+    /// The priors at expansion: none (the paper) or the `bases` rollout value.
+    pub const PRIOR_NAMES: [&'static str; 2] = ["none", "rollout"];
 }
 
 /// Budgets and parameters of one decision's search.

@@ -22,6 +22,10 @@ pub enum RuntimeModel {
 }
 
 impl RuntimeModel {
+    /// The names `from_name` takes (the options' one list: the Python layer and the CLI's help
+    /// are checked against it).
+    pub const NAMES: [&'static str; 3] = ["requested", "history", "running"];
+
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "requested" => Some(RuntimeModel::Requested),
@@ -42,6 +46,11 @@ pub enum ArrivalModel {
     /// last `window` seconds, replayed from now on (a block bootstrap: sizes, requests and the
     /// burstiness of real arrivals kept together).
     Recent { window: f64, horizon: f64 },
+}
+
+impl ArrivalModel {
+    /// The arrival models' names, in the order of the variants (`none`, `recent`).
+    pub const NAMES: [&'static str; 2] = ["none", "recent"];
 }
 
 /// How a scenario is drawn.
@@ -227,6 +236,23 @@ mod tests {
             ..ScenarioModel::default()
         };
         model.sample(&view, &history, &mut Pcg64Mcg::seed_from_u64(3))
+    }
+
+    #[test]
+    fn every_runtime_model_name_parses_to_its_own_model() {
+        let models: Vec<RuntimeModel> = RuntimeModel::NAMES
+            .iter()
+            .map(|n| RuntimeModel::from_name(n).expect("a listed name parses"))
+            .collect();
+        assert_eq!(
+            models,
+            [
+                RuntimeModel::Requested,
+                RuntimeModel::History,
+                RuntimeModel::Running
+            ]
+        );
+        assert_eq!(RuntimeModel::from_name("sampled"), None);
     }
 
     #[test]
