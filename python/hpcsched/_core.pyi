@@ -15,13 +15,13 @@ from hpcsched._records import (
 )
 
 __all__ = [
-    "__version__",
     "BSLD_TAU",
     "MAX_LINE_BYTES",
     "MAX_NODES",
     "MAX_TIME",
     "QUOTED_CHARS",
     "Simulation",
+    "__version__",
     "action_names",
     "bounded_slowdowns",
     "heuristic_names",
