@@ -16,8 +16,10 @@ from hpcsched._records import (
 
 __all__ = [
     "BSLD_TAU",
+    "MAX_COUNT",
     "MAX_LINE_BYTES",
     "MAX_NODES",
+    "MAX_SEED",
     "MAX_TIME",
     "QUOTED_CHARS",
     "Simulation",
@@ -53,6 +55,8 @@ BSLD_TAU: float
 MAX_TIME: float
 MAX_LINE_BYTES: int
 QUOTED_CHARS: int
+MAX_COUNT: int
+MAX_SEED: int
 
 def inflated_cap(compressed: int) -> int: ...
 def node_state_names() -> list[str]: ...

@@ -274,6 +274,9 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("MAX_TIME", hpcsched_core::MAX_TIME)?;
     m.add("MAX_LINE_BYTES", hpcsched_core::io::swf::MAX_LINE_BYTES)?;
     m.add("QUOTED_CHARS", hpcsched_core::io::swf::QUOTED_CHARS)?;
+    // The largest search count (iterations, depth, trees: u32 in `SearchConfig`) and seed (u64).
+    m.add("MAX_COUNT", u32::MAX)?;
+    m.add("MAX_SEED", u64::MAX)?;
     m.add_function(wrap_pyfunction!(inflated_cap, m)?)?;
     m.add_class::<engine::PySimulation>()?;
     m.add_function(wrap_pyfunction!(swf::parse_swf, m)?)?;
