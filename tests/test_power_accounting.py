@@ -164,3 +164,43 @@ def test_maintenance_with_power_management_on_a_real_trace(traces_dir):
             after = timeline[timeline["time"] <= w.end].iloc[-1]
             assert after["sleeping"] + after["switching_on"] == 64
         assert result.info["energy"]["node_seconds"]["down"] > 0
+
+
+@pytest.mark.parametrize(
+    "policy",
+    [["--policy", "fcfs-b+ipm"], ["--policy", "sjf", "--power", "ipm"], ["--policy", "snf+ipm"]],
+)
+def test_nodes_that_wake_at_once_end_the_run(tmp_path, policy):
+    # A zero wake latency (the platform reader allows it) used to leave the EASY managers
+    # waiting for ever: nodes asleep, jobs waiting, time growing by timers.
+    import subprocess
+    import sys
+
+    (tmp_path / "instant.toml").write_text(
+        'name = "instant"\nnodes = 64\n'
+        "[power]\ncomputing = 100.0\nidle = 10.0\nsleeping = 1.0\n"
+        "switching_on = 20.0\nswitching_off = 30.0\n"
+        "[transitions]\nswitch_on = 0.0\nswitch_on_std = 0.0\n"
+        "switch_off = 40.0\nswitch_off_std = 0.0\n"
+    )
+    cli = [sys.executable, "-m", "hpcsched"]
+    work = tmp_path / "w.json"
+    subprocess.run([*cli, "generate", "markovian", str(work), "--jobs", "300"], check=True)
+    done = subprocess.run(
+        [
+            *cli,
+            "simulate",
+            str(work),
+            *policy,
+            "--platform",
+            str(tmp_path / "instant.toml"),
+            "--out",
+            str(tmp_path / "run"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    jobs = hpcsched.read_run(tmp_path / "run").jobs
+    assert len(jobs) == 300 and jobs["start"].notna().all()

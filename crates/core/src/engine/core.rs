@@ -19,6 +19,10 @@ use crate::power::manager::PowerManager;
 use crate::sched::admission::Admission;
 use crate::sched::{Decision, Policy};
 
+/// Invocations in a row with jobs waiting and only timers left after which a run is stalled
+/// (`Engine::check_progress`): far more than any timer-driven plan takes to act.
+pub const STALLED_CALLS: u32 = 10_000;
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum BoundaryKind {
     End,
@@ -334,11 +338,57 @@ impl Engine {
             return Ok(false);
         }
         self.invoke(policy)?;
+        self.check_progress()?;
         if let Some(nodes) = &self.state.nodes {
             self.log
                 .record_node_counts(self.state.now, nodes.counts(), nodes.power_w());
         }
         Ok(true)
+    }
+
+    /// Refuses to go on when jobs wait and only timers are left: no job runs, no node is
+    /// switching, no submission or downtime boundary is to come, for `STALLED_CALLS` calls in a
+    /// row. Nothing can then change but by the policy or manager acting at a timer, and they
+    /// have not: time would grow for ever (a power manager that never wakes the nodes a job
+    /// needs, a policy that only ever asks to be called back).
+    fn check_progress(&mut self) -> Result<()> {
+        let s = &self.state;
+        let only_timers = !s.queue.is_empty()
+            && s.completions.is_empty()
+            && s.next_submit as usize == self.inputs.jobs.len()
+            && s.next_boundary as usize == self.inputs.boundaries.len()
+            && s.nodes
+                .as_ref()
+                .is_none_or(|n| n.next_transition().is_none());
+        if !only_timers {
+            self.state.fruitless_calls = 0;
+            return Ok(());
+        }
+        self.state.fruitless_calls += 1;
+        if self.state.fruitless_calls < STALLED_CALLS {
+            return Ok(());
+        }
+        let s = &self.state;
+        let first = self.inputs.jobs.get(s.queue.as_slice()[0]);
+        let states = s.nodes.as_ref().map_or(String::new(), |n| {
+            let counts = n.counts();
+            let listed: Vec<String> = NodeState::ALL
+                .iter()
+                .filter(|&&st| counts[st as usize] > 0)
+                .map(|&st| format!("{} {}", counts[st as usize], st.name()))
+                .collect();
+            format!(": {}", listed.join(", "))
+        });
+        Err(CoreError::input(format!(
+            "the run cannot go on at t = {:.0} s: {} jobs wait (the first, job {}, needs {} of \
+             {} nodes{states}), no job runs, no node is switching, nothing more arrives, and \
+             {STALLED_CALLS} calls in a row started and woke nothing",
+            s.now,
+            s.queue.len(),
+            first.id,
+            first.nodes,
+            self.inputs.machine.nodes,
+        )))
     }
 
     /// Applies every event of the next event time (completions, downtime boundaries,

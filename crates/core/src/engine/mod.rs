@@ -8,7 +8,7 @@ mod record;
 mod state;
 mod view;
 
-pub use self::core::{Engine, Inputs};
+pub use self::core::{Engine, Inputs, STALLED_CALLS};
 pub use belief::{Belief, Scenario};
 pub use queue::WaitQueue;
 pub use record::RunLog;

@@ -87,6 +87,9 @@ pub struct SimState {
     pub(crate) completed: Vec<(u32, f64, f64)>,
     /// Times at which to keep a copy of the running totals (a reward's horizon ends).
     pub(crate) marks: [Option<Mark>; MARKS],
+    /// Invocations in a row that left jobs waiting with nothing else left to happen but
+    /// timers (see `Engine::step`).
+    pub(crate) fruitless_calls: u32,
 }
 
 /// How many marks an engine keeps (a reward has at most this many horizon ends).

@@ -904,7 +904,9 @@ impl PowerManager {
                     *at = at.min(*start);
                 }
                 let node = &view.nodes[i as usize];
-                if *start > view.now + EPS && node.state == NodeState::Sleeping {
+                // (a sleeping node planned for now can only be one that wakes at once: a zero
+                // wake latency; it is woken now like any node whose wake time has come)
+                if node.state == NodeState::Sleeping {
                     let wake_s = view.models[node.group as usize].switch_on_s;
                     wake_at.push((i, start - wake_s));
                 }

@@ -8,3 +8,4 @@ mod external;
 mod heuristics;
 mod jobs;
 mod power_classes;
+mod progress;
