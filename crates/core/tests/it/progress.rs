@@ -107,13 +107,7 @@ fn timers_while_a_job_runs_are_not_a_stall() {
         }
         fn decide(&mut self, view: &View, decision: &mut Decision) {
             // starts the long job at once, the other only after it ends
-            if view.now == 0.0 {
-                decision.starts.push(hpcsched_core::Start {
-                    pos: 0,
-                    job: view.queue[0],
-                    kind: hpcsched_core::StartKind::Primary,
-                });
-            } else if view.running.is_empty() {
+            if view.now == 0.0 || view.running.is_empty() {
                 decision.starts.push(hpcsched_core::Start {
                     pos: 0,
                     job: view.queue[0],
