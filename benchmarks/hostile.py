@@ -9,9 +9,14 @@ included) with its peak RSS:
   (which once made the command line step through simulated time second by second) and on
   jobs running 30 days;
 - ``hpcsched inspect`` on gzip bombs (a 1 MB file expanding to 1 GB of NUL bytes, of newlines)
-  against ``hpcsched inspect`` on a one-job trace: the extra cost of refusing the bomb.
+  against ``hpcsched inspect`` on a one-job trace: the extra cost of refusing the bomb;
+- ``hpcsched simulate`` of 500 jobs under a calendar of ``--windows`` heavily overlapping
+  downtime windows (each takes one node for 200,000 s, starts drawn over the trace) against
+  as many disjoint ones (issue 25: the cost must be near-linear in the windows, the
+  overlapping calendar within 3x the disjoint one).
 
-    python benchmarks/hostile.py [--jobs 3000] [--bomb-gb 1] [--repeat 3] [--smoke]
+    python benchmarks/hostile.py [--jobs 3000] [--bomb-gb 1] [--windows 3000] [--repeat 3]
+        [--smoke]
 """
 
 from __future__ import annotations
@@ -73,15 +78,32 @@ def write_bomb(path: Path, byte: bytes, gigabytes: float) -> None:
     path.write_bytes(member * max(1, int(gigabytes * 64)))
 
 
+def write_calendars(folder: Path, windows: int) -> tuple[Path, Path]:
+    """(overlapping, disjoint) calendars of `windows` one-node windows, half of them
+    scheduled."""
+    rng = random.Random(5)
+    overlapping, disjoint = folder / "overlapping.txt", folder / "disjoint.txt"
+    lines = []
+    for i in range(windows):
+        start = rng.uniform(0, 400_000)
+        lines.append(f"{start:.0f} {start + 200_000:.0f} {'S' if i % 2 else 'U'} 1")
+    overlapping.write_text("\n".join(lines) + "\n")
+    disjoint.write_text(
+        "".join(f"{i * 300} {i * 300 + 100} {'S' if i % 2 else 'U'} 1\n" for i in range(windows))
+    )
+    return overlapping, disjoint
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=3000)
     parser.add_argument("--bomb-gb", type=float, default=1.0)
+    parser.add_argument("--windows", type=int, default=3000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--smoke", action="store_true", help="small inputs, one repeat (CI)")
     args = parser.parse_args()
     if args.smoke:
-        args.jobs, args.bomb_gb, args.repeat = 300, 0.0625, 1
+        args.jobs, args.bomb_gb, args.windows, args.repeat = 300, 0.0625, 200, 1
     cli = [sys.executable, "-m", "hpcsched"]
     print(
         f"machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
@@ -131,6 +153,39 @@ def main() -> None:
             label = f"{name} ({size / 1e6:.1f} MB, {args.bomb_gb:g} GB inflated)"
             extra = f"{seconds - base[0]:+.2f} s, {peak - base[1]:+.0f} MiB"
             print(f"| {label} | {code} | {seconds:.2f} | {peak:.0f} | {extra} |")
+
+        workload = folder / "w500.json"
+        subprocess.run(
+            [*cli, "generate", "markovian", str(workload), "--jobs", "500"],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        overlapping, disjoint = write_calendars(folder, args.windows)
+        print(f"\n| 500 jobs, {args.windows} downtime windows | wall s | peak MiB |")
+        print("|---|---:|---:|")
+        times = {}
+        for name, calendar in (("disjoint", disjoint), ("overlapping", overlapping)):
+            out = folder / f"run-{name}"
+            seconds, peak, code = best(
+                [
+                    *cli,
+                    "simulate",
+                    str(workload),
+                    "--downtime",
+                    str(calendar),
+                    "--out",
+                    str(out),
+                    "--force",
+                ],
+                args.repeat,
+            )
+            assert code == 0, f"{name} calendar: exit {code}"
+            times[name] = seconds
+            print(f"| {name} | {seconds:.2f} | {peak:.0f} |")
+        print(
+            f"\noverlapping / disjoint: {times['overlapping'] / times['disjoint']:.2f}x "
+            "(target: within 3x)"
+        )
 
 
 if __name__ == "__main__":

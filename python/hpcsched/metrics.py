@@ -7,7 +7,6 @@ the killed work is reported separately as lost node-seconds.
 
 from __future__ import annotations
 
-import itertools
 from typing import Any
 
 import numpy as np
@@ -57,27 +56,62 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
     )
 
 
-def busy_node_seconds(
-    a: float, b: float, start: np.ndarray, end: np.ndarray, nodes: np.ndarray
-) -> float:
-    """Node-seconds of the intervals ``[start, end)`` (held by ``nodes``) that fall in [a, b)."""
-    overlap = np.clip(np.minimum(end, b) - np.maximum(start, a), 0.0, None)
-    return float(np.nansum(overlap * nodes))
+class StepIntegral:
+    """The integral over [a, b) of a step function of time (a node count): ``values[k]`` on
+    ``[times[k], times[k + 1])``, ``before`` before ``times[0]``, the last value after. A query
+    costs a binary search, so that the utilization of many periods over many jobs and windows
+    stays near-linear."""
+
+    def __init__(self, times: np.ndarray, values: np.ndarray, before: float) -> None:
+        self.times, self.values, self.before = times, values, before
+        #: the integral from times[0] to times[k]
+        self.cumulative = np.r_[0.0, np.cumsum(np.diff(times) * values[:-1])]
+
+    @staticmethod
+    def steps(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct times of a step function starting at 0 and, for each, its value from
+        then on (the sum of the ``deltas`` at or before it)."""
+        if len(times) == 0:
+            return times, deltas
+        order = np.argsort(times, kind="stable")
+        distinct, first = np.unique(times[order], return_index=True)
+        last = np.r_[first[1:] - 1, len(times) - 1].astype(np.intp)
+        return distinct, np.cumsum(deltas[order])[last]
+
+    def integral_to(self, t: float) -> float:
+        """The integral from times[0] to ``t`` (negative before it)."""
+        if len(self.times) == 0:
+            return float(self.before * t)
+        k = int(np.searchsorted(self.times, t, side="right")) - 1
+        if k < 0:
+            return float(self.before * (t - self.times[0]))
+        return float(self.cumulative[k] + (t - self.times[k]) * self.values[k])
+
+    def over(self, a: float, b: float) -> float:
+        return self.integral_to(b) - self.integral_to(a)
 
 
-def available_node_seconds(a: float, b: float, machine: int, calendar: DowntimeCalendar) -> float:
-    """Node-seconds the machine was up during [a, b). Overlapping windows never take more than
-    the whole machine at any instant."""
-    points = sorted({a, b, *(t for w in calendar for t in (w.start, w.end) if a < t < b)})
-    total = 0.0
-    for lo, hi in itertools.pairwise(points):
-        down = sum(
-            machine if w.nodes is None else min(w.nodes, machine)
-            for w in calendar
-            if w.start <= lo and w.end >= hi
-        )
-        total += (hi - lo) * (machine - min(down, machine))
-    return total
+def busy_profile(start: np.ndarray, end: np.ndarray, nodes: np.ndarray) -> StepIntegral:
+    """Nodes held by the intervals ``[start, end)`` over time (those never started are left
+    out)."""
+    held = ~(np.isnan(start) | np.isnan(end))
+    times, values = StepIntegral.steps(
+        np.r_[start[held], end[held]], np.r_[nodes[held], -nodes[held]]
+    )
+    return StepIntegral(times, values, 0.0)
+
+
+def available_profile(machine: int, calendar: DowntimeCalendar) -> StepIntegral:
+    """Nodes up over time: the machine minus the nodes of the windows in progress, never below
+    0 (overlapping windows never take more than the whole machine at any instant)."""
+    windows = list(calendar)
+    down = np.array(
+        [machine if w.nodes is None else min(w.nodes, machine) for w in windows], dtype=float
+    )
+    starts = np.array([w.start for w in windows], dtype=float)
+    ends = np.array([w.end for w in windows], dtype=float)
+    times, taken = StepIntegral.steps(np.r_[starts, ends], np.r_[down, -down])
+    return StepIntegral(times, machine - np.minimum(taken, machine), float(machine))
 
 
 def uptime_periods(
@@ -106,13 +140,15 @@ def utilization(
 ) -> dict[str, Any]:
     """Utilization over uptime (whole run and per uptime period) and in the 48 h before each
     scheduled maintenance. ``lost`` holds the attempts killed by downtime (start, end, nodes)."""
-    start = np.concatenate([jobs["start"].to_numpy(), lost["start"].to_numpy()])
-    end = np.concatenate([jobs["end"].to_numpy(), lost["end"].to_numpy()])
+    start = np.concatenate([jobs["start"].to_numpy(), lost["start"].to_numpy()]).astype(float)
+    end = np.concatenate([jobs["end"].to_numpy(), lost["end"].to_numpy()]).astype(float)
     nodes = np.concatenate([jobs["nodes"].to_numpy(), lost["nodes"].to_numpy()]).astype(float)
+    busy = busy_profile(start, end, nodes)
+    up = available_profile(machine, calendar)
 
     def ratio(a: float, b: float) -> float | None:
-        available = available_node_seconds(a, b, machine, calendar)
-        return busy_node_seconds(a, b, start, end, nodes) / available if available > 0 else None
+        available = up.over(a, b)
+        return busy.over(a, b) / available if available > 0 else None
 
     a, b = horizon
     periods = uptime_periods(a, b, machine, calendar)

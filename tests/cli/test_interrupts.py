@@ -485,3 +485,37 @@ def test_sweep_start_up_cleans_only_provably_dead_staging_of_its_own_folder(tmp_
     assert not stale.exists()
     assert live.exists() and remote.exists()
     assert (foreign / "runs" / ".photos.tmp").exists()
+
+
+def _threads(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
+
+
+@pytest.mark.parametrize(
+    "model",
+    [[], ["--runtime-model", "history"], ["--lookahead", "rollout", "--runtime-model", "history"]],
+    ids=["tree", "sampled trees", "rollout"],
+)
+def test_ctrl_c_stops_a_search_of_a_hundred_thousand_trees_on_a_bounded_pool(
+    tmp_path, spawn, model, capsys
+):
+    # One decision of 100,000 trees takes many minutes; it used to start a thread per tree
+    # and ignore Ctrl-C until it ended. (A busy workload: jobs wait, so there is a search.)
+    trace = tmp_path / "busy.json"
+    generate = ["generate", "markovian", trace, "--jobs", "300", "--target-util", "0.95"]
+    assert run(generate, capsys)[0] == 0
+    out = tmp_path / "run"
+    proc = spawn(
+        ["simulate", trace, "--policy", "mars-cw", "--trees", "100000", *model, "--out", out]
+    )
+    wait_for(lambda: (s := _stat(proc.pid)) is not None and s[2] > 2.0, "the search under way")
+    # the trees share a pool of one thread per core (plus the interpreter's own few)
+    assert _threads(proc.pid) <= (os.cpu_count() or 1) + 8
+    seconds, stdout, stderr = _interrupt(proc, whole_group=False)
+    assert proc.returncode == 130, stderr
+    assert seconds < 2.0, f"exited {seconds:.1f} s after the signal"
+    assert "Traceback" not in stderr + stdout
+    assert not out.exists() and not list(tmp_path.glob(".run*"))

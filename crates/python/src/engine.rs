@@ -1,6 +1,9 @@
 //! `Simulation`: one engine run driven from Python.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use hpcsched_core::agent::{
     apply_slot, episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES,
@@ -17,6 +20,7 @@ use hpcsched_core::sched::{
 use hpcsched_core::search::mcts::{Lookahead, Rollout};
 use hpcsched_core::search::{
     ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel, ScenarioModel, SearchConfig,
+    StopFlag,
 };
 use hpcsched_core::{
     Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,
@@ -48,10 +52,72 @@ pub struct PySimulation {
     start: RootReference,
     /// The MARS action set an agent picks from (built on first use).
     actions: Option<ActionSet>,
+    /// Raised on Ctrl-C: stops the engine's steps and every search at once.
+    stop: Arc<AtomicBool>,
 }
+
+/// How often a run without the GIL looks for Ctrl-C.
+const SIGNAL_CHECK: Duration = Duration::from_millis(50);
 
 fn input_err(reason: impl Into<String>) -> CoreError {
     CoreError::input(reason)
+}
+
+impl PySimulation {
+    /// Runs `work` on the engine without the GIL, on a worker thread, while this thread looks
+    /// for signals every `SIGNAL_CHECK`: on Ctrl-C the stop flag ends the worker's steps and
+    /// searches at once and KeyboardInterrupt is raised. A simulation interrupted so has
+    /// decisions cut short: it refuses to go on.
+    fn detached<T: Send>(
+        &mut self,
+        py: Python<'_>,
+        work: impl FnOnce(&mut Engine, &mut dyn Policy, &StopFlag) -> hpcsched_core::Result<T> + Send,
+    ) -> PyResult<T> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(pyo3::exceptions::PyRuntimeError::new_err(
+                "this simulation was interrupted, its last decisions cut short: start a new one",
+            ));
+        }
+        let flag = StopFlag::new(Arc::clone(&self.stop));
+        let (engine, policy) = (&mut self.engine, &mut self.policy);
+        let (sender, receiver) = mpsc::channel();
+        let stop = &self.stop;
+        let outcome = std::thread::scope(|scope| {
+            scope.spawn(move || {
+                let done = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                    work(engine, policy.as_mut(), &flag)
+                }));
+                let _ = sender.send(done);
+            });
+            // (the receiver moves in and out of each wait: it is not Sync)
+            let mut receiver = receiver;
+            loop {
+                let (received, back) = py.detach(move || {
+                    let received = receiver.recv_timeout(SIGNAL_CHECK);
+                    (received, receiver)
+                });
+                receiver = back;
+                match received {
+                    Ok(done) => return Ok(done),
+                    Err(RecvTimeoutError::Timeout) => {
+                        if let Err(interrupt) = py.check_signals() {
+                            stop.store(true, Ordering::Relaxed);
+                            // the worker ends its step (a search returns at once)
+                            let _ = py.detach(move || receiver.recv());
+                            return Err(interrupt);
+                        }
+                    }
+                    Err(RecvTimeoutError::Disconnected) => {
+                        unreachable!("the worker sends before it ends")
+                    }
+                }
+            }
+        })?;
+        match outcome {
+            Ok(result) => result.py_result(py),
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
+    }
 }
 
 #[pymethods]
@@ -225,6 +291,7 @@ impl PySimulation {
             None => inputs,
         };
         let mut outside = None;
+        let stop = Arc::new(AtomicBool::new(false));
         let policy: Box<dyn Policy> = if policy == "agent" {
             // A learning agent drives the engine step by step (advance_to_decision, apply);
             // no policy decides.
@@ -240,7 +307,11 @@ impl PySimulation {
             Box::new(python)
         } else {
             match search {
-                Some(options) => build_search_policy(policy, &search_options(options)?),
+                Some(options) => {
+                    let mut options = search_options(options)?;
+                    options.config.stop = StopFlag::new(Arc::clone(&stop));
+                    build_search_policy(policy, &options)
+                }
                 None if policy == "snf" && max_wait.is_some() => build_snf(max_wait),
                 None => build_policy_estimated(policy, window, backfill, estimates),
             }
@@ -260,6 +331,7 @@ impl PySimulation {
             outside,
             start,
             actions: None,
+            stop,
         })
     }
 
@@ -298,9 +370,12 @@ impl PySimulation {
         if self.outside.is_some() {
             return self.run_outside(py, until, u64::MAX);
         }
-        let (engine, policy) = (&mut self.engine, &mut self.policy);
-        py.detach(|| engine.run_until(until, policy.as_mut()))
-            .py_result(py)
+        self.detached(py, move |engine, policy, stop| {
+            while !stop.raised() && engine.peek().is_some_and(|t| t <= until) {
+                engine.step(policy)?;
+            }
+            Ok(())
+        })
     }
 
     /// Processes at most `events` event times; returns True while events remain. What a
@@ -310,9 +385,14 @@ impl PySimulation {
             self.run_outside(py, f64::INFINITY, events)?;
             return Ok(self.engine.peek().is_some());
         }
-        let (engine, policy) = (&mut self.engine, &mut self.policy);
-        py.detach(|| engine.run_events(events, policy.as_mut()))
-            .py_result(py)
+        self.detached(py, move |engine, policy, stop| {
+            for _ in 0..events {
+                if stop.raised() || !engine.step(policy)? {
+                    break;
+                }
+            }
+            Ok(engine.peek().is_some())
+        })
     }
 
     /// Runs to the end (GIL released for built-in policies).
@@ -320,8 +400,10 @@ impl PySimulation {
         if self.outside.is_some() {
             return self.run_outside(py, f64::INFINITY, u64::MAX);
         }
-        let (engine, policy) = (&mut self.engine, &mut self.policy);
-        py.detach(|| engine.run(policy.as_mut())).py_result(py)
+        self.detached(py, |engine, policy, stop| {
+            while !stop.raised() && engine.step(policy)? {}
+            Ok(())
+        })
     }
 
     /// The view a policy gets now, as a dict of numpy arrays.
@@ -691,6 +773,7 @@ pub(crate) fn search_options(d: &Bound<'_, PyDict>) -> PyResult<SearchOptions> {
             exploration: get_item(d, "exploration")?,
             trees: get_item(d, "trees")?,
             seed: get_item(d, "seed")?,
+            stop: StopFlag::default(),
             rollout,
             lookahead: match get_item::<String>(d, "lookahead")?.as_str() {
                 "tree" => Lookahead::Tree,

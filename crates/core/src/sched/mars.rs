@@ -112,6 +112,9 @@ impl MarsPolicy {
                 "give an iteration budget, a time budget, or both",
             ));
         }
+        // No more threads than the machine runs at once (results never depend on the number):
+        // `--trees 100000` runs its trees on this bounded pool, not a thread each.
+        let threads = threads.min(std::thread::available_parallelism().map_or(1, |n| n.get()));
         let pool = if threads > 1 {
             Some(
                 rayon::ThreadPoolBuilder::new()
@@ -158,27 +161,35 @@ impl MarsPolicy {
             }
             Chooser::Search(reward) => {
                 let futures = self.futures(branches.len());
-                let beliefs = match self.beliefs(view, futures) {
-                    Ok(beliefs) => beliefs,
+                // Every belief has the same queue and free nodes: the same branches, in the
+                // same order, with job indices of the belief. The others are built when a
+                // tree or future needs them (memory bounded by the threads, not the trees).
+                let first = match self.belief(view, 0) {
+                    Ok(first) => first,
                     Err(_) => return (0, 0), // cannot happen with a valid view; FCFS order then
                 };
-                // Every belief has the same queue and free nodes: the same branches, in the
-                // same order, with job indices of the belief.
-                let first = &beliefs[0];
                 let belief_branches = self.actions.outcomes(&first.engine.view(), usize::MAX);
                 debug_assert_eq!(belief_branches.len(), branches.len());
-                let root_of = |tree: u32| beliefs[tree as usize % beliefs.len()].engine.fork();
+                let root_of = |tree: u32| {
+                    let k = tree % futures;
+                    if k == 0 {
+                        return first.engine.fork();
+                    }
+                    self.belief(view, k)
+                        .expect("a belief of a view that gave one")
+                        .engine
+                };
                 let result = match &self.config.lookahead {
                     Lookahead::Rollout { bases } => rollout_search(
                         &root_of,
-                        beliefs.len() as u32,
+                        futures,
                         &belief_branches,
                         bases,
                         reward,
                         &self.config,
                         self.pool.as_ref(),
                     ),
-                    Lookahead::Tree if beliefs.len() == 1 => search(
+                    Lookahead::Tree if futures == 1 => search(
                         &first.engine,
                         &belief_branches,
                         &self.actions,
@@ -236,24 +247,19 @@ impl MarsPolicy {
         }
     }
 
-    /// The look-ahead engines of this decision: one deterministic belief, or `futures`, each on
-    /// its own sampled scenario (seeded by the decision's number and the future's: the same
-    /// for any number of threads).
-    fn beliefs(&self, view: &View, futures: u32) -> Result<Vec<Belief>> {
+    /// The look-ahead engine of future `k` of this decision: the deterministic belief, or its
+    /// own sampled scenario (seeded by the decision's number and the future's: the same for any
+    /// number of threads).
+    fn belief(&self, view: &View, k: u32) -> Result<Belief> {
         if self.model.is_deterministic() {
-            return Ok(vec![Belief::from_view(view)?]);
+            return Belief::from_view(view);
         }
         let decision = self.decided.wrapping_mul(0xD1B5_4A32_D192_ED03);
-        (0..futures)
-            .map(|tree| {
-                let seed = self.config.seed
-                    ^ decision
-                    ^ u64::from(tree + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-                let mut rng = Pcg64Mcg::seed_from_u64(seed);
-                let scenario = self.model.sample(view, &self.history, &mut rng);
-                Belief::from_scenario(view, &scenario)
-            })
-            .collect()
+        let seed =
+            self.config.seed ^ decision ^ u64::from(k + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let mut rng = Pcg64Mcg::seed_from_u64(seed);
+        let scenario = self.model.sample(view, &self.history, &mut rng);
+        Belief::from_scenario(view, &scenario)
     }
 
     /// Learns from the jobs completed since the last call.

@@ -1,5 +1,7 @@
 //! The search: P independent seeded trees (root parallelism), merged by outcome.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rand_core::{Rng, SeedableRng};
@@ -50,6 +52,30 @@ impl Lookahead {
     pub const PRIOR_NAMES: [&'static str; 2] = ["none", "rollout"];
 }
 
+/// A flag another thread raises to stop every search of a run at once (Ctrl-C): a search
+/// that sees it raised returns what it has. Not part of a configuration's identity: any two
+/// flags compare equal.
+#[derive(Debug, Clone, Default)]
+pub struct StopFlag(Option<Arc<AtomicBool>>);
+
+impl StopFlag {
+    pub fn new(flag: Arc<AtomicBool>) -> Self {
+        StopFlag(Some(flag))
+    }
+
+    /// Whether a stop was asked for (a relaxed load: cheap enough for every iteration).
+    #[inline]
+    pub fn raised(&self) -> bool {
+        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
+    }
+}
+
+impl PartialEq for StopFlag {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
 /// Budgets and parameters of one decision's search.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchConfig {
@@ -70,6 +96,8 @@ pub struct SearchConfig {
     /// A prior at expansion (the tree only): each new child starts with one virtual visit
     /// worth the best of these orderings' returns after it, and the best is tried first.
     pub prior: Option<Vec<Action>>,
+    /// Stops the search early when raised (an interrupted run's decisions are not kept).
+    pub stop: StopFlag,
 }
 
 impl Default for SearchConfig {
@@ -87,6 +115,7 @@ impl Default for SearchConfig {
             rollout: Rollout::Actions,
             lookahead: Lookahead::Tree,
             prior: None,
+            stop: StopFlag::default(),
         }
     }
 }
@@ -136,6 +165,9 @@ pub fn search_scenarios(
     pool: Option<&rayon::ThreadPool>,
 ) -> SearchOutcome {
     let grow = |tree: u32| {
+        if config.stop.raised() {
+            return (Vec::new(), 0); // (merges as no visit)
+        }
         let seed = config.seed ^ u64::from(tree).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         let mut root = root_of(tree);
         let reference = reward.reference_of(&root);
@@ -282,6 +314,7 @@ impl<'a> Tree<'a> {
                 .config
                 .time_budget
                 .is_none_or(|b| start.elapsed().as_secs_f64() < b)
+            && !self.config.stop.raised()
         {
             self.iterate();
             iterations += 1;

@@ -13,6 +13,6 @@ pub mod scenario;
 pub mod tree;
 
 pub use action::{Action, ActionSet};
-pub use mcts::{search, Lookahead, SearchConfig, SearchOutcome};
+pub use mcts::{search, Lookahead, SearchConfig, SearchOutcome, StopFlag};
 pub use reward::{Reward, RootReference};
 pub use scenario::{ArrivalModel, RuntimeModel, ScenarioModel};

@@ -34,6 +34,9 @@ pub fn rollout_search(
 ) -> SearchOutcome {
     // One work item per (future, branch): the returns of its bases, in the bases' order.
     let value_item = |item: usize| -> Vec<f64> {
+        if config.stop.raised() {
+            return vec![0.0; bases.len()];
+        }
         let (k, b) = (item / branches.len(), item % branches.len());
         let mut root = root_of(k as u32);
         let reference = reward.reference_of(&root);
