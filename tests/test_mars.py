@@ -3,6 +3,8 @@ honest look-ahead, determinism, and the decision log."""
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -275,6 +277,75 @@ def test_reward_from_a_toml_file(tmp_path):
         hpcsched.policies.parse_reward(str(bad))
     with pytest.raises(hpcsched.InputError, match="cannot read"):
         hpcsched.policies.parse_reward(str(tmp_path / "missing.toml"))
+
+
+@pytest.mark.parametrize("form", ["text", "dict", "tuple", "file"])
+def test_reward_weights_whose_sum_overflows_are_refused(tmp_path, form):
+    """Issue 25, point 1: only the weights' proportions count, so a sum that overflows to inf
+    would change the goal without a word (1e308 each scheduled otherwise than 1 each)."""
+    from hpcsched.policies import parse_reward
+
+    path = tmp_path / "goal.toml"
+    path.write_text("[reward]\nwait = 1e308\nbsld = 1e308\n")
+    given = {
+        "text": "wait=1e308,bsld=1e308",
+        "dict": {"wait": 1e308, "bsld": 1e308},
+        "tuple": None,
+        "file": str(path),
+    }[form]
+    with pytest.raises(hpcsched.HpcschedError, match="sum overflows") as caught:
+        if given is None:
+            hpcsched.SearchSpec(reward=(1e308, 1e308, 0.0, 0.0))
+        else:
+            parse_reward(given)
+    if form == "file":
+        assert caught.value.path == str(path) and caught.value.field == "reward"
+    else:
+        assert caught.value.option == "--reward"
+    # large weights whose sum is finite are the same goal as any other multiple
+    assert parse_reward("wait=1e300,bsld=1e300")[:2] == (1e300, 1e300)
+
+
+def test_a_reward_that_overflows_is_refused_on_the_command_line(tmp_path, capsys):
+    from hpcsched.cli import main
+
+    trace = tmp_path / "m.json"
+    assert main(["generate", "markovian", str(trace), "--jobs", "20"]) == 0
+    capsys.readouterr()
+    code = main(
+        [
+            *("simulate", str(trace), "--policy", "mars", "--iterations", "2", "--trees", "1"),
+            *("--reward", "wait=1e308,bsld=1e308", "--out", str(tmp_path / "run")),
+        ]
+    )
+    assert code == 2
+    assert capsys.readouterr().err.startswith("error: --reward: the weights' sum overflows")
+    assert not (tmp_path / "run").exists()
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "message"),
+    [
+        ("[reward]\nwait = true\n", "reward.wait", "finite number >= 0, not True"),
+        ('[reward]\nwait = "1"\n', "reward.wait", "finite number >= 0, not '1'"),
+        ("wait = 1\n", "wait", "unknown key 'wait'"),  # no [reward] table
+        ("[other]\nwait = 1\n", "other", "unknown key 'other'"),
+        ("[reward]\nwait = 1\n[extra]\nx = 1\n", "extra", "unknown key 'extra'"),
+        ("", "reward", "missing table [reward]"),
+        ("reward = 3\n", "reward", "missing table [reward]"),
+        ("[reward]\nspeed = 1\n", "reward.speed", "unknown reward term 'speed'"),
+        ("[reward]\nwait = -1\n", "reward.wait", "finite number >= 0"),
+        ("[reward]\nwait = 0\n", "reward", "positive sum"),
+    ],
+)
+def test_a_loose_reward_file_is_refused_naming_the_file_and_key(tmp_path, text, field, message):
+    """Issue 25, point 12: a reward file is one [reward] table of numbers, as strict as the
+    platform reader (booleans and strings were read as weights, other tables ignored)."""
+    path = tmp_path / "goal.toml"
+    path.write_text(text)
+    with pytest.raises(hpcsched.InputError, match=re.escape(message)) as caught:
+        hpcsched.policies.parse_reward(str(path))
+    assert (caught.value.path, caught.value.field) == (str(path), field)
 
 
 def test_energy_reward_needs_a_power_model_and_steers_the_search():

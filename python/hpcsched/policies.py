@@ -13,13 +13,15 @@ such pairs: ``fcfs-b+ipm`` is FCFS with EASY under IPM, ``snf+ipm`` SNF under IP
 from __future__ import annotations
 
 import math
+import numbers
 import os
+from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 from hpcsched import _core
 from hpcsched._records import Capabilities, SearchDefaults
-from hpcsched.exceptions import OptionError, shown
+from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
 from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
@@ -68,42 +70,92 @@ def policy_names() -> list[str]:
 
 
 def parse_reward(
-    spec: str | dict[str, float], terms: tuple[str, ...] = REWARD_TERMS
+    spec: str | Mapping[str, object], terms: tuple[str, ...] = REWARD_TERMS
 ) -> tuple[float, ...]:
     """Reward weights, one per name of ``terms``, from a preset (``cw``, ``cu``, ``wb``,
     ``cu-horizon``, ``cw-paper``, ``cu-paper``), ``"wait=1,utilization=0.5"``, a TOML file
-    with a ``[reward]`` table, or a dict."""
-    if isinstance(spec, dict):
-        weights = dict(spec)
-    elif spec.strip().lower() in REWARD_PRESETS:
-        weights = REWARD_PRESETS[spec.strip().lower()]
-    elif spec.endswith(".toml") or os.path.isfile(spec):
-        document = read_toml(spec)
-        weights = document.get("reward", document)
-    else:
-        weights = {}
-        for item in spec.split(","):
-            name, sep, value = item.partition("=")
-            try:
-                weights[name.strip()] = float(value) if sep else 1.0
-            except ValueError:
-                raise OptionError(
-                    f"{shown(item.strip())} is not term=weight", option="--reward"
-                ) from None
-    unknown = sorted(set(weights) - set(terms))
-    if unknown:
+    with a ``[reward]`` table, or a dict. Weights are finite numbers >= 0 whose sum is positive
+    and finite (only their proportions count: a sum that overflows would change them)."""
+    if isinstance(spec, Mapping):
+        return _weights(spec, terms, _option_error)
+    if not isinstance(spec, str):
         raise OptionError(
-            f"unknown reward term {shown(unknown[0])}; terms: {', '.join(terms)}",
+            f"give a preset, term=weight pairs, a TOML file or a dict, not {shown(spec)}",
             option="--reward",
         )
-    try:
-        values = tuple(float(weights.get(term, 0.0)) for term in terms)
-    except (TypeError, ValueError):
-        raise OptionError(
-            f"weights must be numbers, got {shown(weights)}", option="--reward"
-        ) from None
-    if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
-        raise OptionError("weights must be >= 0 with a positive sum", option="--reward")
+    if spec.strip().lower() in REWARD_PRESETS:
+        return _weights(REWARD_PRESETS[spec.strip().lower()], terms, _option_error)
+    if spec.endswith(".toml") or os.path.isfile(spec):
+        return _reward_file(spec, terms)
+    weights: dict[str, object] = {}
+    for item in spec.split(","):
+        name, sep, value = item.partition("=")
+        try:
+            weights[name.strip()] = float(value) if sep else 1.0
+        except ValueError:
+            raise OptionError(
+                f"{shown(item.strip())} is not term=weight", option="--reward"
+            ) from None
+    return _weights(weights, terms, _option_error)
+
+
+def _option_error(reason: str, term: str | None) -> HpcschedError:
+    return OptionError(reason, option="--reward")
+
+
+def _reward_file(path: str, terms: tuple[str, ...]) -> tuple[float, ...]:
+    """The weights of a reward file: one ``[reward]`` table of ``term = number``, nothing else
+    (as the platform reader, an unknown key is an error naming it, never ignored)."""
+    document = read_toml(path)
+    unknown = sorted(set(document) - {"reward"})
+    if unknown:
+        raise InputError(
+            f"unknown key {shown(unknown[0])} (a reward file holds one [reward] table)",
+            path=path,
+            field=unknown[0],
+        )
+    table = document.get("reward")
+    if not isinstance(table, dict):
+        raise InputError(
+            "missing table [reward] (the weights, e.g. wait = 1)", path=path, field="reward"
+        )
+
+    def error(reason: str, term: str | None) -> HpcschedError:
+        return InputError(reason, path=path, field="reward" if term is None else f"reward.{term}")
+
+    return _weights(table, terms, error)
+
+
+def _weights(
+    weights: Mapping[str, object],
+    terms: tuple[str, ...],
+    error: Callable[[str, str | None], HpcschedError],
+) -> tuple[float, ...]:
+    """The checked weights in the order of ``terms``; ``error(reason, term)`` makes the error
+    (naming the option, or the file and key)."""
+    checked: dict[str, float] = {}
+    for term, value in weights.items():
+        if term not in terms:
+            raise error(f"unknown reward term {shown(term)}; terms: {', '.join(terms)}", term)
+        # a bool or a string is not a weight (TOML's `wait = true`, `wait = "1"`)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not (math.isfinite(value) and float(value) >= 0)
+        ):
+            raise error(
+                f"the weight of {term} must be a finite number >= 0, not {shown(value)}", term
+            )
+        checked[term] = float(value)
+    values = tuple(checked.get(term, 0.0) for term in terms)
+    total = sum(values)
+    if total <= 0:
+        raise error("weights must be >= 0 with a positive sum", None)
+    if not math.isfinite(total):
+        raise error(
+            f"the weights' sum overflows ({total}); scale them down (only their proportions count)",
+            None,
+        )
     return values
 
 
