@@ -159,6 +159,16 @@ def _weights(
     return values
 
 
+def check_integer(name: str, value: object, minimum: int, maximum: int) -> None:
+    """``OptionError`` naming ``--name`` unless ``value`` is an integer in [minimum, maximum]
+    (the range the engine's type for it takes)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise OptionError(
+            f"must be an integer from {minimum} to {maximum}, not {shown(value)}",
+            option=f"--{name.replace('_', '-')}",
+        )
+
+
 @dataclass(frozen=True)
 class SearchSpec:
     """Parameters of MARS (and of the random baseline, which uses ``actions`` and ``seed``).
@@ -209,29 +219,31 @@ class SearchSpec:
     prior: str = "none"
 
     def __post_init__(self) -> None:
-        def positive_int(name: str, value: object, minimum: int = 1) -> None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise OptionError(
-                    f"must be an integer >= {minimum}, not {shown(value)}",
-                    option=f"--{name.replace('_', '-')}",
-                )
-
-        if self.iterations is not None:
-            positive_int("iterations", self.iterations)
+        # counts within the engine's u32, the seed within its u64 (issue 25: 2**64 was an
+        # internal OverflowError at run time)
+        for name, minimum, maximum in (
+            ("iterations", 1, _core.MAX_COUNT),
+            ("depth", 1, _core.MAX_COUNT),
+            ("trees", 1, _core.MAX_COUNT),
+            ("threads", 1, _core.MAX_COUNT),
+            ("seed", 0, _core.MAX_SEED),
+        ):
+            value = getattr(self, name)
+            if value is not None or name in ("depth", "trees", "seed"):
+                check_integer(name, value, minimum, maximum)
         if self.time_budget is not None and not (
-            math.isfinite(self.time_budget) and self.time_budget > 0
+            isinstance(self.time_budget, int | float)
+            and not isinstance(self.time_budget, bool)
+            and math.isfinite(self.time_budget)
+            and 0 < self.time_budget <= _core.MAX_TIME
         ):
             raise OptionError(
-                f"must be a positive number of seconds, not {shown(self.time_budget)}",
+                f"must be a number of seconds in (0, {_core.MAX_TIME:g}], "
+                f"not {shown(self.time_budget)}",
                 option="--time-budget",
             )
         if self.iterations is None and self.time_budget is None:
             raise OptionError("give --iterations, --time-budget or both", option="--iterations")
-        positive_int("depth", self.depth)
-        positive_int("trees", self.trees)
-        if self.threads is not None:
-            positive_int("threads", self.threads)
-        positive_int("seed", self.seed, minimum=0)
         if not 0 < self.gamma < 1:
             raise OptionError(f"must be in (0, 1), not {shown(self.gamma)}", option="--gamma")
         if not (math.isfinite(self.exploration) and self.exploration >= 0):
@@ -291,6 +303,17 @@ class SearchSpec:
         return self.runtime_model != "requested" or self.arrivals != "none"
 
 
+#: PowerSpec's integers and their largest values, the engine's types: u32 spares, the seed
+#: a u64; sample counts are usize, held to u32 as the other counts (past any screen's history).
+_POWER_COUNTS = {
+    "min_spares": _core.MAX_COUNT,
+    "max_spares": _core.MAX_COUNT,
+    "screen_min_samples": _core.MAX_COUNT,
+    "screen_max_samples": _core.MAX_COUNT,
+    "sample_transitions": _core.MAX_SEED,
+}
+
+
 @dataclass(frozen=True)
 class PowerSpec:
     """Parameters of the power managers (IPM and SNF-ICON; SNF-ICON Table I defaults).
@@ -337,6 +360,7 @@ class PowerSpec:
                 "manager",
                 "require_service_samples",
                 "stale_completion_shutdown",
+                *_POWER_COUNTS,
             ):
                 continue
             if (
@@ -361,18 +385,17 @@ class PowerSpec:
         ):
             if getattr(self, name) <= 0:
                 raise OptionError("must be > 0", option=f"--{name.replace('_', '-')}")
-        for name in (
-            "min_spares",
-            "max_spares",
-            "screen_min_samples",
-            "screen_max_samples",
-            "sample_transitions",
-        ):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, int):
+        for name in ("idle_timeout", "max_horizon", "recency_window", "screen_window"):
+            if getattr(self, name) > _core.MAX_TIME:
                 raise OptionError(
-                    f"must be an integer, not {shown(value)}", option=f"--{name.replace('_', '-')}"
+                    f"must be a number of seconds from 0 to {_core.MAX_TIME:g}, "
+                    f"not {shown(getattr(self, name))}",
+                    option=f"--{name.replace('_', '-')}",
                 )
+        for name, maximum in _POWER_COUNTS.items():
+            value = getattr(self, name)
+            if value is not None:
+                check_integer(name, value, 0, maximum)
 
     def to_native(self) -> dict[str, object]:
         native = asdict(self)
@@ -427,10 +450,11 @@ class PolicySpec:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
-                or not (math.isfinite(value) and value >= 0)
+                or not (math.isfinite(value) and 0 <= value <= _core.MAX_TIME)
             ):
                 raise OptionError(
-                    f"must be a number of seconds >= 0, not {shown(value)}", option="--max-wait"
+                    f"must be a number of seconds from 0 to {_core.MAX_TIME:g}, not {shown(value)}",
+                    option="--max-wait",
                 )
             object.__setattr__(self, "max_wait", float(value))
         if name not in policy_names():
