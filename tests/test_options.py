@@ -127,3 +127,126 @@ def test_a_sweep_field_past_the_engine_range_is_found_before_any_run(tmp_path, b
     with pytest.raises(hpcsched.InputError, match="must be an integer from") as caught:
         read_sweep(path)
     assert (caught.value.path, caught.value.field) == (str(path), f"policies[0].{field}")
+
+
+# --- point 11: options a configuration does not use are refused ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("unused", "used"),
+    [
+        ({"lookahead": "rollout", "prior": "rollout"}, {"prior": "rollout"}),
+        ({"bases": "fcfs,sjf:256"}, {"bases": "fcfs,sjf:256", "lookahead": "rollout"}),
+        ({"bases": "fcfs,sjf:256"}, {"bases": "fcfs,sjf:256", "prior": "rollout"}),
+        ({"lookahead": "rollout", "rollout": "guided"}, {"rollout": "guided"}),
+        ({"lookahead": "rollout", "exploration": 2.0}, {"exploration": 2.0}),
+        ({"guide": "sjf:256"}, {"guide": "sjf:256", "rollout": "guided"}),
+        ({"epsilon": 0.5}, {"epsilon": 0.5, "rollout": "guided"}),
+        ({"arrival_window": 3600.0}, {"arrival_window": 3600.0, "arrivals": "recent"}),
+        ({"arrival_horizon": 3600.0}, {"arrival_horizon": 3600.0, "arrivals": "recent"}),
+        ({"horizon": 3600.0}, {"horizon": 3600.0, "reward": (1.0, 0.0, 1.0)}),
+    ],
+)
+def test_a_search_option_the_configuration_does_not_use_is_refused(unused, used):
+    """Each was dropped without a word (``--prior rollout`` with the rollout look-ahead even
+    changed the run key, not the results); the same value where it is used is taken."""
+    option = next(k for k in unused if k != "lookahead" or len(unused) == 1)
+    with pytest.raises(hpcsched.OptionError, match="does not use it") as caught:
+        hpcsched.SearchSpec(**unused)
+    assert caught.value.option == "--" + option.replace("_", "-")
+    spec = hpcsched.SearchSpec(**used)
+    assert getattr(spec, option) == used[option]
+
+
+@pytest.mark.parametrize("option", ["actions", "bases", "guide"])
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("", "at least one action"),  # the engine reads it as the paper's set
+        ("  ", "at least one action"),
+        (",", "an empty action"),
+        ("fcfs,,sjf:256", "an empty action"),  # the engine skips the empty item
+        ("sjf:", "no window after ':'"),  # the engine reads it as sjf (every paper window)
+        ("fcfs,sjf: ", "no window after ':'"),
+    ],
+)
+def test_empty_actions_and_windows_are_refused(option, value, message):
+    kwargs = {option: value, "lookahead": "rollout"} if option == "bases" else {option: value}
+    if option == "guide":
+        kwargs["rollout"] = "guided"
+    with pytest.raises(hpcsched.OptionError, match=message) as caught:
+        hpcsched.SearchSpec(**kwargs)
+    assert caught.value.option == f"--{option}"
+
+
+def test_the_guide_is_one_ordering():
+    """The engine follows the first action of the guide only: "sjf" (ten windows) or two
+    orderings would drop the rest without a word."""
+    for guide in ("sjf", "f1:256,sjf:256"):
+        with pytest.raises(hpcsched.OptionError, match="one ordering") as caught:
+            hpcsched.SearchSpec(rollout="guided", guide=guide)
+        assert caught.value.option == "--guide"
+    assert hpcsched.SearchSpec(rollout="guided", guide="sjf:64").guide == "sjf:64"
+
+
+@pytest.mark.parametrize(
+    ("power", "option"),
+    [
+        ({"manager": "ipm", "alpha": 3.0}, "--alpha"),
+        ({"manager": "ipm", "min_spares": 4}, "--min-spares"),
+        ({"manager": "ipm", "ks_multiplier": 0.3}, "--ks-multiplier"),
+        ({"manager": "icon-ng", "recency_window": 60.0}, "--recency-window"),
+        ({"manager": "icon-ngnf", "recency_window": 60.0}, "--recency-window"),
+    ],
+)
+def test_a_power_parameter_the_manager_does_not_use_is_refused(power, option):
+    with pytest.raises(hpcsched.OptionError, match="does not use it") as caught:
+        hpcsched.PowerSpec(**power)
+    assert caught.value.option == option
+    # the manager a paper name implies is checked too
+    name = {"ipm": "fcfs-b+ipm", "icon-ng": "snf-icon-ng", "icon-ngnf": "snf-icon-ngnf"}
+    unset = {k: v for k, v in power.items() if k != "manager"}
+    with pytest.raises(hpcsched.OptionError, match="does not use it"):
+        hpcsched.PolicySpec(name[power["manager"]], power=hpcsched.PowerSpec(**unset))
+    # SNF-ICON takes them
+    assert hpcsched.PowerSpec(manager="icon", **unset)
+
+
+@pytest.mark.parametrize(
+    ("low", "high"), [("min_spares", "max_spares"), ("screen_min_samples", "screen_max_samples")]
+)
+def test_a_minimum_above_its_maximum_is_refused(low, high):
+    with pytest.raises(hpcsched.OptionError, match=f"at most {high} \\(2\\), not 5") as caught:
+        hpcsched.PowerSpec(manager="icon", **{low: 5, high: 2})
+    assert caught.value.option == "--" + low.replace("_", "-")
+    assert hpcsched.PowerSpec(manager="icon", **{low: 2, high: 2})
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        ([*MARS, "--lookahead", "rollout", "--prior", "rollout"], "--prior"),
+        ([*MARS, "--bases", "fcfs,sjf:256"], "--bases"),
+        ([*MARS, "--lookahead", "rollout", "--bases", ""], "--bases"),
+        ([*MARS, "--lookahead", "rollout", "--rollout", "guided"], "--rollout"),
+        ([*MARS, "--actions", ""], "--actions"),
+        ([*MARS, "--actions", ","], "--actions"),
+        ([*MARS, "--actions", "sjf:"], "--actions"),
+        ([*ICON, "--min-spares", "5", "--max-spares", "2"], "--min-spares"),
+        (
+            ["--policy", "fcfs", "--power", "ipm", "--platform", "AOBA-64", "--alpha", "3"],
+            "--alpha",
+        ),
+        (
+            ["--policy", "snf-icon-ng", "--platform", "AOBA-64", "--recency-window", "60"],
+            "--recency-window",
+        ),
+    ],
+)
+def test_the_command_line_refuses_what_the_configuration_does_not_use(
+    tmp_path, trace, capsys, args, named
+):
+    code, _, err = run(["simulate", trace, *args, "--out", tmp_path / "run"], capsys)
+    assert code == 2, err
+    assert err.startswith(f"error: {named}:"), err
+    assert not (tmp_path / "run").exists()

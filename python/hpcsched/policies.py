@@ -16,7 +16,7 @@ import math
 import numbers
 import os
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from hpcsched import _core
@@ -159,6 +159,36 @@ def _weights(
     return values
 
 
+def check_actions(spec: object, option: str) -> list[str]:
+    """The names of the actions ``spec`` lists (``paper``, or e.g. ``fcfs,wfp3:256,sjf``);
+    ``OptionError`` naming ``option`` for an empty list, an empty item or an empty window,
+    which the engine's parser would read as the paper's set, skip, or as every paper window."""
+    if not isinstance(spec, str):
+        raise OptionError(
+            f"give actions such as 'paper' or 'fcfs,sjf:256', not {shown(spec)}", option=option
+        )
+    if not spec.strip():
+        raise OptionError(
+            "give at least one action (e.g. 'paper' or 'fcfs,sjf:256')", option=option
+        )
+    for item in spec.split(","):
+        _, colon, window = item.partition(":")
+        if not item.strip():
+            raise OptionError(
+                f"an empty action in {shown(spec)} (a comma too many?)", option=option
+            )
+        if colon and not window.strip():
+            raise OptionError(
+                f"{shown(item.strip())} has no window after ':' (give one such as 256, or "
+                "all; without ':' a heuristic takes the paper's windows)",
+                option=option,
+            )
+    try:
+        return _core.action_names(spec)
+    except ValueError as exc:
+        raise OptionError(str(exc), option=option) from None
+
+
 def check_integer(name: str, value: object, minimum: int, maximum: int) -> None:
     """``OptionError`` naming ``--name`` unless ``value`` is an integer in [minimum, maximum]
     (the range the engine's type for it takes)."""
@@ -275,11 +305,14 @@ class SearchSpec:
                 )
         if not (isinstance(self.epsilon, int | float) and 0 <= self.epsilon <= 1):
             raise OptionError(f"must be in [0, 1], not {shown(self.epsilon)}", option="--epsilon")
-        for name in ("guide", "bases"):
-            try:
-                _core.action_names(getattr(self, name))
-            except ValueError as exc:
-                raise OptionError(str(exc), option=f"--{name}") from None
+        for name in ("actions", "guide", "bases"):
+            count = len(check_actions(getattr(self, name), f"--{name}"))
+            if name == "guide" and count != 1:
+                raise OptionError(
+                    f"the guide is one ordering with its window (e.g. f1:256), not "
+                    f"{shown(self.guide)} ({count} actions)",
+                    option="--guide",
+                )
         # Shorter weight tuples (older configs) get zero weights for the later terms.
         weights = tuple(self.reward) + (0.0,) * (len(REWARD_TERMS) - len(self.reward))
         if len(weights) != len(REWARD_TERMS):
@@ -287,6 +320,37 @@ class SearchSpec:
         object.__setattr__(
             self, "reward", parse_reward(dict(zip(REWARD_TERMS, weights, strict=True)))
         )
+        self._check_used()
+
+    def _check_used(self) -> None:
+        """An option this configuration does not use is an error naming it and why, never
+        ignored: a value other than its default given to a part of the search that does not
+        run (the options are dataclass fields, so "given" is "not the default")."""
+        tree = self.lookahead == "tree"
+        unused = {
+            "prior": not tree and "the rollout look-ahead has no tree to give a prior",
+            "bases": tree
+            and self.prior == "none"
+            and "only --lookahead rollout and --prior rollout follow bases",
+            "rollout": not tree
+            and "the rollout look-ahead follows the --bases orderings, not random rollouts",
+            "exploration": not tree and "the rollout look-ahead has no tree to explore",
+            "guide": self.rollout != "guided" and "only --rollout guided follows a guide",
+            "epsilon": self.rollout != "guided" and "only --rollout guided takes random choices",
+            "arrival_window": self.arrivals == "none"
+            and "only --arrivals recent replays recent submissions",
+            "arrival_horizon": self.arrivals == "none"
+            and "only --arrivals recent replays recent submissions",
+            "horizon": self.reward[REWARD_TERMS.index("utilization")] == 0
+            and "only the utilization reward term has a horizon",
+        }
+        defaults = {f.name: f.default for f in fields(self)}
+        for name, why in unused.items():
+            if why and getattr(self, name) != defaults[name]:
+                raise OptionError(
+                    f"{why}; this configuration does not use it",
+                    option=f"--{name.replace('_', '-')}",
+                )
 
     def to_native(self, overrun: str = "continue") -> dict[str, object]:
         """The options as the engine reads them (``overrun``: the run's, so that sampled run
@@ -396,6 +460,36 @@ class PowerSpec:
             value = getattr(self, name)
             if value is not None:
                 check_integer(name, value, 0, maximum)
+
+        for low, high in (
+            ("min_spares", "max_spares"),
+            ("screen_min_samples", "screen_max_samples"),
+        ):
+            if getattr(self, high) is not None and getattr(self, low) > getattr(self, high):
+                raise OptionError(
+                    f"must be at most {high} ({getattr(self, high)}), not {getattr(self, low)}",
+                    option=f"--{low.replace('_', '-')}",
+                )
+        self._check_used()
+
+    def _check_used(self) -> None:
+        """A parameter the manager does not use, given a value other than its default, is an
+        error naming it: IPM takes only the idle timeout and the transition seed; the -ng
+        ablations have no arrival-recency gate. (Without a manager yet, the policy's name
+        gives it later: the spec is checked again then.)"""
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in _ICON_DEFAULTS:
+            if getattr(self, name) == defaults[name]:
+                continue
+            if self.manager == "ipm":
+                why = "an SNF-ICON parameter: ipm only switches nodes off after --idle-timeout"
+            elif name == "recency_window" and self.manager in ("icon-ng", "icon-ngnf"):
+                why = f"{self.manager} has no arrival-recency gate"
+            else:
+                continue
+            raise OptionError(
+                f"{why}; this configuration does not use it", option=f"--{name.replace('_', '-')}"
+            )
 
     def to_native(self) -> dict[str, object]:
         native = asdict(self)
