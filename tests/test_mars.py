@@ -348,7 +348,7 @@ def test_a_loose_reward_file_is_refused_naming_the_file_and_key(tmp_path, text, 
     assert (caught.value.path, caught.value.field) == (str(path), field)
 
 
-def test_energy_reward_needs_a_power_model_and_steers_the_search():
+def test_energy_reward_needs_a_power_model_and_reaches_the_search():
     # a busy 64-node machine: about 140 searched decisions with 30 iterations each
     workload = hpcsched.workload.generate.markovian(n_jobs=400, target_util=1.0, seed=8)
 
@@ -364,12 +364,43 @@ def test_energy_reward_needs_a_power_model_and_steers_the_search():
         )
     energy = run((0, 0, 0, 1))
     assert tuple(energy.info["inputs"]["policy"]["search"]["reward"])[:4] == (0.0, 0.0, 0.0, 1.0)
-    starts = energy.jobs["start"].to_numpy()
     # weights are normalised: twice the weight is the same goal, the same schedule
-    np.testing.assert_array_equal(run((0, 0, 0, 2)).jobs["start"].to_numpy(), starts)
-    # the energy term reaches the search: another goal, with the same seed, schedules otherwise
-    for other in ((1, 0, 0, 0), (0, 0, 1, 0)):
-        assert not np.array_equal(run(other).jobs["start"].to_numpy(), starts), other
+    np.testing.assert_array_equal(
+        run((0, 0, 0, 2)).jobs["start"].to_numpy(), energy.jobs["start"].to_numpy()
+    )
+
+
+def test_the_energy_term_alone_settles_a_decision_under_a_power_manager():
+    """Two nodes under IPM (5 s timeout); a 10 s one-node job Y and a 100 s two-node job X
+    wait at 0, in that order. The mean wait prefers Y first (FCFS's outcome); so does a reward
+    that ignores energy, as the engine would with the energy term dropped: a constant one
+    (``maintenance_utilization`` is 1 without a maintenance) ties, and ties go to the earliest
+    action. The energy term values the two outcomes apart and starts X first, for every seed
+    and budget tried. (It does not follow that it spends less energy: X first costs 21200 J
+    to the last completion, Y first 21100 J; and on Markovian workloads under IPM or ICON,
+    the energy-only reward used less energy than the wait-only one in 7 of 24 cases, all
+    within 0.3 %: issue 25. The term is the computing share of the energy, not the total.)"""
+    from tests.conftest import small_platform
+
+    workload = workload_from([(0, 10, 10, 1), (0, 100, 100, 2)], 2)
+    power = hpcsched.PowerSpec(manager="ipm", idle_timeout=5.0)
+
+    def first_decision(reward, seed):
+        weights = hpcsched.policies.parse_reward(reward)
+        search = hpcsched.SearchSpec(reward=weights, iterations=50, trees=1, seed=seed)
+        spec = hpcsched.PolicySpec("mars", search=search, power=power)
+        result = hpcsched.simulate(workload, spec, platform=small_platform(2), decision_log="full")
+        return result.jobs["start"].tolist(), result.decisions.iloc[0]
+
+    for seed in (1, 2, 3):
+        starts, decision = first_decision({"energy": 1.0}, seed)
+        assert starts == [100.0, 0.0], seed  # X first
+        values = decision["candidate_values"]
+        assert len(values) == 2 and values[0] != values[1]
+        for other in ({"wait": 1.0}, {"maintenance_utilization": 1.0}):
+            assert first_decision(other, seed)[0] == [0.0, 10.0], (other, seed)
+    constant = first_decision({"maintenance_utilization": 1.0}, 1)[1]["candidate_values"]
+    assert constant[0] == constant[1]
 
 
 def test_reward_presets_are_the_documented_weights():
