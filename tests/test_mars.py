@@ -251,10 +251,10 @@ def test_bad_search_options(kwargs, message):
         hpcsched.SearchSpec(**kwargs)
 
 
-def test_bad_action_set_is_an_option_error_before_any_run():
-    with pytest.raises(hpcsched.OptionError, match="unknown heuristic") as caught:
+def test_bad_action_set_is_an_option_error():
+    # refused with the options, naming --actions (not at run time, as an input error)
+    with pytest.raises(hpcsched.OptionError, match=r"^--actions: unknown heuristic"):
         hpcsched.SearchSpec(actions="wfp9:2")
-    assert caught.value.option == "--actions"
 
 
 def test_time_budget_alone_runs_searches():
