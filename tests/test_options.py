@@ -162,9 +162,10 @@ def test_a_search_option_the_configuration_does_not_use_is_refused(unused, used)
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        ("", "at least one action"),  # the engine reads it as the paper's set
-        ("  ", "at least one action"),
-        (",", "an empty action"),
+        ("", "the action set is empty"),  # the engine reads it as the paper's set
+        ("  ", "the action set is empty"),
+        (",", "the action set is empty"),
+        (" , ", "the action set is empty"),
         ("fcfs,,sjf:256", "an empty action"),  # the engine skips the empty item
         ("sjf:", "no window after ':'"),  # the engine reads it as sjf (every paper window)
         ("fcfs,sjf: ", "no window after ':'"),

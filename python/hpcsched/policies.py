@@ -167,9 +167,10 @@ def check_actions(spec: object, option: str) -> list[str]:
         raise OptionError(
             f"give actions such as 'paper' or 'fcfs,sjf:256', not {shown(spec)}", option=option
         )
-    if not spec.strip():
+    if not spec.replace(",", "").strip():  # "" or ",": the engine reads "" as the paper's set
         raise OptionError(
-            "give at least one action (e.g. 'paper' or 'fcfs,sjf:256')", option=option
+            "the action set is empty: give at least one action (e.g. 'paper' or 'fcfs,sjf:256')",
+            option=option,
         )
     for item in spec.split(","):
         _, colon, window = item.partition(":")
