@@ -56,6 +56,7 @@ ICON = ("--policy", "snf-icon", "--platform", "AOBA-64")
         (ICON, "--max-horizon", 1e12, "from 0 to 1e+11"),
         (ICON, "--recency-window", 1e12, "from 0 to 1e+11"),
         (("--policy", "snf"), "--max-wait", 1e12, "from 0 to 1e+11"),
+        (("--policy", "fcfs"), "--announce-lead", 1e12, "from 0 to 1e+11"),
     ],
 )
 def test_numbers_past_the_engine_range_name_the_option_and_the_range(
