@@ -30,10 +30,12 @@ def max_busy_nodes(result: Result) -> int:
 
 
 def check_jobs(result: Result, overrun: str = "continue") -> None:
-    """Every job starts at or after its submission and completes exactly once, after running
-    exactly its run time (or its requested time when killed for overrunning)."""
+    """Every job starts at or after its submission and ends after running exactly its run
+    time (or its requested time when killed for overrunning); its killed attempts are its
+    requeues. (The job table has one row per job of the workload by construction: that a job
+    ran once and only once is checked against the engine's node states, in
+    :func:`check_power_records`.)"""
     jobs = result.jobs
-    assert len(jobs) == len(result.workload.jobs)
     assert not jobs["start"].isna().any(), "a job never started"
     assert (jobs["start"] >= jobs["submit"]).all(), "a job started before its submission"
     expected = jobs["run_time"].to_numpy()
@@ -46,6 +48,42 @@ def check_jobs(result: Result, overrun: str = "continue") -> None:
     )
     assert (result.lost["end"] >= result.lost["start"]).all()
     assert len(result.lost) == int(jobs["requeues"].sum())
+
+
+def check_downtime(result: Result) -> None:
+    """Busy nodes never exceed what the calendar's windows leave up, at any instant. Both are
+    step functions, so they are compared at every time either changes (attempt starts and
+    ends, window starts and ends): a job running straight through an outage is caught, not
+    only one starting inside it."""
+    machine = result.workload.nodes
+    start, end, nodes = executed_intervals(result)
+    windows = list(result.calendar)
+    bounds = [t for w in windows for t in (w.start, w.end)]
+    for t in np.unique(np.concatenate([start, end, np.array(bounds, dtype=float)])):
+        busy = int(nodes[(start <= t) & (end > t)].sum())
+        down = sum(machine if w.nodes is None else w.nodes for w in windows if w.start <= t < w.end)
+        assert busy <= max(machine - down, 0), f"t={t}: {busy} nodes busy, {down} down"
+
+
+def check_power_records(result: Result) -> None:
+    """The job table against the engine's power accounting, which keeps its own record of
+    every node's state: at every instant of the timeline, the nodes computing are those of
+    the attempts running then (completed and killed ones), and the computing node-seconds are
+    theirs. A job that ran twice, never ran, or ran other than its row says disagrees."""
+    start, end, nodes = executed_intervals(result)
+    timeline = result.timeline
+    times = timeline["time"].to_numpy()
+    running = (start[None, :] <= times[:, None]) & (end[None, :] > times[:, None])
+    expected = (running * nodes[None, :]).sum(axis=1)
+    mismatch = np.flatnonzero(timeline["computing"].to_numpy() != expected)
+    assert not len(mismatch), (
+        f"t={times[mismatch[0]]}: {timeline['computing'].iloc[mismatch[0]]} nodes computing, "
+        f"the job table runs {expected[mismatch[0]]}"
+    )
+    energy = result.info["energy"]
+    horizon = energy["horizon_seconds"]
+    held = (np.minimum(end, horizon) - np.minimum(start, horizon)) * nodes
+    np.testing.assert_allclose(energy["node_seconds"]["computing"], held.sum(), rtol=1e-9)
 
 
 def check_capacity(result: Result) -> None:

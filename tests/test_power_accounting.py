@@ -130,10 +130,10 @@ def test_accounting_on_a_paper_workload(traces_dir, policy, seed):
     check_capacity(result)
 
 
-def test_maintenance_with_power_management_on_a_real_trace(traces_dir):
+def test_maintenance_with_power_management_on_the_markovian_workload(markovian_trace):
     # The Markovian workload on Taurus-64 with a weekly whole-machine maintenance (back
     # asleep), a partial one (back idle) and an unscheduled outage of 8 nodes.
-    trace = traces_dir / "snf-icon-paper" / "generated-markovian-3000.json.gz"
+    trace = markovian_trace
     week = 7 * 86400.0
     lines = [f"{k * week + 3600:.0f} {k * week + 4 * 3600:.0f} S - back=asleep" for k in (1, 2)]
     lines.append(f"{3 * week:.0f} {3 * week + 7200:.0f} S 32 back=idle rack upgrade")

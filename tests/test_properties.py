@@ -12,7 +12,9 @@ from hpcsched.workload.calendar import Downtime
 from tests.conftest import small_platform, workload_from
 from tests.invariants import (
     check_capacity,
+    check_downtime,
     check_jobs,
+    check_power_records,
     check_reservation_capacity,
     check_reservations_honoured,
 )
@@ -105,19 +107,9 @@ def calendars(draw):
 def test_invariants_hold_under_downtime(workload, calendar, policy):
     result = hpcsched.simulate(workload, policy, downtime=calendar)
     check_jobs(result)
-    # Busy nodes never exceed what the windows leave up.
-    jobs, lost = result.jobs, result.lost
-    import numpy as np
-
-    start = np.concatenate([jobs["start"], lost["start"]])
-    end = np.concatenate([jobs["end"], lost["end"]])
-    nodes = np.concatenate([jobs["nodes"], lost["nodes"]])
-    for t in np.unique(start):
-        busy = nodes[(start <= t) & (end > t)].sum()
-        down = sum(
-            MACHINE if w.nodes is None else w.nodes for w in calendar if w.start <= t < w.end
-        )
-        assert busy <= max(MACHINE - down, 0), f"t={t}: {busy} busy, {down} down"
+    assert list(result.calendar) == list(calendar)  # the workload's clock starts at 0
+    check_downtime(result)
+    jobs = result.jobs
     # No job runs through the start of a scheduled window that it knew about.
     for w in calendar:
         if w.kind != "scheduled" or w.nodes is not None:
@@ -125,6 +117,32 @@ def test_invariants_hold_under_downtime(workload, calendar, policy):
         known = jobs["start"] >= w.start - calendar.announce_lead
         crosses = (jobs["start"] < w.start) & (jobs["start"] + jobs["requested_time"] > w.start)
         assert not (known & crosses).any()
+
+
+def test_the_downtime_check_catches_a_job_running_through_an_outage():
+    """The mutant engine of issue 25 lets a job run straight through an unscheduled
+    whole-machine outage (no kill, no requeue). Its job table, made here from a real run by
+    moving the killed job's end across the outage, keeps every other invariant: only the
+    downtime check, which looks at every instant and not only at start times, refuses it."""
+    import copy
+
+    calendar = DowntimeCalendar((Downtime(40.0, 60.0, "unscheduled"),), announce_lead=0.0)
+    workload = workload_from([(0, 100, 100, 4), (0, 20, 20, 4), (50, 10, 10, 2)], MACHINE)
+    real = hpcsched.simulate(workload, "fcfs", downtime=calendar)
+    check_downtime(real)
+    assert len(real.lost) == 1  # the first job was killed at 40 and ran again after 60
+    mutant = copy.copy(real)
+    mutant.jobs = real.jobs.copy()
+    killed = int(real.lost["job_index"].iloc[0])
+    first_start = float(real.lost["start"].iloc[0])
+    mutant.jobs.loc[killed, ["start", "end", "requeues"]] = [first_start, first_start + 100, 0]
+    mutant.jobs["wait"] = mutant.jobs["start"] - mutant.jobs["submit"]
+    mutant.lost = real.lost.iloc[0:0]
+    assert mutant.jobs.loc[killed, "end"] > 60 > 40 > mutant.jobs.loc[killed, "start"]
+    check_jobs(mutant)
+    check_capacity(mutant)
+    with pytest.raises(AssertionError, match=r"t=40\.0: 4 nodes busy, 8 down"):
+        check_downtime(mutant)
 
 
 POWERED = small_platform(MACHINE, switch_on=15.0, switch_off=7.0)
@@ -144,13 +162,33 @@ def test_invariants_hold_for_power_managers(workload, policy, timeout, sample):
     result = hpcsched.simulate(workload, spec, platform=POWERED)
     check_jobs(result)
     check_capacity(result)
-    energy = result.info["energy"]
-    seconds = energy["node_seconds"]
+    # every attempt of the job table is in the engine's own node-state record, and no other
+    check_power_records(result)
+    seconds = result.info["energy"]["node_seconds"]
     assert min(seconds.values()) >= -1e-6
-    assert sum(seconds.values()) == pytest.approx(MACHINE * energy["horizon_seconds"], abs=1e-6)
-    timeline = result.timeline
-    counts = timeline[["idle", "computing", "switching_on", "switching_off", "sleeping"]]
-    assert (counts.sum(axis=1) == MACHINE).all()
+
+
+def test_the_power_records_check_catches_a_job_table_the_engine_did_not_run():
+    """check_power_records compares the job table with the engine's node states, kept apart:
+    a job shown running elsewhere, or an attempt the engine never ran, is refused."""
+    import copy
+
+    import pandas as pd
+
+    workload = workload_from([(0, 50, 60, 3), (5, 30, 40, 5), (100, 20, 20, 8)], MACHINE)
+    spec = hpcsched.PolicySpec("fcfs-b+ipm", power=hpcsched.PowerSpec(idle_timeout=5.0))
+    real = hpcsched.simulate(workload, spec, platform=POWERED)
+    check_power_records(real)
+    moved = copy.copy(real)
+    moved.jobs = real.jobs.copy()
+    moved.jobs.loc[2, ["start", "end"]] += 10.0  # ends once more, later
+    with pytest.raises(AssertionError, match="nodes computing"):
+        check_power_records(moved)
+    twice = copy.copy(real)
+    attempt = {"job_index": [0], "start": [60.0], "end": [70.0], "nodes": [3]}
+    twice.lost = pd.concat([real.lost, pd.DataFrame(attempt)])  # an attempt never run
+    with pytest.raises(AssertionError):
+        check_power_records(twice)
 
 
 def test_reservation_resolved_within_one_instant():

@@ -41,9 +41,9 @@ def _row_groups(path) -> int:
 
 @pytest.mark.parametrize("decision_log", ["compact", "full"])
 def test_power_logs_streamed_in_batches_equal_the_logs_kept_in_memory(
-    tmp_path, traces_dir, monkeypatch, decision_log
+    tmp_path, markovian_trace, monkeypatch, decision_log
 ):
-    trace = traces_dir / "snf-icon-paper" / "generated-markovian-3000.json.gz"
+    trace = markovian_trace
     options = {"platform": "AOBA-64", "decision_log": decision_log}
     kept = hpcsched.simulate(trace, "snf-icon", **options)
     monkeypatch.setattr(hpcsched.run, "BATCH_ROWS", 500)  # many batches

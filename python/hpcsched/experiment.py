@@ -144,12 +144,18 @@ def slice_workload(workload: Workload, start: int, stop: int | None) -> Workload
 def _generate(name: str, params: dict[str, Any], nodes: int | None) -> Workload:
     params = dict(params)
     jobs = params.pop("jobs", 3000 if name == "markovian" else 10000)
-    if name == "markovian":
-        if nodes is not None:
-            params.setdefault("nodes", nodes)
-        return generators.markovian(jobs, **params)
-    servers = params.pop("servers", nodes if nodes is not None else 16)
-    return generators.mmk(jobs, servers, params.pop("load", 0.8), **params)
+    try:
+        if name == "markovian":
+            if nodes is not None:
+                params.setdefault("nodes", nodes)
+            return generators.markovian(jobs, **params)
+        servers = params.pop("servers", nodes if nodes is not None else 16)
+        return generators.mmk(jobs, servers, params.pop("load", 0.8), **params)
+    except OptionError as exc:
+        if exc.option != "n_jobs":
+            raise
+        # the generators' n_jobs is this spec's (and a sweep file's) jobs
+        raise OptionError(exc.reason, option="jobs") from None
 
 
 @dataclass(frozen=True)

@@ -13,13 +13,15 @@ such pairs: ``fcfs-b+ipm`` is FCFS with EASY under IPM, ``snf+ipm`` SNF under IP
 from __future__ import annotations
 
 import math
+import numbers
 import os
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Callable, Mapping
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from hpcsched import _core
 from hpcsched._records import Capabilities, SearchDefaults
-from hpcsched.exceptions import OptionError, shown
+from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
 from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
@@ -68,43 +70,134 @@ def policy_names() -> list[str]:
 
 
 def parse_reward(
-    spec: str | dict[str, float], terms: tuple[str, ...] = REWARD_TERMS
+    spec: str | Mapping[str, object], terms: tuple[str, ...] = REWARD_TERMS
 ) -> tuple[float, ...]:
     """Reward weights, one per name of ``terms``, from a preset (``cw``, ``cu``, ``wb``,
     ``cu-horizon``, ``cw-paper``, ``cu-paper``), ``"wait=1,utilization=0.5"``, a TOML file
-    with a ``[reward]`` table, or a dict."""
-    if isinstance(spec, dict):
-        weights = dict(spec)
-    elif spec.strip().lower() in REWARD_PRESETS:
-        weights = REWARD_PRESETS[spec.strip().lower()]
-    elif spec.endswith(".toml") or os.path.isfile(spec):
-        document = read_toml(spec)
-        weights = document.get("reward", document)
-    else:
-        weights = {}
-        for item in spec.split(","):
-            name, sep, value = item.partition("=")
-            try:
-                weights[name.strip()] = float(value) if sep else 1.0
-            except ValueError:
-                raise OptionError(
-                    f"{shown(item.strip())} is not term=weight", option="--reward"
-                ) from None
-    unknown = sorted(set(weights) - set(terms))
-    if unknown:
+    with a ``[reward]`` table, or a dict. Weights are finite numbers >= 0 whose sum is positive
+    and finite (only their proportions count: a sum that overflows would change them)."""
+    if isinstance(spec, Mapping):
+        return _weights(spec, terms, _option_error)
+    if not isinstance(spec, str):
         raise OptionError(
-            f"unknown reward term {shown(unknown[0])}; terms: {', '.join(terms)}",
+            f"give a preset, term=weight pairs, a TOML file or a dict, not {shown(spec)}",
             option="--reward",
         )
-    try:
-        values = tuple(float(weights.get(term, 0.0)) for term in terms)
-    except (TypeError, ValueError):
-        raise OptionError(
-            f"weights must be numbers, got {shown(weights)}", option="--reward"
-        ) from None
-    if any(not math.isfinite(v) or v < 0 for v in values) or sum(values) <= 0:
-        raise OptionError("weights must be >= 0 with a positive sum", option="--reward")
+    if spec.strip().lower() in REWARD_PRESETS:
+        return _weights(REWARD_PRESETS[spec.strip().lower()], terms, _option_error)
+    if spec.endswith(".toml") or os.path.isfile(spec):
+        return _reward_file(spec, terms)
+    weights: dict[str, object] = {}
+    for item in spec.split(","):
+        name, sep, value = item.partition("=")
+        try:
+            weights[name.strip()] = float(value) if sep else 1.0
+        except ValueError:
+            raise OptionError(
+                f"{shown(item.strip())} is not term=weight", option="--reward"
+            ) from None
+    return _weights(weights, terms, _option_error)
+
+
+def _option_error(reason: str, term: str | None) -> HpcschedError:
+    return OptionError(reason, option="--reward")
+
+
+def _reward_file(path: str, terms: tuple[str, ...]) -> tuple[float, ...]:
+    """The weights of a reward file: one ``[reward]`` table of ``term = number``, nothing else
+    (as the platform reader, an unknown key is an error naming it, never ignored)."""
+    document = read_toml(path)
+    unknown = sorted(set(document) - {"reward"})
+    if unknown:
+        raise InputError(
+            f"unknown key {shown(unknown[0])} (a reward file holds one [reward] table)",
+            path=path,
+            field=unknown[0],
+        )
+    table = document.get("reward")
+    if not isinstance(table, dict):
+        raise InputError(
+            "missing table [reward] (the weights, e.g. wait = 1)", path=path, field="reward"
+        )
+
+    def error(reason: str, term: str | None) -> HpcschedError:
+        return InputError(reason, path=path, field="reward" if term is None else f"reward.{term}")
+
+    return _weights(table, terms, error)
+
+
+def _weights(
+    weights: Mapping[str, object],
+    terms: tuple[str, ...],
+    error: Callable[[str, str | None], HpcschedError],
+) -> tuple[float, ...]:
+    """The checked weights in the order of ``terms``; ``error(reason, term)`` makes the error
+    (naming the option, or the file and key)."""
+    checked: dict[str, float] = {}
+    for term, value in weights.items():
+        if term not in terms:
+            raise error(f"unknown reward term {shown(term)}; terms: {', '.join(terms)}", term)
+        # a bool or a string is not a weight (TOML's `wait = true`, `wait = "1"`)
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not (math.isfinite(value) and float(value) >= 0)
+        ):
+            raise error(
+                f"the weight of {term} must be a finite number >= 0, not {shown(value)}", term
+            )
+        checked[term] = float(value)
+    values = tuple(checked.get(term, 0.0) for term in terms)
+    total = sum(values)
+    if total <= 0:
+        raise error("weights must be >= 0 with a positive sum", None)
+    if not math.isfinite(total):
+        raise error(
+            f"the weights' sum overflows ({total}); scale them down (only their proportions count)",
+            None,
+        )
     return values
+
+
+def check_actions(spec: object, option: str) -> list[str]:
+    """The names of the actions ``spec`` lists (``paper``, or e.g. ``fcfs,wfp3:256,sjf``);
+    ``OptionError`` naming ``option`` for an empty list, an empty item or an empty window,
+    which the engine's parser would read as the paper's set, skip, or as every paper window."""
+    if not isinstance(spec, str):
+        raise OptionError(
+            f"give actions such as 'paper' or 'fcfs,sjf:256', not {shown(spec)}", option=option
+        )
+    if not spec.replace(",", "").strip():  # "" or ",": the engine reads "" as the paper's set
+        raise OptionError(
+            "the action set is empty: give at least one action (e.g. 'paper' or 'fcfs,sjf:256')",
+            option=option,
+        )
+    for item in spec.split(","):
+        _, colon, window = item.partition(":")
+        if not item.strip():
+            raise OptionError(
+                f"an empty action in {shown(spec)} (a comma too many?)", option=option
+            )
+        if colon and not window.strip():
+            raise OptionError(
+                f"{shown(item.strip())} has no window after ':' (give one such as 256, or "
+                "all; without ':' a heuristic takes the paper's windows)",
+                option=option,
+            )
+    try:
+        return _core.action_names(spec)
+    except ValueError as exc:
+        raise OptionError(str(exc), option=option) from None
+
+
+def check_integer(name: str, value: object, minimum: int, maximum: int) -> None:
+    """``OptionError`` naming ``--name`` unless ``value`` is an integer in [minimum, maximum]
+    (the range the engine's type for it takes)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not minimum <= value <= maximum:
+        raise OptionError(
+            f"must be an integer from {minimum} to {maximum}, not {shown(value)}",
+            option=f"--{name.replace('_', '-')}",
+        )
 
 
 @dataclass(frozen=True)
@@ -157,29 +250,31 @@ class SearchSpec:
     prior: str = "none"
 
     def __post_init__(self) -> None:
-        def positive_int(name: str, value: object, minimum: int = 1) -> None:
-            if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-                raise OptionError(
-                    f"must be an integer >= {minimum}, not {shown(value)}",
-                    option=f"--{name.replace('_', '-')}",
-                )
-
-        if self.iterations is not None:
-            positive_int("iterations", self.iterations)
+        # counts within the engine's u32, the seed within its u64 (issue 25: 2**64 was an
+        # internal OverflowError at run time)
+        for name, minimum, maximum in (
+            ("iterations", 1, _core.MAX_COUNT),
+            ("depth", 1, _core.MAX_COUNT),
+            ("trees", 1, _core.MAX_COUNT),
+            ("threads", 1, _core.MAX_COUNT),
+            ("seed", 0, _core.MAX_SEED),
+        ):
+            value = getattr(self, name)
+            if value is not None or name in ("depth", "trees", "seed"):
+                check_integer(name, value, minimum, maximum)
         if self.time_budget is not None and not (
-            math.isfinite(self.time_budget) and self.time_budget > 0
+            isinstance(self.time_budget, int | float)
+            and not isinstance(self.time_budget, bool)
+            and math.isfinite(self.time_budget)
+            and 0 < self.time_budget <= _core.MAX_TIME
         ):
             raise OptionError(
-                f"must be a positive number of seconds, not {shown(self.time_budget)}",
+                f"must be a number of seconds in (0, {_core.MAX_TIME:g}], "
+                f"not {shown(self.time_budget)}",
                 option="--time-budget",
             )
         if self.iterations is None and self.time_budget is None:
             raise OptionError("give --iterations, --time-budget or both", option="--iterations")
-        positive_int("depth", self.depth)
-        positive_int("trees", self.trees)
-        if self.threads is not None:
-            positive_int("threads", self.threads)
-        positive_int("seed", self.seed, minimum=0)
         if not 0 < self.gamma < 1:
             raise OptionError(f"must be in (0, 1), not {shown(self.gamma)}", option="--gamma")
         if not (math.isfinite(self.exploration) and self.exploration >= 0):
@@ -211,11 +306,14 @@ class SearchSpec:
                 )
         if not (isinstance(self.epsilon, int | float) and 0 <= self.epsilon <= 1):
             raise OptionError(f"must be in [0, 1], not {shown(self.epsilon)}", option="--epsilon")
-        for name in ("guide", "bases"):
-            try:
-                _core.action_names(getattr(self, name))
-            except ValueError as exc:
-                raise OptionError(str(exc), option=f"--{name}") from None
+        for name in ("actions", "guide", "bases"):
+            count = len(check_actions(getattr(self, name), f"--{name}"))
+            if name == "guide" and count != 1:
+                raise OptionError(
+                    f"the guide is one ordering with its window (e.g. f1:256), not "
+                    f"{shown(self.guide)} ({count} actions)",
+                    option="--guide",
+                )
         # Shorter weight tuples (older configs) get zero weights for the later terms.
         weights = tuple(self.reward) + (0.0,) * (len(REWARD_TERMS) - len(self.reward))
         if len(weights) != len(REWARD_TERMS):
@@ -223,6 +321,37 @@ class SearchSpec:
         object.__setattr__(
             self, "reward", parse_reward(dict(zip(REWARD_TERMS, weights, strict=True)))
         )
+        self._check_used()
+
+    def _check_used(self) -> None:
+        """An option this configuration does not use is an error naming it and why, never
+        ignored: a value other than its default given to a part of the search that does not
+        run (the options are dataclass fields, so "given" is "not the default")."""
+        tree = self.lookahead == "tree"
+        unused = {
+            "prior": not tree and "the rollout look-ahead has no tree to give a prior",
+            "bases": tree
+            and self.prior == "none"
+            and "only --lookahead rollout and --prior rollout follow bases",
+            "rollout": not tree
+            and "the rollout look-ahead follows the --bases orderings, not random rollouts",
+            "exploration": not tree and "the rollout look-ahead has no tree to explore",
+            "guide": self.rollout != "guided" and "only --rollout guided follows a guide",
+            "epsilon": self.rollout != "guided" and "only --rollout guided takes random choices",
+            "arrival_window": self.arrivals == "none"
+            and "only --arrivals recent replays recent submissions",
+            "arrival_horizon": self.arrivals == "none"
+            and "only --arrivals recent replays recent submissions",
+            "horizon": self.reward[REWARD_TERMS.index("utilization")] == 0
+            and "only the utilization reward term has a horizon",
+        }
+        defaults = {f.name: f.default for f in fields(self)}
+        for name, why in unused.items():
+            if why and getattr(self, name) != defaults[name]:
+                raise OptionError(
+                    f"{why}; this configuration does not use it",
+                    option=f"--{name.replace('_', '-')}",
+                )
 
     def to_native(self, overrun: str = "continue") -> dict[str, object]:
         """The options as the engine reads them (``overrun``: the run's, so that sampled run
@@ -237,6 +366,17 @@ class SearchSpec:
     def samples(self) -> bool:
         """The forward model draws futures (each tree its own)."""
         return self.runtime_model != "requested" or self.arrivals != "none"
+
+
+#: PowerSpec's integers and their largest values, the engine's types: u32 spares, the seed
+#: a u64; sample counts are usize, held to u32 as the other counts (past any screen's history).
+_POWER_COUNTS = {
+    "min_spares": _core.MAX_COUNT,
+    "max_spares": _core.MAX_COUNT,
+    "screen_min_samples": _core.MAX_COUNT,
+    "screen_max_samples": _core.MAX_COUNT,
+    "sample_transitions": _core.MAX_SEED,
+}
 
 
 @dataclass(frozen=True)
@@ -285,6 +425,7 @@ class PowerSpec:
                 "manager",
                 "require_service_samples",
                 "stale_completion_shutdown",
+                *_POWER_COUNTS,
             ):
                 continue
             if (
@@ -309,18 +450,47 @@ class PowerSpec:
         ):
             if getattr(self, name) <= 0:
                 raise OptionError("must be > 0", option=f"--{name.replace('_', '-')}")
-        for name in (
-            "min_spares",
-            "max_spares",
-            "screen_min_samples",
-            "screen_max_samples",
-            "sample_transitions",
-        ):
-            value = getattr(self, name)
-            if value is not None and not isinstance(value, int):
+        for name in ("idle_timeout", "max_horizon", "recency_window", "screen_window"):
+            if getattr(self, name) > _core.MAX_TIME:
                 raise OptionError(
-                    f"must be an integer, not {shown(value)}", option=f"--{name.replace('_', '-')}"
+                    f"must be a number of seconds from 0 to {_core.MAX_TIME:g}, "
+                    f"not {shown(getattr(self, name))}",
+                    option=f"--{name.replace('_', '-')}",
                 )
+        for name, maximum in _POWER_COUNTS.items():
+            value = getattr(self, name)
+            if value is not None:
+                check_integer(name, value, 0, maximum)
+
+        for low, high in (
+            ("min_spares", "max_spares"),
+            ("screen_min_samples", "screen_max_samples"),
+        ):
+            if getattr(self, high) is not None and getattr(self, low) > getattr(self, high):
+                raise OptionError(
+                    f"must be at most {high} ({getattr(self, high)}), not {getattr(self, low)}",
+                    option=f"--{low.replace('_', '-')}",
+                )
+        self._check_used()
+
+    def _check_used(self) -> None:
+        """A parameter the manager does not use, given a value other than its default, is an
+        error naming it: IPM takes only the idle timeout and the transition seed; the -ng
+        ablations have no arrival-recency gate. (Without a manager yet, the policy's name
+        gives it later: the spec is checked again then.)"""
+        defaults = {f.name: f.default for f in fields(self)}
+        for name in _ICON_DEFAULTS:
+            if getattr(self, name) == defaults[name]:
+                continue
+            if self.manager == "ipm":
+                why = "an SNF-ICON parameter: ipm only switches nodes off after --idle-timeout"
+            elif name == "recency_window" and self.manager in ("icon-ng", "icon-ngnf"):
+                why = f"{self.manager} has no arrival-recency gate"
+            else:
+                continue
+            raise OptionError(
+                f"{why}; this configuration does not use it", option=f"--{name.replace('_', '-')}"
+            )
 
     def to_native(self) -> dict[str, object]:
         native = asdict(self)
@@ -375,10 +545,11 @@ class PolicySpec:
             if (
                 isinstance(value, bool)
                 or not isinstance(value, int | float)
-                or not (math.isfinite(value) and value >= 0)
+                or not (math.isfinite(value) and 0 <= value <= _core.MAX_TIME)
             ):
                 raise OptionError(
-                    f"must be a number of seconds >= 0, not {shown(value)}", option="--max-wait"
+                    f"must be a number of seconds from 0 to {_core.MAX_TIME:g}, not {shown(value)}",
+                    option="--max-wait",
                 )
             object.__setattr__(self, "max_wait", float(value))
         if name not in policy_names():

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -244,21 +244,7 @@ def simulate(
             lenient=lenient,
             strict=strict,
         )
-    if (
-        spec.search is not None
-        and spec.search.reward[REWARD_TERMS.index("energy")] > 0
-        and (platform is None or platform.power is None)
-    ):
-        raise OptionError(
-            "the energy reward needs a platform with a power model (e.g. --platform AOBA-64)",
-            option="--reward",
-        )
-    if spec.is_power and (platform is None or platform.power is None):
-        raise OptionError(
-            f"{spec.name} switches nodes on and off: give a platform with a power model "
-            "(e.g. --platform AOBA-64)",
-            option="--platform",
-        )
+    check_power_model(spec, platform)
     if platform is not None and workload.nodes != platform.nodes:
         raise OptionError(
             f"the workload was read for {workload.nodes} nodes but platform {platform.name} has "
@@ -547,6 +533,49 @@ def _manager(
     return None
 
 
+def check_power_model(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> None:
+    """``OptionError`` when the policy needs a platform with a power model and ``platform``
+    has none (a sweep checks every run of its grid so before the first)."""
+    if platform is not None and platform.power is not None:
+        return
+    if spec.search is not None and spec.search.reward[REWARD_TERMS.index("energy")] > 0:
+        raise OptionError(
+            "the energy reward needs a platform with a power model (e.g. --platform AOBA-64)",
+            option="--reward",
+        )
+    if spec.power is not None:
+        # say what is missing: the platform, not the queue policy, is at fault
+        missing = (
+            "no platform was given"
+            if platform is None
+            else f"platform {shown(platform.name)} has no power model"
+        )
+        raise OptionError(
+            f"the power manager {spec.power.manager} ({spec.label}) switches nodes on and off "
+            f"and needs a platform with a power model, but {missing}; give one "
+            "(e.g. --platform AOBA-64)",
+            option="--platform",
+        )
+
+
+def check_decision_log(
+    value: str, specs: Sequence[PolicySpec | PythonPolicySpec], option: str = "--decision-log"
+) -> None:
+    """``OptionError`` for an unknown decision log, or a decision log given where no policy
+    of ``specs`` keeps one (it would change nothing): a comparison or a sweep may mix
+    policies, and the option then goes to those that keep one."""
+    if value not in DECISION_LOGS:
+        raise OptionError(
+            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(value)}", option=option
+        )
+    if not any((isinstance(s, PolicySpec) and s.is_search) or s.power is not None for s in specs):
+        names = ", ".join(dict.fromkeys(s.name for s in specs))
+        raise OptionError(
+            f"{names} keeps no decision log (look-ahead policies and power managers do)",
+            option=option,
+        )
+
+
 def resolve_platform(
     platform: Platform | str | os.PathLike[str] | None, nodes: int | None
 ) -> tuple[Platform | None, int | None]:
@@ -571,17 +600,29 @@ def check_overrun(overrun: str) -> None:
         )
 
 
+def check_announce_lead(announce_lead: object) -> float:
+    """The notice of scheduled maintenance in seconds (the default when None); an
+    ``OptionError`` unless a number from 0 to ``MAX_TIME``."""
+    if announce_lead is None:
+        return DEFAULT_ANNOUNCE_LEAD
+    if (
+        isinstance(announce_lead, bool)
+        or not isinstance(announce_lead, int | float)
+        or not 0 <= announce_lead <= _core.MAX_TIME
+    ):
+        raise OptionError(
+            f"must be a number of seconds from 0 to {_core.MAX_TIME:g}, not {shown(announce_lead)}",
+            option="--announce-lead",
+        )
+    return float(announce_lead)
+
+
 def _calendar(
     downtime: DowntimeCalendar | str | os.PathLike[str] | None,
     announce_lead: float | None,
     workload: Workload,
 ) -> DowntimeCalendar:
-    lead = DEFAULT_ANNOUNCE_LEAD if announce_lead is None else float(announce_lead)
-    if lead < 0 or not np.isfinite(lead):
-        raise OptionError(
-            f"must be a non-negative number of seconds, not {shown(announce_lead)}",
-            option="--announce-lead",
-        )
+    lead = check_announce_lead(announce_lead)
     if downtime is None:
         return DowntimeCalendar((), announce_lead=lead)
     if not isinstance(downtime, DowntimeCalendar):

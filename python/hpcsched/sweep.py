@@ -63,9 +63,17 @@ from hpcsched.experiment import (
 )
 from hpcsched.output import RUN_MARKER, check_writable, write_parquet
 from hpcsched.parallel import run_configs
-from hpcsched.platform import load_platform
+from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
-from hpcsched.run import DECISION_LOGS, Result
+from hpcsched.run import (
+    DECISION_LOGS,
+    Result,
+    check_announce_lead,
+    check_decision_log,
+    check_overrun,
+    check_power_model,
+)
+from hpcsched.workload import read_calendar
 from hpcsched.workload._io import (
     atomic_write_bytes,
     pid_is_alive,
@@ -194,41 +202,63 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
         else (resolve(p) if str(p).endswith(".toml") or os.sep in str(p) else str(p))
         for p in platforms
     ]
+    _distinct(platforms, source, "sweep.platforms")
+    loaded: dict[str | None, tuple[str, Platform | None]] = {}
     for i, platform in enumerate(platforms):
-        if platform is not None:
-            _checked(source, f"sweep.platforms[{i}]", load_platform, platform)
+        where = f"sweep.platforms[{i}]" if platform is not None else "sweep.platforms"
+        value = None if platform is None else _checked(source, where, load_platform, platform)
+        loaded[platform] = (where, value)
     downtime = settings.get("downtime")
     decision_log = settings.get("decision_log", "compact")
-    if decision_log not in DECISION_LOGS:
-        raise InputError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(decision_log)}",
-            path=source,
-            field="sweep.decision_log",
-        )
     options = {
         "decision_log": decision_log,
         "downtime": None if downtime is None else resolve(str(downtime)),
         "announce_lead": settings.get("announce_lead"),
         "overrun": settings.get("overrun", "continue"),
     }
+    _check_settings(options, source)
     workload_specs = [
-        spec
+        (spec, f"workloads[{i}]")
         for i, block in enumerate(workloads)
         for spec in _expand_workload(block, resolve, source, f"workloads[{i}]")
     ]
     policy_specs = [
-        pair
+        (policy, parameters, f"policies[{i}]")
         for i, block in enumerate(policies)
-        for pair in _expand_policy(block, source, f"policies[{i}]")
+        for policy, parameters in _expand_policy(block, source, f"policies[{i}]")
     ]
-    runs = []
-    for workload, platform, (policy, parameters) in itertools.product(
+    if "decision_log" in settings:
+        _checked(source, "sweep", check_decision_log, decision_log, [p for p, _, _ in policy_specs])
+    # The whole grid is checked before the first run: each generated workload is drawn once
+    # per machine size (its parameters are checked by drawing it), each run's policy against
+    # its platform, and no run may appear twice.
+    generated: list[tuple[WorkloadSpec, int | None]] = []  # params may hold lists: no set
+    runs: list[RunConfig] = []
+    seen: dict[str, str] = {}
+    for (workload, wwhere), platform, (policy, parameters, pwhere) in itertools.product(
         workload_specs, platforms, policy_specs
     ):
+        where, machine = loaded[platform]
+        nodes = None if machine is None else machine.nodes
+        if workload.generator is not None and (workload, nodes) not in generated:
+            _checked(source, wwhere, workload.load, nodes)
+            generated.append((workload, nodes))
+        try:
+            check_power_model(policy, machine)
+        except OptionError as exc:
+            raise InputError(f"{pwhere}: {exc.reason}", path=source, field=where) from None
         config = RunConfig(
             workload=workload, policy=policy, platform=platform, parameters=parameters, **options
         )
-        _checked(source, "workloads", config.key)  # every input file exists and is readable
+        key = _checked(source, "workloads", config.key)  # every input file exists, readable
+        label = f"{run_label(config)} ({wwhere}, {pwhere})"
+        if key in seen:
+            raise InputError(
+                f"the grid holds the same run twice: {seen[key]} and {label}",
+                path=source,
+                field=pwhere,
+            )
+        seen[key] = label
         runs.append(config)
     out = settings.get("out") or os.path.basename(source).removesuffix(".toml") or "sweep"
     processes = settings.get("processes")
@@ -547,24 +577,65 @@ def _is_axis(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, list) for v in value)
 
 
-def _axes(block: Mapping[str, Any], keep_lists: tuple[str, ...] = ()) -> list[dict[str, Any]]:
+def _axes(
+    block: Mapping[str, Any], source: str, where: str, keep_lists: tuple[str, ...] = ()
+) -> list[dict[str, Any]]:
     """The product of a block's list-valued entries (lists named in ``keep_lists`` are values
-    unless they are lists of lists)."""
+    unless they are lists of lists). An empty list (no run) and a value listed twice (the
+    same run twice) are errors naming the field."""
     names, choices = [], []
     for key, value in block.items():
         names.append(key)
         is_axis = isinstance(value, list) and (
             key not in keep_lists or (value and all(isinstance(v, list) for v in value))
         )
+        if is_axis:
+            if not value:
+                raise InputError(
+                    "an empty list gives no run: give at least one value",
+                    path=source,
+                    field=f"{where}.{key}",
+                )
+            _distinct(value, source, f"{where}.{key}")
         choices.append(value if is_axis else [value])
     return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*choices)]
+
+
+def _distinct(values: list[Any], source: str, field: str) -> None:
+    """An axis lists each value once (equal values would be the same runs twice)."""
+    for i, value in enumerate(values):
+        if any(_same(value, other) for other in values[:i]):
+            raise InputError(
+                f"{shown(value)} is listed twice (each value is a run of the grid)",
+                path=source,
+                field=field,
+            )
+
+
+def _same(a: Any, b: Any) -> bool:
+    # 1 and 1.0 are one value, True and 1 are not
+    return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
+
+
+def _check_settings(options: Mapping[str, Any], source: str) -> None:
+    """The [sweep] settings every run shares, checked before any run."""
+    _checked(source, "sweep", check_announce_lead, options["announce_lead"])
+    _checked(source, "sweep", check_overrun, options["overrun"])
+    if options["decision_log"] not in DECISION_LOGS:
+        raise InputError(
+            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(options['decision_log'])}",
+            path=source,
+            field="sweep.decision_log",
+        )
+    if options["downtime"] is not None:
+        _checked(source, "sweep.downtime", read_calendar, options["downtime"])
 
 
 def _expand_workload(
     block: Mapping[str, Any], resolve: Callable[[str], str], source: str, where: str
 ) -> list[WorkloadSpec]:
     specs = []
-    for values in _axes(block, keep_lists=("slice",)):
+    for values in _axes(block, source, where, keep_lists=("slice",)):
         generator = values.pop("generate", None)
         path = values.pop("path", None)
         piece = values.pop("slice", None)
@@ -619,7 +690,7 @@ def _expand_policy(
     if "name" not in block:
         raise InputError("every [[policies]] table needs a name", path=source, field=where)
     pairs = []
-    for values in _axes(block):
+    for values in _axes(block, source, where):
         name = values.pop("name")
         spec = _checked(source, where, _policy, name, dict(values))
         pairs.append((spec, values))

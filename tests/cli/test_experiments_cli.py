@@ -96,6 +96,10 @@ def test_reproduce_snf_icon_matches_the_paper(traces_dir, tmp_path, capsys):
         case = table[(table["workload"] == name) & (table["platform"] == platform)]
         mean = case.set_index("policy_name")["wait_mean"]
         reduction = 100 * (1 - mean["snf-icon"] / mean["fcfs-b+ipm"])
-        # SNF-ICON's mean-wait reduction against FCFS/B+IPM, within 3 points of Table III
-        assert reduction == pytest.approx(paper_vs_fcfs, abs=3.0), name
+        # SNF-ICON's mean-wait reduction against FCFS/B+IPM: within 3 points of Table III, and
+        # at least half the paper's, since 3 points exceed the effect on DAS2-fs1 and fs3 (2.2
+        # and 2.4) and no reduction at all would pass there. Measured: 2.0, 44.8, 4.3, 14.1,
+        # 41.0 and 17.0 (paper 2.2, 44.8, 2.4, 11.6, 42.4, 16.4).
+        assert max(paper_vs_fcfs - 3.0, paper_vs_fcfs / 2) <= reduction, name
+        assert reduction <= paper_vs_fcfs + 3.0, name
     assert (out / "report.html").is_file()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from dataclasses import replace
 from pathlib import Path
 
@@ -122,6 +123,123 @@ def test_mistakes_in_a_sweep_file_name_the_field(tmp_path, document, field):
     if field is not None:
         assert error.value.field == field
     assert error.value.path.endswith(".toml") or error.value.path.endswith("missing.swf")
+
+
+MARKOVIAN = {"generate": "markovian", "jobs": 30}
+
+
+@pytest.mark.parametrize(
+    ("document", "field", "message"),
+    [
+        # a power policy without a platform with a power model failed run by run
+        ({"policies": [{"name": "snf-icon"}]}, "sweep.platforms", "switches nodes on and off"),
+        (
+            {"sweep": {"platforms": ["NODES_ONLY"]}, "policies": [{"name": "fcfs-b+ipm"}]},
+            "sweep.platforms[0]",
+            "switches nodes on and off",
+        ),
+        (
+            {"policies": [{"name": "mars", "reward": "energy=1", "iterations": 2, "trees": 1}]},
+            "sweep.platforms",
+            "energy reward needs a platform",
+        ),
+        # a generator's parameter was found at run time, under the generator's own name
+        ({"workloads": [{**MARKOVIAN, "jobs": -5}]}, "workloads[0].jobs", "from 1 to"),
+        ({"workloads": [{"generate": "mmk", "load": 0}]}, "workloads[0].load", "positive"),
+        ({"workloads": [{**MARKOVIAN, "slice": [40, 50]}]}, "workloads[0].slice", "is empty"),
+        # an empty list was a grid of no run, exit 0
+        ({"policies": [{"name": "wfp3", "window": []}]}, "policies[0].window", "empty list"),
+        ({"workloads": [{**MARKOVIAN, "seed": []}]}, "workloads[0].seed", "empty list"),
+        # the same value twice ran the same key twice (two identical rows)
+        (
+            {"policies": [{"name": "mars", "trees": 1, "iterations": [2, 2]}]},
+            "policies[0].iterations",
+            "2 is listed twice",
+        ),
+        ({"workloads": [{**MARKOVIAN, "seed": [1, 1.0]}]}, "workloads[0].seed", "listed twice"),
+        (
+            {"sweep": {"platforms": ["AOBA-64", "AOBA-64"]}},
+            "sweep.platforms",
+            "'AOBA-64' is listed twice",
+        ),
+        # ... and so did two spellings of one run, or one block given twice
+        (
+            {"policies": [{"name": "mars", "trees": 1, "iterations": 2, "reward": ["cw", "wait"]}]},
+            "policies[0]",
+            "the same run twice",
+        ),
+        ({"policies": [{"name": "fcfs"}, {"name": "fcfs"}]}, "policies[1]", "the same run twice"),
+        # the settings every run shares (the command line refuses --decision-log for fcfs)
+        ({"sweep": {"decision_log": "full"}}, "sweep.decision_log", "keeps no decision log"),
+        ({"sweep": {"overrun": "explode"}}, "sweep.overrun", "unknown overrun"),
+        ({"sweep": {"announce_lead": -1}}, "sweep.announce_lead", "from 0 to"),
+    ],
+)
+def test_the_whole_grid_is_checked_before_the_first_run(tmp_path, capsys, document, field, message):
+    """Issue 25, point 10: each of these ran (or ran nothing) before failing, or failed run by
+    run; the file and the field are named, exit 2, and nothing is written."""
+    from hpcsched.cli import main
+
+    platform = tmp_path / "nodes-only.toml"
+    platform.write_text('name = "nodes-only"\nnodes = 64\n')
+    settings = {"out": "out", **document.get("sweep", {})}
+    if "platforms" in settings:
+        settings["platforms"] = [
+            str(platform) if p == "NODES_ONLY" else p for p in settings["platforms"]
+        ]
+    full = {
+        "sweep": settings,
+        "workloads": document.get("workloads", [MARKOVIAN]),
+        "policies": document.get("policies", [{"name": "fcfs"}]),
+    }
+    path = tmp_path / "s.toml"
+    with pytest.raises(InputError, match=re.escape(message)) as error:
+        expand_sweep(full, str(path))
+    assert (error.value.path, error.value.field) == (str(path), field)
+    path.write_text(_toml(full))
+    assert main(["sweep", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(f"error: {path}, field {field}: ")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_full_decision_log_is_taken_when_some_run_keeps_one():
+    """As for compare: the setting goes to the runs that keep a log."""
+    sweep = expand_sweep(
+        {
+            "sweep": {"platforms": ["AOBA-64"], "decision_log": "full"},
+            "workloads": [MARKOVIAN],
+            "policies": [{"name": "fcfs"}, {"name": "snf-icon"}],
+        }
+    )
+    assert [r.decision_log for r in sweep.runs] == ["full", "full"]
+
+
+def test_a_malformed_calendar_is_found_before_the_first_run(tmp_path):
+    calendar = tmp_path / "cal.txt"
+    calendar.write_text("100 50 S\n")  # ends before it starts
+    with pytest.raises(InputError) as error:
+        expand_sweep(
+            {
+                "sweep": {"downtime": str(calendar)},
+                "workloads": [MARKOVIAN],
+                "policies": [{"name": "fcfs"}],
+            },
+            str(tmp_path / "s.toml"),
+        )
+    assert error.value.path == str(calendar)
+
+
+def _toml(document) -> str:
+    """A sweep document as TOML (the few shapes these tests use)."""
+
+    def value(v):
+        return json.dumps(v)  # strings, numbers and lists of them read the same in TOML
+
+    lines = ["[sweep]", *(f"{k} = {value(v)}" for k, v in document["sweep"].items())]
+    for table in ("workloads", "policies"):
+        for block in document[table]:
+            lines += [f"[[{table}]]", *(f"{k} = {value(v)}" for k, v in block.items())]
+    return "\n".join(lines) + "\n"
 
 
 def test_a_sweep_keeps_the_full_decision_log_on_request(tmp_path):

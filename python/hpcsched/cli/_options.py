@@ -170,24 +170,11 @@ DecisionLog = Annotated[
 def decision_log(value: str | None, specs: Sequence[PolicySpec | PythonPolicySpec]) -> str:
     """``--decision-log``, checked: compact unless given; refused where no policy keeps a
     decision log (it would change nothing)."""
-    from hpcsched.policies import PolicySpec
-    from hpcsched.run import DECISION_LOGS
+    from hpcsched.run import check_decision_log
 
     if value is None:
         return "compact"
-    if value not in DECISION_LOGS:
-        raise OptionError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {value!r}", option="--decision-log"
-        )
-    if not any(
-        (isinstance(s, PolicySpec) and s.is_search) or getattr(s, "power", None) is not None
-        for s in specs
-    ):
-        names = ", ".join(s.name for s in specs)
-        raise OptionError(
-            f"{names} keeps no decision log (look-ahead policies and power managers do)",
-            option="--decision-log",
-        )
+    check_decision_log(value, specs)
     return value
 
 
