@@ -25,7 +25,7 @@ from hpcsched.cli import (
     sweep,
 )
 from hpcsched.cli._console import err_console, labelled
-from hpcsched.exceptions import HpcschedError
+from hpcsched.exceptions import HpcschedError, bounded
 
 _UsageError: type[Exception]
 try:  # recent typer vendors click: its usage errors derive from typer.TyperException
@@ -168,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         err_console.print(labelled("error:", "bold red", exc), soft_wrap=True)
         return 2
     except MemoryError as exc:  # inputs or options too large for this machine, not a bug
-        reason = f" ({exc})" if str(exc) else ""
+        reason = f" ({bounded(str(exc))})" if str(exc) else ""
         err_console.print(
             labelled(
                 "error:",
@@ -187,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                 labelled(
                     "internal error",
                     "bold red",
-                    f"({type(exc_value).__name__}: {exc_value}); "
+                    f"({type(exc_value).__name__}: {bounded(str(exc_value))}); "
                     "this is a bug in hpcsched. Rerun with --debug for the traceback.",
                 ),
                 soft_wrap=True,

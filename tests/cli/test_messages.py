@@ -1,0 +1,69 @@
+"""What errors and output say (issue 25, points 9 and 13): every error's reason is cut to 600
+characters in one place, whoever built it; errors name the option or file at fault; text from
+inputs never reaches the terminal as control characters."""
+
+from __future__ import annotations
+
+import pickle
+
+import pytest
+
+import hpcsched
+from hpcsched.exceptions import (
+    MAX_REASON_CHARS,
+    DecisionError,
+    HpcschedError,
+    InputError,
+    OptionError,
+)
+from hpcsched.protocol import Decision
+from tests.conftest import workload_from
+
+
+class Huge:
+    name = "huge"
+
+    def decide(self, view):
+        return Decision(order=list(range(1_000_000)))
+
+
+def test_a_million_entry_decision_gives_a_bounded_message():
+    # the engine names the refused decision with its repr: 7.9 MB, once printed on one line
+    with pytest.raises(DecisionError) as error:
+        hpcsched.simulate(workload_from([(0, 10, 10, 1)], nodes=1), Huge())
+    text = str(error.value)
+    assert text.startswith("huge at t=0: there is no job index 1; decision: Decision(")
+    assert text.endswith("power_on=(), power_off=())")  # cut in the middle
+    assert len(text) <= MAX_REASON_CHARS + 5
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        OptionError("x" * 10**6, option="--window"),
+        InputError("x" * 10**6, path="t.swf", line=3, field="4 (run time)"),
+        DecisionError("x" * 10**6),
+        HpcschedError("x" * 10**6),
+    ],
+)
+def test_every_error_is_bounded_where_it_is_built(error):
+    where = str(error).partition("xxx")[0]
+    assert len(str(error)) == len(where) + MAX_REASON_CHARS + 5  # " ... " in the middle
+    assert len(error.reason) == MAX_REASON_CHARS + 5
+
+
+@pytest.mark.parametrize(
+    ("error", "text"),
+    [
+        (InputError("bad", path="t.swf", line=3, field="4"), "t.swf, line 3, field 4: bad"),
+        (OptionError("bad", option="--nodes"), "--nodes: bad"),
+        (DecisionError("bad"), "bad"),
+    ],
+)
+def test_an_error_from_a_worker_process_reads_as_it_was_raised(error, text):
+    # compare and sweep get errors back pickled; an input error used to come back as
+    # "<input>: t.swf, line 3, field 4: bad"
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is type(error)
+    assert str(back) == str(error) == text
+    assert back.__dict__ == error.__dict__
