@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError, shown
+from hpcsched.exceptions import DecisionError, OptionError, shown
 
 #: Node power states in ``View.node_state``: codes into the engine's ``node_state_names()``.
 NODE_STATES: tuple[str, ...] = tuple(_core.node_state_names())
@@ -124,12 +124,26 @@ class _Adapter:
         self.observation_slots = getattr(policy, "observation_slots", None)
 
     def decide(self, arrays: dict[str, Any]) -> Decision:
-        decision = self.policy.decide(View(**arrays))
+        view = View(**arrays)
+        try:
+            decision = self.policy.decide(view)
+        except KeyboardInterrupt:  # Ctrl-C stays an interrupt (exit 130)
+            raise
+        except BaseException as exc:  # SystemExit and RecursionError too: the policy failed
+            raise DecisionError(
+                f"{self._at(view)}: decide raised {type(exc).__name__}: {exc}"
+            ) from exc
         if not isinstance(decision, Decision):
-            raise TypeError(
-                f"{self.name}.decide returned {type(decision).__name__}, not a Decision"
+            raise DecisionError(
+                f"{self._at(view)}: decide returned {shown(decision)} "
+                f"({type(decision).__name__}), not a hpcsched.protocol.Decision"
             )
         return decision
+
+    def _at(self, view: View) -> str:
+        """``name at t=5``, as the engine names a decision it refuses (t as Rust prints it)."""
+        now = int(view.now) if float(view.now).is_integer() else view.now
+        return f"{self.name} at t={now}"
 
 
 def policy_name(policy: object) -> str:
