@@ -7,6 +7,7 @@ from __future__ import annotations
 import pickle
 
 import pytest
+from tests.conftest import workload_from
 
 import hpcsched
 from hpcsched.exceptions import (
@@ -17,7 +18,6 @@ from hpcsched.exceptions import (
     OptionError,
 )
 from hpcsched.protocol import Decision
-from tests.conftest import workload_from
 
 
 class Huge:
