@@ -297,3 +297,25 @@ def test_load_policy_refuses_objects_without_decide(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(OptionError, match="no decide"):
         load_policy("python:nodecide:P")
+
+
+def test_the_view_is_read_only():
+    # documented read-only, yet a policy could assign into view.queue (issue 25, point 13)
+    seen = []
+
+    class Writer:
+        name = "writer"
+
+        def decide(self, view):
+            seen.append(view)
+            view.queue[0] = 0
+            return Decision()
+
+    workload = workload_from([(0, 10, 10, 1), (0, 10, 10, 1)], nodes=1)
+    raised = r"writer at t=0: decide raised ValueError: .* read-only"
+    with pytest.raises(DecisionError, match=raised):
+        hpcsched.simulate(workload, Writer())
+    view = seen[0]
+    arrays = [name for name, value in view._asdict().items() if hasattr(value, "flags")]
+    assert len(arrays) == 15 and not any(getattr(view, a).flags.writeable for a in arrays)
+    assert isinstance(view.down, tuple) and isinstance(view.announced, tuple)

@@ -63,7 +63,8 @@ class View(NamedTuple):
     """What a scheduler knows at ``now`` (never the real run time of a job).
 
     Queue arrays are in FCFS order (requeued jobs first); running arrays by estimated end.
-    Read-only (a named tuple: the engine builds one at every invocation)."""
+    Read-only: a named tuple (the engine builds one at every invocation) of read-only numpy
+    arrays and tuples; a policy that wants to change an array works on a copy."""
 
     now: float
     machine_nodes: int
@@ -82,8 +83,8 @@ class View(NamedTuple):
     running_start: np.ndarray
     running_estimated_end: np.ndarray
     #: downtime in progress: (end, nodes down); announced maintenance: (start, end, nodes)
-    down: list[tuple[float, int]]
-    announced: list[tuple[float, float, int]]
+    down: tuple[tuple[float, int], ...]
+    announced: tuple[tuple[float, float, int], ...]
     #: per-node power state (IDLE, COMPUTING, ...) on power-managed platforms, else empty
     node_state: np.ndarray
     #: events since the last call: jobs submitted; jobs completed with their start and end
@@ -124,7 +125,7 @@ class _Adapter:
         self.observation_slots = getattr(policy, "observation_slots", None)
 
     def decide(self, arrays: dict[str, Any]) -> Decision:
-        view = View(**arrays)
+        view = View(**{name: _read_only(value) for name, value in arrays.items()})
         try:
             decision = self.policy.decide(view)
         except KeyboardInterrupt:  # Ctrl-C stays an interrupt (exit 130)
@@ -144,6 +145,16 @@ class _Adapter:
         """``name at t=5``, as the engine names a decision it refuses (t as Rust prints it)."""
         now = int(view.now) if float(view.now).is_integer() else view.now
         return f"{self.name} at t={now}"
+
+
+def _read_only(value: Any) -> Any:
+    """The view's fields as a policy gets them: arrays flagged read-only (an assignment into
+    ``view.queue`` raises instead of passing unnoticed), lists as tuples."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, list):
+        return tuple(value)
+    return value
 
 
 def policy_name(policy: object) -> str:
