@@ -211,7 +211,7 @@ class SearchSpec:
                 )
         if not (isinstance(self.epsilon, int | float) and 0 <= self.epsilon <= 1):
             raise OptionError(f"must be in [0, 1], not {shown(self.epsilon)}", option="--epsilon")
-        for name in ("guide", "bases"):
+        for name in ("actions", "guide", "bases"):  # now, naming the option: not at run time
             try:
                 _core.action_names(getattr(self, name))
             except ValueError as exc:

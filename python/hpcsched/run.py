@@ -253,9 +253,16 @@ def simulate(
             "the energy reward needs a platform with a power model (e.g. --platform AOBA-64)",
             option="--reward",
         )
-    if spec.is_power and (platform is None or platform.power is None):
+    if spec.power is not None and (platform is None or platform.power is None):
+        # say what is missing: the platform, not the queue policy, is at fault
+        missing = (
+            "no platform was given"
+            if platform is None
+            else f"platform {shown(platform.name)} has no power model"
+        )
         raise OptionError(
-            f"{spec.name} switches nodes on and off: give a platform with a power model "
+            f"the power manager {spec.power.manager} ({spec.label}) switches nodes on and off "
+            f"and needs a platform with a power model, but {missing}; give one "
             "(e.g. --platform AOBA-64)",
             option="--platform",
         )

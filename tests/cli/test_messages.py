@@ -67,3 +67,54 @@ def test_an_error_from_a_worker_process_reads_as_it_was_raised(error, text):
     assert type(back) is type(error)
     assert str(back) == str(error) == text
     assert back.__dict__ == error.__dict__
+
+
+@pytest.fixture
+def trace(tmp_path):
+    path = tmp_path / "t.json"
+    hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(20, 2, 0.8), path)
+    return path
+
+
+def run(args, capsys):
+    from hpcsched.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize(
+    ("actions", "says"),
+    [(",", "the action set is empty"), ("fcfs,nope", 'unknown heuristic "nope"')],
+)
+@pytest.mark.parametrize("policy", ["mars", "random"])
+def test_a_bad_action_set_names_the_option(trace, capsys, policy, actions, says):
+    # it used to be found at run time, as "error: <input>: the action set is empty"
+    code, _, err = run(["simulate", trace, "--policy", policy, "--actions", actions], capsys)
+    assert code == 2
+    assert err.startswith(f"error: --actions: {says}")
+
+
+@pytest.mark.parametrize(
+    ("args", "missing"),
+    [
+        (["--power", "ipm"], "the power manager ipm (FCFS +EASY + IPM)"),
+        (["--policy", "sjf", "--power", "icon"], "the power manager icon (SJF +EASY + ICON)"),
+        (["--policy", "snf-icon"], "the power manager icon (SNF-ICON)"),
+    ],
+)
+def test_a_power_manager_without_a_platform_says_what_is_missing(trace, capsys, args, missing):
+    # it used to say "fcfs switches nodes on and off", blaming the queue policy
+    code, _, err = run(["simulate", trace, *args], capsys)
+    assert code == 2
+    assert err.startswith(f"error: --platform: {missing} switches nodes on and off")
+    assert "needs a platform with a power model, but no platform was given" in err
+
+
+def test_a_platform_without_a_power_model_is_named(trace, tmp_path, capsys):
+    platform = tmp_path / "plain.toml"
+    platform.write_text('name = "plain"\nnodes = 2\n')
+    code, _, err = run(["simulate", trace, "--power", "ipm", "--platform", platform], capsys)
+    assert code == 2
+    assert "but platform 'plain' has no power model" in err
