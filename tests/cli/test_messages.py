@@ -118,3 +118,47 @@ def test_a_platform_without_a_power_model_is_named(trace, tmp_path, capsys):
     code, _, err = run(["simulate", trace, "--power", "ipm", "--platform", platform], capsys)
     assert code == 2
     assert "but platform 'plain' has no power model" in err
+
+
+#: what a hostile name may hold: clear the screen, set the window title, ring, a C1 CSI; and
+#: how it is printed (rich itself drops the bell, backspace and carriage return)
+CONTROL = "\x1b[2J\x1b]0;owned\x07\x9b31m\x7f"
+ESCAPED = "\\x1b[2J\\x1b]0;owned\\x9b31m\\x7f"
+
+
+def test_control_characters_in_a_trace_name_are_printed_escaped(tmp_path, capsys):
+    trace = tmp_path / f"evil{CONTROL}.json"
+    hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(20, 2, 0.8), trace)
+    code, out, err = run(["simulate", trace, "--out", tmp_path / "run"], capsys)
+    assert code == 0, err
+    assert f"evil{ESCAPED}.json" in out  # the table's title
+    assert not set(out + err) & {"\x1b", "\x07", "\x9b", "\x7f"}
+
+
+def test_control_characters_in_a_policy_and_its_message_are_printed_escaped(
+    trace, tmp_path, capsys
+):
+    (tmp_path / "evil.py").write_text(
+        "class Evil:\n"
+        f"    name = {('evil' + CONTROL)!r}\n"
+        f"    def decide(self, view):\n        raise ValueError({CONTROL!r})\n"
+    )
+    code, _, err = run(["simulate", trace, "--policy", f"python:{tmp_path}/evil.py:Evil"], capsys)
+    assert code == 2
+    assert err.startswith(f"error: evil{ESCAPED} at t=0: decide raised ValueError: {ESCAPED}")
+    assert not set(err) & {"\x1b", "\x07", "\x9b", "\x7f"}
+
+
+def test_our_own_styles_and_newlines_survive_on_a_terminal():
+    from rich.text import Text
+
+    from hpcsched.cli._console import _LiteralConsole
+
+    terminal = _LiteralConsole(
+        force_terminal=True, color_system="standard", width=80, highlight=False
+    )
+    with terminal.capture() as captured:
+        terminal.print(Text("red", style="red"), f"two\tlines\n{CONTROL}")
+    text = captured.get()
+    assert "\x1b[31mred\x1b[0m" in text  # rich's own escape sequence, kept
+    assert f"\n{ESCAPED}" in text and "\x07" not in text
