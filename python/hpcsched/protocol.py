@@ -128,7 +128,7 @@ class _Adapter:
         view = View(**{name: _read_only(value) for name, value in arrays.items()})
         try:
             decision = self.policy.decide(view)
-        except KeyboardInterrupt:  # Ctrl-C stays an interrupt (exit 130)
+        except KeyboardInterrupt:  # Ctrl-C and SIGTERM (hpcsched.cli) stay interrupts
             raise
         except BaseException as exc:  # SystemExit and RecursionError too: the policy failed
             raise DecisionError(

@@ -55,6 +55,28 @@ def labelled(label: str, style: str, text: object) -> Text:
     return Text.assemble((label, style), " ", str(text))
 
 
+#: Whether the command has said what its interruption left (``interrupted``); main says it
+#: otherwise.
+_interruption_said = False
+
+
+def interrupted(text: str) -> None:
+    """The one line a command prints when Ctrl-C or SIGTERM stops it: what it kept, and how to
+    go on."""
+    global _interruption_said
+    err_console.print(labelled("interrupted:", "bold yellow", text), soft_wrap=True)
+    _interruption_said = True
+
+
+def interruption_said(reset: bool = False) -> bool:
+    """Whether ``interrupted`` was called (since the last reset)."""
+    global _interruption_said
+    said = _interruption_said
+    if reset:
+        _interruption_said = False
+    return said
+
+
 def _numeric(text: str) -> bool:
     """A cell that reads as a number (``1,234.5``, ``12.0%``, ``-``, ``3.1 h``)."""
     stripped = text.replace(",", "").replace("%", "").removesuffix(" h").strip()
