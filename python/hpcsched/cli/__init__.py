@@ -238,4 +238,4 @@ def _run(args: list[str]) -> int:
     return result if isinstance(result, int) else 0
 
 
-__all__ = ["app", "main"]
+__all__ = ["Terminated", "app", "main"]
