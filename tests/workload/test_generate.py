@@ -308,6 +308,8 @@ def test_real_swf_round_trip(traces_dir, tmp_path, name, kwargs):
         (["markovian", "--target-util", "1e-300"], "--target-util"),
         (["mmk", "--load", "1e-300"], "--load"),
         (["mmk", "--load", "1e-8"], "--load"),  # finite, but past 1e11 s after 100 jobs
+        # gaps of about 1e307 s: their sum overflows
+        (["mmk", "--servers", "1", "--mean-runtime", "1e9", "--load", "1e-298"], "--load"),
     ],
 )
 @pytest.mark.parametrize("name", ["w.json", "w.swf.gz"])
