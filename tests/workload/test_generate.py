@@ -198,6 +198,17 @@ def test_write_batsim_content(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["w.json"]  # no temporary left behind
 
 
+@pytest.mark.parametrize("write", [write_batsim, write_swf])
+@pytest.mark.parametrize("value", [1e300, float("inf"), float("nan"), -2e11])
+def test_writers_refuse_times_no_reader_takes_back(tmp_path, write, value):
+    # SWF wrote -9223372036854775808 for 1e300, JSON an elided number ("3717...")
+    w = hand_workload()
+    w.jobs.loc[1, "run_time"] = value
+    with pytest.raises(ValueError, match="cannot write run_time values beyond 1e\\+11 s"):
+        write(w, tmp_path / "w.swf")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "name", ["DAS2-fs1-0-3000.json.gz", "SDSC-BLUE-2000-4.2-cln-0-3000.json.gz"]
 )
