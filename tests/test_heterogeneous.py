@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import hpcsched
-from hpcsched.platform import parse_platform
+from hpcsched.platform import load_platform, parse_platform
 from tests.conftest import workload_from
 
 GROUPS = """
@@ -58,6 +58,30 @@ def test_a_platform_file_with_node_groups():
                 "nodes = 0\n[groups.power]\ncomputing = 50.0",
             )
         )
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "says"),
+    [
+        (GROUPS.replace('name = "frugal"', 'name = "fast"'), "groups[1].name",
+         r"'fast' names groups\[0\] too"),
+        (GROUPS.replace('name = "frugal"\n', ""), "groups[1].name", "missing key name"),
+        (GROUPS.replace('name = "frugal"', "name = 2"), "groups[1].name",
+         "name must be a non-empty text in quotes, not 2"),
+        (GROUPS.replace('name = "fast"', 'name = " "'), "groups[0].name", "non-empty text"),
+        (GROUPS.replace('name = "fast"', "name = true"), "groups[0].name", "not True"),
+        (GROUPS.replace('name = "two-kinds"', "name = 64"), "name", "not 64"),
+        ("name = 1.5\nnodes = 4\n", "name", "not 1.5"),
+    ],
+)  # fmt: skip
+def test_platform_and_group_names_are_texts_of_their_own(tmp_path, text, field, says):
+    # they were accepted: two groups "fast", a group without a name ("group 1"), name = 2
+    path = tmp_path / "groups.toml"
+    path.write_text(text)
+    with pytest.raises(hpcsched.InputError, match=says) as error:
+        load_platform(path)
+    assert (error.value.path, error.value.field) == (str(path), field)
+    assert str(error.value).startswith(f"{path}, field {field}: ")
 
 
 def test_jobs_run_within_one_group_and_energy_counts_each_groups_power():

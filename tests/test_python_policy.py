@@ -160,10 +160,104 @@ def test_bad_decisions_name_the_policy_and_the_decision(decision, message):
 
 def test_a_policy_that_returns_something_else_or_raises():
     workload = workload_from([(0, 10, 10, 1)], nodes=1)
-    with pytest.raises(TypeError, match=r"greedy\.decide returned dict, not a Decision"):
+    with pytest.raises(DecisionError, match=r"greedy at t=0: decide returned \{'start': \[0\]\}"):
         hpcsched.simulate(workload, Greedy(lambda v: {"start": [0]}))
-    with pytest.raises(ZeroDivisionError):
+    with pytest.raises(DecisionError, match="greedy at t=0: decide raised ZeroDivisionError") as e:
         hpcsched.simulate(workload, Greedy(lambda v: 1 / 0))
+    assert isinstance(e.value.__cause__, ZeroDivisionError)  # the traceback stays reachable
+
+
+#: Policies that fail in every way a user's code can (issue 25, points 3 and 8).
+FAILING = """
+import sys
+from hpcsched.protocol import Decision
+
+
+class Policy:
+    def __init__(self):
+        self.name = type(self).__name__.lower()
+
+
+class Exits(Policy):
+    def decide(self, view):
+        sys.exit(0)
+
+
+class Recurses(Policy):
+    def decide(self, view):
+        return self.decide(view)
+
+
+class Raises(Policy):
+    def decide(self, view):
+        raise ValueError("no " + "x" * 5000)
+
+
+class ReturnsNone(Policy):
+    def decide(self, view):
+        pass
+
+
+class ReturnsList(Policy):
+    def decide(self, view):
+        return [0]
+
+
+class ReturnsText(Policy):
+    def decide(self, view):
+        return "start all"
+
+
+class Interrupted(Policy):
+    def decide(self, view):
+        raise KeyboardInterrupt
+
+
+class Huge(Policy):
+    def decide(self, view):
+        return Decision(order=list(range(1_000_000)))
+"""
+
+
+@pytest.mark.parametrize(
+    ("policy", "says"),
+    [
+        ("Exits", "exits at t=0: decide raised SystemExit: 0"),
+        ("Recurses", "recurses at t=0: decide raised RecursionError: maximum recursion depth"),
+        ("Raises", "raises at t=0: decide raised ValueError: no xxx"),
+        ("ReturnsNone", "returnsnone at t=0: decide returned None (NoneType), not a"),
+        ("ReturnsList", "returnslist at t=0: decide returned [0] (list), not a"),
+        ("ReturnsText", "returnstext at t=0: decide returned 'start all' (str), not a"),
+        ("Huge", "huge at t=0: job 2 (index 1) is not waiting; decision: Decision("),
+    ],
+)
+def test_a_failing_policy_is_a_user_error_naming_it(tmp_path, capsys, policy, says):
+    from hpcsched.cli import main
+
+    trace = tmp_path / "t.json"
+    hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(20, 2, 0.8), trace)
+    (tmp_path / "failing.py").write_text(FAILING)
+    out = tmp_path / "run"
+    code = main(["simulate", str(trace), "--policy", f"python:{tmp_path}/failing.py:{policy}",
+                 "--out", str(out)])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"error: {says}")
+    assert "bug in hpcsched" not in err
+    assert len(err) < 700  # one line, the reason cut to 600 characters (issue 25, point 9)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["failing.py", "t.json"]  # no run
+
+
+def test_ctrl_c_inside_a_policy_stays_an_interrupt(tmp_path, capsys):
+    from hpcsched.cli import main
+
+    trace = tmp_path / "t.json"
+    hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(20, 2, 0.8), trace)
+    (tmp_path / "failing.py").write_text(FAILING)
+    policy = f"python:{tmp_path}/failing.py:Interrupted"
+    assert main(["simulate", str(trace), "--policy", policy, "--out", str(tmp_path / "r")]) == 130
+    with pytest.raises(KeyboardInterrupt):
+        hpcsched.simulate(hpcsched.load_workload(trace), load_policy(policy))
 
 
 def test_python_policies_from_the_command_line(tmp_path):
@@ -203,3 +297,25 @@ def test_load_policy_refuses_objects_without_decide(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(OptionError, match="no decide"):
         load_policy("python:nodecide:P")
+
+
+def test_the_view_is_read_only():
+    # documented read-only, yet a policy could assign into view.queue (issue 25, point 13)
+    seen = []
+
+    class Writer:
+        name = "writer"
+
+        def decide(self, view):
+            seen.append(view)
+            view.queue[0] = 0
+            return Decision()
+
+    workload = workload_from([(0, 10, 10, 1), (0, 10, 10, 1)], nodes=1)
+    raised = r"writer at t=0: decide raised ValueError: .* read-only"
+    with pytest.raises(DecisionError, match=raised):
+        hpcsched.simulate(workload, Writer())
+    view = seen[0]
+    arrays = [name for name, value in view._asdict().items() if hasattr(value, "flags")]
+    assert len(arrays) == 15 and not any(getattr(view, a).flags.writeable for a in arrays)
+    assert isinstance(view.down, tuple) and isinstance(view.announced, tuple)

@@ -27,7 +27,8 @@ def shown(value: object) -> str:
     return _REPR.repr(value)
 
 
-def _bounded(reason: str) -> str:
+def bounded(reason: str) -> str:
+    """``reason`` cut in the middle to ``MAX_REASON_CHARS`` (an error's text, for display)."""
     if len(reason) <= MAX_REASON_CHARS:
         return reason
     half = MAX_REASON_CHARS // 2
@@ -35,7 +36,28 @@ def _bounded(reason: str) -> str:
 
 
 class HpcschedError(Exception):
-    """Base class of every error caused by the user's inputs or options."""
+    """Base class of every error caused by the user's inputs or options.
+
+    The one place an error's text is bounded: ``reason`` is cut (in the middle) to
+    ``MAX_REASON_CHARS``, whoever built it and whatever it quotes (a policy's million-entry
+    decision, a file's endless token); ``where`` (file and line, option) goes before it."""
+
+    def __init__(self, reason: object = "", *, where: str | None = None) -> None:
+        self.reason = bounded(str(reason))
+        super().__init__(f"{where}: {self.reason}" if where else self.reason)
+
+    def __reduce__(self) -> tuple[object, ...]:
+        # as it was, message and attributes (an error travels back from a worker process);
+        # calling __init__ again with the message would prefix it a second time
+        return (_restored, (type(self), self.args, self.__dict__))
+
+
+def _restored(
+    cls: type[HpcschedError], args: tuple[object, ...], state: dict[str, object]
+) -> HpcschedError:
+    error = cls.__new__(cls, *args)
+    error.__dict__.update(state)
+    return error
 
 
 class InputError(HpcschedError, ValueError):
@@ -53,36 +75,31 @@ class InputError(HpcschedError, ValueError):
         line: int | None = None,
         field: str | None = None,
     ) -> None:
-        self.reason = _bounded(reason)
         self.path = path
         self.line = line
         self.field = field
-        super().__init__(self._format())
-
-    def _format(self) -> str:
-        where = self.path or "<input>"
-        if self.line is not None:
-            where += f", line {self.line}"
-        if self.field is not None:
-            where += f", field {self.field}"
-        return f"{where}: {self.reason}"
+        where = path or "<input>"
+        if line is not None:
+            where += f", line {line}"
+        if field is not None:
+            where += f", field {field}"
+        super().__init__(reason, where=where)
 
 
 class OptionError(HpcschedError, ValueError):
     """An option or argument has an invalid value (unknown policy, negative window, ...)."""
 
     def __init__(self, reason: str, *, option: str | None = None) -> None:
-        self.reason = _bounded(reason)
         self.option = option
-        super().__init__(f"{option}: {reason}" if option else reason)
+        super().__init__(reason, where=option)
 
 
 class DecisionError(HpcschedError):
-    """A policy asked for something illegal (starting a job that does not fit, an unknown job)."""
+    """A policy asked for something illegal (starting a job that does not fit, an unknown job),
+    or its ``decide`` raised or returned something else than a decision."""
 
     def __init__(self, reason: str, **_: object) -> None:
-        self.reason = reason
         super().__init__(reason)
 
 
-__all__ = ["DecisionError", "HpcschedError", "InputError", "OptionError", "shown"]
+__all__ = ["DecisionError", "HpcschedError", "InputError", "OptionError", "bounded", "shown"]

@@ -163,7 +163,7 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
             path=path,
             field="nodes",
         )
-    name = str(document.get("name", os.path.basename(path).removesuffix(".toml")))
+    name = _name(document, path, "name", os.path.basename(path).removesuffix(".toml"))
     power, transitions = document.get("power"), document.get("transitions")
     if power is None and transitions is None:
         return Platform(name, nodes, None, path)
@@ -222,6 +222,7 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
     if not isinstance(raw, list) or not raw or not all(isinstance(g, dict) for g in raw):
         raise InputError("groups must be [[groups]] tables", path=path, field="groups")
     groups = []
+    names: list[str] = []
     for k, table in enumerate(raw):
         prefix = f"groups[{k}]."
         extra = sorted(set(table) - {"name", "nodes", "power", "transitions"})
@@ -236,7 +237,15 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
                 path=path,
                 field=f"{prefix}nodes",
             )
-        name = str(table.get("name", f"group {k}"))
+        name = _name(table, path, f"{prefix}name")
+        if name in names:
+            raise InputError(
+                f"{shown(name)} names groups[{names.index(name)}] too: each group needs a name "
+                "of its own (results name groups by it)",
+                path=path,
+                field=f"{prefix}name",
+            )
+        names.append(name)
         groups.append(NodeGroup(name, count, _power_model(table, path, prefix)))
     total = sum(g.nodes for g in groups)
     if total > _core.MAX_NODES:
@@ -245,5 +254,18 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
             path=path,
             field="groups",
         )
-    name = str(document.get("name", os.path.basename(path).removesuffix(".toml")))
+    name = _name(document, path, "name", os.path.basename(path).removesuffix(".toml"))
     return Platform(name, total, groups[0].power, path, tuple(groups))
+
+
+def _name(table: dict[str, Any], path: str, field: str, default: str | None = None) -> str:
+    """The ``name`` of a platform (``default`` when left out) or a group (required): a text,
+    not empty (``name = 5`` is a mistake, not the name "5")."""
+    value = table.get("name", default)
+    if value is None:
+        raise InputError("missing key name (each group has one)", path=path, field=field)
+    if not isinstance(value, str) or not value.strip():
+        raise InputError(
+            f"name must be a non-empty text in quotes, not {shown(value)}", path=path, field=field
+        )
+    return value

@@ -24,7 +24,7 @@ from typing import Any, NamedTuple, Protocol, runtime_checkable
 import numpy as np
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError, shown
+from hpcsched.exceptions import DecisionError, OptionError, shown
 
 #: Node power states in ``View.node_state``: codes into the engine's ``node_state_names()``.
 NODE_STATES: tuple[str, ...] = tuple(_core.node_state_names())
@@ -63,7 +63,8 @@ class View(NamedTuple):
     """What a scheduler knows at ``now`` (never the real run time of a job).
 
     Queue arrays are in FCFS order (requeued jobs first); running arrays by estimated end.
-    Read-only (a named tuple: the engine builds one at every invocation)."""
+    Read-only: a named tuple (the engine builds one at every invocation) of read-only numpy
+    arrays and tuples; a policy that wants to change an array works on a copy."""
 
     now: float
     machine_nodes: int
@@ -82,8 +83,8 @@ class View(NamedTuple):
     running_start: np.ndarray
     running_estimated_end: np.ndarray
     #: downtime in progress: (end, nodes down); announced maintenance: (start, end, nodes)
-    down: list[tuple[float, int]]
-    announced: list[tuple[float, float, int]]
+    down: tuple[tuple[float, int], ...]
+    announced: tuple[tuple[float, float, int], ...]
     #: per-node power state (IDLE, COMPUTING, ...) on power-managed platforms, else empty
     node_state: np.ndarray
     #: events since the last call: jobs submitted; jobs completed with their start and end
@@ -124,12 +125,36 @@ class _Adapter:
         self.observation_slots = getattr(policy, "observation_slots", None)
 
     def decide(self, arrays: dict[str, Any]) -> Decision:
-        decision = self.policy.decide(View(**arrays))
+        view = View(**{name: _read_only(value) for name, value in arrays.items()})
+        try:
+            decision = self.policy.decide(view)
+        except KeyboardInterrupt:  # Ctrl-C and SIGTERM (hpcsched.cli) stay interrupts
+            raise
+        except BaseException as exc:  # SystemExit and RecursionError too: the policy failed
+            raise DecisionError(
+                f"{self._at(view)}: decide raised {type(exc).__name__}: {exc}"
+            ) from exc
         if not isinstance(decision, Decision):
-            raise TypeError(
-                f"{self.name}.decide returned {type(decision).__name__}, not a Decision"
+            raise DecisionError(
+                f"{self._at(view)}: decide returned {shown(decision)} "
+                f"({type(decision).__name__}), not a hpcsched.protocol.Decision"
             )
         return decision
+
+    def _at(self, view: View) -> str:
+        """``name at t=5``, as the engine names a decision it refuses (t as Rust prints it)."""
+        now = int(view.now) if float(view.now).is_integer() else view.now
+        return f"{self.name} at t={now}"
+
+
+def _read_only(value: Any) -> Any:
+    """The view's fields as a policy gets them: arrays flagged read-only (an assignment into
+    ``view.queue`` raises instead of passing unnoticed), lists as tuples."""
+    if isinstance(value, np.ndarray):
+        value.flags.writeable = False
+    elif isinstance(value, list):
+        return tuple(value)
+    return value
 
 
 def policy_name(policy: object) -> str:

@@ -519,3 +519,61 @@ def test_ctrl_c_stops_a_search_of_a_hundred_thousand_trees_on_a_bounded_pool(
     assert seconds < 2.0, f"exited {seconds:.1f} s after the signal"
     assert "Traceback" not in stderr + stdout
     assert not out.exists() and not list(tmp_path.glob(".run*"))
+
+
+# ---------------------------------------------------------------------------------------------
+# SIGTERM stops a command as Ctrl-C does (issue 25, point 13): the staging folder is removed,
+# finished runs are kept, one line says so; exit 143 (128 + 15, as 130 is 128 + 2 for SIGINT).
+# It used to kill the process outright, leaving hidden staging folders and saying nothing.
+
+
+def everything_in(folder) -> list[str]:
+    return sorted(p.name for p in folder.iterdir())
+
+
+@pytest.mark.parametrize(("number", "code", "how"), [(signal.SIGTERM, 143, "SIGTERM"),
+                                                      (signal.SIGINT, 130, "Ctrl-C")])  # fmt: skip
+def test_a_signal_stops_simulate_leaving_nothing_and_saying_so(
+    tmp_path, trace, slow_policy, spawn, number, code, how
+):
+    busy = tmp_path / "busy"
+    busy.mkdir()
+    out = tmp_path / "runs" / "slow"
+    proc = spawn(
+        ["simulate", trace, "--policy", slow_policy, "--out", out],
+        env={"HPCSCHED_TEST_BUSY": str(busy)},
+    )
+    wait_for(lambda: len(os.listdir(busy)) == 1, "the run under way")
+    assert everything_in(out.parent)[0].startswith(".slow.")  # its staging folder
+    os.kill(proc.pid, number)
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == code, stderr
+    assert stderr == f"interrupted: stopped by {how} before the end\n"
+    assert stdout == ""
+    assert everything_in(out.parent) == []  # no staging folder, no run directory
+
+
+def test_sigterm_of_compare_keeps_finished_runs_says_so_and_exits_143(
+    tmp_path, trace, slow_policy, spawn
+):
+    out, busy = tmp_path / "cmp", tmp_path / "busy"
+    busy.mkdir()
+    proc = spawn(
+        ["compare", trace, "--policy", "fcfs", "--policy", "sjf", "--policy", slow_policy,
+         "--processes", "2", "--out", out],
+        env={"HPCSCHED_TEST_BUSY": str(busy)},
+    )  # fmt: skip
+    finished = [out / "fcfs-easy" / "summary.json", out / "sjf-easy" / "summary.json"]
+    wait_for(lambda: all(p.exists() for p in finished), "the two quick runs written")
+    wait_for(lambda: len(os.listdir(busy)) == 1, "the slow run under way")
+    family = spawn.watch(proc)
+
+    os.kill(proc.pid, signal.SIGTERM)  # what kill(1), systemd or a batch system send first
+    stdout, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 143, stderr
+    assert stderr.count("\n") == 1
+    assert f"interrupted: 2 of 3 runs complete in {out} (kept); no report written" in stderr
+    assert "Traceback" not in stderr + stdout
+    assert everything_in(out) == ["fcfs-easy", "sjf-easy"]  # no report, no staging
+    left = lambda: {pid for pid in family if not gone(pid)}  # noqa: E731
+    wait_for(lambda: not left(), f"workers stopped: {left()} left", 20)

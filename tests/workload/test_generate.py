@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
+import warnings
 
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import HealthCheck, event, given, settings
+from hypothesis import strategies as st
 
 from hpcsched.exceptions import OptionError
 from hpcsched.workload.batsim import read_batsim_file
@@ -194,6 +198,17 @@ def test_write_batsim_content(tmp_path):
     assert [p.name for p in tmp_path.iterdir()] == ["w.json"]  # no temporary left behind
 
 
+@pytest.mark.parametrize("write", [write_batsim, write_swf])
+@pytest.mark.parametrize("value", [1e300, float("inf"), float("nan"), -2e11])
+def test_writers_refuse_times_no_reader_takes_back(tmp_path, write, value):
+    # SWF wrote -9223372036854775808 for 1e300, JSON an elided number ("3717...")
+    w = hand_workload()
+    w.jobs.loc[1, "run_time"] = value
+    with pytest.raises(ValueError, match="cannot write run_time values beyond 1e\\+11 s"):
+        write(w, tmp_path / "w.swf")
+    assert list(tmp_path.iterdir()) == []
+
+
 @pytest.mark.parametrize(
     "name", ["DAS2-fs1-0-3000.json.gz", "SDSC-BLUE-2000-4.2-cln-0-3000.json.gz"]
 )
@@ -291,3 +306,120 @@ def test_real_swf_round_trip(traces_dir, tmp_path, name, kwargs):
     assert (back.nodes, back.time_origin) == (w.nodes, w.time_origin)
     assert back.header.get("UnixStartTime") == w.header.get("UnixStartTime")
     assert "rounded" not in (tmp_path / "back.swf").read_text()[:2000]
+
+
+# ---------------------------------------------------------------------------------------------
+# parameters that would draw times the engine cannot represent
+
+
+@pytest.mark.parametrize(
+    ("args", "option"),
+    [
+        (["markovian", "--mean-runtime", "1e300"], "--mean-runtime"),
+        (["markovian", "--target-util", "1e-300"], "--target-util"),
+        (["mmk", "--load", "1e-300"], "--load"),
+        (["mmk", "--load", "1e-8"], "--load"),  # finite, but past 1e11 s after 100 jobs
+        # gaps of about 1e307 s: their sum overflows
+        (["mmk", "--servers", "1", "--mean-runtime", "1e9", "--load", "1e-298"], "--load"),
+    ],
+)
+@pytest.mark.parametrize("name", ["w.json", "w.swf.gz"])
+def test_generators_refuse_unrepresentable_times_and_write_nothing(
+    tmp_path, capsys, args, option, name
+):
+    from hpcsched.cli import main
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nor a numpy overflow warning on the way
+        code = main(["generate", args[0], str(tmp_path / name), "--jobs", "100", *args[1:]])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.startswith(f"error: {option}: ") and "past the 1e+11 s" in err
+    assert list(tmp_path.iterdir()) == []  # not even a staging file
+
+
+MAX_NODES = 2**24  # _core.MAX_NODES, kept literal: a bound of the test, not of the code
+#: every float (a third of them any float at all, nan and negatives included), the odd ones often
+odd_floats = st.one_of(
+    st.floats(),
+    st.sampled_from([1e-300, 5e-324, 1e-8, 1e8, 1e10, 1e11, 1e300, 1.0, -0.0]),
+)
+any_positive = st.one_of(st.floats(min_value=0.0, exclude_min=True), odd_floats)
+any_share = st.one_of(st.floats(min_value=0.0, max_value=1.0, exclude_min=True), odd_floats)
+#: job counts and sizes small enough to write quickly (their bounds are tested above), seeds
+#: past both bounds
+any_jobs = st.integers(1, 60)
+any_seed = st.integers(-1, 2**64)
+suffixes = st.sampled_from([".json", ".swf", ".json.gz", ".swf.gz"])
+
+
+def written_and_read_back(tmp_path_factory, make, suffix, n_jobs, nodes):
+    """Generates, writes and reads back with the project's reader; or the generator refuses
+    with an OptionError and nothing is written."""
+    from hpcsched.workload import load_workload
+
+    folder = tmp_path_factory.mktemp("gen")
+    path = folder / f"w{suffix}"
+    try:
+        workload = make()
+    except OptionError as exc:
+        assert len(str(exc)) < 600
+        event(f"refused: {exc.option}")
+        return
+    event("written")
+    write = write_batsim if ".json" in suffix else write_swf
+    write(workload, path)
+    back = load_workload(path)
+    assert len(back) == len(workload) == n_jobs
+    assert back.nodes == nodes
+    assert [p.name for p in folder.iterdir()] == [path.name]
+
+
+GENERATOR_SETTINGS = settings(
+    max_examples=int(os.environ.get("HPCSCHED_FUZZ_EXAMPLES", "150")),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+
+
+@GENERATOR_SETTINGS
+@given(
+    n_jobs=any_jobs,
+    nodes=st.integers(1, 5000),  # E[size] costs O(nodes): 2.4 s at MAX_NODES
+    mean_runtime=any_positive,
+    target_util=any_share,
+    p=any_share,
+    seed=any_seed,
+    suffix=suffixes,
+)
+def test_every_markovian_file_reads_back(
+    tmp_path_factory, n_jobs, nodes, mean_runtime, target_util, p, seed, suffix
+):
+    written_and_read_back(
+        tmp_path_factory,
+        lambda: markovian(n_jobs, nodes, mean_runtime, target_util, p, seed),
+        suffix,
+        n_jobs,
+        nodes,
+    )
+
+
+@GENERATOR_SETTINGS
+@given(
+    n_jobs=any_jobs,
+    servers=st.one_of(st.integers(1, 5000), st.just(MAX_NODES)),
+    load=any_positive,
+    mean_runtime=any_positive,
+    seed=any_seed,
+    suffix=suffixes,
+)
+def test_every_mmk_file_reads_back(
+    tmp_path_factory, n_jobs, servers, load, mean_runtime, seed, suffix
+):
+    written_and_read_back(
+        tmp_path_factory,
+        lambda: mmk(n_jobs, servers, load, mean_runtime, seed),
+        suffix,
+        n_jobs,
+        servers,
+    )

@@ -6,9 +6,13 @@ is a bug: exit 1 with a traceback (the full one with ``--debug``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import signal
 import sys
+import threading
 import traceback
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
@@ -24,8 +28,8 @@ from hpcsched.cli import (
     simulate,
     sweep,
 )
-from hpcsched.cli._console import err_console, labelled
-from hpcsched.exceptions import HpcschedError
+from hpcsched.cli._console import err_console, interrupted, interruption_said, labelled
+from hpcsched.exceptions import HpcschedError, bounded
 
 _UsageError: type[Exception]
 try:  # recent typer vendors click: its usage errors derive from typer.TyperException
@@ -150,9 +154,48 @@ def command() -> Any:
     return built
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: a command stopped by either
+    cleans up the same way (no staging folder left, finished runs kept) and says so."""
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[list[int]]:
+    """While the command runs, SIGTERM raises :class:`Terminated` (once: a second SIGTERM
+    ends the process at once, as it would have). Yields the signals received."""
+    received: list[int] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received  # signal handlers belong to the main thread
+        return
+
+    def handler(number: int, frame: object) -> None:
+        received.append(number)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, handler)
+    try:
+        yield received
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the console script; returns the exit code."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Entry point of the console script; returns the exit code: a command stopped by Ctrl-C
+    exits 130, by SIGTERM 143 (128 + the signal's number), saying so in one line."""
+    interruption_said(reset=True)
+    with _sigterm_interrupts() as terminated:
+        code = _run(list(sys.argv[1:] if argv is None else argv))
+    if code != 130:
+        return code
+    if not interruption_said():  # the commands that keep something say what
+        how = "SIGTERM" if terminated else "Ctrl-C"
+        interrupted(f"stopped by {how} before the end")
+    return 128 + signal.SIGTERM if terminated else 130
+
+
+def _run(args: list[str]) -> int:
+    """Runs the command; the exit code, whatever it raised (130 for an interrupt)."""
     debug = "--debug" in args
     if debug:
         args.remove("--debug")
@@ -161,14 +204,13 @@ def main(argv: list[str] | None = None) -> int:
     except _UsageError as exc:  # usage errors: bad or missing options
         exc.show(file=sys.stderr)  # type: ignore[attr-defined]  # click's and typer's have it
         return int(getattr(exc, "exit_code", 2))
-    except (typer.Abort, KeyboardInterrupt):
-        err_console.print("aborted")
+    except (typer.Abort, KeyboardInterrupt):  # typer itself turns the latter into exit 130
         return 130
     except HpcschedError as exc:
         err_console.print(labelled("error:", "bold red", exc), soft_wrap=True)
         return 2
     except MemoryError as exc:  # inputs or options too large for this machine, not a bug
-        reason = f" ({exc})" if str(exc) else ""
+        reason = f" ({bounded(str(exc))})" if str(exc) else ""
         err_console.print(
             labelled(
                 "error:",
@@ -187,7 +229,7 @@ def main(argv: list[str] | None = None) -> int:
                 labelled(
                     "internal error",
                     "bold red",
-                    f"({type(exc_value).__name__}: {exc_value}); "
+                    f"({type(exc_value).__name__}: {bounded(str(exc_value))}); "
                     "this is a bug in hpcsched. Rerun with --debug for the traceback.",
                 ),
                 soft_wrap=True,
@@ -196,4 +238,4 @@ def main(argv: list[str] | None = None) -> int:
     return result if isinstance(result, int) else 0
 
 
-__all__ = ["app", "main"]
+__all__ = ["Terminated", "app", "main"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import datetime
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
 
@@ -17,21 +17,64 @@ from rich.progress import (
     TextColumn,
     TimeElapsedColumn,
 )
+from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
 
 if TYPE_CHECKING:
     from hpcsched.sweep import SweepProgress
 
+#: Control characters (C0 but newline and tab, DEL, C1) and how they are printed: escaped,
+#: ``\x1b``, so that a trace, platform or policy name cannot drive the terminal.
+_ESCAPED = {c: f"\\x{c:02x}" for c in (*range(0x20), *range(0x7F, 0xA0)) if chr(c) not in "\n\t"}
+
+
+class _LiteralConsole(Console):
+    """A console whose output holds no control character it did not put there itself.
+
+    The one place every printed text passes (tables, messages, progress bars): each text
+    segment is escaped as it is written out, after rich's own styles and cursor moves, which
+    are not text, were laid out."""
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        return super()._render_buffer(
+            segment if segment.control else segment._replace(text=segment.text.translate(_ESCAPED))
+            for segment in buffer
+        )
+
+
 # User text (trace paths, job names, tokens from input files) is printed literally: no rich
-# markup, emoji codes or highlighting is ever interpreted. Style is given with ``style=``.
-console = Console(markup=False, emoji=False, highlight=False)
-err_console = Console(stderr=True, markup=False, emoji=False, highlight=False)
+# markup, emoji codes or highlighting is ever interpreted, and control characters are escaped.
+# Style is given with ``style=``.
+console = _LiteralConsole(markup=False, emoji=False, highlight=False)
+err_console = _LiteralConsole(stderr=True, markup=False, emoji=False, highlight=False)
 
 
 def labelled(label: str, style: str, text: object) -> Text:
     """``label`` in ``style``, then ``text`` as it is (e.g. a red "error:" and a message)."""
     return Text.assemble((label, style), " ", str(text))
+
+
+#: Whether the command has said what its interruption left (``interrupted``); main says it
+#: otherwise.
+_interruption_said = False
+
+
+def interrupted(text: str) -> None:
+    """The one line a command prints when Ctrl-C or SIGTERM stops it: what it kept, and how to
+    go on."""
+    global _interruption_said
+    err_console.print(labelled("interrupted:", "bold yellow", text), soft_wrap=True)
+    _interruption_said = True
+
+
+def interruption_said(reset: bool = False) -> bool:
+    """Whether ``interrupted`` was called (since the last reset)."""
+    global _interruption_said
+    said = _interruption_said
+    if reset:
+        _interruption_said = False
+    return said
 
 
 def _numeric(text: str) -> bool:

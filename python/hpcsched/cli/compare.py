@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import console, err_console, fitted_tables, labelled, runs_progress
+from hpcsched.cli._console import console, fitted_tables, interrupted, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -131,14 +131,9 @@ def compare(
             )
         path = comparison.report(report)
     except KeyboardInterrupt:
-        err_console.print(
-            labelled(
-                "interrupted:",
-                "bold yellow",
-                f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report "
-                "written. Run the same command again to run the rest.",
-            ),
-            soft_wrap=True,
+        interrupted(
+            f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report "
+            "written. Run the same command again to run the rest."
         )
         return 130
     print_table(

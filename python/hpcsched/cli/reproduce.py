@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from hpcsched.cli._console import console, err_console, labelled, runs_progress
+from hpcsched.cli._console import console, interrupted, runs_progress
 from hpcsched.exceptions import OptionError
 
 if TYPE_CHECKING:
@@ -147,14 +147,9 @@ def _interruptible(out: Path) -> Iterator[None]:
     except KeyboardInterrupt:
         status = sweep_status(out)
         kept = f"{status.completed} of {status.runs} runs complete" if status else "no run complete"
-        err_console.print(
-            labelled(
-                "interrupted:",
-                "bold yellow",
-                f"{kept} in {out} (kept; no report written). Run the same command again to "
-                "run the rest.",
-            ),
-            soft_wrap=True,
+        interrupted(
+            f"{kept} in {out} (kept; no report written). Run the same command again to "
+            "run the rest."
         )
         raise typer.Exit(130) from None
 

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from hpcsched.cli._console import console, err_console, labelled, runs_progress
+from hpcsched.cli._console import console, err_console, interrupted, labelled, runs_progress
 
 
 def sweep(
@@ -70,14 +70,9 @@ def sweep(
     except KeyboardInterrupt:
         after = sweep_status(plan.out)
         kept = f"{after.completed} of {after.runs} runs complete" if after else "nothing written"
-        err_console.print(
-            labelled(
-                "interrupted:",
-                "bold yellow",
-                f"{kept} in {plan.out}; results.parquet lists them and is marked interrupted "
-                "(no report written). Run the same command again to run the rest.",
-            ),
-            soft_wrap=True,
+        interrupted(
+            f"{kept} in {plan.out}; results.parquet lists them and is marked interrupted "
+            "(no report written). Run the same command again to run the rest."
         )
         return 130
     if len(outcome.table):

@@ -62,6 +62,7 @@ def markovian(
     _check_share("target_util", target_util)
     if not (isinstance(p, (int, float)) and 0 < p <= 1):
         raise OptionError(f"must be in (0, 1], not {shown(p)}", option="p")
+    _check_int("seed", seed, minimum=0, maximum=_core.MAX_SEED)
 
     rng = np.random.default_rng(seed)
     sizes = np.minimum(rng.geometric(p, n_jobs), nodes)
@@ -80,12 +81,13 @@ def markovian(
     return _workload(
         "markovian",
         params,
-        np.cumsum(interarrivals),
+        _arrivals(interarrivals),
         run_times,
         requested,
         sizes,
         nodes,
         extra_header={"mean_interarrival": mean_interarrival},
+        rate_option="target_util",
     )
 
 
@@ -103,6 +105,7 @@ def mmk(
     _check_int("servers", servers, minimum=1, maximum=_core.MAX_NODES)
     _check_positive("load", load)  # an offered load: past 1 an overload, which tests use
     _check_positive("mean_runtime", mean_runtime)
+    _check_int("seed", seed, minimum=0, maximum=_core.MAX_SEED)
     rng = np.random.default_rng(seed)
     interarrivals = rng.exponential(mean_runtime / (load * servers), n_jobs)
     run_times = rng.exponential(mean_runtime, n_jobs)
@@ -116,11 +119,12 @@ def mmk(
     workload = _workload(
         "mmk",
         params,
-        np.cumsum(interarrivals),
+        _arrivals(interarrivals),
         run_times,
         run_times,
         np.ones(n_jobs, dtype=np.int64),
         servers,
+        rate_option="load",
     )
     if load >= 1:
         workload.warnings.append(
@@ -138,7 +142,17 @@ def _workload(
     sizes: np.ndarray,
     nodes: int,
     extra_header: dict[str, Any] | None = None,
+    *,
+    rate_option: str,
 ) -> Workload:
+    _check_drawn(
+        "mean_runtime", params["mean_runtime"], "run times", np.maximum(run_times, requested),
+        "lower it",
+    )  # fmt: skip
+    _check_drawn(
+        rate_option, params[rate_option], "submission times", arrivals,
+        "raise it, or lower the mean run time or the number of jobs",
+    )  # fmt: skip
     origin = float(arrivals[0])
     n = len(arrivals)
     jobs = pd.DataFrame(
@@ -166,6 +180,25 @@ def _workload(
 #: The most jobs a generator draws: ten times a year-long trace of a large centre, and what
 #: fits in memory (each job costs about 60 bytes in every column together).
 MAX_GENERATED_JOBS = 100_000_000
+
+
+def _arrivals(interarrivals: np.ndarray) -> np.ndarray:
+    """Submission times: the running sum of the gaps (inf past the float range, which
+    :func:`_check_drawn` refuses, without numpy's overflow warning)."""
+    with np.errstate(over="ignore"):
+        return np.cumsum(interarrivals)
+
+
+def _check_drawn(option: str, value: object, what: str, values: np.ndarray, hint: str) -> None:
+    """Refuses a parameter whose draws fall outside the engine's time range (``_core.MAX_TIME``):
+    they would be written as times that no reader, and no run, accepts. Draws are positive."""
+    largest = float(values.max())
+    if not largest <= _core.MAX_TIME:  # inf and nan too
+        raise OptionError(
+            f"{shown(value)} draws {what} up to {largest:.3g} s, past the {_core.MAX_TIME:.0e} s "
+            f"that times may reach; {hint}",
+            option=option,
+        )
 
 
 def _check_int(option: str, value: object, *, minimum: int, maximum: int) -> None:
@@ -209,6 +242,14 @@ def _number(value: float) -> int | float:
     return int(value) if float(value).is_integer() else float(value)
 
 
+def _check_writable(**times: np.ndarray) -> None:
+    """Times a reader takes back: finite and within the engine's range (the generators refuse
+    parameters that draw others; SWF would turn them into garbage integers)."""
+    for name, values in times.items():
+        if not (np.abs(values) <= _core.MAX_TIME).all():  # nan too
+            raise ValueError(f"cannot write {name} values beyond {_core.MAX_TIME:.0e} s")
+
+
 def write_batsim(workload: Workload, path: str | os.PathLike[str]) -> None:
     """Write ``workload`` as a Batsim/SPARS JSON workload (gzip when ``path`` ends in ``.gz``).
 
@@ -222,9 +263,7 @@ def write_batsim(workload: Workload, path: str | os.PathLike[str]) -> None:
     subtime = jobs["submit"].to_numpy(np.float64) + workload.time_origin
     requested = jobs["requested_time"].to_numpy(np.float64)
     run = jobs["run_time"].to_numpy(np.float64)
-    for name, values in (("submit", subtime), ("requested_time", requested), ("run_time", run)):
-        if not np.isfinite(values).all():
-            raise ValueError(f"cannot write non-finite {name} values to JSON")
+    _check_writable(submit=subtime, requested_time=requested, run_time=run)
     # json.dumps with indent is slow (pure Python): lay out the jobs by hand, in exactly the
     # layout json.dumps(indent=4) gives, and let json lay out the rest around a placeholder.
     pad = " " * 12
@@ -241,9 +280,9 @@ def write_batsim(workload: Workload, path: str | os.PathLike[str]) -> None:
         fields = [
             f'"job_id": {job_id}',
             f'"res": {res}',
-            f'"subtime": {shown(_number(sub))}',
-            f'"reqtime": {shown(_number(req))}',
-            f'"runtime": {shown(_number(rt))}',
+            f'"subtime": {_number(sub)!r}',  # every digit (shown() would elide some)
+            f'"reqtime": {_number(req)!r}',
+            f'"runtime": {_number(rt)!r}',
             '"profile": "100"',
         ]
         if user >= 0:
@@ -287,6 +326,7 @@ def write_swf(workload: Workload, path: str | os.PathLike[str]) -> None:
     else:
         procs = jobs["nodes"].to_numpy(np.int64) * ppn
 
+    _check_writable(submit=submit, run_time=run, requested_time=req[known])
     rounded = [np.floor(x + 0.5) for x in (submit, run, req)]
     # a known request never rounds to 0, which SWF readers take for "unknown"
     rounded[2] = np.maximum(rounded[2], 1.0)
