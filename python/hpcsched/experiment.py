@@ -25,6 +25,7 @@ from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import Result, simulate
 from hpcsched.workload import Workload, load_workload
 from hpcsched.workload import generate as generators
+from hpcsched.workload._io import check_regular_file
 
 #: Generators a workload spec may name, with the parameters each accepts.
 GENERATORS = {
@@ -255,6 +256,7 @@ def _cached_digest(path: str, size: int, mtime_ns: int) -> str:
 
 def file_digest(path: str) -> str:
     """SHA-256 of a file's bytes (cached per size and modification time)."""
+    check_regular_file(path)  # (a device would be hashed for ever)
     try:
         stat = os.stat(path)
         return _cached_digest(os.path.abspath(path), stat.st_size, stat.st_mtime_ns)

@@ -53,6 +53,7 @@ from typing import Any
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError, shown
+from hpcsched.workload._io import read_bytes
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
@@ -135,11 +136,11 @@ def load_platform(name_or_path: str | os.PathLike[str]) -> Platform:
             f"{shown(text)} is neither a preset ({', '.join(preset_names())}) nor a file",
             option="--platform",
         )
+    data = read_bytes(text)
     try:
-        with open(text, encoding="utf-8") as f:
-            content = f.read()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read file: {exc}", path=text) from None
+        content = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=text) from None
     return parse_platform(content, text)
 
 

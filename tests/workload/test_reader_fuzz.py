@@ -19,6 +19,7 @@ import os
 import time
 import tracemalloc
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from tests.invariants import check_capacity, check_jobs
@@ -177,3 +178,56 @@ def test_calendar_reader_fuzz(tmp_path_factory, lines):
     else:
         for window in calendar.windows:
             assert window.end > window.start
+
+
+#: Inputs that are not regular files: endless devices (through a symlink with a trace's name,
+#: as a user may make one), a pipe nobody writes to, a folder.
+NON_REGULAR = {
+    "zero": lambda p: p.symlink_to("/dev/zero"),
+    "urandom": lambda p: p.symlink_to("/dev/urandom"),
+    "fifo": os.mkfifo,
+    "folder": os.mkdir,
+}
+#: Every command-line place an input file goes, with the file's name there.
+READERS = {
+    "swf": ("t.swf", lambda f, w: ["inspect", f]),
+    "swf format": ("t.txt", lambda f, w: ["simulate", f, "--format", "swf"]),
+    "json": ("t.json.gz", lambda f, w: ["inspect", f]),
+    "calendar": ("c.txt", lambda f, w: ["simulate", w, "--downtime", f]),
+    "platform": ("p.toml", lambda f, w: ["simulate", w, "--platform", f]),
+    "reward": ("r.toml", lambda f, w: ["simulate", w, "--policy", "mars", "--reward", f]),
+    "sweep": ("s.toml", lambda f, w: ["sweep", f, "--out", "sweep-out"]),
+}
+
+
+@pytest.fixture(scope="module")
+def small_workload(tmp_path_factory):
+    path = tmp_path_factory.mktemp("small") / "w.json"
+    assert main(["generate", "markovian", str(path), "--jobs", "20"]) == 0
+    return path
+
+
+@pytest.mark.parametrize("kind", NON_REGULAR)
+@pytest.mark.parametrize("reader", READERS)
+def test_inputs_that_are_not_regular_files_are_refused_at_once(
+    tmp_path, small_workload, kind, reader
+):
+    # /dev/zero behind a trace's name used to grow to gigabytes, deaf to Ctrl-C; a pipe hung.
+    import subprocess
+    import sys
+
+    name, args = READERS[reader]
+    workload = small_workload
+    path = tmp_path / name
+    NON_REGULAR[kind](path)
+    done = subprocess.run(
+        [sys.executable, "-m", "hpcsched", *map(str, args(path, workload))],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+    )
+    assert done.returncode == 2, done.stderr
+    said = "folder" if kind == "folder" else "not a regular file"
+    assert said in done.stderr and "Traceback" not in done.stderr
+    assert len(done.stderr) < MAX_STDERR

@@ -19,6 +19,7 @@ import gzip
 import os
 import re
 import shutil
+import stat
 import tempfile
 import tomllib
 import zlib
@@ -39,6 +40,33 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _STAGING_TAIL = r"\.(?P<pid>[0-9]+)\.[a-z0-9_]{8}(?:-old)?\.tmp"
 
 
+#: What ``check_regular_file`` calls the files it refuses.
+_KINDS = (
+    (stat.S_ISDIR, "a folder"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISFIFO, "a pipe"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def check_regular_file(name: str) -> None:
+    """``InputError`` unless ``name`` is (or links to) a regular file that exists. Inputs are
+    read whole and capped by their size (a gzip may inflate to a multiple of it): a device such
+    as /dev/zero has no size and no end, and a pipe read here would be consumed for nothing."""
+    try:
+        mode = os.stat(name).st_mode
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=name) from None
+    if not stat.S_ISREG(mode):
+        kind = next((text for test, text in _KINDS if test(mode)), "not a file")
+        raise InputError(
+            f"{kind}, not a regular file: inputs are read from files (save a stream to a file "
+            "first)",
+            path=name,
+        )
+
+
 def read_bytes(
     path: str | os.PathLike[str], *, check_head: Callable[[bytes], None] | None = None
 ) -> bytes | bytearray:
@@ -50,6 +78,7 @@ def read_bytes(
     an input that is plainly not of its format fails at once.
     """
     name = os.fspath(path)
+    check_regular_file(name)
     try:
         data = Path(name).read_bytes()
     except OSError as exc:

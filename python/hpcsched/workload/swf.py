@@ -13,7 +13,7 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload._io import read_bytes
+from hpcsched.workload._io import check_regular_file
 from hpcsched.workload.model import Workload
 
 #: Header keys read as integers (their leading integer: "MaxNodes: 338 (batch partition)").
@@ -59,8 +59,7 @@ def read_swf(
     - replay order (submit, id), stable; time 0 is the first kept submission.
     """
     name = os.fspath(path)
-    if not os.path.isfile(name):
-        read_bytes(name)  # raises the InputError that says why (missing, a folder, ...)
+    check_regular_file(name)
     _check_gzip_name(name)
     raw = _core.parse_swf_file(name, lenient)
     header = parse_header(raw["header"])
