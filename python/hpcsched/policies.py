@@ -160,30 +160,13 @@ def _weights(
 
 
 def check_actions(spec: object, option: str) -> list[str]:
-    """The names of the actions ``spec`` lists (``paper``, or e.g. ``fcfs,wfp3:256,sjf``);
-    ``OptionError`` naming ``option`` for an empty list, an empty item or an empty window,
-    which the engine's parser would read as the paper's set, skip, or as every paper window."""
+    """The names of the actions ``spec`` lists (``paper``, or e.g. ``fcfs,wfp3:256,sjf``), as
+    the engine's parser reads them; ``OptionError`` naming ``option`` with its reason (an
+    unknown heuristic, a bad window, an empty list, item or window)."""
     if not isinstance(spec, str):
         raise OptionError(
             f"give actions such as 'paper' or 'fcfs,sjf:256', not {shown(spec)}", option=option
         )
-    if not spec.replace(",", "").strip():  # "" or ",": the engine reads "" as the paper's set
-        raise OptionError(
-            "the action set is empty: give at least one action (e.g. 'paper' or 'fcfs,sjf:256')",
-            option=option,
-        )
-    for item in spec.split(","):
-        _, colon, window = item.partition(":")
-        if not item.strip():
-            raise OptionError(
-                f"an empty action in {shown(spec)} (a comma too many?)", option=option
-            )
-        if colon and not window.strip():
-            raise OptionError(
-                f"{shown(item.strip())} has no window after ':' (give one such as 256, or "
-                "all; without ':' a heuristic takes the paper's windows)",
-                option=option,
-            )
     try:
         return _core.action_names(spec)
     except ValueError as exc:

@@ -107,20 +107,42 @@ impl ActionSet {
     /// `heuristic:window` and `heuristic:all`, e.g. `"fcfs,wfp3:256,sjf"`.
     pub fn parse(spec: &str) -> Result<Self> {
         let spec = spec.trim();
-        if spec.is_empty() || spec == "paper" || spec == "all" {
+        if spec == "paper" || spec == "all" {
             return Ok(ActionSet::paper());
         }
+        // Nothing given is read as something else: not "" as the paper's set, nor an empty
+        // item skipped, nor "sjf:" as every paper window.
+        if spec.split(',').all(|item| item.trim().is_empty()) {
+            return Err(CoreError::input(
+                "the action set is empty: give at least one action (e.g. 'paper' or \
+                 'fcfs,sjf:256')",
+            ));
+        }
         let mut actions = Vec::new();
-        for item in spec.split(',').map(str::trim).filter(|s| !s.is_empty()) {
-            let (name, window) = item.split_once(':').unwrap_or((item, ""));
+        for item in spec.split(',').map(str::trim) {
+            if item.is_empty() {
+                return Err(CoreError::input(format!(
+                    "an empty action in {spec:?} (a comma too many?)"
+                )));
+            }
+            let (name, window) = match item.split_once(':') {
+                Some((_, window)) if window.trim().is_empty() => {
+                    return Err(CoreError::input(format!(
+                        "{item:?} has no window after ':' (give one such as 256, or all; \
+                         without ':' a heuristic takes the paper's windows)"
+                    )))
+                }
+                Some((name, window)) => (name.trim(), Some(window.trim())),
+                None => (item, None),
+            };
             let heuristic = Heuristic::from_name(name).ok_or_else(|| {
                 CoreError::input(format!("unknown heuristic {name:?} in actions {spec:?}"))
             })?;
             let windows: Vec<u32> = match window {
-                "" if heuristic == Heuristic::Fcfs => vec![1],
-                "" => PAPER_WINDOWS.to_vec(),
-                "all" => vec![u32::MAX],
-                w => vec![w.parse::<u32>().ok().filter(|&w| w >= 1).ok_or_else(|| {
+                None if heuristic == Heuristic::Fcfs => vec![1],
+                None => PAPER_WINDOWS.to_vec(),
+                Some("all") => vec![u32::MAX],
+                Some(w) => vec![w.parse::<u32>().ok().filter(|&w| w >= 1).ok_or_else(|| {
                     CoreError::input(format!("bad window {w:?} in actions {spec:?}"))
                 })?],
             };
@@ -249,6 +271,10 @@ mod tests {
         assert_eq!(set.get(1).name(), "wfp3:256");
         assert!(ActionSet::parse("wfp9").is_err());
         assert!(ActionSet::parse("sjf:0").is_err());
+        // nothing given is an error, never read as something else
+        for empty in ["", " ", ",", "fcfs,,sjf", "sjf:", "fcfs, sjf: "] {
+            assert!(ActionSet::parse(empty).is_err(), "{empty:?}");
+        }
         assert_eq!(ActionSet::parse("lrf:all").unwrap().get(0).window, u32::MAX);
     }
 }
