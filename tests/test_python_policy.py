@@ -213,6 +213,24 @@ class Interrupted(Policy):
         raise KeyboardInterrupt
 
 
+class InterruptedReading(Policy):
+    # Ctrl-C while the engine reads the decision (an order of the policy's own kind)
+
+    class Order:
+        def __len__(self):
+            return 1
+
+        def __iter__(self):
+            raise KeyboardInterrupt
+            yield 0
+
+        def __getitem__(self, i):
+            raise KeyboardInterrupt
+
+    def decide(self, view):
+        return Decision(order=self.Order())
+
+
 class Huge(Policy):
     def decide(self, view):
         return Decision(order=list(range(1_000_000)))
@@ -248,13 +266,14 @@ def test_a_failing_policy_is_a_user_error_naming_it(tmp_path, capsys, policy, sa
     assert sorted(p.name for p in tmp_path.iterdir()) == ["failing.py", "t.json"]  # no run
 
 
-def test_ctrl_c_inside_a_policy_stays_an_interrupt(tmp_path, capsys):
+@pytest.mark.parametrize("name", ["Interrupted", "InterruptedReading"])
+def test_ctrl_c_inside_a_policy_stays_an_interrupt(tmp_path, capsys, name):
     from hpcsched.cli import main
 
     trace = tmp_path / "t.json"
     hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(20, 2, 0.8), trace)
     (tmp_path / "failing.py").write_text(FAILING)
-    policy = f"python:{tmp_path}/failing.py:Interrupted"
+    policy = f"python:{tmp_path}/failing.py:{name}"
     assert main(["simulate", str(trace), "--policy", policy, "--out", str(tmp_path / "r")]) == 130
     with pytest.raises(KeyboardInterrupt):
         hpcsched.simulate(hpcsched.load_workload(trace), load_policy(policy))

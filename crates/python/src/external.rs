@@ -66,6 +66,10 @@ impl PyPolicy {
                 .map_or_else(|_| "?".to_string(), |r| r.to_string())
         };
         let external = external_decision(&answer).map_err(|e| {
+            // Ctrl-C while reading a decision (a sequence of the policy's own) stays Ctrl-C
+            if e.is_instance_of::<pyo3::exceptions::PyKeyboardInterrupt>(py) {
+                return e;
+            }
             let reason = format!("{}: not a decision ({e}): {}", self.name, described());
             crate::error::to_py_err(py, CoreError::decision(reason), None)
         })?;
