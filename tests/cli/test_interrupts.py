@@ -224,8 +224,16 @@ def test_killed_sweep_takes_its_workers_and_resource_tracker_with_it(tmp_path, s
     wait_for(lambda: not left(), f"workers and tracker end with the driver: {left()} left", 20)
 
 
-def test_ctrl_c_of_compare_keeps_finished_runs_says_so_and_exits_130(
-    tmp_path, trace, slow_policy, spawn
+@pytest.mark.parametrize(
+    ("stop", "code"),
+    # Ctrl-C: the whole foreground group gets it; SIGTERM: what kill(1), systemd or a batch
+    # system send first, to the main process (128 + 15, as 130 is 128 + 2)
+    [(lambda pid: os.killpg(pid, signal.SIGINT), 130),
+     (lambda pid: os.kill(pid, signal.SIGTERM), 143)],
+    ids=["ctrl-c", "sigterm"],
+)  # fmt: skip
+def test_a_stopped_compare_keeps_finished_runs_and_says_so(
+    tmp_path, trace, slow_policy, spawn, stop, code
 ):
     out, busy = tmp_path / "cmp", tmp_path / "busy"
     busy.mkdir()
@@ -239,10 +247,11 @@ def test_ctrl_c_of_compare_keeps_finished_runs_says_so_and_exits_130(
     wait_for(lambda: len(os.listdir(busy)) == 1, "the slow run under way")
     family = spawn.watch(proc)
 
-    os.killpg(proc.pid, signal.SIGINT)  # Ctrl-C: the whole foreground group gets it
+    stop(proc.pid)
     stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 130, stderr
-    assert f"2 of 3 runs complete in {out} (kept); no report written" in stderr
+    assert proc.returncode == code, stderr
+    assert stderr.count("\n") == 1
+    assert f"interrupted: 2 of 3 runs complete in {out} (kept); no report written" in stderr
     assert "Traceback" not in stderr + stdout and "KeyboardInterrupt" not in stderr + stdout
     assert sorted(os.listdir(out)) == ["fcfs-easy", "sjf-easy"]  # no report, no staging
     left = lambda: {pid for pid in family if not gone(pid)}  # noqa: E731
@@ -551,29 +560,3 @@ def test_a_signal_stops_simulate_leaving_nothing_and_saying_so(
     assert stderr == f"interrupted: stopped by {how} before the end\n"
     assert stdout == ""
     assert everything_in(out.parent) == []  # no staging folder, no run directory
-
-
-def test_sigterm_of_compare_keeps_finished_runs_says_so_and_exits_143(
-    tmp_path, trace, slow_policy, spawn
-):
-    out, busy = tmp_path / "cmp", tmp_path / "busy"
-    busy.mkdir()
-    proc = spawn(
-        ["compare", trace, "--policy", "fcfs", "--policy", "sjf", "--policy", slow_policy,
-         "--processes", "2", "--out", out],
-        env={"HPCSCHED_TEST_BUSY": str(busy)},
-    )  # fmt: skip
-    finished = [out / "fcfs-easy" / "summary.json", out / "sjf-easy" / "summary.json"]
-    wait_for(lambda: all(p.exists() for p in finished), "the two quick runs written")
-    wait_for(lambda: len(os.listdir(busy)) == 1, "the slow run under way")
-    family = spawn.watch(proc)
-
-    os.kill(proc.pid, signal.SIGTERM)  # what kill(1), systemd or a batch system send first
-    stdout, stderr = proc.communicate(timeout=60)
-    assert proc.returncode == 143, stderr
-    assert stderr.count("\n") == 1
-    assert f"interrupted: 2 of 3 runs complete in {out} (kept); no report written" in stderr
-    assert "Traceback" not in stderr + stdout
-    assert everything_in(out) == ["fcfs-easy", "sjf-easy"]  # no report, no staging
-    left = lambda: {pid for pid in family if not gone(pid)}  # noqa: E731
-    wait_for(lambda: not left(), f"workers stopped: {left()} left", 20)
