@@ -19,6 +19,7 @@ SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py") if p.name !=
 #: Scripts that read ../shared/traces (skipped without it, failed in CI).
 NEED_TRACES = {
     "agents.py",
+    "capture.py",
     "experiments.py",
     "mars_icon.py",
     "mars_quality.py",
