@@ -40,6 +40,7 @@ def test_every_benchmark_is_listed():
     } == set(SCRIPTS)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", SCRIPTS)
 def test_benchmark_runs_with_smoke(script, tmp_path):
     if script in NEED_TRACES:

@@ -33,7 +33,7 @@ TRACES = REPO.parent / "shared" / "traces"
 PAGES = ["README.md", *sorted(f"docs/{p.name}" for p in (REPO / "docs").glob("*.md"))]
 
 # skipped without the traces, failed in CI (tests/conftest.py, require_traces)
-pytestmark = pytest.mark.usefixtures("traces_dir")
+pytestmark = [pytest.mark.usefixtures("traces_dir"), pytest.mark.slow]
 
 #: Lines not run, by what they start with (see the module docstring for where they are checked).
 NOT_HERE = (

@@ -279,6 +279,7 @@ def test_ctrl_c_inside_a_policy_stays_an_interrupt(tmp_path, capsys, name):
         hpcsched.simulate(hpcsched.load_workload(trace), load_policy(policy))
 
 
+@pytest.mark.slow  # six processes
 def test_python_policies_from_the_command_line(tmp_path):
     trace = tmp_path / "t.json"
     hpcsched.workload.generate.write_batsim(hpcsched.workload.generate.mmk(300, 4, 0.8), trace)

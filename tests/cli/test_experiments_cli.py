@@ -87,6 +87,7 @@ def test_reproduce_names_the_files_to_download(tmp_path, capsys):
     assert code == 2 and "ALCF-Theta-2022.swf.gz" in err
 
 
+@pytest.mark.slow
 def test_reproduce_snf_icon_matches_the_paper(traces_dir, tmp_path, capsys):
     out = tmp_path / "snf"
     code, stdout, _ = run(["reproduce", "snf-icon", "--data", traces_dir, "--out", out], capsys)

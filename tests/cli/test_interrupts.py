@@ -30,9 +30,12 @@ import pytest
 from hpcsched.cli import main
 from hpcsched.sweep import comparable
 
-pytestmark = pytest.mark.skipif(
-    not sys.platform.startswith("linux"), reason="finds worker processes in /proc (Linux)"
-)
+pytestmark = [
+    pytest.mark.skipif(
+        not sys.platform.startswith("linux"), reason="finds worker processes in /proc (Linux)"
+    ),
+    pytest.mark.slow,  # real processes and signals: seconds each
+]
 
 #: A Python policy (FCFS with EASY) that, with HPCSCHED_TEST_BUSY set, takes a second per
 #: decision, so that a run lasts minutes without using the CPU, and leaves its pid there;

@@ -34,6 +34,7 @@ trees = 2
 """
 
 
+@pytest.mark.slow  # starts a Ray instance
 def test_ray_and_the_process_pool_give_the_same_results(tmp_path):
     path = tmp_path / "sweep.toml"
     path.write_text(SWEEP)

@@ -207,6 +207,7 @@ def small_workload(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow  # a process each
 @pytest.mark.parametrize("kind", NON_REGULAR)
 @pytest.mark.parametrize("reader", READERS)
 def test_inputs_that_are_not_regular_files_are_refused_at_once(
