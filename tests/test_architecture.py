@@ -29,8 +29,7 @@ RUST_LAYERS = {
 #: Upward uses the engine crate still has: (file under crates/core/src, area it uses).
 RUST_KNOWN = {
     # point 1: the decision contract and admission move into the engine, the power manager
-    # behind an engine-owned trait, Metrics below the power model
-    ("model/power.rs", "engine"),
+    # behind an engine-owned trait
     ("engine/core.rs", "power"),
     ("engine/core.rs", "sched"),
     ("engine/record.rs", "power"),

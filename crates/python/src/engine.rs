@@ -685,7 +685,7 @@ impl PySimulation {
         out.set_item("node_seconds", node_seconds)?;
         out.set_item("horizon", totals.elapsed)?;
         if let Some(model) = self.engine.inputs().machine.power {
-            let energy = model.energy(totals);
+            let energy = totals.energy(&model);
             let joules = PyDict::new(py);
             joules.set_item("computing", energy.computing_j)?;
             joules.set_item("idle", energy.idle_j)?;

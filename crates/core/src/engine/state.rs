@@ -5,7 +5,7 @@ use std::collections::BinaryHeap;
 
 use crate::engine::power::{Nodes, STATES};
 use crate::engine::queue::WaitQueue;
-use crate::model::Downtime;
+use crate::model::{Downtime, Energy, PowerModel};
 use crate::power::manager::PowerManager;
 
 /// A running job as the scheduler knows it.
@@ -162,6 +162,27 @@ pub fn bounded_slowdown(wait: f64, run_time: f64) -> f64 {
 }
 
 impl Metrics {
+    /// Energy of the node-seconds spent in each state (or the energy counted state by state
+    /// when the nodes had power states, possibly of several groups).
+    pub fn energy(&self, model: &PowerModel) -> Energy {
+        if let Some(j) = self.state_energy_j {
+            return Energy {
+                computing_j: j[1],
+                idle_j: j[0],
+                switching_on_j: j[2],
+                switching_off_j: j[3],
+                sleeping_j: j[4],
+            };
+        }
+        Energy {
+            computing_j: self.busy_node_seconds * model.computing_w,
+            idle_j: self.idle_node_seconds() * model.idle_w,
+            switching_on_j: self.switching_on_node_seconds * model.switching_on_w,
+            switching_off_j: self.switching_off_node_seconds * model.switching_off_w,
+            sleeping_j: self.sleeping_node_seconds * model.sleeping_w,
+        }
+    }
+
     pub(crate) fn on_start(&mut self, wait: f64, run_time: f64) {
         self.started += 1;
         self.wait_sum += wait;

@@ -4,7 +4,6 @@
 //! sleeping (SNF-ICON Definition 1). Nodes taken by a downtime window are counted apart and draw
 //! nothing. Wasted energy is everything not spent computing.
 
-use crate::engine::Metrics;
 use crate::error::{CoreError, Result};
 
 /// Power of one node in each state (W) and mean transition latencies (s) with their standard
@@ -81,26 +80,5 @@ impl PowerModel {
             self.sleeping_w,
             0.0,
         ]
-    }
-
-    /// Energy of the node-seconds spent in each state (or the energy counted state by state
-    /// when the nodes had power states, possibly of several groups).
-    pub fn energy(&self, metrics: &Metrics) -> Energy {
-        if let Some(j) = metrics.state_energy_j {
-            return Energy {
-                computing_j: j[1],
-                idle_j: j[0],
-                switching_on_j: j[2],
-                switching_off_j: j[3],
-                sleeping_j: j[4],
-            };
-        }
-        Energy {
-            computing_j: metrics.busy_node_seconds * self.computing_w,
-            idle_j: metrics.idle_node_seconds() * self.idle_w,
-            switching_on_j: metrics.switching_on_node_seconds * self.switching_on_w,
-            switching_off_j: metrics.switching_off_node_seconds * self.switching_off_w,
-            sleeping_j: metrics.sleeping_node_seconds * self.sleeping_w,
-        }
     }
 }

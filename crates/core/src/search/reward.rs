@@ -368,7 +368,7 @@ fn computing_share(engine: &Engine, p: &crate::model::PowerModel) -> Option<f64>
     let m = engine.state().metrics();
     let counts = engine.state().nodes.as_ref()?.counts();
     let (computing, total) = if m.up_node_seconds > 0.0 {
-        let e = p.energy(m);
+        let e = m.energy(p);
         (e.computing_j, e.total_j())
     } else {
         let power = [
