@@ -36,9 +36,6 @@ RUST_KNOWN = {
     ("engine/record.rs", "sched"),
     ("engine/state.rs", "power"),
     ("engine/view.rs", "power"),
-    # point 3: MARS (a policy that searches) builds on search, not the other way round
-    ("sched/mars.rs", "search"),
-    ("sched/registry.rs", "search"),
 }
 
 

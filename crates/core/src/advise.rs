@@ -12,7 +12,8 @@ use std::sync::Arc;
 use crate::engine::{Belief, Engine, Running, View};
 use crate::error::{CoreError, Result};
 use crate::model::{Downtime, DowntimeKind, Job, JobTable};
-use crate::sched::registry::{build_policy, build_search_policy, SearchOptions};
+use crate::sched::registry::build_policy;
+use crate::search::{build_search_policy, SearchOptions};
 
 /// Far enough ahead to stand for "until further notice" (nodes down with no known return).
 const UNTIL_FURTHER_NOTICE: f64 = crate::model::MAX_TIME;

@@ -14,13 +14,11 @@ use hpcsched_core::model::PowerModel;
 use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord, ScreenRow};
 use hpcsched_core::sched::translate;
 use hpcsched_core::sched::DecisionRecord;
-use hpcsched_core::sched::{
-    build_policy, build_policy_estimated, build_search_policy, build_snf, SearchOptions,
-};
+use hpcsched_core::sched::{build_policy, build_policy_estimated, build_snf};
 use hpcsched_core::search::mcts::{Lookahead, Rollout};
 use hpcsched_core::search::{
-    ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel, ScenarioModel, SearchConfig,
-    StopFlag,
+    build_search_policy, ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel,
+    ScenarioModel, SearchConfig, SearchOptions, StopFlag,
 };
 use hpcsched_core::{
     Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,

@@ -3,23 +3,24 @@
 //! A policy sees a read-only [`View`](crate::engine::View) and fills a [`Decision`]; the engine
 //! applies it. Policies never touch the simulation state.
 
+pub mod action;
 pub mod admission;
 pub mod capability;
 pub mod easy;
 pub mod external;
-pub mod mars;
+pub mod log;
 pub mod order;
 pub mod policy;
 pub mod registry;
 
+pub use action::Action;
 pub use capability::{capabilities, Capabilities};
 pub use external::{translate, ExternalDecision};
-pub use mars::{CandidateRecord, Chooser, DecisionRecord, MarsPolicy};
+pub use log::{CandidateRecord, DecisionRecord};
 pub use order::Heuristic;
 pub use policy::{
     Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, Reserve, Snf, Start, StartKind,
 };
 pub use registry::{
-    build_policy, build_policy_estimated, build_search_policy, build_snf, policy_names,
-    power_alias, SearchOptions, POWER_POLICIES,
+    build_policy, build_policy_estimated, build_snf, policy_names, power_alias, POWER_POLICIES,
 };

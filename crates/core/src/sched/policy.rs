@@ -158,7 +158,7 @@ pub trait Policy: Send + Sync {
         false
     }
     /// The policy's decision log (look-ahead policies keep one; others have none).
-    fn decision_records(&self) -> &[crate::sched::mars::DecisionRecord] {
+    fn decision_records(&self) -> &[crate::sched::DecisionRecord] {
         &[]
     }
     /// Asks a policy that keeps a decision log to keep every candidate of each decision too
@@ -166,7 +166,7 @@ pub trait Policy: Send + Sync {
     fn set_decision_detail(&mut self, _on: bool) {}
     /// Every candidate of each logged decision (`DecisionRecord::candidates` index into it);
     /// empty unless asked for.
-    fn decision_candidates(&self) -> &[crate::sched::mars::CandidateRecord] {
+    fn decision_candidates(&self) -> &[crate::sched::CandidateRecord] {
         &[]
     }
     /// Takes the decision log and its candidates out of the policy (they are written to disk
@@ -174,8 +174,8 @@ pub trait Policy: Send + Sync {
     fn take_decision_log(
         &mut self,
     ) -> (
-        Vec<crate::sched::mars::DecisionRecord>,
-        Vec<crate::sched::mars::CandidateRecord>,
+        Vec<crate::sched::DecisionRecord>,
+        Vec<crate::sched::CandidateRecord>,
     ) {
         (Vec::new(), Vec::new())
     }

@@ -1,8 +1,7 @@
 //! Built-in policies by name: the one place policy names are defined.
 
 use crate::error::{CoreError, Result};
-use crate::sched::{Backfill, Chooser, Heuristic, MarsPolicy, Policy, QueuePolicy, Snf};
-use crate::search::{ActionSet, Reward, ScenarioModel, SearchConfig};
+use crate::sched::{Backfill, Heuristic, Policy, QueuePolicy, Snf};
 
 /// Names of the built-in policies: the 17 heuristics, `snf`, `mars` and `random`.
 pub fn policy_names() -> Vec<&'static str> {
@@ -35,39 +34,6 @@ pub fn power_alias(name: &str) -> Option<(&'static str, &'static str, &'static s
         "snf-icon-ngnf" => ("snf", "none", "icon-ngnf"),
         _ => return None,
     })
-}
-
-/// What `mars` and `random` need beyond a name.
-#[derive(Debug, Clone)]
-pub struct SearchOptions {
-    /// Action set, as `ActionSet::parse` reads it.
-    pub actions: String,
-    pub reward: Reward,
-    pub config: SearchConfig,
-    /// How the look-ahead's futures are drawn.
-    pub model: ScenarioModel,
-    pub threads: usize,
-}
-
-/// Builds `mars` (search) or `random` (the random baseline).
-pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dyn Policy>> {
-    let actions = ActionSet::parse(&options.actions)?;
-    let chooser = match name {
-        "mars" => Chooser::Search(options.reward),
-        "random" => Chooser::Random,
-        other => {
-            return Err(CoreError::input(format!(
-                "{other:?} is not a search policy"
-            )))
-        }
-    };
-    Ok(Box::new(MarsPolicy::new(
-        actions,
-        chooser,
-        options.config.clone(),
-        options.model,
-        options.threads,
-    )?))
 }
 
 /// SNF with its starvation guard: jobs waiting `max_wait` seconds or more go first and hold a

@@ -7,6 +7,7 @@
 
 pub mod action;
 pub mod mcts;
+pub mod policy;
 pub mod reward;
 pub mod rollout;
 pub mod scenario;
@@ -14,5 +15,6 @@ pub mod tree;
 
 pub use action::{Action, ActionSet};
 pub use mcts::{search, Lookahead, SearchConfig, SearchOutcome, StopFlag};
+pub use policy::{build_search_policy, Chooser, MarsPolicy, SearchOptions};
 pub use reward::{Reward, RootReference};
 pub use scenario::{ArrivalModel, RuntimeModel, ScenarioModel};

@@ -1,7 +1,7 @@
 //! Plans from a live snapshot, worked by hand.
 
 use hpcsched_core::advise::{plan, PendingJob, Plan, Planner, RunningJob, Snapshot};
-use hpcsched_core::sched::SearchOptions;
+use hpcsched_core::search::SearchOptions;
 use hpcsched_core::search::{Reward, SearchConfig};
 
 fn pending(id: i64, submit: f64, nodes: u32, limit: f64) -> PendingJob {

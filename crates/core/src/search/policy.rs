@@ -10,8 +10,8 @@ use rand_pcg::Pcg64Mcg;
 use crate::engine::{Belief, View};
 use crate::error::{CoreError, Result};
 use crate::estimate::{Completed, RuntimeHistory};
-use crate::sched::{Decision, Heuristic, Policy, StartKind};
-use crate::search::action::{Action, ActionSet, Branch};
+use crate::sched::{CandidateRecord, Decision, DecisionRecord, Policy, StartKind};
+use crate::search::action::{ActionSet, Branch};
 use crate::search::mcts::{search_scenarios, Lookahead};
 use crate::search::rollout::rollout_search;
 use crate::search::{search, Reward, RuntimeModel, ScenarioModel, SearchConfig};
@@ -22,46 +22,6 @@ pub enum Chooser {
     Search(Reward),
     /// Uniform among the distinct outcomes that start at least one job.
     Random,
-}
-
-/// One row of the decision log.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DecisionRecord {
-    pub time: f64,
-    pub queue_length: u32,
-    /// Distinct root outcomes: the effective branching factor.
-    pub outcomes: u32,
-    pub iterations: u64,
-    pub heuristic: Heuristic,
-    /// Window of the chosen action (`u32::MAX` = whole queue).
-    pub window: u32,
-    /// How many actions give the chosen outcome.
-    pub actions: u32,
-    /// The best-known of them (what the decision log names the choice by).
-    pub best: Action,
-    pub started: u32,
-    /// The chosen outcome starts nothing although another would have started jobs.
-    pub drain: bool,
-    pub seconds: f64,
-    /// This decision's candidates in the policy's candidate log (empty unless kept).
-    pub candidates: std::ops::Range<u32>,
-}
-
-/// One distinct root outcome of a logged decision (kept only with `--decision-log full`).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct CandidateRecord {
-    /// The best-known action giving this outcome.
-    pub best: Action,
-    /// How many actions give it.
-    pub actions: u32,
-    /// Jobs it starts.
-    pub started: u32,
-    /// Search visits, summed over the trees (0 without a search).
-    pub visits: u64,
-    /// Mean backed-up value over those visits (NaN when never visited).
-    pub value: f64,
-    /// Whether this is the outcome taken.
-    pub chosen: bool,
 }
 
 pub struct MarsPolicy {
@@ -388,4 +348,37 @@ impl Policy for MarsPolicy {
             std::mem::take(&mut self.candidates),
         )
     }
+}
+
+/// What `mars` and `random` need beyond a name.
+#[derive(Debug, Clone)]
+pub struct SearchOptions {
+    /// Action set, as `ActionSet::parse` reads it.
+    pub actions: String,
+    pub reward: Reward,
+    pub config: SearchConfig,
+    /// How the look-ahead's futures are drawn.
+    pub model: ScenarioModel,
+    pub threads: usize,
+}
+
+/// Builds `mars` (search) or `random` (the random baseline).
+pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dyn Policy>> {
+    let actions = ActionSet::parse(&options.actions)?;
+    let chooser = match name {
+        "mars" => Chooser::Search(options.reward),
+        "random" => Chooser::Random,
+        other => {
+            return Err(CoreError::input(format!(
+                "{other:?} is not a search policy"
+            )))
+        }
+    };
+    Ok(Box::new(MarsPolicy::new(
+        actions,
+        chooser,
+        options.config.clone(),
+        options.model,
+        options.threads,
+    )?))
 }
