@@ -33,7 +33,6 @@ RUST_KNOWN = {
     ("engine/core.rs", "power"),
     ("engine/core.rs", "sched"),
     ("engine/record.rs", "power"),
-    ("engine/record.rs", "sched"),
     ("engine/state.rs", "power"),
     ("engine/view.rs", "power"),
 }

@@ -8,6 +8,7 @@
 
 use std::sync::Arc;
 
+use crate::engine::admission::Admission;
 use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::state::{Completion, Running, SimState, Timer};
@@ -16,7 +17,6 @@ use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
 use crate::power::config::{CandidateRow, ManagerConfig, PowerRecord};
 use crate::power::manager::PowerManager;
-use crate::sched::admission::Admission;
 use crate::sched::{Decision, Policy};
 
 /// Invocations in a row with jobs waiting and only timers left after which a run is stalled

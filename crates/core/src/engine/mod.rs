@@ -1,7 +1,9 @@
 //! The discrete-event engine: state, events, the step loop and what it records.
 
+pub mod admission;
 mod belief;
 mod core;
+mod decision;
 pub mod power;
 mod queue;
 mod record;
@@ -10,6 +12,7 @@ mod view;
 
 pub use self::core::{Engine, Inputs, STALLED_CALLS};
 pub use belief::{Belief, Scenario};
+pub use decision::{Reserve, Start, StartKind};
 pub use queue::WaitQueue;
 pub use record::RunLog;
 pub use state::{bounded_slowdown, Metrics, Running, SimState, BSLD_TAU};

@@ -1,6 +1,6 @@
 //! What a run records: per-job outcomes and killed attempts. Not part of the cloned state.
 
-use crate::sched::StartKind;
+use crate::engine::decision::StartKind;
 
 /// A row of the node-state timeline: the instant and the node count in each power state.
 pub type TimelineRow = (f64, [u32; crate::engine::power::STATES]);
@@ -104,7 +104,11 @@ impl RunLog {
         }
     }
 
-    pub(crate) fn record_reservation(&mut self, at: f64, reserve: Option<crate::sched::Reserve>) {
+    pub(crate) fn record_reservation(
+        &mut self,
+        at: f64,
+        reserve: Option<crate::engine::decision::Reserve>,
+    ) {
         if let (true, Some(r)) = (self.is_recording(), reserve) {
             self.reservations.push((at, r.job, r.shadow_time, r.extra));
         }

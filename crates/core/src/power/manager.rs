@@ -16,6 +16,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use crate::engine::admission::Admission;
 use crate::engine::power::{NodeState, NO_JOB, STATES};
 use crate::engine::View;
 use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
@@ -26,7 +27,6 @@ use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
 use crate::power::stats::{IconStats, Rejection};
-use crate::sched::admission::Admission;
 use crate::sched::{Backfill, Decision, QueueRule, Reserve, Start, StartKind};
 
 /// Below this a predicted remaining time does not count as a coming completion (as in the

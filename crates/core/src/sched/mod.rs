@@ -4,7 +4,6 @@
 //! applies it. Policies never touch the simulation state.
 
 pub mod action;
-pub mod admission;
 pub mod capability;
 pub mod easy;
 pub mod external;

@@ -9,9 +9,9 @@
 //! - UNICEF's `log2(n/N)` is 0 when `n = N`: the score tends to +inf as `n -> N`, so a
 //!   whole-machine job scores +inf (sorted last, ties by FCFS).
 
+use crate::engine::admission::Admission;
 use crate::engine::View;
 use crate::model::Job;
-use crate::sched::admission::Admission;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Heuristic {

@@ -1,48 +1,10 @@
 //! The policy contract (a view in, a decision out) and the built-in queue policies.
 
+use crate::engine::admission::Admission;
 use crate::engine::View;
-use crate::sched::admission::Admission;
+pub use crate::engine::{Reserve, Start, StartKind};
 use crate::sched::easy::Reservation;
 use crate::sched::order::{order_fitting, order_window, Heuristic};
-
-/// How a job came to start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[repr(u8)]
-pub enum StartKind {
-    /// Started by the queue scan, in priority order.
-    #[default]
-    Primary = 0,
-    /// Started by EASY backfilling, behind a blocked top job.
-    Backfill = 1,
-    /// Started after a deliberate drain (MARS).
-    Drain = 2,
-}
-
-impl StartKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            StartKind::Primary => "primary",
-            StartKind::Backfill => "backfill",
-            StartKind::Drain => "drain",
-        }
-    }
-}
-
-/// One job to start now: its queue position in the view, its index, and why.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Start {
-    pub pos: u32,
-    pub job: u32,
-    pub kind: StartKind,
-}
-
-/// The reservation a policy holds for its top job (recorded, for explanation and checks).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reserve {
-    pub job: u32,
-    pub shadow_time: f64,
-    pub extra: u32,
-}
 
 /// How a queue policy orders the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
