@@ -403,7 +403,7 @@ def test_limits_are_the_engines():
 
 
 def test_inflate_reads_multi_member_gzip_and_refuses_trailing_garbage(tmp_path):
-    from hpcsched.workload._io import read_bytes
+    from hpcsched._io import read_bytes
 
     path = tmp_path / "m.json.gz"
     path.write_bytes(gzip.compress(b'{"a": ') + gzip.compress(b"1}") + b"\0\0\0")

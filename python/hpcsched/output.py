@@ -4,7 +4,7 @@ Everything goes to a temporary sibling folder first, which is renamed into place
 an interrupted run never leaves a half-written result that looks whole. That staging folder is
 named ``.<run>.<pid>.<random>.tmp`` and locked while it is written; the next write of the same
 run directory removes the staging folders of writers that are provably dead (see
-:mod:`hpcsched.workload._io`).
+:mod:`hpcsched._io`).
 """
 
 from __future__ import annotations
@@ -22,9 +22,9 @@ from typing import IO, TYPE_CHECKING, Any
 import pandas as pd
 import pyarrow.parquet as pq
 
+from hpcsched._io import hold_staging, remove_stale_staging, staging_prefix
 from hpcsched.exceptions import InputError, OptionError
 from hpcsched.logs import LOG_FILES, arrow_table, dictionary_columns
-from hpcsched.workload._io import hold_staging, remove_stale_staging, staging_prefix
 
 if TYPE_CHECKING:
     from hpcsched.run import Result

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from hpcsched import plots
+from hpcsched._io import atomic_write_bytes
 from hpcsched.compare import is_given, parameter_text, summary_columns
-from hpcsched.workload._io import atomic_write_bytes
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
