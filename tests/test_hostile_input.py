@@ -453,12 +453,12 @@ def test_an_output_that_cannot_be_written_is_an_input_error(tmp_path, capsys):
 
 
 def test_simulate_checks_its_out_before_the_run(tmp_path, monkeypatch):
-    import hpcsched.run
+    import hpcsched.run.replay
 
     trace = swf(tmp_path / "t.swf", [job(1)])
     (tmp_path / "file").write_text("")
     ran = []
-    monkeypatch.setattr(hpcsched.run, "_drive", lambda *a: ran.append(a))
+    monkeypatch.setattr(hpcsched.run.replay, "_drive", lambda *a: ran.append(a))
     with pytest.raises(OptionError):
         hpcsched.simulate(trace, out=tmp_path / "file" / "run")
     assert ran == []  # refused before the engine ran

@@ -17,7 +17,7 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 import pandas as pd
 import pyarrow.parquet as pq
@@ -26,14 +26,24 @@ from hpcsched._io import hold_staging, remove_stale_staging, staging_prefix
 from hpcsched.exceptions import InputError, OptionError
 from hpcsched.logs import LOG_FILES, arrow_table, dictionary_columns
 
-if TYPE_CHECKING:
-    from hpcsched.run import Result
-
 RUN_MARKER = "summary.json"
 
 
+class RunContent(Protocol):
+    """What a run directory holds: a :class:`hpcsched.run.Result` is one (named here by what
+    it offers, so that this module, below :mod:`hpcsched.run`, needs nothing from it)."""
+
+    @property
+    def jobs(self) -> pd.DataFrame: ...
+
+    @property
+    def info(self) -> dict[str, Any]: ...
+
+    def log(self, name: str) -> pd.DataFrame: ...
+
+
 def write_run(
-    result: Result,
+    result: RunContent,
     out: str | os.PathLike[str],
     *,
     csv: bool = False,
@@ -82,7 +92,7 @@ class RunStaging:
             self._lock = None
 
     def commit(
-        self, result: Result, *, csv: bool = False, extra: Mapping[str, Any] | None = None
+        self, result: RunContent, *, csv: bool = False, extra: Mapping[str, Any] | None = None
     ) -> str:
         """Writes what ``result`` holds in memory (its logs unless already streamed here) and
         the summary, then renames the folder into place; returns the run directory's path."""
