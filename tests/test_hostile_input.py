@@ -403,7 +403,7 @@ def test_limits_are_the_engines():
 
 
 def test_inflate_reads_multi_member_gzip_and_refuses_trailing_garbage(tmp_path):
-    from hpcsched.workload._io import read_bytes
+    from hpcsched._io import read_bytes
 
     path = tmp_path / "m.json.gz"
     path.write_bytes(gzip.compress(b'{"a": ') + gzip.compress(b"1}") + b"\0\0\0")
@@ -453,12 +453,12 @@ def test_an_output_that_cannot_be_written_is_an_input_error(tmp_path, capsys):
 
 
 def test_simulate_checks_its_out_before_the_run(tmp_path, monkeypatch):
-    import hpcsched.run
+    import hpcsched.run.replay
 
     trace = swf(tmp_path / "t.swf", [job(1)])
     (tmp_path / "file").write_text("")
     ran = []
-    monkeypatch.setattr(hpcsched.run, "_drive", lambda *a: ran.append(a))
+    monkeypatch.setattr(hpcsched.run.replay, "_drive", lambda *a: ran.append(a))
     with pytest.raises(OptionError):
         hpcsched.simulate(trace, out=tmp_path / "file" / "run")
     assert ran == []  # refused before the engine ran

@@ -9,6 +9,7 @@ import pandas as pd
 import pytest
 
 import hpcsched
+import hpcsched.run.replay
 from hpcsched.exceptions import OptionError
 from tests.conftest import workload_from
 
@@ -169,7 +170,7 @@ def test_bad_options_are_option_errors(kwargs, message):
 
 def test_progress_hook_sees_simulated_time_and_does_not_change_results(monkeypatch):
     # no time between reports: the run pauses for one after (almost) every event time
-    monkeypatch.setattr(hpcsched.run, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(hpcsched.run.replay, "PROGRESS_SECONDS", 0.0)
     workload = hpcsched.workload.generate.markovian(n_jobs=300, seed=5)
     seen = []
     watched = hpcsched.simulate(

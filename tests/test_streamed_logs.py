@@ -12,7 +12,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import hpcsched
-import hpcsched.run
+import hpcsched.run.replay
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec
 
 
@@ -46,7 +46,7 @@ def test_power_logs_streamed_in_batches_equal_the_logs_kept_in_memory(
     trace = markovian_trace
     options = {"platform": "AOBA-64", "decision_log": decision_log}
     kept = hpcsched.simulate(trace, "snf-icon", **options)
-    monkeypatch.setattr(hpcsched.run, "BATCH_ROWS", 500)  # many batches
+    monkeypatch.setattr(hpcsched.run.replay, "BATCH_ROWS", 500)  # many batches
     streamed = hpcsched.simulate(trace, "snf-icon", out=tmp_path / "run", **options)
     run = tmp_path / "run"
     assert _row_groups(run / "decisions.parquet") >= 3  # slices start at 256 event times
@@ -69,7 +69,7 @@ def test_mars_under_icon_streams_both_logs_and_keeps_its_results(tmp_path, trace
     spec = PolicySpec("mars-cw", search=search, power=PowerSpec(manager="icon"))
     options = {"platform": "AOBA-64", "decision_log": "full"}
     kept = hpcsched.simulate(trace, spec, **options)
-    monkeypatch.setattr(hpcsched.run, "BATCH_ROWS", 300)
+    monkeypatch.setattr(hpcsched.run.replay, "BATCH_ROWS", 300)
     streamed = hpcsched.simulate(trace, spec, out=tmp_path / "run", **options)
     run = tmp_path / "run"
     assert _row_groups(run / "decisions.parquet") >= 2
@@ -86,7 +86,7 @@ def test_mars_under_icon_streams_both_logs_and_keeps_its_results(tmp_path, trace
 
 def test_a_streamed_result_writes_a_complete_copy_elsewhere(tmp_path, traces_dir, monkeypatch):
     trace = traces_dir / "snf-icon-paper" / "DAS2-fs2-0-3000.json.gz"
-    monkeypatch.setattr(hpcsched.run, "BATCH_ROWS", 1000)
+    monkeypatch.setattr(hpcsched.run.replay, "BATCH_ROWS", 1000)
     streamed = hpcsched.simulate(trace, "snf-icon", platform="AOBA-64", out=tmp_path / "a")
     streamed.write(tmp_path / "b")
     for name in ("jobs.parquet", "decisions.parquet", "timeline.parquet"):
@@ -101,7 +101,7 @@ def test_a_failed_run_leaves_no_staging_folder(tmp_path, traces_dir, monkeypatch
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(hpcsched.run, "_result", interrupted)
+    monkeypatch.setattr(hpcsched.run.replay, "build_result", interrupted)
     with pytest.raises(KeyboardInterrupt):
         hpcsched.simulate(trace, "snf-icon", platform="AOBA-64", out=tmp_path / "run")
     assert list(tmp_path.iterdir()) == []

@@ -11,16 +11,14 @@ light, and pandas, pyarrow and matplotlib are imported only by what needs them.
 from __future__ import annotations
 
 import importlib
-import sys
-import types
 from typing import TYPE_CHECKING, Any
 
 from hpcsched.exceptions import DecisionError, HpcschedError, InputError, OptionError
 
 #: public name -> the module that defines it
 _LAZY = {
-    "Comparison": "hpcsched.compare",
-    "compare": "hpcsched.compare",
+    "Comparison": "hpcsched.comparison",
+    "compare": "hpcsched.comparison",
     "Platform": "hpcsched.platform",
     "load_platform": "hpcsched.platform",
     "PolicySpec": "hpcsched.policies",
@@ -42,7 +40,7 @@ _SUBMODULES = {
     "advise",
     "classes",
     "cli",
-    "compare",
+    "comparison",
     "experiment",
     "gym",
     "metrics",
@@ -61,7 +59,7 @@ _SUBMODULES = {
 
 if TYPE_CHECKING:
     from hpcsched._core import __version__
-    from hpcsched.compare import Comparison, compare
+    from hpcsched.comparison import Comparison, compare
     from hpcsched.platform import Platform, load_platform
     from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, policy_names
     from hpcsched.run import Result, read_run, simulate
@@ -81,19 +79,6 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *_LAZY])
-
-
-class _Package(types.ModuleType):
-    """``hpcsched.compare`` is the function: importing the submodule of the same name (which
-    the import system then sets as an attribute of the package) must not hide it."""
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in _LAZY and isinstance(value, types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-sys.modules[__name__].__class__ = _Package
 
 
 __all__ = [

@@ -19,13 +19,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from hpcsched._io import check_regular_file
 from hpcsched.exceptions import InputError, OptionError
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import Result, simulate
 from hpcsched.workload import Workload, load_workload
 from hpcsched.workload import generate as generators
-from hpcsched.workload._io import check_regular_file
 
 #: Generators a workload spec may name, with the parameters each accepts.
 GENERATORS = {

@@ -4,7 +4,7 @@ Everything goes to a temporary sibling folder first, which is renamed into place
 an interrupted run never leaves a half-written result that looks whole. That staging folder is
 named ``.<run>.<pid>.<random>.tmp`` and locked while it is written; the next write of the same
 run directory removes the staging folders of writers that are provably dead (see
-:mod:`hpcsched.workload._io`).
+:mod:`hpcsched._io`).
 """
 
 from __future__ import annotations
@@ -17,23 +17,33 @@ import re
 import shutil
 import tempfile
 from collections.abc import Mapping
-from typing import IO, TYPE_CHECKING, Any
+from typing import IO, Any, Protocol
 
 import pandas as pd
 import pyarrow.parquet as pq
 
+from hpcsched._io import hold_staging, remove_stale_staging, staging_prefix
 from hpcsched.exceptions import InputError, OptionError
 from hpcsched.logs import LOG_FILES, arrow_table, dictionary_columns
-from hpcsched.workload._io import hold_staging, remove_stale_staging, staging_prefix
-
-if TYPE_CHECKING:
-    from hpcsched.run import Result
 
 RUN_MARKER = "summary.json"
 
 
+class RunContent(Protocol):
+    """What a run directory holds: a :class:`hpcsched.run.Result` is one (named here by what
+    it offers, so that this module, below :mod:`hpcsched.run`, needs nothing from it)."""
+
+    @property
+    def jobs(self) -> pd.DataFrame: ...
+
+    @property
+    def info(self) -> dict[str, Any]: ...
+
+    def log(self, name: str) -> pd.DataFrame: ...
+
+
 def write_run(
-    result: Result,
+    result: RunContent,
     out: str | os.PathLike[str],
     *,
     csv: bool = False,
@@ -82,7 +92,7 @@ class RunStaging:
             self._lock = None
 
     def commit(
-        self, result: Result, *, csv: bool = False, extra: Mapping[str, Any] | None = None
+        self, result: RunContent, *, csv: bool = False, extra: Mapping[str, Any] | None = None
     ) -> str:
         """Writes what ``result`` holds in memory (its logs unless already streamed here) and
         the summary, then renames the folder into place; returns the run directory's path."""

@@ -52,8 +52,8 @@ from importlib import resources
 from typing import Any
 
 from hpcsched import _core
+from hpcsched._io import read_bytes
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload._io import read_bytes
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")

@@ -20,9 +20,9 @@ from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from hpcsched import _core
+from hpcsched._io import read_toml
 from hpcsched._records import Capabilities, SearchDefaults
 from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
-from hpcsched.workload._io import read_toml
 
 BACKFILLS = ("easy", "none")
 #: What each engine policy takes (``_core.policy_capabilities``): the facts every check reads.

@@ -1,7 +1,7 @@
 """Self-contained HTML reports: inputs, summary tables and plots in one file, images embedded.
 
 :class:`Report` assembles a page from headings, paragraphs, tables and matplotlib figures;
-:func:`comparison_report` builds the standard report of a :class:`~hpcsched.compare.Comparison`.
+:func:`comparison_report` builds the standard report of a :class:`~hpcsched.comparison.Comparison`.
 """
 
 from __future__ import annotations
@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from hpcsched import plots
-from hpcsched.compare import is_given, parameter_text, summary_columns
-from hpcsched.workload._io import atomic_write_bytes
+from hpcsched._io import atomic_write_bytes
+from hpcsched.comparison import is_given, parameter_text, summary_columns
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from hpcsched.compare import Comparison
+    from hpcsched.comparison import Comparison
     from hpcsched.run import Result
 
 _STYLE = """

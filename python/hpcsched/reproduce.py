@@ -194,8 +194,8 @@ def mars_slices(data: Path) -> list[MarsSlice]:
 def write_maintenance(slice_: MarsSlice, folder: Path) -> Path:
     """The slice's maintenance calendar (trace clock), written to ``folder``: 8 hours every 6
     days from day 3, until 30 days after its last submission."""
+    from hpcsched._io import atomic_write_bytes
     from hpcsched.experiment import WorkloadSpec
-    from hpcsched.workload._io import atomic_write_bytes
 
     workload = WorkloadSpec(path=str(slice_.path), start=slice_.start, stop=slice_.stop).load()
     origin, span = workload.time_origin, workload.last_submit + 30 * 86400.0

@@ -53,6 +53,12 @@ from typing import Any
 
 import pandas as pd
 
+from hpcsched._io import (
+    atomic_write_bytes,
+    pid_is_alive,
+    read_toml,
+    remove_stale_staging,
+)
 from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
 from hpcsched.experiment import (
     METRIC_COLUMNS,
@@ -74,12 +80,6 @@ from hpcsched.run import (
     check_power_model,
 )
 from hpcsched.workload import read_calendar
-from hpcsched.workload._io import (
-    atomic_write_bytes,
-    pid_is_alive,
-    read_toml,
-    remove_stale_staging,
-)
 
 try:
     import fcntl

@@ -34,7 +34,7 @@ def started(monkeypatch):
     calls = []
 
     def spy(module_name, name):
-        module = importlib.import_module(module_name)  # hpcsched.compare is also a function
+        module = importlib.import_module(module_name)
         real = getattr(module, name)
 
         def recorded(*args, **kwargs):
@@ -44,7 +44,7 @@ def started(monkeypatch):
         monkeypatch.setattr(module, name, recorded)
 
     spy("hpcsched.run", "simulate")  # the command imports it when it runs
-    spy("hpcsched.compare", "run_configs")
+    spy("hpcsched.comparison", "run_configs")
     spy("hpcsched.sweep", "run_configs")
     return calls
 

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import hpcsched
-from hpcsched.compare import compare, parse_policy, slug, unique_labels
+from hpcsched.comparison import compare, parse_policy, slug, unique_labels
 from hpcsched.exceptions import OptionError
 from hpcsched.workload import generate
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hpcsched.compare import compare
+from hpcsched.comparison import compare
 from hpcsched.workload import generate
 
 CHROMIUM = next(

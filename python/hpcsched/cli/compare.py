@@ -83,8 +83,8 @@ def compare(
 ) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
-    from hpcsched.compare import compare as run_comparison
-    from hpcsched.compare import split_policy
+    from hpcsched.comparison import compare as run_comparison
+    from hpcsched.comparison import split_policy
     from hpcsched.output import check_writable
     from hpcsched.run import Result
     from hpcsched.workload.swf import check_procs_per_node
@@ -163,7 +163,7 @@ def print_table(
 ) -> None:
     """The headline metrics of a results table (those named in ``metrics``, default all), one
     row per run, identified by the ``labels`` columns."""
-    from hpcsched.compare import parameter_text, summary_columns
+    from hpcsched.comparison import parameter_text, summary_columns
 
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
     labelled_cells = [(label, [parameter_text(v) for v in table[label]]) for label in labels]

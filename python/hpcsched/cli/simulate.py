@@ -86,7 +86,7 @@ def simulate(
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
-    from hpcsched.compare import slug
+    from hpcsched.comparison import slug
     from hpcsched.output import check_writable
     from hpcsched.protocol import PythonPolicySpec
     from hpcsched.run import check_overrun, resolve_platform

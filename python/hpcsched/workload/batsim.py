@@ -53,8 +53,8 @@ from typing import Any
 import numpy as np
 
 from hpcsched import _core
+from hpcsched._io import read_bytes
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload._io import read_bytes
 from hpcsched.workload.model import JOB_COLUMNS, Workload
 
 NO_REQUESTED_TIME_WARNING = "{n} jobs have no requested time; their estimate is their run time"

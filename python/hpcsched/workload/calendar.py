@@ -34,8 +34,8 @@ from dataclasses import dataclass, field, replace
 from typing import Literal
 
 from hpcsched import _core
+from hpcsched._io import read_bytes
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload._io import read_bytes
 
 Kind = Literal["scheduled", "unscheduled"]
 Back = Literal["idle", "asleep"]

@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from hpcsched import _core
+from hpcsched._io import atomic_write_bytes
 from hpcsched.exceptions import OptionError, shown
-from hpcsched.workload._io import atomic_write_bytes
 from hpcsched.workload.model import JOB_COLUMNS, Workload
 
 #: the Batsim profile every written job refers to (the one of the SNF-ICON workloads)

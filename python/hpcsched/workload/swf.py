@@ -12,8 +12,8 @@ import re
 import numpy as np
 
 from hpcsched import _core
+from hpcsched._io import check_regular_file
 from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload._io import check_regular_file
 from hpcsched.workload.model import Workload
 
 #: Header keys read as integers (their leading integer: "MaxNodes: 338 (batch partition)").

@@ -1,4 +1,8 @@
-"""Comparing policies on one workload: ``compare(...) -> Comparison``."""
+"""Comparing policies on one workload: ``compare(...) -> Comparison``.
+
+The module is named for what it holds rather than for its function, so that the package's
+``hpcsched.compare`` is always the function (a submodule of that name would, once imported,
+replace it as an attribute of the package)."""
 
 from __future__ import annotations
 

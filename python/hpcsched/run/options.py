@@ -1,0 +1,126 @@
+"""Checking a run's options: the policy (a name, a spec or a Python policy), the overrun policy,
+the platform, the notice of maintenance and the decision log. ``simulate`` checks its options
+with these; a comparison, a sweep and the command line check theirs with them too, before
+their first run."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+
+from hpcsched import _core
+from hpcsched.exceptions import OptionError, shown
+from hpcsched.platform import Platform, load_platform
+from hpcsched.policies import REWARD_TERMS, PolicySpec
+from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
+from hpcsched.workload import DEFAULT_ANNOUNCE_LEAD
+
+OVERRUNS = ("continue", "kill")
+
+#: What the decision logs hold: one row of scalars per decision, or also every candidate.
+DECISION_LOGS = ("compact", "full")
+
+
+def as_policy_spec(
+    policy: str | PolicySpec | PythonPolicySpec | Policy,
+    window: int | None = None,
+    backfill: str | None = None,
+) -> PolicySpec | PythonPolicySpec:
+    """The spec of a policy given as a name (with ``window`` and ``backfill``), a spec,
+    ``"python:..."`` or a Python policy object."""
+    if isinstance(policy, PolicySpec | PythonPolicySpec):
+        return policy
+    if isinstance(policy, str):
+        if policy.startswith("python:"):
+            return load_policy(policy)
+        return PolicySpec(policy, window, backfill)
+    if is_python_policy(policy):
+        return PythonPolicySpec(policy)
+    raise OptionError(
+        f"a policy is a name, a PolicySpec or an object with decide(view), not {shown(policy)}",
+        option="--policy",
+    )
+
+
+def check_power_model(spec: PolicySpec | PythonPolicySpec, platform: Platform | None) -> None:
+    """``OptionError`` when the policy needs a platform with a power model and ``platform``
+    has none (a sweep checks every run of its grid so before the first)."""
+    if platform is not None and platform.power is not None:
+        return
+    if spec.search is not None and spec.search.reward[REWARD_TERMS.index("energy")] > 0:
+        raise OptionError(
+            "the energy reward needs a platform with a power model (e.g. --platform AOBA-64)",
+            option="--reward",
+        )
+    if spec.power is not None:
+        # say what is missing: the platform, not the queue policy, is at fault
+        missing = (
+            "no platform was given"
+            if platform is None
+            else f"platform {shown(platform.name)} has no power model"
+        )
+        raise OptionError(
+            f"the power manager {spec.power.manager} ({spec.label}) switches nodes on and off "
+            f"and needs a platform with a power model, but {missing}; give one "
+            "(e.g. --platform AOBA-64)",
+            option="--platform",
+        )
+
+
+def check_decision_log(
+    value: str, specs: Sequence[PolicySpec | PythonPolicySpec], option: str = "--decision-log"
+) -> None:
+    """``OptionError`` for an unknown decision log, or a decision log given where no policy
+    of ``specs`` keeps one (it would change nothing): a comparison or a sweep may mix
+    policies, and the option then goes to those that keep one."""
+    if value not in DECISION_LOGS:
+        raise OptionError(
+            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(value)}", option=option
+        )
+    if not any((isinstance(s, PolicySpec) and s.is_search) or s.power is not None for s in specs):
+        names = ", ".join(dict.fromkeys(s.name for s in specs))
+        raise OptionError(
+            f"{names} keeps no decision log (look-ahead policies and power managers do)",
+            option=option,
+        )
+
+
+def resolve_platform(
+    platform: Platform | str | os.PathLike[str] | None, nodes: int | None
+) -> tuple[Platform | None, int | None]:
+    """The platform (loaded when named) and the machine size it implies."""
+    if platform is None:
+        return None, nodes
+    if not isinstance(platform, Platform):
+        platform = load_platform(platform)
+    if nodes is not None and nodes != platform.nodes:
+        raise OptionError(
+            f"{nodes} nodes given but platform {platform.name} has {platform.nodes}",
+            option="--nodes",
+        )
+    return platform, platform.nodes
+
+
+def check_overrun(overrun: str) -> None:
+    if overrun not in OVERRUNS:
+        raise OptionError(
+            f"unknown overrun policy {shown(overrun)}; choose one of: continue, kill",
+            option="--overrun",
+        )
+
+
+def check_announce_lead(announce_lead: object) -> float:
+    """The notice of scheduled maintenance in seconds (the default when None); an
+    ``OptionError`` unless a number from 0 to ``MAX_TIME``."""
+    if announce_lead is None:
+        return DEFAULT_ANNOUNCE_LEAD
+    if (
+        isinstance(announce_lead, bool)
+        or not isinstance(announce_lead, int | float)
+        or not 0 <= announce_lead <= _core.MAX_TIME
+    ):
+        raise OptionError(
+            f"must be a number of seconds from 0 to {_core.MAX_TIME:g}, not {shown(announce_lead)}",
+            option="--announce-lead",
+        )
+    return float(announce_lead)
