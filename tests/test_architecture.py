@@ -75,3 +75,111 @@ def test_an_upward_use_is_caught(tmp_path):
     (tmp_path / "search").mkdir()
     (tmp_path / "search" / "tree.rs").write_text("fn f() { crate::advise::plan(); }\n")
     assert rust_upward_uses(tmp_path) == {("model/job.rs", "engine"), ("search/tree.rs", "advise")}
+
+
+PACKAGE = REPO / "python" / "hpcsched"
+#: The package's layers, bottom up (docs/architecture.md): a module may import from its own
+#: layer and those below. The package root (`hpcsched/__init__.py`) re-exports and is exempt.
+PYTHON_LAYERS = {
+    **dict.fromkeys(["exceptions", "_records", "_core", "classes", "logs"], 0),
+    "_io": 1,
+    "workload": 2,
+    **dict.fromkeys(["platform", "protocol", "policies", "metrics"], 3),
+    **dict.fromkeys(["output", "run"], 4),
+    **dict.fromkeys(["experiment", "parallel"], 5),
+    **dict.fromkeys(["comparison", "sweep", "reproduce", "report", "plots"], 6),
+    **dict.fromkeys(["gym", "advise"], 7),
+    **dict.fromkeys(["cli", "__main__"], 8),
+}
+#: Import circles between modules the package still has (a ratchet, as RUST_KNOWN): the
+#: comparison's `report()` imports the report, which imports the comparison's helpers.
+KNOWN_CIRCLES = {frozenset({"hpcsched.comparison", "hpcsched.report"})}
+
+
+def python_imports(root: Path = PACKAGE) -> dict[str, set[str]]:
+    """Module -> the hpcsched modules it imports, anywhere in it (a function's lazy import
+    too), but for imports only for type checking."""
+    import ast
+
+    modules = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(("hpcsched", *parts))] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in modules.items():
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(n)
+            for node in ast.walk(tree)
+            if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)
+            for n in ast.walk(node)
+        }
+        found = set()
+        for node in ast.walk(tree):
+            if id(node) in typing_only:
+                continue
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("hpcsched"):
+                base = node.module
+                for alias in node.names:  # `from hpcsched.x import y`: y may be a module
+                    name = f"{base}.{alias.name}"
+                    found.add(name if name in modules else base)
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name.startswith("hpcsched.")}
+        graph[module] = {m for m in found if m in modules and m != module}
+    return graph
+
+
+def python_upward_imports(graph: dict[str, set[str]]) -> set[tuple[str, str]]:
+    def layer(module: str) -> int | None:
+        parts = module.split(".")
+        return PYTHON_LAYERS.get(parts[1]) if len(parts) > 1 else None
+
+    return {
+        (module, used)
+        for module, uses in graph.items()
+        for used in uses
+        if layer(module) is not None and layer(used) is not None and layer(used) > layer(module)  # type: ignore[operator]
+    }
+
+
+def import_circles(graph: dict[str, set[str]]) -> set[frozenset[str]]:
+    """The modules of each import circle (strongly connected, more than one module)."""
+    reach = {m: set() for m in graph}
+    for start in graph:
+        stack = [start]
+        while stack:
+            for used in graph.get(stack.pop(), ()):
+                if used not in reach[start]:
+                    reach[start].add(used)
+                    stack.append(used)
+    circles = set()
+    for module in graph:
+        together = frozenset({m for m in reach[module] if module in reach[m]} | {module})
+        if len(together) > 1:
+            circles.add(together)
+    return circles
+
+
+def test_the_package_imports_only_lower_layers_and_has_no_new_circle():
+    graph = python_imports()
+    upward = python_upward_imports(graph)
+    assert not upward, f"imports against the layers of docs/architecture.md: {sorted(upward)}"
+    circles = import_circles(graph)
+    assert circles - KNOWN_CIRCLES == set(), f"new import circles: {circles - KNOWN_CIRCLES}"
+    assert KNOWN_CIRCLES - circles == set(), "a known circle is gone: take it off the list"
+
+
+def test_an_upward_import_and_a_circle_are_caught(tmp_path):
+    (tmp_path / "workload").mkdir()
+    (tmp_path / "workload" / "__init__.py").write_text("def f():\n    from hpcsched.run import x\n")
+    (tmp_path / "run.py").write_text("from hpcsched.output import y\n")
+    (tmp_path / "output.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from hpcsched.report import R\n"
+        "import hpcsched.run\n"
+    )
+    (tmp_path / "report.py").write_text("")
+    graph = python_imports(tmp_path)
+    assert python_upward_imports(graph) == {("hpcsched.workload", "hpcsched.run")}
+    assert import_circles(graph) == {frozenset({"hpcsched.run", "hpcsched.output"})}
