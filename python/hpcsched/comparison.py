@@ -11,7 +11,6 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import pandas as pd
 
@@ -202,62 +201,3 @@ def slug(label: str) -> str:
     """A folder name for a label: ``WFP3 w=256 +EASY`` -> ``wfp3-w256-easy``."""
     text = re.sub(r"[^a-z0-9]+", "-", label.lower().replace("=", "")).strip("-")
     return text or "run"
-
-
-def is_given(value: Any) -> bool:
-    """A table cell holds a value (not None, not NaN)."""
-    return not (value is None or (isinstance(value, float) and pd.isna(value)))
-
-
-def parameter_text(value: Any) -> str:
-    """A parameter cell as text: ``-`` when absent; whole floats without decimals (a parameter
-    column with gaps is float: 1000.0 reads as 1000)."""
-    if not is_given(value):
-        return "-"
-    if isinstance(value, float) and value.is_integer():
-        return f"{value:.0f}"
-    return str(value)
-
-
-def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any], str]]]:
-    """(column, heading, formatter) of the headline metrics present in a results table, for
-    the terminal and the report."""
-
-    def hours(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x / 3600:,.2f}"
-
-    def pct(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{100 * x:.2f}"
-
-    def num(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x:,.2f}"
-
-    def count(x: Any) -> str:
-        return f"{int(x):,}"
-
-    columns: list[tuple[str, str, Callable[[Any], str]]] = [
-        ("completed", "jobs", count),
-        ("wait_mean", "mean wait (h)", hours),
-        ("wait_median", "median (h)", hours),
-        ("wait_p95", "P95 (h)", hours),
-        ("wait_max", "max (h)", hours),
-        ("bsld_mean", "bsld", num),
-        ("utilization", "util. (%)", pct),
-    ]
-    if "utilization_before_maintenance" in table and (
-        table["utilization_before_maintenance"].notna().any()
-    ):
-        columns.append(("utilization_before_maintenance", "before maint. (%)", pct))
-    if "energy_total_mwh" not in table:  # a summary of means: no energy, no search columns
-        return columns
-    if table["energy_total_mwh"].notna().any():
-        columns += [
-            ("energy_total_mwh", "energy (MWh)", num),
-            ("energy_wasted_mwh", "wasted (MWh)", num),
-        ]
-    if table["icon_share"].notna().any():
-        columns.append(("icon_share", "ICON (%)", pct))
-    if table["searches"].any():
-        columns += [("searches", "searches", count), ("drains", "drain decisions", count)]
-    columns.append(("simulate_seconds", "simulated in (s)", num))
-    return columns

@@ -17,7 +17,7 @@ import pandas as pd
 
 from hpcsched import plots
 from hpcsched._io import atomic_write_bytes
-from hpcsched.comparison import is_given, parameter_text, summary_columns
+from hpcsched.tables import is_given, parameter_text, summary_columns
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

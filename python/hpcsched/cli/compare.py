@@ -163,7 +163,7 @@ def print_table(
 ) -> None:
     """The headline metrics of a results table (those named in ``metrics``, default all), one
     row per run, identified by the ``labels`` columns."""
-    from hpcsched.comparison import parameter_text, summary_columns
+    from hpcsched.tables import parameter_text, summary_columns
 
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
     labelled_cells = [(label, [parameter_text(v) for v in table[label]]) for label in labels]
