@@ -20,7 +20,7 @@ pub mod power;
 pub mod sched;
 pub mod search;
 
-pub use engine::{Belief, Engine, Inputs, RunLog, Scenario, SimState, View};
+pub use engine::{Belief, Engine, Inputs, RunLog, Scenario, SimState, StopFlag, View};
 pub use error::{CoreError, Result};
 pub use model::{
     Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, MAX_NODES, MAX_TIME,

@@ -18,11 +18,11 @@ use hpcsched_core::sched::{build_policy, build_policy_estimated, build_snf};
 use hpcsched_core::search::mcts::{Lookahead, Rollout};
 use hpcsched_core::search::{
     build_search_policy, ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel,
-    ScenarioModel, SearchConfig, SearchOptions, StopFlag,
+    ScenarioModel, SearchConfig, SearchOptions,
 };
 use hpcsched_core::{
     Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,
-    Overrun, Policy, MAX_NODES,
+    Overrun, Policy, StopFlag, MAX_NODES,
 };
 use numpy::ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1};
@@ -369,10 +369,9 @@ impl PySimulation {
             return self.run_outside(py, until, u64::MAX);
         }
         self.detached(py, move |engine, policy, stop| {
-            while !stop.raised() && engine.peek().is_some_and(|t| t <= until) {
-                engine.step(policy)?;
-            }
-            Ok(())
+            engine
+                .run_bounded(until, u64::MAX, policy, stop)
+                .map(|_| ())
         })
     }
 
@@ -384,12 +383,7 @@ impl PySimulation {
             return Ok(self.engine.peek().is_some());
         }
         self.detached(py, move |engine, policy, stop| {
-            for _ in 0..events {
-                if stop.raised() || !engine.step(policy)? {
-                    break;
-                }
-            }
-            Ok(engine.peek().is_some())
+            engine.run_bounded(f64::INFINITY, events, policy, stop)
         })
     }
 
@@ -399,8 +393,9 @@ impl PySimulation {
             return self.run_outside(py, f64::INFINITY, u64::MAX);
         }
         self.detached(py, |engine, policy, stop| {
-            while !stop.raised() && engine.step(policy)? {}
-            Ok(())
+            engine
+                .run_bounded(f64::INFINITY, u64::MAX, policy, stop)
+                .map(|_| ())
         })
     }
 

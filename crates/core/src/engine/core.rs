@@ -12,6 +12,7 @@ use crate::engine::admission::Admission;
 use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::state::{Completion, Running, SimState, Timer};
+use crate::engine::stop::StopFlag;
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
@@ -503,27 +504,37 @@ impl Engine {
 
     /// Steps while the next event time is at most `until`.
     pub fn run_until(&mut self, until: f64, policy: &mut dyn Policy) -> Result<()> {
-        while self.peek().is_some_and(|t| t <= until) {
-            self.step(policy)?;
-        }
-        Ok(())
+        self.run_bounded(until, u64::MAX, policy, &StopFlag::default())
+            .map(|_| ())
     }
 
     /// Processes at most `events` event times; returns `true` while events remain. Bounded work
     /// per call whatever the time scale: what a progress display steps by.
     pub fn run_events(&mut self, events: u64, policy: &mut dyn Policy) -> Result<bool> {
-        for _ in 0..events {
-            if !self.step(policy)? {
-                return Ok(false);
-            }
-        }
-        Ok(self.peek().is_some())
+        self.run_bounded(f64::INFINITY, events, policy, &StopFlag::default())
     }
 
     /// Runs to the end of the workload.
     pub fn run(&mut self, policy: &mut dyn Policy) -> Result<()> {
-        while self.step(policy)? {}
-        Ok(())
+        self.run_bounded(f64::INFINITY, u64::MAX, policy, &StopFlag::default())
+            .map(|_| ())
+    }
+
+    /// Steps through at most `events` event times, each at most `until`, until `stop` is raised
+    /// (checked between two event times); returns `true` while events remain.
+    pub fn run_bounded(
+        &mut self,
+        until: f64,
+        events: u64,
+        policy: &mut dyn Policy,
+        stop: &StopFlag,
+    ) -> Result<bool> {
+        let mut left = events;
+        while left > 0 && !stop.raised() && self.peek().is_some_and(|t| t <= until) {
+            left -= 1;
+            self.step(policy)?;
+        }
+        Ok(self.peek().is_some())
     }
 
     pub fn view(&self) -> View<'_> {

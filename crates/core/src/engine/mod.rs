@@ -8,6 +8,7 @@ pub mod power;
 mod queue;
 mod record;
 mod state;
+mod stop;
 mod view;
 
 pub use self::core::{Engine, Inputs, STALLED_CALLS};
@@ -16,4 +17,5 @@ pub use decision::{Reserve, Start, StartKind};
 pub use queue::WaitQueue;
 pub use record::RunLog;
 pub use state::{bounded_slowdown, Metrics, Running, SimState, BSLD_TAU};
+pub use stop::StopFlag;
 pub use view::View;

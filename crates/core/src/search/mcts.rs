@@ -1,14 +1,12 @@
 //! The search: P independent seeded trees (root parallelism), merged by outcome.
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::Instant;
 
 use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 use rayon::prelude::*;
 
-use crate::engine::Engine;
+use crate::engine::{Engine, StopFlag};
 use crate::sched::Decision;
 use crate::sched::{Policy, QueuePolicy};
 use crate::search::action::{Action, ActionSet, Branch};
@@ -50,30 +48,6 @@ impl Lookahead {
     pub const NAMES: [&'static str; 2] = ["tree", "rollout"];
     /// The priors at expansion: none (the paper) or the `bases` rollout value.
     pub const PRIOR_NAMES: [&'static str; 2] = ["none", "rollout"];
-}
-
-/// A flag another thread raises to stop every search of a run at once (Ctrl-C): a search
-/// that sees it raised returns what it has. Not part of a configuration's identity: any two
-/// flags compare equal.
-#[derive(Debug, Clone, Default)]
-pub struct StopFlag(Option<Arc<AtomicBool>>);
-
-impl StopFlag {
-    pub fn new(flag: Arc<AtomicBool>) -> Self {
-        StopFlag(Some(flag))
-    }
-
-    /// Whether a stop was asked for (a relaxed load: cheap enough for every iteration).
-    #[inline]
-    pub fn raised(&self) -> bool {
-        self.0.as_ref().is_some_and(|f| f.load(Ordering::Relaxed))
-    }
-}
-
-impl PartialEq for StopFlag {
-    fn eq(&self, _: &Self) -> bool {
-        true
-    }
 }
 
 /// Budgets and parameters of one decision's search.
