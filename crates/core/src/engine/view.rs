@@ -1,9 +1,9 @@
 //! The read-only view a policy gets at each scheduling invocation.
 
+use crate::engine::layer::PowerLayer;
 use crate::engine::power::Node;
 use crate::engine::state::Running;
 use crate::model::{Downtime, JobTable, PowerModel};
-use crate::power::manager::PowerManager;
 
 /// What a real scheduler knows at time `now`: never the actual run time of a running job.
 #[derive(Debug, Clone, Copy)]
@@ -32,7 +32,7 @@ pub struct View<'a> {
     /// indexes it).
     pub models: &'a [PowerModel],
     /// The power manager, when one manages the nodes: queue policies let it place jobs.
-    pub manager: Option<&'a PowerManager>,
+    pub manager: Option<&'a dyn PowerLayer>,
     /// Jobs submitted at this instant (recorded for power managers only).
     pub arrived: &'a [u32],
     /// Jobs completed at this instant: (job, start, end); their run time is now known

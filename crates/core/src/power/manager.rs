@@ -18,11 +18,13 @@ use std::time::Instant;
 
 use crate::engine::admission::Admission;
 use crate::engine::power::{NodeState, NO_JOB, STATES};
-use crate::engine::View;
+use crate::engine::{LayerActions, LayerSpec, LogTable, PowerLayer, QueueService, View};
+use crate::error::Result;
 use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
 use crate::power::easy_classes::{easy_class_plan, EasyInput};
 use crate::power::easy_plan::{busy_now, easy_plan};
+use crate::power::log::PowerLog;
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
@@ -72,7 +74,9 @@ pub struct PowerManager {
     first_call: bool,
     stats: Option<IconStats>,
     /// How the queue policy serves the queue (from its last decision).
-    rule: QueueRule,
+    rule: Arc<dyn QueueService>,
+    /// The calls' log (a copy's starts empty).
+    log: PowerLog,
     /// Future timers already asked for (sorted): each is asked once.
     timers: Vec<f64>,
     // This instant, set by `prepare`.
@@ -101,7 +105,8 @@ impl PowerManager {
             previous_jobs: Vec::new(),
             first_call: true,
             stats,
-            rule: QueueRule::FCFS_EASY,
+            rule: Arc::new(QueueRule::FCFS_EASY),
+            log: PowerLog::default(),
             timers: Vec::new(),
             now: f64::NAN,
             mode: Mode::Ipm,
@@ -616,8 +621,8 @@ impl PowerManager {
         if view.power.is_none() {
             return out;
         }
-        if let Some(rule) = decision.rule {
-            self.rule = rule;
+        if let Some(rule) = &decision.rule {
+            self.rule = Arc::clone(rule);
         }
         let n = view.nodes.len();
         let nodes = view.nodes;
@@ -676,7 +681,7 @@ impl PowerManager {
                 })
                 .collect();
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
-            if self.rule.backfill != Backfill::None {
+            if self.rule.backfill() != Backfill::None {
                 self.easy_wakes(view, &jobs, decision, !expired_nodes.is_empty())
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
@@ -985,5 +990,93 @@ impl PowerManager {
             max_spares: icon.max_spares.unwrap_or(n as u32),
         };
         optimise(&input)
+    }
+}
+
+impl LayerSpec for ManagerConfig {
+    fn validate(&self) -> Result<()> {
+        // (an infinite timeout: nodes never sleep, the manager only places jobs)
+        if self.idle_timeout.is_nan() || self.idle_timeout < 0.0 {
+            return Err(crate::error::CoreError::input(
+                "the idle timeout must be a number of seconds >= 0",
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(self: Arc<Self>) -> Box<dyn PowerLayer> {
+        Box::new(PowerManager::new(self))
+    }
+}
+
+impl PowerManager {
+    /// The calls logged so far (taken out by `take_log`).
+    pub fn records(&self) -> &[PowerRecord] {
+        &self.log.records
+    }
+}
+
+impl PowerLayer for PowerManager {
+    fn prepare(&mut self, view: &View, changed: &[u32]) {
+        PowerManager::prepare(self, view, changed);
+    }
+
+    fn scan(&self, view: &View, positions: &[u32], backfill: Backfill, decision: &mut Decision) {
+        PowerManager::scan(self, view, positions, backfill, decision);
+    }
+
+    fn place(&self, view: &View, count: u32, taken: &[bool]) -> Vec<u32> {
+        PowerManager::place(self, view, count, taken)
+    }
+
+    fn act(
+        &mut self,
+        view: &View,
+        decision: &Decision,
+        record: bool,
+        changed: &[u32],
+        group_counts: &[[u32; STATES]],
+    ) -> LayerActions {
+        let actions = PowerManager::act(self, view, decision, record, changed, group_counts);
+        if let Some(row) = actions.record {
+            self.log.push(row, &actions.candidates);
+        }
+        LayerActions {
+            power_on: actions.power_on,
+            power_off: actions.power_off,
+            timers: actions.timers,
+        }
+    }
+
+    fn clone_layer(&self) -> Box<dyn PowerLayer> {
+        Box::new(self.clone())
+    }
+
+    fn for_belief(&self, rename: &dyn Fn(u32) -> u32) -> Box<dyn PowerLayer> {
+        let mut copy = self.clone();
+        // (its nodes are built anew: no journal of their changes yet)
+        copy.desync();
+        copy.renumber_jobs(rename);
+        Box::new(copy)
+    }
+
+    fn spec(&self) -> Arc<dyn LayerSpec> {
+        Arc::clone(&self.config) as Arc<dyn LayerSpec>
+    }
+
+    fn set_log_detail(&mut self, on: bool) {
+        self.log.detail = on;
+    }
+
+    fn log_rows(&self) -> usize {
+        self.log.rows()
+    }
+
+    fn take_log(&mut self) -> LogTable {
+        self.log.take()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }

@@ -1,8 +1,11 @@
-//! The policy contract (a view in, a decision out) and the built-in queue policies.
+//! The built-in queue policies (the contract they fill, a view in and a decision out, is the
+//! engine's: `engine/policy.rs`).
+
+use std::sync::Arc;
 
 use crate::engine::admission::Admission;
 use crate::engine::View;
-pub use crate::engine::{Reserve, Start, StartKind};
+pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
 use crate::sched::easy::Reservation;
 use crate::sched::order::{order_fitting, order_window, Heuristic};
 
@@ -22,6 +25,16 @@ pub enum QueueOrder {
 pub struct QueueRule {
     pub order: QueueOrder,
     pub backfill: Backfill,
+}
+
+impl QueueService for QueueRule {
+    fn positions(&self, view: &View) -> Vec<u32> {
+        QueueRule::positions(self, view)
+    }
+
+    fn backfill(&self) -> Backfill {
+        self.backfill
+    }
 }
 
 impl QueueRule {
@@ -77,90 +90,6 @@ impl QueueRule {
     }
 }
 
-/// What a policy decides at one invocation.
-#[derive(Debug, Clone, Default)]
-pub struct Decision {
-    pub starts: Vec<Start>,
-    /// The nodes of each start, one list after the other in start order (a power manager
-    /// places jobs); empty: the engine chooses.
-    pub nodes: Vec<u32>,
-    /// How the policy serves the queue (a power manager plans the waiting jobs by it).
-    pub rule: Option<QueueRule>,
-    pub reservation: Option<Reserve>,
-    /// The nodes the reservation holds until its shadow time (under a power manager).
-    pub held: Vec<u32>,
-    /// Nodes to switch on (sleeping, or switching off: then as soon as asleep).
-    pub power_on: Vec<u32>,
-    /// Idle nodes to switch off.
-    pub power_off: Vec<u32>,
-    /// Times at which the policy wants to be invoked again.
-    pub timers: Vec<f64>,
-}
-
-impl Decision {
-    pub fn clear(&mut self) {
-        self.starts.clear();
-        self.nodes.clear();
-        self.rule = None;
-        self.reservation = None;
-        self.held.clear();
-        self.power_on.clear();
-        self.power_off.clear();
-        self.timers.clear();
-    }
-}
-
-/// A scheduling policy: called once per invocation with a read-only view.
-pub trait Policy: Send + Sync {
-    fn name(&self) -> String;
-    fn decide(&mut self, view: &View, decision: &mut Decision);
-    /// Whether the policy reads the jobs completed since its last call (`View::completed`):
-    /// the engine then keeps them for it.
-    fn observes_events(&self) -> bool {
-        false
-    }
-    /// The policy's decision log (look-ahead policies keep one; others have none).
-    fn decision_records(&self) -> &[crate::sched::DecisionRecord] {
-        &[]
-    }
-    /// Asks a policy that keeps a decision log to keep every candidate of each decision too
-    /// (`--decision-log full`); off by default, since the candidates grow with the branching.
-    fn set_decision_detail(&mut self, _on: bool) {}
-    /// Every candidate of each logged decision (`DecisionRecord::candidates` index into it);
-    /// empty unless asked for.
-    fn decision_candidates(&self) -> &[crate::sched::CandidateRecord] {
-        &[]
-    }
-    /// Takes the decision log and its candidates out of the policy (they are written to disk
-    /// as a run goes): later records index candidates from zero again.
-    fn take_decision_log(
-        &mut self,
-    ) -> (
-        Vec<crate::sched::DecisionRecord>,
-        Vec<crate::sched::CandidateRecord>,
-    ) {
-        (Vec::new(), Vec::new())
-    }
-}
-
-/// Whether the jobs behind a blocked top job may start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backfill {
-    #[default]
-    Easy,
-    None,
-}
-
-impl Backfill {
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "easy" => Some(Backfill::Easy),
-            "none" => Some(Backfill::None),
-            _ => None,
-        }
-    }
-}
-
 /// A production heuristic on a window of the queue, then the scan, then (optionally) EASY.
 #[derive(Debug, Clone)]
 pub struct QueuePolicy {
@@ -173,14 +102,21 @@ pub struct QueuePolicy {
     started: Vec<(f64, u32)>,
     /// EASY on system-generated predictions instead of requested times (`None`: requested).
     predictions: Option<Predictions>,
+    /// How the policy serves the queue, handed to a power manager with each decision.
+    rule: Arc<QueueRule>,
 }
 
 impl QueuePolicy {
     pub fn new(heuristic: Heuristic, window: usize, backfill: Backfill) -> Self {
+        let window = window.max(1);
         QueuePolicy {
             heuristic,
-            window: window.max(1),
+            window,
             backfill,
+            rule: Arc::new(QueueRule {
+                order: QueueOrder::Heuristic { heuristic, window },
+                backfill,
+            }),
             scores: Vec::new(),
             order: Vec::new(),
             started: Vec::new(),
@@ -301,13 +237,7 @@ impl Policy for QueuePolicy {
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
         let queue = view.queue;
-        decision.rule = Some(QueueRule {
-            order: QueueOrder::Heuristic {
-                heuristic: self.heuristic,
-                window: self.window,
-            },
-            backfill: self.backfill,
-        });
+        decision.rule = Some(self.rule.clone());
         if view.free == 0 || queue.is_empty() {
             if let Some(p) = self.predictions.as_mut() {
                 p.update(view); // completions are seen once: learn from them now
@@ -493,17 +423,40 @@ fn scan_order(
 /// With `max_wait` (a starvation guard, off by default): jobs that have waited that long go
 /// first, in FCFS order; when one of them does not fit it holds an EASY reservation and the
 /// other jobs start only if they do not delay it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snf {
     pub max_wait: Option<f64>,
     candidates: Vec<(u32, f64, i64, u32)>,
+    /// How it serves the queue: without backfilling, and (with `max_wait`) with EASY behind
+    /// an aged head.
+    rule: Arc<QueueRule>,
+    aged_easy: Arc<QueueRule>,
+}
+
+impl Default for Snf {
+    fn default() -> Self {
+        Snf::with_max_wait(None)
+    }
 }
 
 impl Snf {
     pub fn with_max_wait(max_wait: Option<f64>) -> Self {
+        let aged = |backfill| {
+            Arc::new(QueueRule {
+                order: QueueOrder::SnfAged {
+                    max_wait: max_wait.unwrap_or(f64::INFINITY),
+                },
+                backfill,
+            })
+        };
         Snf {
             max_wait,
             candidates: Vec::new(),
+            rule: match max_wait {
+                None => Arc::new(QueueRule::SNF),
+                Some(_) => aged(Backfill::None),
+            },
+            aged_easy: aged(Backfill::Easy),
         }
     }
 
@@ -560,21 +513,16 @@ impl Policy for Snf {
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
-        decision.rule = Some(QueueRule::SNF);
+        decision.rule = Some(self.rule.clone());
         if let Some(max_wait) = self.max_wait {
-            decision.rule = Some(QueueRule {
-                order: QueueOrder::SnfAged { max_wait },
-                backfill: Backfill::None,
-            });
             if view.free == 0 {
                 return;
             }
             if let Some((positions, backfill)) = self.aged_order(view, max_wait) {
                 // (a power manager plans its wakes as the scan goes: EASY behind an aged head)
-                decision.rule = Some(QueueRule {
-                    order: QueueOrder::SnfAged { max_wait },
-                    backfill,
-                });
+                if backfill == Backfill::Easy {
+                    decision.rule = Some(self.aged_easy.clone());
+                }
                 let mut started = Vec::new();
                 scan_with_backfill(view, |k| positions[k], backfill, &mut started, decision);
                 return;
