@@ -5,21 +5,18 @@ use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hpcsched_core::agent::{
-    apply_slot, episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES,
-    JOB_FEATURES,
-};
+use hpcsched_core::agent::{apply_slot, episode_terms, observe, CLUSTER_FEATURES, JOB_FEATURES};
 use hpcsched_core::engine::power::NodeState;
-use hpcsched_core::engine::{Column, LogTable};
+use hpcsched_core::engine::{Column, DecisionPoint, LogTable};
 use hpcsched_core::model::PowerModel;
 use hpcsched_core::power::config::{manager_config, IconConfig};
 use hpcsched_core::sched::translate;
 use hpcsched_core::sched::{build_policy, build_policy_estimated, build_snf};
-use hpcsched_core::search::mcts::{Lookahead, Rollout};
 use hpcsched_core::search::{
     build_search_policy, ActionSet, ArrivalModel, Reward, RootReference, RuntimeModel,
     ScenarioModel, SearchConfig, SearchOptions,
 };
+use hpcsched_core::search::{Lookahead, Rollout};
 use hpcsched_core::{
     Calendar, CoreError, Decision, Downtime, DowntimeKind, Engine, Inputs, Job, JobTable, Machine,
     Overrun, Policy, StopFlag, MAX_NODES,
@@ -407,12 +404,11 @@ impl PySimulation {
     /// Agents: advances to the next decision point (jobs waiting and nodes free, or every
     /// event time with `every_event`); False when the episode is over.
     fn advance_to_decision(&mut self, every_event: bool) -> bool {
-        let points = if every_event {
-            DecisionPoints::EveryEvent
+        self.engine.advance_to(if every_event {
+            DecisionPoint::EveryEvent
         } else {
-            DecisionPoints::JobsAndNodes
-        };
-        next_decision(&mut self.engine, points)
+            DecisionPoint::JobsAndNodes
+        })
     }
 
     /// Agents: (job features [slots, JOB_FEATURES], cluster features, slot mask).

@@ -197,6 +197,17 @@ impl Inputs {
     }
 }
 
+/// Where a driver of the engine (a look-ahead, a learning agent) stops to decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionPoint {
+    /// At every event time (an agent's power actions: idle nodes matter too).
+    EveryEvent,
+    /// When jobs wait (a rollout's orderings).
+    JobsWaiting,
+    /// When jobs wait and nodes are free (something could start).
+    JobsAndNodes,
+}
+
 /// A simulation in progress: shared inputs, the small mutable state, and the run's record.
 pub struct Engine {
     inputs: Arc<Inputs>,
@@ -405,6 +416,31 @@ impl Engine {
             first.nodes,
             self.inputs.machine.nodes,
         )))
+    }
+
+    /// Advances through event times until `ready` holds after one (it may apply decisions of
+    /// its own on the way); `false` when no event is left. What every driver of the engine
+    /// (the tree search, the rollout look-ahead, a learning agent) runs between its decisions.
+    pub fn advance_until(&mut self, mut ready: impl FnMut(&mut Engine) -> bool) -> bool {
+        while self.advance() {
+            if ready(self) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Advances to the next event time that is a decision point of the given kind; `false`
+    /// when no event is left.
+    pub fn advance_to(&mut self, point: DecisionPoint) -> bool {
+        self.advance_until(|engine| match point {
+            DecisionPoint::EveryEvent => true,
+            DecisionPoint::JobsWaiting => !engine.state.queue.is_empty(),
+            DecisionPoint::JobsAndNodes => {
+                let view = engine.view();
+                !view.queue.is_empty() && view.free > 0
+            }
+        })
     }
 
     /// Applies every event of the next event time (completions, downtime boundaries,

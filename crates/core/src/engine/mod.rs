@@ -14,7 +14,7 @@ mod state;
 mod stop;
 mod view;
 
-pub use self::core::{Engine, Inputs, STALLED_CALLS};
+pub use self::core::{DecisionPoint, Engine, Inputs, STALLED_CALLS};
 pub use belief::{Belief, Scenario};
 pub use decision::{Reserve, Start, StartKind};
 pub use layer::{LayerActions, LayerSpec, PowerLayer};

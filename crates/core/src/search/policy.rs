@@ -12,8 +12,9 @@ use crate::engine::{Column, Decision, LogTable, Policy, StartKind};
 use crate::error::{CoreError, Result};
 use crate::estimate::{Completed, RuntimeHistory};
 use crate::search::action::{ActionSet, Branch};
+use crate::search::config::Lookahead;
 use crate::search::log::{CandidateRecord, DecisionRecord};
-use crate::search::mcts::{search_scenarios, Lookahead};
+use crate::search::mcts::search_scenarios;
 use crate::search::rollout::rollout_search;
 use crate::search::{search, Reward, RuntimeModel, ScenarioModel, SearchConfig};
 
