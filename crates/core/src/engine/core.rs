@@ -16,7 +16,7 @@ use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::stop::StopFlag;
-use crate::engine::view::View;
+use crate::engine::view::{KnownJobs, View};
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
 
@@ -593,7 +593,7 @@ impl Engine {
         let capacity = self.inputs.machine.nodes - s.down;
         View {
             now: s.now,
-            jobs: &self.inputs.jobs,
+            jobs: KnownJobs::new(&self.inputs.jobs),
             submitted: s.next_submit,
             machine_nodes: self.inputs.machine.nodes,
             free: match &s.nodes {

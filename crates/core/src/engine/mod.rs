@@ -24,4 +24,4 @@ pub use queue::WaitQueue;
 pub use record::RunLog;
 pub use state::{bounded_slowdown, Metrics, Running, SimState, BSLD_TAU};
 pub use stop::StopFlag;
-pub use view::View;
+pub use view::{KnownJob, KnownJobs, View};
