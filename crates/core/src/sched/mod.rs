@@ -10,6 +10,7 @@ pub mod external;
 pub mod order;
 pub mod policy;
 pub mod registry;
+pub mod scan;
 
 pub use action::Action;
 pub use capability::{capabilities, Capabilities};

@@ -3,11 +3,10 @@
 
 use std::sync::Arc;
 
-use crate::engine::admission::Admission;
 use crate::engine::View;
 pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
-use crate::sched::easy::Reservation;
 use crate::sched::order::{order_fitting, order_window, Heuristic};
+use crate::sched::scan::{scan, Counts, Estimates};
 
 /// How a queue policy orders the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -188,36 +187,6 @@ impl Predictions {
     }
 }
 
-/// What EASY plans with: durations of waiting jobs and releases of running ones.
-#[derive(Clone, Copy)]
-pub struct Estimates<'a> {
-    /// Predicted run time by job index (`None`: requested times).
-    predicted: Option<&'a [f64]>,
-    /// Running jobs' predicted releases, sorted (`None`: their requested ends).
-    releases: Option<&'a [(f64, u32)]>,
-}
-
-impl Estimates<'_> {
-    /// The user's requested times: what production EASY plans with.
-    pub const REQUESTED: Estimates<'static> = Estimates {
-        predicted: None,
-        releases: None,
-    };
-
-    #[inline]
-    fn duration(&self, view: &View, job: u32) -> f64 {
-        let requested = view.jobs.get(job).requested_time;
-        match self.predicted {
-            Some(p) => p
-                .get(job as usize)
-                .copied()
-                .filter(|d| !d.is_nan())
-                .unwrap_or(requested),
-            None => requested,
-        }
-    }
-}
-
 impl Policy for QueuePolicy {
     fn name(&self) -> String {
         let window = if self.window == usize::MAX {
@@ -329,7 +298,8 @@ pub fn scan_with_backfill_estimated(
     scan_order(view, len, position, backfill, estimates, started, decision);
 }
 
-/// The scan and EASY over the first `len` entries of an order (`position(k)`, k < `len`).
+/// The scan and EASY over the first `len` entries of an order (`position(k)`, k < `len`): on
+/// the nodes a power manager chooses when one manages them, else on anonymous counts.
 fn scan_order(
     view: &View,
     len: usize,
@@ -338,83 +308,16 @@ fn scan_order(
     estimates: Estimates,
     started: &mut Vec<(f64, u32)>,
     decision: &mut Decision,
-) {
-    let queue = view.queue;
+) -> Option<usize> {
     if let Some(manager) = view.manager {
         // Nodes have identities: the power manager places each job (and plans the blocked
         // head job's nodes for EASY).
         let positions: Vec<u32> = (0..len).map(&position).collect();
         manager.scan(view, &positions, backfill, decision);
-        return;
+        return None;
     }
-    let mut admission = Admission::new(view);
-    let mut free = view.free;
-    started.clear();
-
-    // The scan: start in order while jobs fit; the first eligible misfit is the top job.
-    let mut top = None;
-    for k in 0..len {
-        let pos = position(k);
-        let job_index = queue[pos as usize];
-        let job = view.jobs.get(job_index);
-        let est_end = view.now + job.requested_time;
-        if !admission.admits(est_end, job.nodes) {
-            continue;
-        }
-        if job.nodes > free {
-            top = Some((k, job.nodes));
-            break;
-        }
-        admission.commit(est_end, job.nodes);
-        free -= job.nodes;
-        started.push((view.now + estimates.duration(view, job_index), job.nodes));
-        decision.starts.push(Start {
-            pos,
-            job: job_index,
-            kind: StartKind::Primary,
-        });
-    }
-    let Some((top_k, top_nodes)) = top else {
-        return;
-    };
-    if backfill == Backfill::None || free == 0 {
-        return;
-    }
-    let reservation = match estimates.releases {
-        Some(releases) => Reservation::compute_from(view, releases, free, top_nodes, started),
-        None => Reservation::compute(view, free, top_nodes, started),
-    };
-    let Some(mut reservation) = reservation else {
-        return;
-    };
-    decision.reservation = Some(Reserve {
-        job: queue[position(top_k) as usize],
-        shadow_time: reservation.shadow_time,
-        extra: reservation.extra,
-    });
-    for k in top_k + 1..len {
-        if free == 0 {
-            break;
-        }
-        let pos = position(k);
-        let job_index = queue[pos as usize];
-        let job = view.jobs.get(job_index);
-        if job.nodes > free {
-            continue;
-        }
-        let est_end = view.now + job.requested_time;
-        let planned_end = view.now + estimates.duration(view, job_index);
-        if !admission.admits(est_end, job.nodes) || !reservation.admits(planned_end, job.nodes) {
-            continue;
-        }
-        admission.commit(est_end, job.nodes);
-        free -= job.nodes;
-        decision.starts.push(Start {
-            pos,
-            job: job_index,
-            kind: StartKind::Backfill,
-        });
-    }
+    let mut counts = Counts::new(view, estimates, started);
+    scan(view, len, position, backfill, &mut counts, decision)
 }
 
 /// Smallest need first: key (nodes, requested time, id); start while jobs fit, stop at the
@@ -427,6 +330,7 @@ fn scan_order(
 pub struct Snf {
     pub max_wait: Option<f64>,
     candidates: Vec<(u32, f64, i64, u32)>,
+    started: Vec<(f64, u32)>,
     /// How it serves the queue: without backfilling, and (with `max_wait`) with EASY behind
     /// an aged head.
     rule: Arc<QueueRule>,
@@ -452,6 +356,7 @@ impl Snf {
         Snf {
             max_wait,
             candidates: Vec::new(),
+            started: Vec::new(),
             rule: match max_wait {
                 None => Arc::new(QueueRule::SNF),
                 Some(_) => aged(Backfill::None),
@@ -479,22 +384,17 @@ impl Snf {
             return None;
         }
         // The scan's first eligible job that does not fit (by count: starts follow the order).
-        let mut admission = Admission::new(view);
-        let mut free = view.free;
-        let mut top = positions.len();
-        for (k, &p) in positions.iter().enumerate() {
-            let job = view.jobs.get(view.queue[p as usize]);
-            let est_end = view.now + job.requested_time;
-            if !admission.admits(est_end, job.nodes) {
-                continue;
-            }
-            if job.nodes > free {
-                top = k;
-                break;
-            }
-            admission.commit(est_end, job.nodes);
-            free -= job.nodes;
-        }
+        let (mut dry, mut started) = (Decision::default(), Vec::new());
+        let mut counts = Counts::new(view, Estimates::REQUESTED, &mut started);
+        let top = scan(
+            view,
+            positions.len(),
+            |k| positions[k],
+            Backfill::None,
+            &mut counts,
+            &mut dry,
+        )
+        .unwrap_or(positions.len());
         let backfill = if top < aged {
             Backfill::Easy
         } else {
@@ -552,25 +452,16 @@ impl Policy for Snf {
             manager.scan(view, &positions, Backfill::None, decision);
             return;
         }
-        let mut admission = Admission::new(view);
-        let mut free = view.free;
-        for &(nodes, requested, _, pos) in &self.candidates {
-            let est_end = view.now + requested;
-            if !admission.admits(est_end, nodes) {
-                continue;
-            }
-            if nodes > free {
-                break;
-            }
-            admission.commit(est_end, nodes);
-            free -= nodes;
-            let job = view.queue[pos as usize];
-            decision.starts.push(Start {
-                pos,
-                job,
-                kind: StartKind::Primary,
-            });
-        }
+        let candidates = &self.candidates;
+        let mut counts = Counts::new(view, Estimates::REQUESTED, &mut self.started);
+        scan(
+            view,
+            candidates.len(),
+            |k| candidates[k].3,
+            Backfill::None,
+            &mut counts,
+            decision,
+        );
     }
 }
 
