@@ -20,12 +20,11 @@ use crate::engine::power::{NodeState, NO_JOB, STATES};
 use crate::engine::KnownJob;
 use crate::engine::{LayerActions, LayerSpec, LogTable, PowerLayer, QueueService, View};
 use crate::error::Result;
-use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
+use crate::power::classes::{ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
-use crate::power::easy_classes::{easy_class_plan, EasyInput};
-use crate::power::easy_plan::{busy_now, easy_plan};
 use crate::power::log::PowerLog;
-use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
+use crate::power::plan::{Plan, PlanJob};
+use crate::power::planner::{ByClass, ByNode, Planner};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
 use crate::power::stats::{IconStats, Rejection};
@@ -292,23 +291,6 @@ impl PowerManager {
         self.mode == Mode::Icon
     }
 
-    /// The class planner's input for this call, every option off (callers set theirs).
-    fn class_input<'a>(&'a self, view: &'a View, releases: &'a [(u32, f64)]) -> ClassInput<'a> {
-        ClassInput {
-            now: view.now,
-            nodes: view.nodes,
-            model: &view.models[0],
-            index: &self.index,
-            idle_by_deadline: &self.by_deadline,
-            releases,
-            needed_at: false,
-            record: false,
-            cut: false,
-            taken: &[],
-            taken_mark: &[],
-        }
-    }
-
     /// When a running job is expected to end: its requested end under IPM (unknown once it
     /// overruns), the predictor's conditional mean in ICON mode (Eqs. 50-51; a job started now
     /// at the log-normal mean).
@@ -341,18 +323,6 @@ impl PowerManager {
             (Some(stats), true) => stats.predictor.queued(requested),
             _ => requested,
         }
-    }
-
-    /// The agenda of every node; with `predicted`, running jobs end when the mode expects
-    /// (ICON: the predictor), else at their requested end.
-    fn slots(&self, view: &View, predicted: bool) -> Vec<Slot> {
-        let releases = self.running_release(view, predicted);
-        let release = |job: u32| {
-            releases
-                .binary_search_by_key(&job, |&(j, _)| j)
-                .map_or(f64::INFINITY, |i| releases[i].1)
-        };
-        agenda(view.now, view.nodes, view.models, &self.deadlines, release)
     }
 
     /// Step 2: the scan of a queue policy on nodes with identities. Starts jobs in the order of
@@ -426,31 +396,32 @@ impl PowerManager {
         started: &[(f64, u32)],
         taken: &[bool],
     ) -> Option<(f64, Vec<u32>)> {
-        let windows = Windows::of(view);
-        if self.by_classes(view) {
-            let releases = self.running_release(view, predicted);
-            let input = ClassInput {
-                record: true,
-                taken: started,
-                taken_mark: if started.is_empty() { &[] } else { taken },
-                ..self.class_input(view, &releases)
-            };
-            let mut scratch = ClassScratch::default();
-            let out = class_plan(&input, &[head], &windows, &mut scratch);
-            return out
-                .planned
-                .into_iter()
-                .next()
-                .map(|(_, t, nodes)| (t, nodes));
+        let mut scratch = ClassScratch::default();
+        let mut planner = self.planner(view, predicted, self.by_classes(view), &mut scratch);
+        planner.head(head, started, taken)
+    }
+
+    /// The planner of this call: on classes of alike nodes (`classes`) or node by node; with
+    /// `predicted`, running jobs end when the mode expects, else at their requested end.
+    fn planner<'p>(
+        &'p self,
+        view: &View<'p>,
+        predicted: bool,
+        classes: bool,
+        scratch: &'p mut ClassScratch,
+    ) -> Box<dyn Planner + 'p> {
+        let releases = self.running_release(view, predicted);
+        if classes {
+            Box::new(ByClass::new(
+                view,
+                &self.index,
+                &self.by_deadline,
+                releases,
+                scratch,
+            ))
+        } else {
+            Box::new(ByNode::new(view, &self.deadlines, &releases))
         }
-        let mut slots = self.slots(view, predicted);
-        for &(release, i) in started {
-            let slot = &mut slots[i as usize];
-            slot.release = release;
-            slot.rank = 1;
-            slot.timeout_key = 0.0;
-        }
-        plan(view.now, &[head], &mut slots, view.models, false, &windows).head
     }
 
     /// `count` idle nodes not yet `taken` and `allowed`, within one node group, first in the
@@ -583,22 +554,15 @@ impl PowerManager {
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
             if self.rule.backfill() != Backfill::None {
                 self.easy_wakes(view, &jobs, decision, !expired_nodes.is_empty())
-            } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
-                // The same plan on classes of alike nodes (see `classes`).
-                let releases = self.running_release(view, true);
+            } else {
+                // (on classes of alike nodes where the plan allows it: see `planner`)
+                let classes = view.models.len() == 1 && !down && !self.config.plan_by_node;
                 let mut scratch = std::mem::take(&mut self.class_scratch);
-                let input = ClassInput {
-                    needed_at: !expired_nodes.is_empty(),
-                    cut: true,
-                    ..self.class_input(view, &releases)
-                };
-                let out = class_plan(&input, &jobs, &Windows::of(view), &mut scratch);
+                let out = self
+                    .planner(view, true, classes, &mut scratch)
+                    .wakes(&jobs, !expired_nodes.is_empty());
                 self.class_scratch = scratch;
                 out
-            } else {
-                let mut slots = self.slots(view, true);
-                let windows = Windows::of(view);
-                plan(view.now, &jobs, &mut slots, view.models, true, &windows)
             }
         };
         let mut wake = planned.wake_now.clone();
@@ -781,24 +745,10 @@ impl PowerManager {
         let Some(head) = head else {
             return out;
         };
-        let windows = Windows::of(view);
-        let entries = if self.by_classes(view) {
-            let releases = self.running_release(view, true);
-            let input = EasyInput {
-                now: view.now,
-                nodes: view.nodes,
-                model: &view.models[0],
-                index: &self.index,
-                idle_by_deadline: &self.by_deadline,
-                releases: &releases,
-            };
-            easy_class_plan(&input, jobs, head, &windows)
-        } else {
-            let slots = self.slots(view, true);
-            let busy = busy_now(view.now, view.nodes, &slots);
-            let groups = view.models.len() as u16;
-            easy_plan(view.now, jobs, head, &slots, busy, groups, &windows)
-        };
+        let mut scratch = ClassScratch::default();
+        let entries = self
+            .planner(view, true, self.by_classes(view), &mut scratch)
+            .easy(jobs, head);
         // (node, when to wake it) for the sleeping nodes planned, then the earliest per node, by
         // node (listed as found rather than over every node: most calls plan few of them)
         let mut wake_at: Vec<(u32, f64)> = Vec::new();

@@ -19,6 +19,7 @@ pub mod easy_plan;
 pub mod log;
 pub mod manager;
 pub mod plan;
+pub mod planner;
 pub mod predict;
 #[cfg(test)]
 pub(crate) mod random_machine;
