@@ -43,6 +43,7 @@ from typing import Any
 from hpcsched._io import read_toml
 from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
 from hpcsched.experiment import RunConfig, WorkloadSpec
+from hpcsched.parallel import check_processes
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
 from hpcsched.run import (
@@ -180,11 +181,7 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
         seen[key] = label
         runs.append(config)
     out = settings.get("out") or os.path.basename(source).removesuffix(".toml") or "sweep"
-    processes = settings.get("processes")
-    if processes is not None and (not isinstance(processes, int) or processes < 1):
-        raise InputError(
-            f"must be a positive integer, not {processes!r}", path=source, field="sweep.processes"
-        )
+    processes = _checked(source, "sweep", check_processes, settings.get("processes"))
     return Sweep(
         source=source,
         out=resolve(str(out)),
