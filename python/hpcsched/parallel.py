@@ -30,12 +30,22 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import OptionError, shown
 from hpcsched.experiment import RunConfig
 from hpcsched.run import Result
 
 Outcome = Result | BaseException
 OnDone = Callable[[int, Outcome], None]
+
+
+def check_processes(processes: object) -> int | None:
+    """A pool size: None (one process per core) or an integer of at least 1; the one check of
+    ``--processes``, a sweep file's ``processes`` and the API's ``processes``."""
+    if processes is not None and (
+        isinstance(processes, bool) or not isinstance(processes, int) or processes < 1
+    ):
+        raise OptionError(f"must be at least 1, not {shown(processes)}", option="--processes")
+    return processes
 
 
 def run_configs(
@@ -48,8 +58,7 @@ def run_configs(
     """Runs every config; ``processes`` caps the local pool (default: the number of cores; 1
     runs in this process); ``ray`` is a Ray address, or ``"local"`` to start a local
     instance."""
-    if processes is not None and (isinstance(processes, bool) or processes < 1):
-        raise OptionError(f"must be at least 1, not {processes!r}", option="--processes")
+    check_processes(processes)
     if not configs:
         return
     if ray is not None:

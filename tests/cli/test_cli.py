@@ -145,7 +145,7 @@ def test_inspect_and_generate(tmp_path, capsys):
         (GOOD, ["--backfill", "maybe"], "--backfill: unknown backfill"),
         (GOOD, ["--overrun", "later"], "--overrun: unknown overrun policy"),
         (GOOD, ["--procs-per-node", "many"], "--procs-per-node: expected a positive integer"),
-        (GOOD, ["--nodes", "0"], "--nodes: must be positive"),
+        (GOOD, ["--nodes", "0"], "--nodes: must be an integer from 1 to 16777216, not 0"),
     ],
 )
 def test_mistakes_give_one_clear_line_and_exit_2(tmp_path, capsys, content, args, expected):

@@ -198,14 +198,17 @@ def _policy(
     base = PolicySpec(name, window)
     if not base.is_search:
         return base
-    if iterations is None and not budget > 0:
-        raise OptionError(f"must be positive, not {budget}", option="--budget")
-    search = SearchSpec(
-        iterations=iterations,
-        time_budget=None if iterations is not None else budget,
-        seed=seed,
-        lookahead=lookahead,
-    )
+    try:  # the spec checks the budget, named here as advise's option
+        search = SearchSpec(
+            iterations=iterations,
+            time_budget=None if iterations is not None else budget,
+            seed=seed,
+            lookahead=lookahead,
+        )
+    except OptionError as exc:
+        if exc.option != "--time-budget":
+            raise
+        raise OptionError(exc.reason, option="--budget") from None
     if trees is not None:
         search = dataclasses.replace(search, trees=trees)
     return PolicySpec(name, search=search)

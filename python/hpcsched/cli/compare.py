@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -15,8 +16,10 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+@opt.command
 def compare(
-    trace: Annotated[Path, typer.Argument(help="Workload: .swf or .json, optionally .gz.")],
+    trace: opt.Trace,
+    *,
     policy: Annotated[
         list[str],
         typer.Option(
@@ -25,13 +28,8 @@ def compare(
         ),
     ],
     backfill: opt.Backfill = None,
-    nodes: opt.Nodes = None,
-    procs_per_node: opt.ProcsPerNode = None,
-    format: opt.Format = None,
-    downtime: opt.Downtime = None,
-    platform: opt.Platform = None,
-    announce_lead: opt.AnnounceLead = None,
-    overrun: opt.Overrun = None,
+    reading: opt.TraceOptions,
+    setting: opt.RunOptions,
     out: Annotated[
         Path | None,
         typer.Option(help="Folder for the run directories (default: runs/compare-TRACE)."),
@@ -39,9 +37,7 @@ def compare(
     report: Annotated[
         Path | None, typer.Option(help="HTML report (default: OUT/report.html).")
     ] = None,
-    processes: Annotated[
-        int | None, typer.Option(help="Parallel processes (default: one per core).")
-    ] = None,
+    processes: opt.Processes = None,
     force: Annotated[
         bool,
         typer.Option(
@@ -51,35 +47,7 @@ def compare(
             "resumes).",
         ),
     ] = False,
-    reward: opt.Reward = None,
-    iterations: opt.Iterations = None,
-    time_budget: opt.TimeBudget = None,
-    depth: opt.Depth = None,
-    gamma: opt.Gamma = None,
-    exploration: opt.Exploration = None,
-    trees: opt.Trees = None,
-    threads: opt.Threads = None,
-    seed: opt.Seed = None,
-    max_wait: opt.MaxWait = None,
-    power: opt.PowerManager = None,
-    idle_timeout: opt.IdleTimeout = None,
-    sample_transitions: opt.SampleTransitions = None,
-    alpha: opt.Alpha = None,
-    beta: opt.Beta = None,
-    screen_window: opt.ScreenWindow = None,
-    recency_window: opt.RecencyWindow = None,
-    max_horizon: opt.MaxHorizon = None,
-    min_spares: opt.MinSpares = None,
-    max_spares: opt.MaxSpares = None,
-    actions: opt.Actions = None,
-    runtime_model: opt.RuntimeModel = None,
-    arrivals: opt.Arrivals = None,
-    rollout: opt.Rollout = None,
-    lookahead: opt.Lookahead = None,
-    bases: opt.Bases = None,
-    prior: opt.Prior = None,
-    estimates: opt.Estimates = None,
-    decision_log: opt.DecisionLog = None,
+    tuning: opt.PolicyOptions,
 ) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
@@ -87,20 +55,17 @@ def compare(
     from hpcsched.comparison import split_policy
     from hpcsched.output import check_writable
     from hpcsched.run import Result
-    from hpcsched.workload.swf import check_procs_per_node
 
-    options = {**locals(), "estimates": None}
-    ppn_text = procs_per_node
+    each = dataclasses.replace(tuning, estimates=None)  # given below to the policies that take it
     specs = []
     for text in policy:
         name, window = split_policy(text)
-        specs.append(opt.policy_spec(name, window, backfill, options))
-    opt.check_used(specs, options)
-    log = opt.decision_log(decision_log, specs)
-    if estimates is not None:
-        specs = opt.with_estimates(specs, estimates)
-    if nodes is not None and nodes <= 0:
-        raise OptionError(f"must be positive, got {nodes}", option="--nodes")
+        specs.append(opt.policy_spec(name, window, backfill, each))
+    opt.check_used(specs, tuning)
+    log = tuning.log(specs)
+    if tuning.estimates is not None:
+        specs = opt.with_estimates(specs, tuning.estimates)
+    nodes, ppn = reading.checked()
     out = out or Path("runs") / f"compare-{opt.trace_stem(trace)}"
     report = report or out / "report.html"
     if report.suffix.lower() not in (".html", ".htm"):
@@ -117,12 +82,12 @@ def compare(
             comparison = run_comparison(
                 str(trace),
                 specs,
-                platform=platform,
-                downtime=downtime,
+                platform=setting.platform,
+                downtime=setting.downtime,
                 nodes=nodes,
-                procs_per_node=1 if ppn_text is None else check_procs_per_node(ppn_text),
-                **opt.given(options, ("announce_lead", "overrun")),
-                format=format,
+                procs_per_node=ppn,
+                **setting.given(),
+                format=reading.format,
                 processes=processes,
                 out=out,  # each run directory is written as its run finishes
                 on_done=finished,

@@ -3,30 +3,31 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.table import Table
 
+from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, hours, kept_whole, labelled, percent
 
 
+@opt.command
 def inspect(
-    trace: Annotated[Path, typer.Argument(help="Workload: .swf or .json, optionally .gz.")],
-    nodes: Annotated[int | None, typer.Option(help="Machine size in nodes.")] = None,
-    procs_per_node: Annotated[str, typer.Option(help="Processors per node, or 'auto'.")] = "1",
-    format: Annotated[str | None, typer.Option(help="swf or json.")] = None,
-    lenient: Annotated[bool, typer.Option("--lenient", help="Skip malformed lines.")] = False,
+    trace: opt.Trace,
+    *,
+    reading: opt.TraceOptions,
+    lenient: opt.Lenient = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes."""
     from hpcsched.workload import load_workload
     from hpcsched.workload.stats import describe
-    from hpcsched.workload.swf import check_procs_per_node
 
-    ppn = check_procs_per_node(procs_per_node)
-    workload = load_workload(trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient)
+    nodes, ppn = reading.checked()
+    workload = load_workload(
+        trace, format=reading.format, nodes=nodes, procs_per_node=ppn, lenient=lenient
+    )
     info = describe(workload)
     if as_json:
         console.print_json(json.dumps(info))

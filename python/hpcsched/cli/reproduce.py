@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, interrupted, runs_progress
 from hpcsched.exceptions import OptionError
 
@@ -28,7 +29,6 @@ Data = Annotated[
         help="Folder with the workloads (default: $HPCSCHED_DATA, else ../shared/traces)."
     ),
 ]
-Processes = Annotated[int | None, typer.Option(help="Parallel processes (default: one per core).")]
 
 
 @app.command("snf-icon")
@@ -42,7 +42,7 @@ def snf_icon(
             "with their standard deviation (default: mean latencies).",
         ),
     ] = None,
-    processes: Processes = None,
+    processes: opt.Processes = None,
 ) -> None:
     """SNF-ICON paper: six cases (DAS2 fs1-fs4, Markovian, SDSC-BLUE) under FCFS/B+IPM,
     SNF+IPM, SNF-ICON and its ablations, plus Taurus-64; mean-wait reductions next to the
@@ -77,7 +77,7 @@ def mars(
     iterations: Annotated[int, typer.Option(help="MCTS iterations per tree per decision.")] = 200,
     trees: Annotated[int, typer.Option(help="Root-parallel trees.")] = 2,
     seeds: Annotated[int, typer.Option(help="Seeds of the searches (and of Random).")] = 3,
-    processes: Processes = None,
+    processes: opt.Processes = None,
 ) -> None:
     """MARS evaluation: MARS-CW and MARS-CU (tree search), MARS-CW, MARS-CU and MARS-WB
     (rollout look-ahead) against FCFS, WFP3, SJF, F1 (w=256, EASY; requested and predicted

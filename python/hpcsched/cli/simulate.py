@@ -10,11 +10,12 @@ from rich.table import Table
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import LazyProgress, console, hours, kept_whole, labelled, percent
-from hpcsched.exceptions import OptionError
 
 
+@opt.command
 def simulate(
-    trace: Annotated[Path, typer.Argument(help="Workload: .swf or .json, optionally .gz.")],
+    trace: opt.Trace,
+    *,
     policy: Annotated[
         str,
         typer.Option(
@@ -31,13 +32,8 @@ def simulate(
         typer.Option(help="Jobs at the head of the queue the heuristic sorts (default: all)."),
     ] = None,
     backfill: opt.Backfill = None,
-    nodes: opt.Nodes = None,
-    procs_per_node: opt.ProcsPerNode = None,
-    format: opt.Format = None,
-    downtime: opt.Downtime = None,
-    platform: opt.Platform = None,
-    announce_lead: opt.AnnounceLead = None,
-    overrun: opt.Overrun = None,
+    reading: opt.TraceOptions,
+    setting: opt.RunOptions,
     out: Annotated[
         Path | None, typer.Option(help="Run directory (default: runs/TRACE-POLICY).")
     ] = None,
@@ -45,44 +41,14 @@ def simulate(
         bool, typer.Option("--force", help="Replace the run directory --out if it holds a run.")
     ] = False,
     csv: Annotated[bool, typer.Option("--csv", help="Also write jobs.csv.")] = False,
-    lenient: Annotated[
-        bool, typer.Option("--lenient", help="Skip malformed lines instead of failing.")
-    ] = False,
+    lenient: opt.Lenient = False,
     strict: Annotated[
         bool,
         typer.Option(
             "--strict", help="Fail on jobs larger than the machine instead of skipping them."
         ),
     ] = False,
-    reward: opt.Reward = None,
-    iterations: opt.Iterations = None,
-    time_budget: opt.TimeBudget = None,
-    depth: opt.Depth = None,
-    gamma: opt.Gamma = None,
-    exploration: opt.Exploration = None,
-    trees: opt.Trees = None,
-    threads: opt.Threads = None,
-    seed: opt.Seed = None,
-    max_wait: opt.MaxWait = None,
-    power: opt.PowerManager = None,
-    idle_timeout: opt.IdleTimeout = None,
-    sample_transitions: opt.SampleTransitions = None,
-    alpha: opt.Alpha = None,
-    beta: opt.Beta = None,
-    screen_window: opt.ScreenWindow = None,
-    recency_window: opt.RecencyWindow = None,
-    max_horizon: opt.MaxHorizon = None,
-    min_spares: opt.MinSpares = None,
-    max_spares: opt.MaxSpares = None,
-    actions: opt.Actions = None,
-    runtime_model: opt.RuntimeModel = None,
-    arrivals: opt.Arrivals = None,
-    rollout: opt.Rollout = None,
-    lookahead: opt.Lookahead = None,
-    bases: opt.Bases = None,
-    prior: opt.Prior = None,
-    estimates: opt.Estimates = None,
-    decision_log: opt.DecisionLog = None,
+    tuning: opt.PolicyOptions,
 ) -> None:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
@@ -92,19 +58,14 @@ def simulate(
     from hpcsched.run import check_overrun, resolve_platform
     from hpcsched.run import simulate as run_simulation
     from hpcsched.workload import load_workload
-    from hpcsched.workload.swf import check_procs_per_node
 
-    options = dict(locals())
-    spec = opt.policy_spec(policy, window, backfill, options)
-    opt.check_used([spec], options)
-    log = opt.decision_log(decision_log, [spec])
-    run_options = opt.given(options, ("announce_lead", "overrun"))
-    if overrun is not None:
-        check_overrun(overrun)
-    ppn = 1 if procs_per_node is None else check_procs_per_node(procs_per_node)
-    if nodes is not None and nodes <= 0:
-        raise OptionError(f"must be positive, got {nodes}", option="--nodes")
-    machine, nodes = resolve_platform(platform, nodes)
+    spec = opt.policy_spec(policy, window, backfill, tuning)
+    opt.check_used([spec], tuning)
+    log = tuning.log([spec])
+    if setting.overrun is not None:
+        check_overrun(setting.overrun)
+    nodes, ppn = reading.checked()
+    machine, nodes = resolve_platform(setting.platform, nodes)
     if out is None:
         name = slug(spec.name) if isinstance(spec, PythonPolicySpec) else spec.name
         out = (
@@ -114,7 +75,12 @@ def simulate(
         )
     check_writable(out, kind="run", option="--out", replace=force)  # now, not after the run
     workload = load_workload(
-        trace, format=format, nodes=nodes, procs_per_node=ppn, lenient=lenient, strict=strict
+        trace,
+        format=reading.format,
+        nodes=nodes,
+        procs_per_node=ppn,
+        lenient=lenient,
+        strict=strict,
     )
     progress = LazyProgress(
         workload.last_submit, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time
@@ -123,13 +89,13 @@ def simulate(
         result = run_simulation(
             workload,
             spec,
-            downtime=downtime,
+            downtime=setting.downtime,
             platform=machine,
             out=out,
             csv=csv,
             progress=progress,
             decision_log=log,
-            **run_options,
+            **setting.given(),
         )
     finally:
         progress.close()

@@ -85,7 +85,8 @@ def _read(
     strict: bool,
 ) -> Workload:
     from hpcsched.workload.batsim import read_batsim_file
-    from hpcsched.workload.swf import check_machine_nodes, read_swf
+    from hpcsched.workload.model import check_machine_nodes
+    from hpcsched.workload.swf import read_swf
 
     if os.path.isdir(path):
         raise InputError(

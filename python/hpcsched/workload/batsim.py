@@ -54,8 +54,8 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched._io import read_bytes
-from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload.model import JOB_COLUMNS, Workload
+from hpcsched.exceptions import InputError, shown
+from hpcsched.workload.model import JOB_COLUMNS, Workload, check_machine_nodes
 
 NO_REQUESTED_TIME_WARNING = "{n} jobs have no requested time; their estimate is their run time"
 
@@ -132,8 +132,8 @@ def read_batsim(
         if not isinstance(job, dict):
             raise InputError("a job must be a JSON object", path=path, field=f"jobs[{i}]")
 
-    if nodes is not None and (isinstance(nodes, bool) or not isinstance(nodes, int) or nodes <= 0):
-        raise OptionError(f"must be a positive integer, not {shown(nodes)}", option="nodes")
+    if nodes is not None:
+        check_machine_nodes(nodes)
     nb_res = _nb_res(obj, path)
 
     job_id = _job_ids(jobs, path)

@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from hpcsched import _core
+from hpcsched.exceptions import OptionError, shown
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -60,3 +63,33 @@ class Workload:
         if start is None:
             return None
         return float(start) + self.time_origin  # type: ignore[arg-type]  # a header number
+
+
+# The readers' options, checked here for the readers, the API and the command line alike.
+
+
+def check_procs_per_node(option: int | str) -> int | str:
+    """``option`` as a positive integer, or ``"auto"``; an ``OptionError`` otherwise."""
+    if option == "auto":
+        return option
+    try:
+        value = int(option)
+    except (TypeError, ValueError):
+        raise OptionError(
+            f"expected a positive integer or 'auto', got {shown(option)}", option="--procs-per-node"
+        ) from None
+    if value <= 0:
+        raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
+    return value
+
+
+def check_machine_nodes(option: int) -> int:
+    """A machine size (``--nodes``) within the engine's range (1 to ``_core.MAX_NODES``):
+    the one check of a machine size given as an option, whichever reader or command takes
+    it."""
+    if isinstance(option, bool) or not isinstance(option, int) or not 0 < option <= _core.MAX_NODES:
+        raise OptionError(
+            f"must be an integer from 1 to {_core.MAX_NODES}, not {shown(option)}",
+            option="--nodes",
+        )
+    return option

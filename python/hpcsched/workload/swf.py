@@ -13,8 +13,8 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched._io import check_regular_file
-from hpcsched.exceptions import InputError, OptionError, shown
-from hpcsched.workload.model import Workload
+from hpcsched.exceptions import InputError, OptionError
+from hpcsched.workload.model import Workload, check_machine_nodes, check_procs_per_node
 
 #: Header keys read as integers (their leading integer: "MaxNodes: 338 (batch partition)").
 _INT_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxQueues", "TimeZone")
@@ -185,31 +185,6 @@ def _procs_per_node(option: int | str, header: dict[str, object], path: str) -> 
             )
         return max_procs // max_nodes
     return int(check_procs_per_node(option))
-
-
-def check_procs_per_node(option: int | str) -> int | str:
-    """``option`` as a positive integer, or ``"auto"``; an ``OptionError`` otherwise."""
-    if option == "auto":
-        return option
-    try:
-        value = int(option)
-    except (TypeError, ValueError):
-        raise OptionError(
-            f"expected a positive integer or 'auto', got {shown(option)}", option="--procs-per-node"
-        ) from None
-    if value <= 0:
-        raise OptionError(f"must be positive, got {value}", option="--procs-per-node")
-    return value
-
-
-def check_machine_nodes(option: int) -> int:
-    """A ``--nodes`` option within the engine's range (1 to ``_core.MAX_NODES``)."""
-    if isinstance(option, bool) or not isinstance(option, int) or not 0 < option <= _core.MAX_NODES:
-        raise OptionError(
-            f"must be an integer from 1 to {_core.MAX_NODES}, not {shown(option)}",
-            option="--nodes",
-        )
-    return option
 
 
 def _header_machine(nodes: int, key: str, path: str) -> int:
