@@ -39,6 +39,15 @@ const EPS: f64 = 1e-9;
 /// updated node by node.
 const BATCH: usize = 16;
 
+/// What the shutdown step decides: spares to wake, nodes to switch off, ICON's spare choice.
+struct Shutdowns {
+    wake: Vec<u32>,
+    off: Vec<u32>,
+    spare: Option<SpareChoice>,
+    gate_open: bool,
+    spare_planning: bool,
+}
+
 /// What a call of the manager decides besides starts.
 #[derive(Debug, Clone, Default)]
 pub struct Actions {
@@ -495,37 +504,8 @@ impl PowerManager {
         if let Some(rule) = &decision.rule {
             self.rule = Arc::clone(rule);
         }
-        let n = view.nodes.len();
+        let expired_nodes = self.expire(view, changed);
         let nodes = view.nodes;
-        // Nodes that started a job at this call have no deadline any more; idle nodes past
-        // their timeout (the first of `by_deadline`); sleeping nodes.
-        let clear: Vec<(u32, f64)> = if self.rebuild {
-            (0..n as u32)
-                .filter(|&i| {
-                    nodes[i as usize].state != NodeState::Idle
-                        && !self.deadlines[i as usize].is_nan()
-                })
-                .map(|i| (i, f64::NAN))
-                .collect()
-        } else {
-            changed
-                .iter()
-                .filter(|&&i| {
-                    nodes[i as usize].state != NodeState::Idle
-                        && !self.deadlines[i as usize].is_nan()
-                })
-                .map(|&i| (i, f64::NAN))
-                .collect()
-        };
-        self.set_deadlines(&clear);
-        if self.rebuild {
-            self.index.rebuild(nodes);
-        } else {
-            self.index.update_many(changed, nodes);
-        }
-        let past = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
-        let mut expired_nodes: Vec<u32> = self.by_deadline[..past].iter().map(|e| e.1).collect();
-        expired_nodes.sort_unstable();
         let asleep: usize = group_counts
             .iter()
             .map(|c| c[NodeState::Sleeping as usize] as usize)
@@ -536,87 +516,18 @@ impl PowerManager {
         let planned = if queue_empty || (expired_nodes.is_empty() && asleep == 0) {
             Plan::default()
         } else {
-            // The waiting jobs in the queue policy's order.
-            let jobs: Vec<PlanJob> = self
-                .rule
-                .positions(view)
-                .iter()
-                .map(|&p| {
-                    let job = view.queue[p as usize];
-                    let j = view.jobs.get(job);
-                    PlanJob {
-                        job,
-                        nodes: j.nodes,
-                        duration: self.queued_duration(j.requested_time),
-                    }
-                })
-                .collect();
-            let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
-            if self.rule.backfill() != Backfill::None {
-                self.easy_wakes(view, &jobs, decision, !expired_nodes.is_empty())
-            } else {
-                // (on classes of alike nodes where the plan allows it: see `planner`)
-                let classes = view.models.len() == 1 && !down && !self.config.plan_by_node;
-                let mut scratch = std::mem::take(&mut self.class_scratch);
-                let out = self
-                    .planner(view, true, classes, &mut scratch)
-                    .wakes(&jobs, !expired_nodes.is_empty());
-                self.class_scratch = scratch;
-                out
-            }
+            self.wake_plan(view, decision, !expired_nodes.is_empty(), group_counts)
         };
         let mut wake = planned.wake_now.clone();
         out.timers.extend_from_slice(&planned.wake_times);
-        let mut off: Vec<u32> = Vec::new();
-        // An expired node is kept awake when a planned job needs it before it could switch
-        // off and wake again.
-        let soon = |i: u32| {
-            let m = &view.models[nodes[i as usize].group as usize];
-            view.now + m.switch_off_s + m.switch_on_s
-        };
-        let mut spare = None;
-        let mut gate_open = false;
-        let mut spare_planning = false;
-        match (self.config.icon.as_ref(), self.mode) {
-            (Some(icon), Mode::Icon) => {
-                let last = self.stats.as_ref().and_then(|s| s.last_arrival);
-                gate_open = !icon.gate || last.is_some_and(|t| view.now - t <= icon.recency_window);
-                if queue_empty && self.epoch {
-                    if gate_open {
-                        spare_planning = true;
-                        let mut expired = vec![false; n];
-                        for &i in &expired_nodes {
-                            expired[i as usize] = true;
-                        }
-                        let choice = self.spares(view, &expired);
-                        wake.extend_from_slice(&choice.wake);
-                        off.extend_from_slice(&choice.switch_off);
-                        spare = Some(choice);
-                    } else if icon.stale_completion_shutdown && !view.completed.is_empty() {
-                        // Stale-completion shutdown: nodes this instant's completions
-                        // released and nobody uses, whatever their timeout.
-                        off.extend((0..n as u32).filter(|&i| {
-                            let node = &nodes[i as usize];
-                            self.previous_jobs[i as usize] != NO_JOB
-                                && node.state == NodeState::Idle
-                        }));
-                    }
-                }
-                if queue_empty {
-                    // The idle timeout applies in ICON mode once the queue is empty.
-                    off.extend_from_slice(&expired_nodes);
-                }
-            }
-            _ => {
-                let keep_for_plan = |i: u32| {
-                    planned
-                        .needed_at
-                        .get(i as usize)
-                        .is_some_and(|&t| t < soon(i))
-                };
-                off.extend(expired_nodes.iter().copied().filter(|&i| !keep_for_plan(i)));
-            }
-        }
+        let Shutdowns {
+            wake: spare_wake,
+            mut off,
+            spare,
+            gate_open,
+            spare_planning,
+        } = self.shutdowns(view, &planned, &expired_nodes, queue_empty);
+        wake.extend_from_slice(&spare_wake);
         off.sort_unstable();
         off.dedup();
         wake.sort_unstable();
@@ -628,38 +539,14 @@ impl PowerManager {
             .map(|&i| (i, f64::NAN))
             .collect();
         self.set_deadlines(&clear);
-        // Be called back at the next idle timeout of a node that stays idle (in ICON mode only
-        // while nothing waits: the timeout does not apply then).
-        if !self.icon_mode() || queue_empty {
-            // (nodes switched off here have no deadline any more)
-            let later = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
-            let next_timeout = self.by_deadline.get(later).map_or(f64::INFINITY, |e| e.0);
-            if next_timeout.is_finite() {
-                out.timers.push(next_timeout);
-            }
-        }
-        // IPM plans again a wake latency before each running job's requested end while a node
-        // sleeps (PSAS's callbacks): a sleeping node may then be woken just in time.
-        if !self.icon_mode() && asleep > wake.len() {
-            // (the wake latencies of the groups that have sleeping nodes, in node order: nodes
-            // are numbered group after group)
-            let mut leads: Vec<f64> = Vec::new();
-            for (g, counts) in group_counts.iter().enumerate() {
-                let lead = view.models[g].switch_on_s;
-                if counts[NodeState::Sleeping as usize] > 0 && !leads.contains(&lead) {
-                    leads.push(lead);
-                }
-            }
-            for lead in leads {
-                out.timers.extend(
-                    view.running
-                        .iter()
-                        .filter(|r| r.requested_end > view.now)
-                        .map(|r| r.requested_end - lead)
-                        .filter(|&t| t > view.now),
-                );
-            }
-        }
+        self.timeout_timers(
+            view,
+            queue_empty,
+            asleep,
+            wake.len(),
+            group_counts,
+            &mut out.timers,
+        );
         self.keep_new_timers(&mut out.timers, view.now);
         if self.rebuild {
             for (i, node) in nodes.iter().enumerate() {
@@ -718,6 +605,198 @@ impl PowerManager {
         out.power_on = wake;
         out.power_off = off;
         out
+    }
+
+    /// The idle-timeout bookkeeping after the instant's starts: nodes no longer idle lose
+    /// their deadline, the node index follows the changes; returns the idle nodes past their
+    /// timeout, by number.
+    fn expire(&mut self, view: &View, changed: &[u32]) -> Vec<u32> {
+        let n = view.nodes.len();
+        let nodes = view.nodes;
+        // Nodes that started a job at this call have no deadline any more; idle nodes past
+        // their timeout (the first of `by_deadline`); sleeping nodes.
+        let clear: Vec<(u32, f64)> = if self.rebuild {
+            (0..n as u32)
+                .filter(|&i| {
+                    nodes[i as usize].state != NodeState::Idle
+                        && !self.deadlines[i as usize].is_nan()
+                })
+                .map(|i| (i, f64::NAN))
+                .collect()
+        } else {
+            changed
+                .iter()
+                .filter(|&&i| {
+                    nodes[i as usize].state != NodeState::Idle
+                        && !self.deadlines[i as usize].is_nan()
+                })
+                .map(|&i| (i, f64::NAN))
+                .collect()
+        };
+        self.set_deadlines(&clear);
+        if self.rebuild {
+            self.index.rebuild(nodes);
+        } else {
+            self.index.update_many(changed, nodes);
+        }
+        let past = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
+        let mut expired_nodes: Vec<u32> = self.by_deadline[..past].iter().map(|e| e.1).collect();
+        expired_nodes.sort_unstable();
+        expired_nodes
+    }
+
+    /// The sequential or EASY plan of the waiting jobs in the queue policy's order: what to
+    /// wake now, when to plan again and (with `needs`) when each idle node is needed.
+    fn wake_plan(
+        &mut self,
+        view: &View,
+        decision: &Decision,
+        needs: bool,
+        group_counts: &[[u32; STATES]],
+    ) -> Plan {
+        // The waiting jobs in the queue policy's order.
+        let jobs: Vec<PlanJob> = self
+            .rule
+            .positions(view)
+            .iter()
+            .map(|&p| {
+                let job = view.queue[p as usize];
+                let j = view.jobs.get(job);
+                PlanJob {
+                    job,
+                    nodes: j.nodes,
+                    duration: self.queued_duration(j.requested_time),
+                }
+            })
+            .collect();
+        let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
+        if self.rule.backfill() != Backfill::None {
+            self.easy_wakes(view, &jobs, decision, needs)
+        } else {
+            // (on classes of alike nodes where the plan allows it: see `planner`)
+            let classes = view.models.len() == 1 && !down && !self.config.plan_by_node;
+            let mut scratch = std::mem::take(&mut self.class_scratch);
+            let out = self
+                .planner(view, true, classes, &mut scratch)
+                .wakes(&jobs, needs);
+            self.class_scratch = scratch;
+            out
+        }
+    }
+
+    /// What to switch off (and, in ICON mode, which warm spares to wake) after the plan: the
+    /// idle timeout, ICON's spare target and the stale-completion shutdown.
+    fn shutdowns(
+        &self,
+        view: &View,
+        planned: &Plan,
+        expired_nodes: &[u32],
+        queue_empty: bool,
+    ) -> Shutdowns {
+        let (n, nodes) = (view.nodes.len(), view.nodes);
+        let mut wake: Vec<u32> = Vec::new();
+        let mut off: Vec<u32> = Vec::new();
+        // An expired node is kept awake when a planned job needs it before it could switch
+        // off and wake again.
+        let soon = |i: u32| {
+            let m = &view.models[nodes[i as usize].group as usize];
+            view.now + m.switch_off_s + m.switch_on_s
+        };
+        let mut spare = None;
+        let mut gate_open = false;
+        let mut spare_planning = false;
+        match (self.config.icon.as_ref(), self.mode) {
+            (Some(icon), Mode::Icon) => {
+                let last = self.stats.as_ref().and_then(|s| s.last_arrival);
+                gate_open = !icon.gate || last.is_some_and(|t| view.now - t <= icon.recency_window);
+                if queue_empty && self.epoch {
+                    if gate_open {
+                        spare_planning = true;
+                        let mut expired = vec![false; n];
+                        for &i in expired_nodes {
+                            expired[i as usize] = true;
+                        }
+                        let choice = self.spares(view, &expired);
+                        wake.extend_from_slice(&choice.wake);
+                        off.extend_from_slice(&choice.switch_off);
+                        spare = Some(choice);
+                    } else if icon.stale_completion_shutdown && !view.completed.is_empty() {
+                        // Stale-completion shutdown: nodes this instant's completions
+                        // released and nobody uses, whatever their timeout.
+                        off.extend((0..n as u32).filter(|&i| {
+                            let node = &nodes[i as usize];
+                            self.previous_jobs[i as usize] != NO_JOB
+                                && node.state == NodeState::Idle
+                        }));
+                    }
+                }
+                if queue_empty {
+                    // The idle timeout applies in ICON mode once the queue is empty.
+                    off.extend_from_slice(expired_nodes);
+                }
+            }
+            _ => {
+                let keep_for_plan = |i: u32| {
+                    planned
+                        .needed_at
+                        .get(i as usize)
+                        .is_some_and(|&t| t < soon(i))
+                };
+                off.extend(expired_nodes.iter().copied().filter(|&i| !keep_for_plan(i)));
+            }
+        }
+        Shutdowns {
+            wake,
+            off,
+            spare,
+            gate_open,
+            spare_planning,
+        }
+    }
+
+    /// The timers of this call: the next idle timeout of a node that stays idle, and IPM's
+    /// callbacks a wake latency before each running job's requested end while nodes sleep.
+    fn timeout_timers(
+        &self,
+        view: &View,
+        queue_empty: bool,
+        asleep: usize,
+        woken: usize,
+        group_counts: &[[u32; STATES]],
+        timers: &mut Vec<f64>,
+    ) {
+        // Be called back at the next idle timeout of a node that stays idle (in ICON mode only
+        // while nothing waits: the timeout does not apply then).
+        if !self.icon_mode() || queue_empty {
+            // (nodes switched off here have no deadline any more)
+            let later = self.by_deadline.partition_point(|&(t, _)| t <= view.now);
+            let next_timeout = self.by_deadline.get(later).map_or(f64::INFINITY, |e| e.0);
+            if next_timeout.is_finite() {
+                timers.push(next_timeout);
+            }
+        }
+        // IPM plans again a wake latency before each running job's requested end while a node
+        // sleeps (PSAS's callbacks): a sleeping node may then be woken just in time.
+        if !self.icon_mode() && asleep > woken {
+            // (the wake latencies of the groups that have sleeping nodes, in node order: nodes
+            // are numbered group after group)
+            let mut leads: Vec<f64> = Vec::new();
+            for (g, counts) in group_counts.iter().enumerate() {
+                let lead = view.models[g].switch_on_s;
+                if counts[NodeState::Sleeping as usize] > 0 && !leads.contains(&lead) {
+                    leads.push(lead);
+                }
+            }
+            for lead in leads {
+                timers.extend(
+                    view.running
+                        .iter()
+                        .filter(|r| r.requested_end > view.now)
+                        .map(|r| r.requested_end - lead)
+                        .filter(|&t| t > view.now),
+                );
+            }
+        }
     }
 
     /// The wakes and needs of the EASY plan (see `easy_plan`): the head job keeps the
