@@ -13,9 +13,9 @@
 //! The manager's state is part of the simulation state: look-ahead search clones it with the
 //! rest, so a forward model sees the same power decisions the real run would take.
 //!
-//! By job: [`placement`] (the scan's node choice and EASY's held nodes), [`timeouts`] (idle
-//! deadlines and timers), [`wakes`] (the plan of the waiting jobs and the nodes it wakes),
-//! [`spares`] (shutdowns and ICON's warm spares); this module holds the state, the two
+//! By job: `placement` (the scan's node choice and EASY's held nodes), `timeouts` (idle
+//! deadlines and timers), `wakes` (the plan of the waiting jobs and the nodes it wakes),
+//! `spares` (shutdowns and ICON's warm spares); this module holds the state, the two
 //! steps and the engine's `PowerLayer` contract.
 
 mod placement;
