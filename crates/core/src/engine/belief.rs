@@ -10,7 +10,8 @@
 
 use std::sync::Arc;
 
-use crate::engine::core::{Engine, Inputs};
+use crate::engine::core::Engine;
+use crate::engine::inputs::Inputs;
 use crate::engine::power::{NodeState, Nodes, NO_JOB};
 use crate::engine::record::RunLog;
 use crate::engine::state::{Completion, Running, SimState};

@@ -1,0 +1,231 @@
+//! Applying a decision: every start checked (it fits, it may run before announced
+//! maintenance), placed on nodes, started; then the power layer's step and the node switches.
+
+use crate::engine::admission::Admission;
+use crate::engine::core::Engine;
+use crate::engine::policy::Decision;
+use crate::engine::power::{NodeState, Nodes};
+use crate::engine::state::{Completion, Running, Timer};
+use crate::error::{CoreError, Result};
+use crate::model::Overrun;
+
+impl Engine {
+    /// Validates and applies a decision: the only place jobs start.
+    pub(super) fn apply(&mut self, decision: &Decision) -> Result<()> {
+        if !decision.starts.is_empty() {
+            self.apply_starts(decision)?;
+        }
+        self.log
+            .record_reservation(self.state.now, decision.reservation);
+        if self.state.manager.is_some()
+            && !(decision.power_on.is_empty() && decision.power_off.is_empty())
+        {
+            return Err(CoreError::decision(
+                "a power manager switches the nodes of this run; run without one to switch them",
+            ));
+        }
+        self.apply_power(&decision.power_off, &decision.power_on, &decision.timers)?;
+        if self.state.pending_act {
+            self.act(decision)?;
+        }
+        Ok(())
+    }
+
+    /// The power manager's step after the instant's starts (see `PowerManager::act`).
+    pub(super) fn act(&mut self, decision: &Decision) -> Result<()> {
+        self.state.pending_act = false;
+        let Some(mut manager) = self.state.manager.take() else {
+            return Ok(());
+        };
+        let recording = self.log.is_recording();
+        let changed = self.take_changed();
+        let group_counts = self
+            .state
+            .nodes
+            .as_ref()
+            .map_or(&[][..], |n| n.group_counts());
+        let actions = manager.act(&self.view(), decision, recording, &changed, group_counts);
+        self.return_changed(changed);
+        self.state.manager = Some(manager);
+        self.apply_power(&actions.power_off, &actions.power_on, &actions.timers)
+    }
+
+    /// The journal of node changes since it was last taken (empty without node identities).
+    pub(super) fn take_changed(&mut self) -> Vec<u32> {
+        self.state
+            .nodes
+            .as_mut()
+            .map(Nodes::take_changed)
+            .unwrap_or_default()
+    }
+
+    pub(super) fn return_changed(&mut self, changed: Vec<u32>) {
+        if let Some(nodes) = self.state.nodes.as_mut() {
+            nodes.return_changed(changed);
+        }
+    }
+
+    /// Switches nodes off, then on, and records timers.
+    pub(super) fn apply_power(&mut self, off: &[u32], on: &[u32], timers: &[f64]) -> Result<()> {
+        let now = self.state.now;
+        if !(on.is_empty() && off.is_empty()) {
+            let Some(nodes) = self.state.nodes.as_mut() else {
+                return Err(CoreError::decision("this run does not manage node power"));
+            };
+            for &node in off {
+                nodes.power_off(node, now)?;
+            }
+            for &node in on {
+                nodes.power_on(node, now)?;
+            }
+        }
+        for &t in timers {
+            if t > now && t.is_finite() {
+                self.state.timers.push(Timer(t));
+            }
+        }
+        Ok(())
+    }
+
+    /// The nodes of each start, one list after the other: the decision's own, else the power
+    /// manager's energy-aware choice, else the lowest-numbered idle nodes. Empty without node
+    /// identities.
+    pub(super) fn placements(&self, decision: &Decision) -> Result<Vec<u32>> {
+        let Some(nodes) = self.state.nodes.as_ref() else {
+            if !decision.nodes.is_empty() {
+                return Err(CoreError::decision(
+                    "this run's nodes have no identities: a decision cannot name them",
+                ));
+            }
+            return Ok(Vec::new());
+        };
+        let jobs = &self.inputs.jobs;
+        let total: usize = decision
+            .starts
+            .iter()
+            .map(|s| jobs.get(s.job).nodes as usize)
+            .sum();
+        if !decision.nodes.is_empty() {
+            if decision.nodes.len() != total {
+                return Err(CoreError::decision(format!(
+                    "the decision names {} nodes for starts that need {total}",
+                    decision.nodes.len()
+                )));
+            }
+            return Ok(decision.nodes.clone());
+        }
+        let view = self.view();
+        let mut taken = vec![false; nodes.as_slice().len()];
+        let mut placed = Vec::with_capacity(total);
+        for start in &decision.starts {
+            let count = jobs.get(start.job).nodes;
+            let chosen = match view.manager {
+                Some(manager) => manager.place(&view, count, &taken),
+                None => (0..taken.len() as u32)
+                    .filter(|&i| {
+                        !taken[i as usize] && view.nodes[i as usize].state == NodeState::Idle
+                    })
+                    .take(count as usize)
+                    .collect(),
+            };
+            for &i in &chosen {
+                taken[i as usize] = true;
+            }
+            placed.extend(chosen);
+        }
+        Ok(placed)
+    }
+
+    pub(super) fn apply_starts(&mut self, decision: &Decision) -> Result<()> {
+        self.scratch.clear();
+        self.scratch.extend(decision.starts.iter().map(|s| s.pos));
+        self.scratch.sort_unstable();
+        if self.scratch.windows(2).any(|w| w[0] == w[1]) {
+            return Err(CoreError::decision(
+                "the same queue position is started twice",
+            ));
+        }
+        let view = self.view();
+        let mut admission = Admission::new(&view);
+        let mut free = view.free;
+        let now = self.state.now;
+        let inputs = &*self.inputs;
+        let placed = self.placements(decision)?;
+        let mut offset = 0;
+        for start in &decision.starts {
+            let queued = self.state.queue.as_slice().get(start.pos as usize).copied();
+            if queued != Some(start.job) {
+                return Err(CoreError::decision(format!(
+                    "job index {} is not at queue position {}",
+                    start.job, start.pos
+                )));
+            }
+            let job = inputs.jobs.get(start.job);
+            let requested_end = now + job.requested_time;
+            if job.nodes > free {
+                return Err(CoreError::decision(format!(
+                    "job {} needs {} nodes but only {free} are free",
+                    job.id, job.nodes
+                )));
+            }
+            if !admission.admits(requested_end, job.nodes) {
+                return Err(CoreError::decision(format!(
+                    "job {} would run into an announced maintenance window",
+                    job.id
+                )));
+            }
+            admission.commit(requested_end, job.nodes);
+            free -= job.nodes;
+            let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;
+            let end = now
+                + if killed {
+                    job.requested_time
+                } else {
+                    job.run_time
+                };
+            self.log
+                .record_start(start.job, now, end, start.kind, killed);
+            self.state.metrics.on_start(now - job.submit, job.run_time);
+            self.state.insert_running(Running {
+                requested_end,
+                job: start.job,
+                nodes: job.nodes,
+                start: now,
+            });
+            self.state.completions.push(Completion {
+                end,
+                job: start.job,
+                nodes: job.nodes,
+                requested_end,
+            });
+            self.state.busy += job.nodes;
+            let mut watts = inputs
+                .machine
+                .power
+                .map(|m| f64::from(job.nodes) * m.computing_w);
+            if let Some(nodes) = self.state.nodes.as_mut() {
+                let k = job.nodes as usize;
+                let these = placed.get(offset..offset + k).ok_or_else(|| {
+                    CoreError::decision(format!("no idle nodes left for job {}", job.id))
+                })?;
+                let group = |i: u32| nodes.as_slice().get(i as usize).map(|n| n.group);
+                if these.iter().any(|&i| group(i) != group(these[0])) {
+                    return Err(CoreError::decision(format!(
+                        "job {} would run on nodes of several groups",
+                        job.id
+                    )));
+                }
+                nodes.allocate(start.job, these, now)?;
+                watts = Some(these.iter().map(|&i| nodes.model_of(i).computing_w).sum());
+                offset += k;
+            }
+            if let Some(watts) = watts {
+                // the computing energy of this attempt (its nodes' groups' power)
+                self.log.record_energy(start.job, watts * (end - now));
+            }
+        }
+        // `scratch` holds the started positions, sorted and distinct (checked above).
+        self.state.queue.remove_sorted(&self.scratch);
+        Ok(())
+    }
+}

@@ -1,0 +1,138 @@
+//! Downtime in the step loop: windows announced, begun and ended at their boundaries, the
+//! nodes they take down (with identities: which ones) and the jobs killed for capacity.
+
+use std::sync::Arc;
+
+use crate::engine::core::Engine;
+use crate::engine::inputs::BoundaryKind;
+use crate::engine::power::NodeState;
+use crate::engine::state::Running;
+use crate::model::DowntimeKind;
+
+impl Engine {
+    pub(super) fn apply_boundaries(&mut self, t: f64) {
+        let due = |e: &Self| {
+            e.inputs
+                .boundaries
+                .get(e.state.next_boundary as usize)
+                .is_some_and(|b| b.time <= t)
+        };
+        if !due(self) {
+            return; // the common case: no Arc clone on the hot path
+        }
+        let inputs = Arc::clone(&self.inputs);
+        while let Some(b) = inputs.boundaries.get(self.state.next_boundary as usize) {
+            if b.time > t {
+                break;
+            }
+            self.state.next_boundary += 1;
+            let window = inputs.calendar.windows()[b.window as usize];
+            let nodes_down = window.nodes_down(inputs.machine.nodes);
+            let s = &mut self.state;
+            match b.kind {
+                BoundaryKind::Announce => s.announced.push(window),
+                BoundaryKind::Begin => {
+                    if window.kind == DowntimeKind::Scheduled {
+                        if let Some(pos) = s.announced.iter().position(|w| *w == window) {
+                            s.announced.remove(pos);
+                        }
+                    }
+                    s.active.push((b.window, window.end, nodes_down));
+                    self.refresh_down();
+                    self.kill_for_capacity(t);
+                    self.take_nodes_down(b.window, &window, t);
+                }
+                BoundaryKind::End => {
+                    if let Some(pos) = s.active.iter().position(|a| a.0 == b.window) {
+                        s.active.remove(pos);
+                    }
+                    self.bring_nodes_up(b.window, t);
+                    self.refresh_down();
+                }
+            }
+        }
+    }
+
+    pub(crate) fn refresh_down(&mut self) {
+        let n = self.inputs.machine.nodes;
+        let s = &mut self.state;
+        let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
+        s.down = total.min(u64::from(n)) as u32;
+        s.down_windows.clear();
+        s.down_windows.extend(s.active.iter().map(|a| (a.1, a.2)));
+        s.down_windows.sort_by(|a, b| a.0.total_cmp(&b.0));
+    }
+
+    /// At a window's start, kills running jobs until the remaining nodes hold them: all of them
+    /// for a whole-machine window, else the most recently started first. Killed jobs go back to
+    /// the front of the queue, in FCFS order, with their original submit time.
+    pub(super) fn kill_for_capacity(&mut self, t: f64) {
+        let capacity = self.inputs.machine.nodes - self.state.down;
+        if self.state.busy <= capacity {
+            return;
+        }
+        let mut victims: Vec<Running> = self.state.running.clone();
+        victims.sort_by(|a, b| b.start.total_cmp(&a.start).then(b.job.cmp(&a.job)));
+        let mut killed = Vec::new();
+        for v in victims {
+            if self.state.busy <= capacity {
+                break;
+            }
+            self.state.remove_running(v.job, v.requested_end);
+            self.state.busy -= v.nodes;
+            if let Some(nodes) = self.state.nodes.as_mut() {
+                nodes.release(v.job, t);
+            }
+            self.log.record_kill(v.job, v.start, t);
+            killed.push(v.job);
+        }
+        self.state.completions.retain(|c| !killed.contains(&c.job));
+        killed.sort_unstable();
+        self.state.queue.push_front(&killed);
+    }
+
+    /// With node identities, a window's start takes its nodes down: those asleep first, then
+    /// switching off, idle, switching on (lowest numbers first); running jobs were killed
+    /// before as needed. They come back at its end in the state the calendar says.
+    pub(super) fn take_nodes_down(&mut self, window: u32, w: &crate::model::Downtime, t: f64) {
+        let machine = self.inputs.machine.nodes;
+        let Some(nodes) = self.state.nodes.as_mut() else {
+            return;
+        };
+        let already = nodes.count(NodeState::Down);
+        let want = w.nodes_down(machine).min(machine - already) as usize;
+        let rank = |state: NodeState| match state {
+            NodeState::Sleeping => 0,
+            NodeState::SwitchingOff => 1,
+            NodeState::Idle => 2,
+            NodeState::SwitchingOn => 3,
+            NodeState::Computing | NodeState::Down => 4,
+        };
+        let mut candidates: Vec<(u8, u32)> = nodes
+            .as_slice()
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (rank(n.state), i as u32))
+            .filter(|&(r, _)| r < 4)
+            .collect();
+        candidates.sort_unstable();
+        let chosen: Vec<u32> = candidates.iter().take(want).map(|&(_, i)| i).collect();
+        debug_assert_eq!(chosen.len(), want, "jobs were killed to make room");
+        for &i in &chosen {
+            nodes.take_down(i, t, w.end, w.back_asleep);
+        }
+        self.state.taken_down.push((window, chosen));
+    }
+
+    pub(super) fn bring_nodes_up(&mut self, window: u32, t: f64) {
+        let Some(pos) = self.state.taken_down.iter().position(|d| d.0 == window) else {
+            return;
+        };
+        let (_, chosen) = self.state.taken_down.remove(pos);
+        if let Some(nodes) = self.state.nodes.as_mut() {
+            for i in chosen {
+                nodes.bring_up(i, t);
+            }
+        }
+    }
+}

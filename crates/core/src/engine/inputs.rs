@@ -1,0 +1,181 @@
+//! The immutable inputs of a run (jobs, machine, calendar, power layer), shared by every
+//! clone of its state, and the downtime boundaries the step loop walks.
+
+use std::sync::Arc;
+
+use crate::engine::layer::LayerSpec;
+use crate::error::{CoreError, Result};
+use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum BoundaryKind {
+    End,
+    Announce,
+    Begin,
+}
+
+impl BoundaryKind {
+    /// Ends come before announcements and starts at the same instant.
+    pub(crate) fn rank(self) -> u8 {
+        match self {
+            BoundaryKind::End => 0,
+            BoundaryKind::Announce | BoundaryKind::Begin => 1,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Boundary {
+    pub(crate) time: f64,
+    pub(crate) kind: BoundaryKind,
+    pub(crate) window: u32,
+}
+
+/// The immutable inputs of a run, shared by every clone of its state.
+#[derive(Debug, Clone)]
+pub struct Inputs {
+    pub jobs: JobTable,
+    pub machine: Machine,
+    pub calendar: Calendar,
+    pub overrun: Overrun,
+    pub(crate) boundaries: Vec<Boundary>,
+    /// The policy switches nodes on and off: nodes get identities and power states.
+    pub power_managed: bool,
+    /// Seed for drawing transition latencies (mean latencies when `None`).
+    pub sample_transitions: Option<u64>,
+    /// The power manager under the queue policy, if any (it needs node power states).
+    pub manager: Option<Arc<dyn LayerSpec>>,
+    /// Node groups (count, power model) of a heterogeneous platform; empty: one group of the
+    /// machine's power model.
+    pub groups: Vec<(u32, PowerModel)>,
+}
+
+impl Inputs {
+    /// Turns on node power states: for a power manager, or a policy that switches nodes itself.
+    pub fn with_power_management(mut self, sample_transitions: Option<u64>) -> Result<Self> {
+        if self.machine.power.is_none() {
+            return Err(CoreError::input(
+                "power management needs a platform with a power model",
+            ));
+        }
+        self.power_managed = true;
+        self.sample_transitions = sample_transitions;
+        Ok(self)
+    }
+
+    /// Node groups of a heterogeneous platform (counts summing to the machine's size); jobs
+    /// run within one group. They need node identities (a power manager places the jobs).
+    pub fn with_groups(mut self, groups: Vec<(u32, PowerModel)>) -> Result<Self> {
+        let total: u64 = groups.iter().map(|g| u64::from(g.0)).sum();
+        if total != u64::from(self.machine.nodes) || groups.iter().any(|g| g.0 == 0) {
+            return Err(CoreError::input(format!(
+                "node groups of {total} nodes in all for a machine of {}",
+                self.machine.nodes
+            )));
+        }
+        let largest = groups.iter().map(|g| g.0).max().unwrap_or(0);
+        if let Some(job) = self.jobs.iter().find(|j| j.nodes > largest) {
+            return Err(CoreError::input(format!(
+                "job {} needs {} nodes, more than the largest node group ({largest})",
+                job.id, job.nodes
+            )));
+        }
+        for (_, model) in &groups {
+            model.validate()?;
+        }
+        self.groups = groups;
+        Ok(self)
+    }
+
+    /// Puts a power manager under the queue policy.
+    pub fn with_manager(
+        self,
+        spec: impl LayerSpec + 'static,
+        sample_transitions: Option<u64>,
+    ) -> Result<Self> {
+        self.with_layer(Arc::new(spec), sample_transitions)
+    }
+
+    /// Puts the power layer `spec` builds under the queue policy.
+    pub fn with_layer(
+        self,
+        spec: Arc<dyn LayerSpec>,
+        sample_transitions: Option<u64>,
+    ) -> Result<Self> {
+        spec.validate()?;
+        let mut inputs = self.with_power_management(sample_transitions)?;
+        inputs.manager = Some(spec);
+        Ok(inputs)
+    }
+
+    /// How many downtime boundaries fall at or before `t` (already applied at a decision at t).
+    pub(crate) fn boundaries_through(&self, t: f64) -> u32 {
+        self.boundaries.partition_point(|b| b.time <= t) as u32
+    }
+
+    pub fn new(
+        jobs: JobTable,
+        machine: Machine,
+        calendar: Calendar,
+        overrun: Overrun,
+    ) -> Result<Self> {
+        if machine.nodes == 0 || machine.nodes > MAX_NODES {
+            return Err(CoreError::input(format!(
+                "the machine has {} nodes; the engine takes 1 to {MAX_NODES}",
+                machine.nodes
+            )));
+        }
+        if let Some(job) = jobs.iter().find(|j| j.nodes > machine.nodes) {
+            return Err(CoreError::input(format!(
+                "job {} needs {} nodes, more than the machine's {}",
+                job.id, job.nodes, machine.nodes
+            )));
+        }
+        // Nothing happens before the run starts: a window announced (or begun) earlier is
+        // applied at the start, one over by then is left out.
+        let start = jobs.iter().next().map_or(0.0, |j| j.submit.min(0.0));
+        let mut boundaries = Vec::with_capacity(calendar.windows().len() * 3);
+        for (i, w) in calendar.windows().iter().enumerate() {
+            let window = i as u32;
+            if w.end <= start {
+                continue;
+            }
+            if w.kind == DowntimeKind::Scheduled {
+                let time = calendar.announced_at(w).max(start);
+                boundaries.push(Boundary {
+                    time,
+                    kind: BoundaryKind::Announce,
+                    window,
+                });
+            }
+            boundaries.push(Boundary {
+                time: w.start.max(start),
+                kind: BoundaryKind::Begin,
+                window,
+            });
+            boundaries.push(Boundary {
+                time: w.end,
+                kind: BoundaryKind::End,
+                window,
+            });
+        }
+        boundaries.sort_by(|a, b| {
+            a.time
+                .total_cmp(&b.time)
+                .then(a.kind.rank().cmp(&b.kind.rank()))
+                .then(a.window.cmp(&b.window))
+                .then(a.kind.cmp(&b.kind))
+        });
+        Ok(Inputs {
+            jobs,
+            machine,
+            calendar,
+            overrun,
+            boundaries,
+            power_managed: false,
+            sample_transitions: None,
+            manager: None,
+            groups: Vec::new(),
+        })
+    }
+}
