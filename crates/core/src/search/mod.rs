@@ -14,7 +14,7 @@ pub mod scenario;
 pub mod tree;
 
 pub use action::{Action, ActionSet};
-pub use mcts::{search, Lookahead, SearchConfig, SearchOutcome};
+pub use mcts::{search, Lookahead, Rollout, SearchConfig, SearchOutcome};
 pub use policy::{build_search_policy, Chooser, MarsPolicy, SearchOptions};
 pub use reward::{Reward, RootReference};
 pub use scenario::{ArrivalModel, RuntimeModel, ScenarioModel};
