@@ -360,3 +360,130 @@ impl SearchSpec {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(policy: &str) -> RunSpec {
+        RunSpec {
+            jobs: JobColumns {
+                id: vec![1, 2],
+                submit: vec![0.0, 10.0],
+                run_time: vec![100.0, 50.0],
+                requested_time: vec![200.0, 60.0],
+                nodes: vec![2, 4],
+                user: None,
+            },
+            machine_nodes: 4,
+            power: None,
+            groups: None,
+            downtime: DowntimeColumns::default(),
+            announce_lead: 0.0,
+            overrun: "continue".into(),
+            policy: policy.into(),
+            window: None,
+            backfill: "easy".into(),
+            estimates: "requested".into(),
+            max_wait: None,
+            search: None,
+            manager: None,
+            decision_log: "compact".into(),
+        }
+    }
+
+    fn search() -> SearchSpec {
+        SearchSpec {
+            actions: "fcfs,sjf".into(),
+            reward: [1.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0],
+            horizon: 86400.0,
+            runtime_model: "requested".into(),
+            arrivals: "none".into(),
+            arrival_window: 1.0,
+            arrival_horizon: 1.0,
+            overrun_kill: false,
+            rollout: "actions".into(),
+            guide: "f1:256".into(),
+            epsilon: 0.1,
+            iterations: Some(10),
+            time_budget: None,
+            depth: 2,
+            gamma: 0.99,
+            exploration: 1.0,
+            trees: 1,
+            seed: 0,
+            lookahead: "tree".into(),
+            prior: "none".into(),
+            bases: "fcfs".into(),
+            threads: 1,
+        }
+    }
+
+    fn refused(spec: RunSpec) -> String {
+        match spec.build(None, StopFlag::default()) {
+            Ok(_) => panic!("built"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    #[test]
+    fn a_run_by_names_runs() {
+        let (mut engine, mut policy) = run("fcfs").build(None, StopFlag::default()).unwrap();
+        engine.run(policy.as_mut()).unwrap();
+        assert_eq!(engine.log().end, vec![100.0, 150.0]);
+        let mut mars = run("mars");
+        mars.search = Some(search());
+        let (mut engine, mut policy) = mars.build(None, StopFlag::default()).unwrap();
+        engine.run(policy.as_mut()).unwrap();
+        assert_eq!(engine.submitted(), 2);
+    }
+
+    #[test]
+    fn a_wrong_name_is_named() {
+        let mut spec = run("fcfs");
+        spec.decision_log = "some".into();
+        assert!(refused(spec).contains("unknown decision log \"some\" (compact, full)"));
+        let mut spec = run("fcfs");
+        spec.overrun = "pause".into();
+        assert!(refused(spec).contains("unknown overrun policy \"pause\" (continue, kill)"));
+        let mut spec = run("fcfs");
+        spec.machine_nodes = 0;
+        assert!(refused(spec).contains("the machine has 0 nodes"));
+        let mut spec = run("fcfs");
+        spec.jobs.nodes.pop();
+        assert!(refused(spec).contains("job columns have different lengths"));
+        let mut spec = run("fcfs");
+        spec.downtime.start.push(5.0);
+        assert!(refused(spec).contains("downtime columns have different lengths"));
+        let mut spec = run("python");
+        assert!(refused(spec.clone()).contains("needs the object"));
+        spec.policy = "fcfs".into();
+        spec.manager = Some(ManagerSpec {
+            manager: Some(NamedManager {
+                name: "nap".into(),
+                idle_timeout: 1.0,
+                icon: IconConfig::default(),
+            }),
+            sample_transitions: None,
+        });
+        assert!(refused(spec).contains("\"nap\" is not a power manager"));
+        for (field, text) in [
+            ("runtime_model", "unknown runtime model \"x\""),
+            ("arrivals", "unknown arrival model \"x\""),
+            ("rollout", "unknown rollout \"x\""),
+            ("lookahead", "unknown lookahead \"x\""),
+            ("prior", "unknown prior \"x\""),
+        ] {
+            let mut options = search();
+            match field {
+                "runtime_model" => options.runtime_model = "x".into(),
+                "arrivals" => options.arrivals = "x".into(),
+                "rollout" => options.rollout = "x".into(),
+                "lookahead" => options.lookahead = "x".into(),
+                _ => options.prior = "x".into(),
+            }
+            let message = options.options().unwrap_err().to_string();
+            assert!(message.contains(text), "{message}");
+        }
+    }
+}
