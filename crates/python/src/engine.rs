@@ -18,7 +18,7 @@ use crate::convert::{native_run, Run};
 use crate::error::IntoPyResult;
 use crate::external::{reason_of, view_dict, Outcome, PyPolicy};
 
-/// A simulation of one workload under one built-in policy.
+/// A simulation of one workload under one policy (built-in, Python, or a learning agent's).
 #[pyclass(name = "Simulation", module = "hpcsched._core")]
 pub struct PySimulation {
     pub(crate) engine: Engine,
@@ -99,11 +99,9 @@ impl PySimulation {
     #[new]
     fn new(py: Python<'_>, run: &Bound<'_, PyAny>) -> PyResult<Self> {
         let Run { spec, python } = native_run(run)?;
+        // a Python policy: the object Python gave (the core refuses "python" without one)
         let (mut outside, mut external) = (None, None);
-        if spec.policy == "python" {
-            let object = python.ok_or_else(|| {
-                pyo3::exceptions::PyValueError::new_err("policy 'python' needs the object")
-            })?;
+        if let Some(object) = python.filter(|_| spec.policy == "python") {
             let name: String = object.bind(py).getattr("name")?.extract()?;
             let slots: Option<usize> = object.bind(py).getattr("observation_slots")?.extract()?;
             let python = PyPolicy::new(object, name, slots);
