@@ -13,7 +13,7 @@ use crate::engine::{Belief, Engine, Running, View};
 use crate::error::{CoreError, Result};
 use crate::model::{Downtime, DowntimeKind, Job, JobTable};
 use crate::sched::registry::build_policy;
-use crate::search::{build_search_policy, SearchOptions};
+use crate::search::{build_mars, SearchOptions};
 
 /// Far enough ahead to stand for "until further notice" (nodes down with no known return).
 const UNTIL_FURTHER_NOTICE: f64 = crate::model::MAX_TIME;
@@ -102,16 +102,16 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
             (build_policy(name, *window, backfill)?, plan)
         }
         Planner::Search { name, options } => {
-            let mut search = build_search_policy(name, options)?;
+            let mut search = build_mars(name, options)?;
             // The decision at `now`; when nothing can start now (no free node), the first one
             // the policy makes as the belief unfolds: the order it will follow from there.
             let mut probe = Engine::with_state(
                 Arc::clone(belief.engine.inputs()),
                 belief.engine.state().clone(),
             );
-            probe.invoke(&mut *search)?;
-            while search.decision_records().is_empty() && probe.step(&mut *search)? {}
-            let (plan, window) = match search.decision_records().first() {
+            probe.invoke(&mut search)?;
+            while search.records().is_empty() && probe.step(&mut search)? {}
+            let (plan, window) = match search.records().first() {
                 Some(chosen) => {
                     let window = (chosen.window != u32::MAX).then_some(chosen.window);
                     let mut plan = Plan::of(chosen.heuristic.name(), window);

@@ -1,7 +1,7 @@
 //! What learning agents need from the engine: decision points, observations, rewards.
 //!
 //! The gymnasium environment of the Python package drives an [`Engine`] through these: it
-//! advances to the next decision point, observes fixed-size features, applies the agent's
+//! advances to the next decision point (`Engine::advance_to`), observes fixed-size features, applies the agent's
 //! action as an [`ExternalDecision`](crate::sched::ExternalDecision) (or a MARS action), and
 //! scores the state with the same named reward terms MARS uses.
 
@@ -20,33 +20,6 @@ pub const JOB_FEATURES: usize = 8;
 /// 48 without one), hours since the first submission / 1000.
 pub const CLUSTER_FEATURES: usize = 9;
 const HORIZON_HOURS: f64 = 48.0;
-
-/// Where an agent decides.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DecisionPoints {
-    /// When jobs wait and nodes are free (queue actions: something could start).
-    JobsAndNodes,
-    /// At every event time (power actions: idle nodes matter too).
-    EveryEvent,
-}
-
-/// Advances `engine` to the next decision point; `false` when the episode is over (no event
-/// left).
-pub fn next_decision(engine: &mut Engine, points: DecisionPoints) -> bool {
-    loop {
-        if !engine.advance() {
-            return false;
-        }
-        let view = engine.view();
-        let ready = match points {
-            DecisionPoints::JobsAndNodes => !view.queue.is_empty() && view.free > 0,
-            DecisionPoints::EveryEvent => true,
-        };
-        if ready {
-            return true;
-        }
-    }
-}
 
 /// Writes the features of the first `slots` waiting jobs (FCFS order) into `jobs`
 /// (`slots * JOB_FEATURES`, zero-padded) and of the cluster into `cluster`; `mask[i]` is whether

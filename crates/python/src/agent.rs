@@ -1,10 +1,8 @@
 //! The learning agents' side of `Simulation`: decision points, observations, actions and
 //! the episode's reward terms (a second `#[pymethods]` block of the same class).
 
-use hpcsched_core::agent::{
-    apply_slot, episode_terms, next_decision, observe, DecisionPoints, CLUSTER_FEATURES,
-    JOB_FEATURES,
-};
+use hpcsched_core::agent::{apply_slot, episode_terms, observe, CLUSTER_FEATURES, JOB_FEATURES};
+use hpcsched_core::engine::DecisionPoint;
 use hpcsched_core::sched::translate;
 use hpcsched_core::search::ActionSet;
 use hpcsched_core::Decision;
@@ -28,12 +26,11 @@ impl PySimulation {
     /// Agents: advances to the next decision point (jobs waiting and nodes free, or every
     /// event time with `every_event`); False when the episode is over.
     fn advance_to_decision(&mut self, every_event: bool) -> bool {
-        let points = if every_event {
-            DecisionPoints::EveryEvent
+        self.engine.advance_to(if every_event {
+            DecisionPoint::EveryEvent
         } else {
-            DecisionPoints::JobsAndNodes
-        };
-        next_decision(&mut self.engine, points)
+            DecisionPoint::JobsAndNodes
+        })
     }
 
     /// Agents: (job features [slots, JOB_FEATURES], cluster features, slot mask).

@@ -6,8 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hpcsched_core::engine::power::NodeState;
-use hpcsched_core::power::config::{PowerRecord, ScreenRow};
-use hpcsched_core::sched::DecisionRecord;
+use hpcsched_core::engine::{Column, LogTable};
 use hpcsched_core::search::{ActionSet, Reward, RootReference};
 use hpcsched_core::{CoreError, Engine, Policy, StopFlag};
 use numpy::IntoPyArray;
@@ -198,47 +197,7 @@ impl PySimulation {
     /// out of the policy (a second call returns only what was decided since): a long run's log
     /// is written to disk as it goes, held only once.
     fn decisions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (records, c) = self.policy.take_decision_log();
-        let r = records.as_slice();
-        let out = PyDict::new(py);
-        out.set_item("time", column(py, r, |r| r.time))?;
-        out.set_item("queue_length", column(py, r, |r| r.queue_length))?;
-        out.set_item("outcomes", column(py, r, |r| r.outcomes))?;
-        out.set_item("iterations", column(py, r, |r| r.iterations))?;
-        out.set_item(
-            "heuristic",
-            r.iter().map(|r| r.heuristic.name()).collect::<Vec<_>>(),
-        )?;
-        let window = |r: &DecisionRecord| {
-            if r.window == u32::MAX {
-                -1
-            } else {
-                i64::from(r.window)
-            }
-        };
-        out.set_item("window", column(py, r, window))?;
-        out.set_item("actions", column(py, r, |r| r.actions))?;
-        out.set_item("name", r.iter().map(|r| r.best.name()).collect::<Vec<_>>())?;
-        out.set_item("started", column(py, r, |r| r.started))?;
-        out.set_item("drain", column(py, r, |r| r.drain))?;
-        out.set_item("seconds", column(py, r, |r| r.seconds))?;
-        // `--decision-log full`: every distinct outcome of each decision, flat, with offsets
-        if self.engine.log().candidate_detail {
-            let mut offsets = Vec::with_capacity(r.len() + 1);
-            offsets.push(0u64);
-            offsets.extend(r.iter().map(|r| u64::from(r.candidates.end)));
-            out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
-            out.set_item(
-                "candidate_names",
-                c.iter().map(|c| c.best.name()).collect::<Vec<_>>(),
-            )?;
-            out.set_item("candidate_actions", column(py, &c, |c| c.actions))?;
-            out.set_item("candidate_started", column(py, &c, |c| c.started))?;
-            out.set_item("candidate_visits", column(py, &c, |c| c.visits))?;
-            out.set_item("candidate_values", column(py, &c, |c| c.value))?;
-            out.set_item("candidate_chosen", column(py, &c, |c| c.chosen))?;
-        }
-        Ok(out)
+        log_columns(py, self.policy.take_log())
     }
 
     /// Rows waiting in the run's logs (decisions and their candidates, the power manager's
@@ -246,78 +205,14 @@ impl PySimulation {
     #[getter]
     fn pending_log_rows(&self) -> usize {
         let log = self.engine.log();
-        self.policy.decision_records().len()
-            + self.policy.decision_candidates().len()
-            + log.power_records.len()
-            + log.power_candidates.len()
-            + log.timeline.len()
+        self.policy.log_rows() + self.engine.power_log_rows() + log.timeline.len()
     }
 
     /// The power manager's decision log as columns (empty without a power manager). Takes the
     /// log out of the run's record (a second call returns it empty): long runs keep hundreds
     /// of thousands of rows, held only once.
     fn power_decisions<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let (r, candidates) = self.engine.take_power_log();
-        let out = PyDict::new(py);
-        out.set_item("time", column(py, &r, |r| r.time))?;
-        out.set_item("mode", column(py, &r, |r| r.mode as u8))?;
-        out.set_item("rejection", column(py, &r, |r| r.rejection.0))?;
-        type Series = fn(&PowerRecord) -> ScreenRow;
-        let series: [(&str, Series); 2] = [("arrival", |r| r.arrivals), ("service", |r| r.service)];
-        for (prefix, pick) in series {
-            let stat = |f: fn(&ScreenRow) -> f32| column(py, &r, move |r| f(&pick(r)));
-            out.set_item(
-                format!("{prefix}_samples"),
-                column(py, &r, move |r| pick(r).n),
-            )?;
-            out.set_item(format!("{prefix}_cv"), stat(|s| s.cv))?;
-            out.set_item(format!("{prefix}_lag1"), stat(|s| s.lag1))?;
-            out.set_item(format!("{prefix}_ks"), stat(|s| s.ks))?;
-            out.set_item(format!("{prefix}_ks_threshold"), stat(|s| s.ks_threshold))?;
-        }
-        out.set_item("arrival_rate", column(py, &r, |r| r.arrival_rate))?;
-        out.set_item("service_rate", column(py, &r, |r| r.service_rate))?;
-        out.set_item("runtime_ratio", column(py, &r, |r| r.runtime_ratio))?;
-        out.set_item("spare_planning", column(py, &r, |r| r.spare_planning))?;
-        out.set_item("gate_open", column(py, &r, |r| r.gate_open))?;
-        out.set_item(
-            "target",
-            column(py, &r, |r| {
-                if r.target == u32::MAX {
-                    f64::NAN
-                } else {
-                    f64::from(r.target)
-                }
-            }),
-        )?;
-        out.set_item("waiting_cost", column(py, &r, |r| r.chosen[0]))?;
-        out.set_item("energy_cost", column(py, &r, |r| r.chosen[1]))?;
-        out.set_item("total_cost", column(py, &r, |r| r.chosen[2]))?;
-        // `--decision-log full`: every spare candidate considered (target, W, E, J), flat, with
-        // each call's offsets; the compact log has neither them nor their count
-        if self.engine.log().candidate_detail {
-            out.set_item("candidates", column(py, &r, |r| r.candidates.len() as u32))?;
-            let mut offsets = Vec::with_capacity(r.len() + 1);
-            offsets.push(0u64);
-            let mut all: Vec<(u32, f64, f64, f64)> = Vec::with_capacity(candidates.len());
-            for rec in &r {
-                let range = rec.candidates.start as usize..rec.candidates.end as usize;
-                all.extend_from_slice(&candidates[range]);
-                offsets.push(all.len() as u64);
-            }
-            drop(candidates);
-            out.set_item("candidate_offsets", offsets.into_pyarray(py))?;
-            out.set_item("candidate_targets", column(py, &all, |c| c.0))?;
-            out.set_item("candidate_waiting", column(py, &all, |c| c.1))?;
-            out.set_item("candidate_energy", column(py, &all, |c| c.2))?;
-            out.set_item("candidate_cost", column(py, &all, |c| c.3))?;
-        }
-        out.set_item("started", column(py, &r, |r| r.started))?;
-        out.set_item("wakes", column(py, &r, |r| r.wakes))?;
-        out.set_item("shutdowns", column(py, &r, |r| r.shutdowns))?;
-        out.set_item("queue_length", column(py, &r, |r| r.queue_length))?;
-        out.set_item("seconds", column(py, &r, |r| r.seconds))?;
-        Ok(out)
+        log_columns(py, self.engine.take_power_log())
     }
 
     /// Node counts per power state after each instant they changed (power-managed runs), taken
@@ -401,6 +296,24 @@ impl PySimulation {
         out.set_item("event_times", log.event_times)?;
         Ok(out)
     }
+}
+
+/// A decision log's columns as a dict of numpy arrays (text columns as lists of str).
+fn log_columns(py: Python<'_>, table: LogTable) -> PyResult<Bound<'_, PyDict>> {
+    let out = PyDict::new(py);
+    for (name, column) in table.columns {
+        match column {
+            Column::F64(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::F32(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::U8(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::U32(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::U64(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::I64(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::Bool(v) => out.set_item(name, v.into_pyarray(py))?,
+            Column::Text(v) => out.set_item(name, v)?,
+        }
+    }
+    Ok(out)
 }
 
 /// One numpy column from a field of each record.

@@ -145,7 +145,7 @@ fn reward_presets(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
 /// Python specs validate against (`{option: [names]}`).
 #[pyfunction]
 fn option_names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
-    use hpcsched_core::search::mcts::Rollout;
+    use hpcsched_core::search::Rollout;
     use hpcsched_core::search::{ArrivalModel, Lookahead, RuntimeModel};
     let out = PyDict::new(py);
     out.set_item("runtime_model", RuntimeModel::NAMES.to_vec())?;

@@ -106,7 +106,7 @@ impl Belief {
         )?;
         if let Some(manager) = view.manager {
             // The power manager is part of the forward model (transitions at their mean).
-            inputs = inputs.with_manager(manager.config().clone(), None)?;
+            inputs = inputs.with_layer(manager.spec(), None)?;
         } else if !view.nodes.is_empty() {
             inputs = inputs.with_power_management(None)?;
         }
@@ -200,20 +200,16 @@ fn power_state(
     };
     state.nodes = Some(Nodes::from_states(nodes, models, view.now));
     if let Some(manager) = view.manager {
-        let mut manager = Box::new(manager.clone());
-        // (its nodes are built anew: no journal of their changes yet)
-        manager.desync();
         // Jobs that ended at this instant are not in the belief: any index other than NO_JOB
         // still says "its nodes were computing".
         let ended = NO_JOB - 1;
-        manager.renumber_jobs(|j| {
+        state.manager = Some(manager.for_belief(&|j| {
             if view.running.iter().any(|r| r.job == j) {
                 belief_of(j)
             } else {
                 ended
             }
-        });
-        state.manager = Some(manager);
+        }));
         // The real engine prepared this instant: the look-ahead acts on it first.
         state.pending_act = true;
     }

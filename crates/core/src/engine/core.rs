@@ -9,16 +9,16 @@
 use std::sync::Arc;
 
 use crate::engine::admission::Admission;
+use crate::engine::layer::LayerSpec;
+use crate::engine::log::LogTable;
+use crate::engine::policy::{Decision, Policy};
 use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::stop::StopFlag;
-use crate::engine::view::View;
+use crate::engine::view::{KnownJobs, View};
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
-use crate::power::config::{CandidateRow, ManagerConfig, PowerRecord};
-use crate::power::manager::PowerManager;
-use crate::sched::{Decision, Policy};
 
 /// Invocations in a row with jobs waiting and only timers left after which a run is stalled
 /// (`Engine::check_progress`): far more than any timer-driven plan takes to act.
@@ -61,7 +61,7 @@ pub struct Inputs {
     /// Seed for drawing transition latencies (mean latencies when `None`).
     pub sample_transitions: Option<u64>,
     /// The power manager under the queue policy, if any (it needs node power states).
-    pub manager: Option<Arc<ManagerConfig>>,
+    pub manager: Option<Arc<dyn LayerSpec>>,
     /// Node groups (count, power model) of a heterogeneous platform; empty: one group of the
     /// machine's power model.
     pub groups: Vec<(u32, PowerModel)>,
@@ -107,17 +107,21 @@ impl Inputs {
     /// Puts a power manager under the queue policy.
     pub fn with_manager(
         self,
-        config: ManagerConfig,
+        spec: impl LayerSpec + 'static,
         sample_transitions: Option<u64>,
     ) -> Result<Self> {
-        // (an infinite timeout: nodes never sleep, the manager only places jobs)
-        if config.idle_timeout.is_nan() || config.idle_timeout < 0.0 {
-            return Err(CoreError::input(
-                "the idle timeout must be a number of seconds >= 0",
-            ));
-        }
+        self.with_layer(Arc::new(spec), sample_transitions)
+    }
+
+    /// Puts the power layer `spec` builds under the queue policy.
+    pub fn with_layer(
+        self,
+        spec: Arc<dyn LayerSpec>,
+        sample_transitions: Option<u64>,
+    ) -> Result<Self> {
+        spec.validate()?;
         let mut inputs = self.with_power_management(sample_transitions)?;
-        inputs.manager = Some(Arc::new(config));
+        inputs.manager = Some(spec);
         Ok(inputs)
     }
 
@@ -193,6 +197,17 @@ impl Inputs {
     }
 }
 
+/// Where a driver of the engine (a look-ahead, a learning agent) stops to decide.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DecisionPoint {
+    /// At every event time (an agent's power actions: idle nodes matter too).
+    EveryEvent,
+    /// When jobs wait (a rollout's orderings).
+    JobsWaiting,
+    /// When jobs wait and nodes are free (something could start).
+    JobsAndNodes,
+}
+
 /// A simulation in progress: shared inputs, the small mutable state, and the run's record.
 pub struct Engine {
     inputs: Arc<Inputs>,
@@ -220,10 +235,7 @@ impl Engine {
             )),
             _ => None,
         };
-        let manager = inputs
-            .manager
-            .as_ref()
-            .map(|c| Box::new(PowerManager::new(Arc::clone(c))));
+        let manager = inputs.manager.as_ref().map(|spec| Arc::clone(spec).build());
         let state = SimState {
             now,
             nodes,
@@ -271,9 +283,12 @@ impl Engine {
         &self.state
     }
 
-    /// Keeps every spare candidate of the power manager's calls (`--decision-log full`).
+    /// Keeps every candidate in the power layer's log (`--decision-log full`).
     pub fn set_candidate_detail(&mut self, on: bool) {
         self.log.candidate_detail = on;
+        if let Some(layer) = self.state.manager.as_mut() {
+            layer.set_log_detail(on);
+        }
     }
 
     pub fn log(&self) -> &RunLog {
@@ -284,12 +299,23 @@ impl Engine {
         self.log
     }
 
-    /// Takes the power manager's log (rows and spare candidates) out of the run's record.
-    pub fn take_power_log(&mut self) -> (Vec<PowerRecord>, Vec<CandidateRow>) {
-        (
-            std::mem::take(&mut self.log.power_records),
-            std::mem::take(&mut self.log.power_candidates),
-        )
+    /// Takes the power layer's log out of it, as columns (empty without a layer).
+    pub fn take_power_log(&mut self) -> LogTable {
+        self.state
+            .manager
+            .as_mut()
+            .map(|layer| layer.take_log())
+            .unwrap_or_default()
+    }
+
+    /// Rows waiting in the power layer's log.
+    pub fn power_log_rows(&self) -> usize {
+        self.state.manager.as_ref().map_or(0, |l| l.log_rows())
+    }
+
+    /// The power layer under the queue policy, if any.
+    pub fn power_layer(&self) -> Option<&dyn crate::engine::PowerLayer> {
+        self.state.manager.as_deref()
     }
 
     /// Takes the node-state timeline (and the power after each row) out of the run's record.
@@ -390,6 +416,31 @@ impl Engine {
             first.nodes,
             self.inputs.machine.nodes,
         )))
+    }
+
+    /// Advances through event times until `ready` holds after one (it may apply decisions of
+    /// its own on the way); `false` when no event is left. What every driver of the engine
+    /// (the tree search, the rollout look-ahead, a learning agent) runs between its decisions.
+    pub fn advance_until(&mut self, mut ready: impl FnMut(&mut Engine) -> bool) -> bool {
+        while self.advance() {
+            if ready(self) {
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Advances to the next event time that is a decision point of the given kind; `false`
+    /// when no event is left.
+    pub fn advance_to(&mut self, point: DecisionPoint) -> bool {
+        self.advance_until(|engine| match point {
+            DecisionPoint::EveryEvent => true,
+            DecisionPoint::JobsWaiting => !engine.state.queue.is_empty(),
+            DecisionPoint::JobsAndNodes => {
+                let view = engine.view();
+                !view.queue.is_empty() && view.free > 0
+            }
+        })
     }
 
     /// Applies every event of the next event time (completions, downtime boundaries,
@@ -542,7 +593,7 @@ impl Engine {
         let capacity = self.inputs.machine.nodes - s.down;
         View {
             now: s.now,
-            jobs: &self.inputs.jobs,
+            jobs: KnownJobs::new(&self.inputs.jobs),
             submitted: s.next_submit,
             machine_nodes: self.inputs.machine.nodes,
             free: match &s.nodes {
@@ -760,16 +811,6 @@ impl Engine {
         let actions = manager.act(&self.view(), decision, recording, &changed, group_counts);
         self.return_changed(changed);
         self.state.manager = Some(manager);
-        if let Some(mut record) = actions.record {
-            let first = self.log.power_candidates.len() as u32;
-            if self.log.candidate_detail {
-                self.log
-                    .power_candidates
-                    .extend_from_slice(&actions.candidates);
-            }
-            record.candidates = first..self.log.power_candidates.len() as u32;
-            self.log.power_records.push(record);
-        }
         self.apply_power(&actions.power_off, &actions.power_on, &actions.timers)
     }
 

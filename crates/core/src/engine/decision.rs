@@ -1,5 +1,5 @@
 //! What the engine records of a decision: each start and why, and the reservation held (the
-//! rest of the decision contract, `Decision` and `Policy`, is still in `sched`: issue 26).
+//! decision itself and the policy contract: `policy.rs`).
 
 /// How a job came to start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -31,12 +31,9 @@ pub struct RunLog {
     pub timeline: Vec<TimelineRow>,
     /// Power drawn by the whole machine (W) after each instant of `timeline`.
     pub timeline_power_w: Vec<f64>,
-    /// The power manager's log, one row per call, and the spare candidates (target, W, E, J)
-    /// the rows' ranges point into.
-    pub power_records: Vec<crate::power::config::PowerRecord>,
-    pub power_candidates: Vec<(u32, f64, f64, f64)>,
-    /// Keep `power_candidates` (`--decision-log full`)? Off by default: on a year-long trace
-    /// they are most of the log (tens of millions of rows).
+    /// Keep every candidate in the decision logs of the policy and the power layer
+    /// (`--decision-log full`)? Off by default: on a year-long trace they are most of the log
+    /// (tens of millions of rows).
     pub candidate_detail: bool,
     /// Scheduling invocations (one per distinct event time with jobs waiting).
     pub invocations: u64,
@@ -58,8 +55,6 @@ impl RunLog {
             at_last_completion: crate::engine::Metrics::default(),
             timeline: Vec::new(),
             timeline_power_w: Vec::new(),
-            power_records: Vec::new(),
-            power_candidates: Vec::new(),
             candidate_detail: false,
             invocations: 0,
             event_times: 0,

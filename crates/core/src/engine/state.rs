@@ -3,10 +3,10 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
+use crate::engine::layer::PowerLayer;
 use crate::engine::power::{Nodes, STATES};
 use crate::engine::queue::WaitQueue;
 use crate::model::{Downtime, Energy, PowerModel};
-use crate::power::manager::PowerManager;
 
 /// A running job as the scheduler knows it.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -71,7 +71,7 @@ pub struct SimState {
     /// Node power states, when nodes have identities.
     pub(crate) nodes: Option<Nodes>,
     /// The power manager under the queue policy, if any.
-    pub(crate) manager: Option<Box<PowerManager>>,
+    pub(crate) manager: Option<Box<dyn PowerLayer>>,
     /// The manager has prepared the current instant and not acted on it yet.
     pub(crate) pending_act: bool,
     /// Nodes each window in progress took down (with node identities).

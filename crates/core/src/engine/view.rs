@@ -1,15 +1,113 @@
 //! The read-only view a policy gets at each scheduling invocation.
 
+use crate::engine::layer::PowerLayer;
 use crate::engine::power::Node;
 use crate::engine::state::Running;
 use crate::model::{Downtime, JobTable, PowerModel};
-use crate::power::manager::PowerManager;
 
-/// What a real scheduler knows at time `now`: never the actual run time of a running job.
+/// What a scheduler may know of a job: everything but its actual run time.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KnownJob {
+    /// The trace's job id.
+    pub id: i64,
+    pub submit: f64,
+    /// The estimate every planning decision uses (requested walltime).
+    pub requested_time: f64,
+    pub nodes: u32,
+}
+
+impl From<&crate::model::Job> for KnownJob {
+    fn from(job: &crate::model::Job) -> Self {
+        KnownJob {
+            id: job.id,
+            submit: job.submit,
+            requested_time: job.requested_time,
+            nodes: job.nodes,
+        }
+    }
+}
+
+/// The job table as a policy sees it: a job without its actual run time, so that no policy
+/// can read a future it could not know (the honest look-ahead, enforced by the type).
+///
+/// A policy that tries does not compile:
+///
+/// ```compile_fail
+/// use hpcsched_core::{Decision, Policy, View};
+/// struct Clairvoyant;
+/// impl Policy for Clairvoyant {
+///     fn name(&self) -> String {
+///         "clairvoyant".into()
+///     }
+///     fn decide(&mut self, view: &View, _: &mut Decision) {
+///         let _ = view.jobs.get(view.queue[0]).run_time;
+///     }
+/// }
+/// ```
+///
+/// while what it may know does:
+///
+/// ```
+/// use hpcsched_core::{Decision, Policy, View};
+/// struct Honest;
+/// impl Policy for Honest {
+///     fn name(&self) -> String {
+///         "honest".into()
+///     }
+///     fn decide(&mut self, view: &View, _: &mut Decision) {
+///         let _ = view.jobs.get(view.queue[0]).requested_time;
+///     }
+/// }
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct KnownJobs<'a>(&'a JobTable);
+
+impl<'a> KnownJobs<'a> {
+    pub fn new(table: &'a JobTable) -> Self {
+        KnownJobs(table)
+    }
+
+    #[inline]
+    pub fn get(&self, index: u32) -> KnownJob {
+        KnownJob::from(self.0.get(index))
+    }
+
+    /// The user of job `index` (`-1` when unknown).
+    #[inline]
+    pub fn user(&self, index: u32) -> i64 {
+        self.0.user(index)
+    }
+
+    /// `(log10(max(requested, 1)), log10(max(submit, 1)))` of job `index`.
+    #[inline]
+    pub fn logs(&self, index: u32) -> (f64, f64) {
+        self.0.logs(index)
+    }
+
+    /// See [`JobTable::static_order`] (orders by what is known: submit, request, size).
+    pub fn static_order(&self, slot: usize, build: impl FnOnce() -> Box<[u32]>) -> &'a [u32] {
+        self.0.static_order(slot, build)
+    }
+
+    /// See [`JobTable::static_rank`].
+    pub fn static_rank(&self, slot: usize, build: impl FnOnce() -> Box<[u32]>) -> &'a [u32] {
+        self.0.static_rank(slot, build)
+    }
+
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// What a real scheduler knows at time `now`: never the actual run time of a job.
 #[derive(Debug, Clone, Copy)]
 pub struct View<'a> {
     pub now: f64,
-    pub jobs: &'a JobTable,
+    pub jobs: KnownJobs<'a>,
     /// Jobs submitted so far: `jobs[..submitted]` are known; later ones are the future, which
     /// no policy may read.
     pub submitted: u32,
@@ -32,7 +130,7 @@ pub struct View<'a> {
     /// indexes it).
     pub models: &'a [PowerModel],
     /// The power manager, when one manages the nodes: queue policies let it place jobs.
-    pub manager: Option<&'a PowerManager>,
+    pub manager: Option<&'a dyn PowerLayer>,
     /// Jobs submitted at this instant (recorded for power managers only).
     pub arrived: &'a [u32],
     /// Jobs completed at this instant: (job, start, end); their run time is now known
@@ -53,7 +151,7 @@ impl<'a> View<'a> {
     ) -> Self {
         View {
             now,
-            jobs,
+            jobs: KnownJobs::new(jobs),
             submitted: jobs.len() as u32,
             machine_nodes,
             free,

@@ -16,18 +16,21 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::engine::admission::Admission;
 use crate::engine::power::{NodeState, NO_JOB, STATES};
-use crate::engine::View;
+use crate::engine::KnownJob;
+use crate::engine::{LayerActions, LayerSpec, LogTable, PowerLayer, QueueService, View};
+use crate::error::Result;
 use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
 use crate::power::config::{ManagerConfig, Mode, PowerRecord, ScreenRow};
 use crate::power::easy_classes::{easy_class_plan, EasyInput};
 use crate::power::easy_plan::{busy_now, easy_plan};
+use crate::power::log::PowerLog;
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 use crate::power::screen::SeriesStats;
 use crate::power::spare::{capped_horizon, optimise, SpareChoice, SpareInput};
 use crate::power::stats::{IconStats, Rejection};
-use crate::sched::{Backfill, Decision, QueueRule, Reserve, Start, StartKind};
+use crate::sched::scan::{scan, Placement};
+use crate::sched::{Backfill, Decision, QueueRule};
 
 /// Below this a predicted remaining time does not count as a coming completion (as in the
 /// authors' code).
@@ -72,7 +75,9 @@ pub struct PowerManager {
     first_call: bool,
     stats: Option<IconStats>,
     /// How the queue policy serves the queue (from its last decision).
-    rule: QueueRule,
+    rule: Arc<dyn QueueService>,
+    /// The calls' log (a copy's starts empty).
+    log: PowerLog,
     /// Future timers already asked for (sorted): each is asked once.
     timers: Vec<f64>,
     // This instant, set by `prepare`.
@@ -101,7 +106,8 @@ impl PowerManager {
             previous_jobs: Vec::new(),
             first_call: true,
             stats,
-            rule: QueueRule::FCFS_EASY,
+            rule: Arc::new(QueueRule::FCFS_EASY),
+            log: PowerLog::default(),
             timers: Vec::new(),
             now: f64::NAN,
             mode: Mode::Ipm,
@@ -375,126 +381,25 @@ impl PowerManager {
             return;
         }
         let n = view.nodes.len();
-        let mut taken = vec![false; n];
-        // (the nodes this scan starts jobs on are listed from here in `decision.nodes`)
-        let first_taken = decision.nodes.len();
-        let mut idle_left = view.free;
-        let mut admission = Admission::new(view);
-        // When each node taken by a start here is free again at the latest (its request).
-        let mut busy_until = vec![f64::NAN; n];
-        let mut top = None;
-        for (k, &pos) in positions.iter().enumerate() {
-            let job_index = view.queue[pos as usize];
-            let job = view.jobs.get(job_index);
-            let est_end = view.now + job.requested_time;
-            if !admission.admits(est_end, job.nodes) {
-                continue;
-            }
-            // (`take` would not find more idle nodes than are left: `idle_order` lists them all
-            // whenever a waiting job fits)
-            if job.nodes > idle_left {
-                top = Some(k);
-                break;
-            }
-            let Some(nodes) = self.take(view, job.nodes, &|_| true, &mut taken) else {
-                top = Some(k);
-                break;
-            };
-            for &i in &nodes {
-                busy_until[i as usize] = est_end; // (by request: see the reservation below)
-            }
-            decision.nodes.extend_from_slice(&nodes);
-            decision.starts.push(Start {
-                pos,
-                job: job_index,
-                kind: StartKind::Primary,
-            });
-            admission.commit(est_end, job.nodes);
-            idle_left -= job.nodes;
-        }
-        let Some(top) = top else { return };
-        if backfill == Backfill::None || idle_left == 0 {
-            return;
-        }
-        let head = view.queue[positions[top] as usize];
-        let head_job = view.jobs.get(head);
-        // The head job's plan on the agenda, the nodes started above running from now. A
-        // reservation is a promise: planned on requested times (upper bounds) in every mode,
-        // so that it never slips because a prediction was short.
-        let job = PlanJob {
-            job: head,
-            nodes: head_job.nodes,
-            duration: self.queued_duration(head_job.requested_time),
+        let mut placement = Identities {
+            manager: self,
+            taken: vec![false; n],
+            first_taken: decision.nodes.len(),
+            idle_left: view.free,
+            busy_until: vec![f64::NAN; n],
+            holds: Vec::new(),
+            unheld_left: 0,
+            shadow: f64::NAN,
         };
-        let mut started: Vec<(f64, u32)> = decision.nodes[first_taken..]
-            .iter()
-            .map(|&i| (busy_until[i as usize], i))
-            .collect();
-        started.sort_unstable_by_key(|e| e.1);
-        let head_plan = self.head_plan(view, job, false, &started, &taken);
-        // Without a plan (a node it needs has no known release: a job overran its request) the
-        // head job could start any moment: nothing is backfilled (as PSAS does).
-        let Some((shadow, held)) = head_plan else {
-            return;
-        };
-        let mut holds = vec![false; n];
-        for &i in &held {
-            holds[i as usize] = true;
-        }
-        let free_left = self
-            .idle_order
-            .iter()
-            .filter(|&&i| !taken[i as usize] && !holds[i as usize])
-            .count() as u32;
-        decision.reservation = Some(Reserve {
-            job: head,
-            shadow_time: shadow,
-            extra: free_left,
-        });
-        decision.held.clone_from(&held);
-        // Idle nodes left that the head does not hold (none to look for when fewer than a job
-        // needs: the head holds most of them while its own nodes wake).
-        let mut unheld_left = free_left;
-        for &pos in &positions[top + 1..] {
-            if idle_left == 0 {
-                break;
-            }
-            let job_index = view.queue[pos as usize];
-            let job = view.jobs.get(job_index);
-            if job.nodes > idle_left {
-                continue;
-            }
-            let est_end = view.now + job.requested_time;
-            if !admission.admits(est_end, job.nodes) {
-                continue;
-            }
-            // Nodes the head does not hold, else (if it ends by the head's start) any.
-            let not_held = |i: u32| !holds[i as usize];
-            let unheld = if job.nodes <= unheld_left {
-                self.take(view, job.nodes, &not_held, &mut taken)
-            } else {
-                None
-            };
-            let nodes = match unheld {
-                Some(nodes) => nodes,
-                None if est_end <= shadow => {
-                    match self.take(view, job.nodes, &|_| true, &mut taken) {
-                        Some(nodes) => nodes,
-                        None => continue,
-                    }
-                }
-                None => continue,
-            };
-            unheld_left -= nodes.iter().filter(|&&i| !holds[i as usize]).count() as u32;
-            decision.nodes.extend_from_slice(&nodes);
-            decision.starts.push(Start {
-                pos,
-                job: job_index,
-                kind: StartKind::Backfill,
-            });
-            admission.commit(est_end, job.nodes);
-            idle_left -= job.nodes;
-        }
+        let len = positions.len();
+        scan(
+            view,
+            len,
+            |k| positions[k],
+            backfill,
+            &mut placement,
+            decision,
+        );
     }
 
     /// The plans run on classes of alike nodes: one node group, no node down, the node index
@@ -616,8 +521,8 @@ impl PowerManager {
         if view.power.is_none() {
             return out;
         }
-        if let Some(rule) = decision.rule {
-            self.rule = rule;
+        if let Some(rule) = &decision.rule {
+            self.rule = Arc::clone(rule);
         }
         let n = view.nodes.len();
         let nodes = view.nodes;
@@ -676,7 +581,7 @@ impl PowerManager {
                 })
                 .collect();
             let down = group_counts.iter().any(|c| c[NodeState::Down as usize] > 0);
-            if self.rule.backfill != Backfill::None {
+            if self.rule.backfill() != Backfill::None {
                 self.easy_wakes(view, &jobs, decision, !expired_nodes.is_empty())
             } else if view.models.len() == 1 && !down && !self.config.plan_by_node {
                 // The same plan on classes of alike nodes (see `classes`).
@@ -985,5 +890,216 @@ impl PowerManager {
             max_spares: icon.max_spares.unwrap_or(n as u32),
         };
         optimise(&input)
+    }
+}
+
+impl LayerSpec for ManagerConfig {
+    fn validate(&self) -> Result<()> {
+        // (an infinite timeout: nodes never sleep, the manager only places jobs)
+        if self.idle_timeout.is_nan() || self.idle_timeout < 0.0 {
+            return Err(crate::error::CoreError::input(
+                "the idle timeout must be a number of seconds >= 0",
+            ));
+        }
+        Ok(())
+    }
+
+    fn build(self: Arc<Self>) -> Box<dyn PowerLayer> {
+        Box::new(PowerManager::new(self))
+    }
+}
+
+impl PowerManager {
+    /// The calls logged so far (taken out by `take_log`).
+    pub fn records(&self) -> &[PowerRecord] {
+        &self.log.records
+    }
+}
+
+impl PowerLayer for PowerManager {
+    fn prepare(&mut self, view: &View, changed: &[u32]) {
+        PowerManager::prepare(self, view, changed);
+    }
+
+    fn scan(&self, view: &View, positions: &[u32], backfill: Backfill, decision: &mut Decision) {
+        PowerManager::scan(self, view, positions, backfill, decision);
+    }
+
+    fn place(&self, view: &View, count: u32, taken: &[bool]) -> Vec<u32> {
+        PowerManager::place(self, view, count, taken)
+    }
+
+    fn act(
+        &mut self,
+        view: &View,
+        decision: &Decision,
+        record: bool,
+        changed: &[u32],
+        group_counts: &[[u32; STATES]],
+    ) -> LayerActions {
+        let actions = PowerManager::act(self, view, decision, record, changed, group_counts);
+        if let Some(row) = actions.record {
+            self.log.push(row, &actions.candidates);
+        }
+        LayerActions {
+            power_on: actions.power_on,
+            power_off: actions.power_off,
+            timers: actions.timers,
+        }
+    }
+
+    fn clone_layer(&self) -> Box<dyn PowerLayer> {
+        Box::new(self.clone())
+    }
+
+    fn for_belief(&self, rename: &dyn Fn(u32) -> u32) -> Box<dyn PowerLayer> {
+        let mut copy = self.clone();
+        // (its nodes are built anew: no journal of their changes yet)
+        copy.desync();
+        copy.renumber_jobs(rename);
+        Box::new(copy)
+    }
+
+    fn spec(&self) -> Arc<dyn LayerSpec> {
+        Arc::clone(&self.config) as Arc<dyn LayerSpec>
+    }
+
+    fn set_log_detail(&mut self, on: bool) {
+        self.log.detail = on;
+    }
+
+    fn log_rows(&self) -> usize {
+        self.log.rows()
+    }
+
+    fn take_log(&mut self) -> LogTable {
+        self.log.take()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// Nodes with identities, as the power manager places jobs: each start on the first idle
+/// nodes of the energy-aware order; with EASY, the head job is planned on the agenda and holds
+/// its planned nodes until its planned start (PSAS): a later job may start on idle nodes it
+/// does not hold, or on nodes it holds if it ends (by request) before then.
+struct Identities<'m> {
+    manager: &'m PowerManager,
+    /// Nodes taken by a start of this scan.
+    taken: Vec<bool>,
+    /// Where this scan's starts begin in `decision.nodes`.
+    first_taken: usize,
+    idle_left: u32,
+    /// When each node taken by a start here is free again at the latest (its request).
+    busy_until: Vec<f64>,
+    /// Nodes the head job holds, and the idle nodes left that it does not.
+    holds: Vec<bool>,
+    unheld_left: u32,
+    shadow: f64,
+}
+
+impl Placement for Identities<'_> {
+    fn free(&self) -> u32 {
+        self.idle_left
+    }
+
+    fn start(
+        &mut self,
+        view: &View,
+        _: u32,
+        job: KnownJob,
+        est_end: f64,
+        decision: &mut Decision,
+    ) -> bool {
+        // (`take` would not find more idle nodes than are left: `idle_order` lists them all
+        // whenever a waiting job fits)
+        let Some(nodes) = self
+            .manager
+            .take(view, job.nodes, &|_| true, &mut self.taken)
+        else {
+            return false;
+        };
+        for &i in &nodes {
+            self.busy_until[i as usize] = est_end; // (by request: see the reservation)
+        }
+        decision.nodes.extend_from_slice(&nodes);
+        self.idle_left -= job.nodes;
+        true
+    }
+
+    fn reserve(
+        &mut self,
+        view: &View,
+        index: u32,
+        job: KnownJob,
+        decision: &mut Decision,
+    ) -> Option<(f64, u32)> {
+        let manager = self.manager;
+        // The head job's plan on the agenda, the nodes started above running from now. A
+        // reservation is a promise: planned on requested times (upper bounds) in every mode,
+        // so that it never slips because a prediction was short.
+        let head = PlanJob {
+            job: index,
+            nodes: job.nodes,
+            duration: manager.queued_duration(job.requested_time),
+        };
+        let mut started: Vec<(f64, u32)> = decision.nodes[self.first_taken..]
+            .iter()
+            .map(|&i| (self.busy_until[i as usize], i))
+            .collect();
+        started.sort_unstable_by_key(|e| e.1);
+        // Without a plan (a node it needs has no known release: a job overran its request) the
+        // head job could start any moment: nothing is backfilled (as PSAS does).
+        let (shadow, held) = manager.head_plan(view, head, false, &started, &self.taken)?;
+        self.holds = vec![false; view.nodes.len()];
+        for &i in &held {
+            self.holds[i as usize] = true;
+        }
+        let free_left = manager
+            .idle_order
+            .iter()
+            .filter(|&&i| !self.taken[i as usize] && !self.holds[i as usize])
+            .count() as u32;
+        decision.held.clone_from(&held);
+        // Idle nodes left that the head does not hold (none to look for when fewer than a job
+        // needs: the head holds most of them while its own nodes wake).
+        self.unheld_left = free_left;
+        self.shadow = shadow;
+        Some((shadow, free_left))
+    }
+
+    fn backfill(
+        &mut self,
+        view: &View,
+        _: u32,
+        job: KnownJob,
+        est_end: f64,
+        decision: &mut Decision,
+    ) -> bool {
+        let manager = self.manager;
+        // Nodes the head does not hold, else (if it ends by the head's start) any.
+        let holds = &self.holds;
+        let not_held = |i: u32| !holds[i as usize];
+        let unheld = if job.nodes <= self.unheld_left {
+            manager.take(view, job.nodes, &not_held, &mut self.taken)
+        } else {
+            None
+        };
+        let nodes = match unheld {
+            Some(nodes) => nodes,
+            None if est_end <= self.shadow => {
+                match manager.take(view, job.nodes, &|_| true, &mut self.taken) {
+                    Some(nodes) => nodes,
+                    None => return false,
+                }
+            }
+            None => return false,
+        };
+        self.unheld_left -= nodes.iter().filter(|&&i| !self.holds[i as usize]).count() as u32;
+        decision.nodes.extend_from_slice(&nodes);
+        self.idle_left -= job.nodes;
+        true
     }
 }

@@ -16,6 +16,7 @@ pub mod classes;
 pub mod config;
 pub mod easy_classes;
 pub mod easy_plan;
+pub mod log;
 pub mod manager;
 pub mod plan;
 pub mod predict;

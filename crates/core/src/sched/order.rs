@@ -10,8 +10,7 @@
 //!   whole-machine job scores +inf (sorted last, ties by FCFS).
 
 use crate::engine::admission::Admission;
-use crate::engine::View;
-use crate::model::Job;
+use crate::engine::{KnownJob, View};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Heuristic {
@@ -85,7 +84,7 @@ impl Heuristic {
 
     /// Score of `job` at time `now` on a machine of `machine_nodes`; lower goes first.
     #[inline]
-    pub fn score(self, job: &Job, now: f64, machine_nodes: u32) -> f64 {
+    pub fn score(self, job: KnownJob, now: f64, machine_nodes: u32) -> f64 {
         let logs = (
             job.requested_time.max(1.0).log10(),
             job.submit.max(1.0).log10(),
@@ -111,7 +110,7 @@ impl Heuristic {
     #[inline]
     pub fn score_with_logs(
         self,
-        job: &Job,
+        job: KnownJob,
         (log_r, log_s): (f64, f64),
         now: f64,
         machine_nodes: u32,
@@ -418,7 +417,7 @@ mod tests {
     use rand_pcg::Pcg64Mcg;
 
     use super::*;
-    use crate::model::JobTable;
+    use crate::model::{Job, JobTable};
 
     #[test]
     fn walking_a_static_order_equals_sorting_the_window() {

@@ -1,10 +1,12 @@
-//! The policy contract (a view in, a decision out) and the built-in queue policies.
+//! The built-in queue policies (the contract they fill, a view in and a decision out, is the
+//! engine's: `engine/policy.rs`).
 
-use crate::engine::admission::Admission;
+use std::sync::Arc;
+
 use crate::engine::View;
-pub use crate::engine::{Reserve, Start, StartKind};
-use crate::sched::easy::Reservation;
+pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
 use crate::sched::order::{order_fitting, order_window, Heuristic};
+use crate::sched::scan::{scan, Counts, Estimates};
 
 /// How a queue policy orders the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -22,6 +24,16 @@ pub enum QueueOrder {
 pub struct QueueRule {
     pub order: QueueOrder,
     pub backfill: Backfill,
+}
+
+impl QueueService for QueueRule {
+    fn positions(&self, view: &View) -> Vec<u32> {
+        QueueRule::positions(self, view)
+    }
+
+    fn backfill(&self) -> Backfill {
+        self.backfill
+    }
 }
 
 impl QueueRule {
@@ -77,90 +89,6 @@ impl QueueRule {
     }
 }
 
-/// What a policy decides at one invocation.
-#[derive(Debug, Clone, Default)]
-pub struct Decision {
-    pub starts: Vec<Start>,
-    /// The nodes of each start, one list after the other in start order (a power manager
-    /// places jobs); empty: the engine chooses.
-    pub nodes: Vec<u32>,
-    /// How the policy serves the queue (a power manager plans the waiting jobs by it).
-    pub rule: Option<QueueRule>,
-    pub reservation: Option<Reserve>,
-    /// The nodes the reservation holds until its shadow time (under a power manager).
-    pub held: Vec<u32>,
-    /// Nodes to switch on (sleeping, or switching off: then as soon as asleep).
-    pub power_on: Vec<u32>,
-    /// Idle nodes to switch off.
-    pub power_off: Vec<u32>,
-    /// Times at which the policy wants to be invoked again.
-    pub timers: Vec<f64>,
-}
-
-impl Decision {
-    pub fn clear(&mut self) {
-        self.starts.clear();
-        self.nodes.clear();
-        self.rule = None;
-        self.reservation = None;
-        self.held.clear();
-        self.power_on.clear();
-        self.power_off.clear();
-        self.timers.clear();
-    }
-}
-
-/// A scheduling policy: called once per invocation with a read-only view.
-pub trait Policy: Send + Sync {
-    fn name(&self) -> String;
-    fn decide(&mut self, view: &View, decision: &mut Decision);
-    /// Whether the policy reads the jobs completed since its last call (`View::completed`):
-    /// the engine then keeps them for it.
-    fn observes_events(&self) -> bool {
-        false
-    }
-    /// The policy's decision log (look-ahead policies keep one; others have none).
-    fn decision_records(&self) -> &[crate::sched::DecisionRecord] {
-        &[]
-    }
-    /// Asks a policy that keeps a decision log to keep every candidate of each decision too
-    /// (`--decision-log full`); off by default, since the candidates grow with the branching.
-    fn set_decision_detail(&mut self, _on: bool) {}
-    /// Every candidate of each logged decision (`DecisionRecord::candidates` index into it);
-    /// empty unless asked for.
-    fn decision_candidates(&self) -> &[crate::sched::CandidateRecord] {
-        &[]
-    }
-    /// Takes the decision log and its candidates out of the policy (they are written to disk
-    /// as a run goes): later records index candidates from zero again.
-    fn take_decision_log(
-        &mut self,
-    ) -> (
-        Vec<crate::sched::DecisionRecord>,
-        Vec<crate::sched::CandidateRecord>,
-    ) {
-        (Vec::new(), Vec::new())
-    }
-}
-
-/// Whether the jobs behind a blocked top job may start.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Backfill {
-    #[default]
-    Easy,
-    None,
-}
-
-impl Backfill {
-    pub fn from_name(name: &str) -> Option<Self> {
-        match name {
-            "easy" => Some(Backfill::Easy),
-            "none" => Some(Backfill::None),
-            _ => None,
-        }
-    }
-}
-
 /// A production heuristic on a window of the queue, then the scan, then (optionally) EASY.
 #[derive(Debug, Clone)]
 pub struct QueuePolicy {
@@ -173,14 +101,21 @@ pub struct QueuePolicy {
     started: Vec<(f64, u32)>,
     /// EASY on system-generated predictions instead of requested times (`None`: requested).
     predictions: Option<Predictions>,
+    /// How the policy serves the queue, handed to a power manager with each decision.
+    rule: Arc<QueueRule>,
 }
 
 impl QueuePolicy {
     pub fn new(heuristic: Heuristic, window: usize, backfill: Backfill) -> Self {
+        let window = window.max(1);
         QueuePolicy {
             heuristic,
-            window: window.max(1),
+            window,
             backfill,
+            rule: Arc::new(QueueRule {
+                order: QueueOrder::Heuristic { heuristic, window },
+                backfill,
+            }),
             scores: Vec::new(),
             order: Vec::new(),
             started: Vec::new(),
@@ -252,36 +187,6 @@ impl Predictions {
     }
 }
 
-/// What EASY plans with: durations of waiting jobs and releases of running ones.
-#[derive(Clone, Copy)]
-pub struct Estimates<'a> {
-    /// Predicted run time by job index (`None`: requested times).
-    predicted: Option<&'a [f64]>,
-    /// Running jobs' predicted releases, sorted (`None`: their requested ends).
-    releases: Option<&'a [(f64, u32)]>,
-}
-
-impl Estimates<'_> {
-    /// The user's requested times: what production EASY plans with.
-    pub const REQUESTED: Estimates<'static> = Estimates {
-        predicted: None,
-        releases: None,
-    };
-
-    #[inline]
-    fn duration(&self, view: &View, job: u32) -> f64 {
-        let requested = view.jobs.get(job).requested_time;
-        match self.predicted {
-            Some(p) => p
-                .get(job as usize)
-                .copied()
-                .filter(|d| !d.is_nan())
-                .unwrap_or(requested),
-            None => requested,
-        }
-    }
-}
-
 impl Policy for QueuePolicy {
     fn name(&self) -> String {
         let window = if self.window == usize::MAX {
@@ -301,13 +206,7 @@ impl Policy for QueuePolicy {
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
         let queue = view.queue;
-        decision.rule = Some(QueueRule {
-            order: QueueOrder::Heuristic {
-                heuristic: self.heuristic,
-                window: self.window,
-            },
-            backfill: self.backfill,
-        });
+        decision.rule = Some(self.rule.clone());
         if view.free == 0 || queue.is_empty() {
             if let Some(p) = self.predictions.as_mut() {
                 p.update(view); // completions are seen once: learn from them now
@@ -399,7 +298,8 @@ pub fn scan_with_backfill_estimated(
     scan_order(view, len, position, backfill, estimates, started, decision);
 }
 
-/// The scan and EASY over the first `len` entries of an order (`position(k)`, k < `len`).
+/// The scan and EASY over the first `len` entries of an order (`position(k)`, k < `len`): on
+/// the nodes a power manager chooses when one manages them, else on anonymous counts.
 fn scan_order(
     view: &View,
     len: usize,
@@ -408,83 +308,16 @@ fn scan_order(
     estimates: Estimates,
     started: &mut Vec<(f64, u32)>,
     decision: &mut Decision,
-) {
-    let queue = view.queue;
+) -> Option<usize> {
     if let Some(manager) = view.manager {
         // Nodes have identities: the power manager places each job (and plans the blocked
         // head job's nodes for EASY).
         let positions: Vec<u32> = (0..len).map(&position).collect();
         manager.scan(view, &positions, backfill, decision);
-        return;
+        return None;
     }
-    let mut admission = Admission::new(view);
-    let mut free = view.free;
-    started.clear();
-
-    // The scan: start in order while jobs fit; the first eligible misfit is the top job.
-    let mut top = None;
-    for k in 0..len {
-        let pos = position(k);
-        let job_index = queue[pos as usize];
-        let job = view.jobs.get(job_index);
-        let est_end = view.now + job.requested_time;
-        if !admission.admits(est_end, job.nodes) {
-            continue;
-        }
-        if job.nodes > free {
-            top = Some((k, job.nodes));
-            break;
-        }
-        admission.commit(est_end, job.nodes);
-        free -= job.nodes;
-        started.push((view.now + estimates.duration(view, job_index), job.nodes));
-        decision.starts.push(Start {
-            pos,
-            job: job_index,
-            kind: StartKind::Primary,
-        });
-    }
-    let Some((top_k, top_nodes)) = top else {
-        return;
-    };
-    if backfill == Backfill::None || free == 0 {
-        return;
-    }
-    let reservation = match estimates.releases {
-        Some(releases) => Reservation::compute_from(view, releases, free, top_nodes, started),
-        None => Reservation::compute(view, free, top_nodes, started),
-    };
-    let Some(mut reservation) = reservation else {
-        return;
-    };
-    decision.reservation = Some(Reserve {
-        job: queue[position(top_k) as usize],
-        shadow_time: reservation.shadow_time,
-        extra: reservation.extra,
-    });
-    for k in top_k + 1..len {
-        if free == 0 {
-            break;
-        }
-        let pos = position(k);
-        let job_index = queue[pos as usize];
-        let job = view.jobs.get(job_index);
-        if job.nodes > free {
-            continue;
-        }
-        let est_end = view.now + job.requested_time;
-        let planned_end = view.now + estimates.duration(view, job_index);
-        if !admission.admits(est_end, job.nodes) || !reservation.admits(planned_end, job.nodes) {
-            continue;
-        }
-        admission.commit(est_end, job.nodes);
-        free -= job.nodes;
-        decision.starts.push(Start {
-            pos,
-            job: job_index,
-            kind: StartKind::Backfill,
-        });
-    }
+    let mut counts = Counts::new(view, estimates, started);
+    scan(view, len, position, backfill, &mut counts, decision)
 }
 
 /// Smallest need first: key (nodes, requested time, id); start while jobs fit, stop at the
@@ -493,17 +326,42 @@ fn scan_order(
 /// With `max_wait` (a starvation guard, off by default): jobs that have waited that long go
 /// first, in FCFS order; when one of them does not fit it holds an EASY reservation and the
 /// other jobs start only if they do not delay it.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Snf {
     pub max_wait: Option<f64>,
     candidates: Vec<(u32, f64, i64, u32)>,
+    started: Vec<(f64, u32)>,
+    /// How it serves the queue: without backfilling, and (with `max_wait`) with EASY behind
+    /// an aged head.
+    rule: Arc<QueueRule>,
+    aged_easy: Arc<QueueRule>,
+}
+
+impl Default for Snf {
+    fn default() -> Self {
+        Snf::with_max_wait(None)
+    }
 }
 
 impl Snf {
     pub fn with_max_wait(max_wait: Option<f64>) -> Self {
+        let aged = |backfill| {
+            Arc::new(QueueRule {
+                order: QueueOrder::SnfAged {
+                    max_wait: max_wait.unwrap_or(f64::INFINITY),
+                },
+                backfill,
+            })
+        };
         Snf {
             max_wait,
             candidates: Vec::new(),
+            started: Vec::new(),
+            rule: match max_wait {
+                None => Arc::new(QueueRule::SNF),
+                Some(_) => aged(Backfill::None),
+            },
+            aged_easy: aged(Backfill::Easy),
         }
     }
 
@@ -526,22 +384,17 @@ impl Snf {
             return None;
         }
         // The scan's first eligible job that does not fit (by count: starts follow the order).
-        let mut admission = Admission::new(view);
-        let mut free = view.free;
-        let mut top = positions.len();
-        for (k, &p) in positions.iter().enumerate() {
-            let job = view.jobs.get(view.queue[p as usize]);
-            let est_end = view.now + job.requested_time;
-            if !admission.admits(est_end, job.nodes) {
-                continue;
-            }
-            if job.nodes > free {
-                top = k;
-                break;
-            }
-            admission.commit(est_end, job.nodes);
-            free -= job.nodes;
-        }
+        let (mut dry, mut started) = (Decision::default(), Vec::new());
+        let mut counts = Counts::new(view, Estimates::REQUESTED, &mut started);
+        let top = scan(
+            view,
+            positions.len(),
+            |k| positions[k],
+            Backfill::None,
+            &mut counts,
+            &mut dry,
+        )
+        .unwrap_or(positions.len());
         let backfill = if top < aged {
             Backfill::Easy
         } else {
@@ -560,21 +413,16 @@ impl Policy for Snf {
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
-        decision.rule = Some(QueueRule::SNF);
+        decision.rule = Some(self.rule.clone());
         if let Some(max_wait) = self.max_wait {
-            decision.rule = Some(QueueRule {
-                order: QueueOrder::SnfAged { max_wait },
-                backfill: Backfill::None,
-            });
             if view.free == 0 {
                 return;
             }
             if let Some((positions, backfill)) = self.aged_order(view, max_wait) {
                 // (a power manager plans its wakes as the scan goes: EASY behind an aged head)
-                decision.rule = Some(QueueRule {
-                    order: QueueOrder::SnfAged { max_wait },
-                    backfill,
-                });
+                if backfill == Backfill::Easy {
+                    decision.rule = Some(self.aged_easy.clone());
+                }
                 let mut started = Vec::new();
                 scan_with_backfill(view, |k| positions[k], backfill, &mut started, decision);
                 return;
@@ -604,25 +452,16 @@ impl Policy for Snf {
             manager.scan(view, &positions, Backfill::None, decision);
             return;
         }
-        let mut admission = Admission::new(view);
-        let mut free = view.free;
-        for &(nodes, requested, _, pos) in &self.candidates {
-            let est_end = view.now + requested;
-            if !admission.admits(est_end, nodes) {
-                continue;
-            }
-            if nodes > free {
-                break;
-            }
-            admission.commit(est_end, nodes);
-            free -= nodes;
-            let job = view.queue[pos as usize];
-            decision.starts.push(Start {
-                pos,
-                job,
-                kind: StartKind::Primary,
-            });
-        }
+        let candidates = &self.candidates;
+        let mut counts = Counts::new(view, Estimates::REQUESTED, &mut self.started);
+        scan(
+            view,
+            candidates.len(),
+            |k| candidates[k].3,
+            Backfill::None,
+            &mut counts,
+            decision,
+        );
     }
 }
 

@@ -6,6 +6,10 @@
 //! (horizontal) and fast-forwards invocations that offer a single outcome (vertical).
 
 pub mod action;
+pub mod config;
+#[cfg(test)]
+mod fixtures;
+pub mod log;
 pub mod mcts;
 pub mod policy;
 pub mod reward;
@@ -14,7 +18,9 @@ pub mod scenario;
 pub mod tree;
 
 pub use action::{Action, ActionSet};
-pub use mcts::{search, Lookahead, Rollout, SearchConfig, SearchOutcome};
-pub use policy::{build_search_policy, Chooser, MarsPolicy, SearchOptions};
+pub use config::{Lookahead, Rollout, SearchConfig, SearchOutcome};
+pub use log::{CandidateRecord, DecisionRecord};
+pub use mcts::search;
+pub use policy::{build_mars, build_search_policy, Chooser, MarsPolicy, SearchOptions};
 pub use reward::{Reward, RootReference};
 pub use scenario::{ArrivalModel, RuntimeModel, ScenarioModel};

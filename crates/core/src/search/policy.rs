@@ -8,11 +8,13 @@ use rand_core::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use crate::engine::{Belief, View};
+use crate::engine::{Column, Decision, LogTable, Policy, StartKind};
 use crate::error::{CoreError, Result};
 use crate::estimate::{Completed, RuntimeHistory};
-use crate::sched::{CandidateRecord, Decision, DecisionRecord, Policy, StartKind};
 use crate::search::action::{ActionSet, Branch};
-use crate::search::mcts::{search_scenarios, Lookahead};
+use crate::search::config::Lookahead;
+use crate::search::log::{CandidateRecord, DecisionRecord};
+use crate::search::mcts::search_scenarios;
 use crate::search::rollout::rollout_search;
 use crate::search::{search, Reward, RuntimeModel, ScenarioModel, SearchConfig};
 
@@ -297,7 +299,7 @@ impl Policy for MarsPolicy {
         // Under a power manager: the nodes it placed the jobs on, and the queue rule it plans by.
         decision.nodes.extend_from_slice(&branch.decision.nodes);
         decision.held.extend_from_slice(&branch.decision.held);
-        decision.rule = branch.decision.rule;
+        decision.rule.clone_from(&branch.decision.rule);
         let action = self.actions.get(usize::from(branch.action));
         let first = self.candidates.len() as u32;
         if self.detail {
@@ -330,23 +332,62 @@ impl Policy for MarsPolicy {
         });
     }
 
-    fn decision_records(&self) -> &[DecisionRecord] {
-        &self.records
-    }
-
     fn set_decision_detail(&mut self, on: bool) {
         self.detail = on;
     }
 
-    fn decision_candidates(&self) -> &[CandidateRecord] {
-        &self.candidates
+    fn log_rows(&self) -> usize {
+        self.records.len() + self.candidates.len()
     }
 
-    fn take_decision_log(&mut self) -> (Vec<DecisionRecord>, Vec<CandidateRecord>) {
-        (
-            std::mem::take(&mut self.records),
-            std::mem::take(&mut self.candidates),
-        )
+    fn take_log(&mut self) -> LogTable {
+        let r = std::mem::take(&mut self.records);
+        let c = std::mem::take(&mut self.candidates);
+        let mut t = LogTable::default();
+        t.add("time", &r, |r| r.time, Column::F64);
+        t.add("queue_length", &r, |r| r.queue_length, Column::U32);
+        t.add("outcomes", &r, |r| r.outcomes, Column::U32);
+        t.add("iterations", &r, |r| r.iterations, Column::U64);
+        t.add(
+            "heuristic",
+            &r,
+            |r| r.heuristic.name().to_string(),
+            Column::Text,
+        );
+        let window = |r: &DecisionRecord| {
+            if r.window == u32::MAX {
+                -1
+            } else {
+                i64::from(r.window)
+            }
+        };
+        t.add("window", &r, window, Column::I64);
+        t.add("actions", &r, |r| r.actions, Column::U32);
+        t.add("name", &r, |r| r.best.name(), Column::Text);
+        t.add("started", &r, |r| r.started, Column::U32);
+        t.add("drain", &r, |r| r.drain, Column::Bool);
+        t.add("seconds", &r, |r| r.seconds, Column::F64);
+        // `--decision-log full`: every distinct outcome of each decision, flat, with offsets
+        if self.detail {
+            let mut offsets = Vec::with_capacity(r.len() + 1);
+            offsets.push(0u64);
+            offsets.extend(r.iter().map(|r| u64::from(r.candidates.end)));
+            t.push("candidate_offsets", Column::U64(offsets));
+            t.add("candidate_names", &c, |c| c.best.name(), Column::Text);
+            t.add("candidate_actions", &c, |c| c.actions, Column::U32);
+            t.add("candidate_started", &c, |c| c.started, Column::U32);
+            t.add("candidate_visits", &c, |c| c.visits, Column::U64);
+            t.add("candidate_values", &c, |c| c.value, Column::F64);
+            t.add("candidate_chosen", &c, |c| c.chosen, Column::Bool);
+        }
+        t
+    }
+}
+
+impl MarsPolicy {
+    /// The decisions logged so far (taken out by `take_log`).
+    pub fn records(&self) -> &[DecisionRecord] {
+        &self.records
     }
 }
 
@@ -364,6 +405,11 @@ pub struct SearchOptions {
 
 /// Builds `mars` (search) or `random` (the random baseline).
 pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dyn Policy>> {
+    Ok(Box::new(build_mars(name, options)?))
+}
+
+/// [`build_search_policy`], as its own type (its decision log is then readable as records).
+pub fn build_mars(name: &str, options: &SearchOptions) -> Result<MarsPolicy> {
     let actions = ActionSet::parse(&options.actions)?;
     let chooser = match name {
         "mars" => Chooser::Search(options.reward),
@@ -374,11 +420,11 @@ pub fn build_search_policy(name: &str, options: &SearchOptions) -> Result<Box<dy
             )))
         }
     };
-    Ok(Box::new(MarsPolicy::new(
+    MarsPolicy::new(
         actions,
         chooser,
         options.config.clone(),
         options.model,
         options.threads,
-    )?))
+    )
 }

@@ -186,7 +186,8 @@ impl Reward {
         let n = view.queue.len().max(1) as f64;
         let (mut wait, mut bsld) = (0.0, 0.0);
         for &j in view.queue {
-            let job = view.jobs.get(j);
+            // (the belief's own jobs: their run times are the ones it believes)
+            let job = root.inputs().jobs.get(j);
             let w = (view.now - job.submit).max(0.0);
             wait += w;
             bsld += bounded_slowdown(w, job.run_time);

@@ -11,10 +11,10 @@
 
 use rayon::prelude::*;
 
-use crate::engine::Engine;
+use crate::engine::{DecisionPoint, Engine};
 use crate::sched::{Decision, Policy, QueuePolicy};
 use crate::search::action::{outcome_of, Action, Branch};
-use crate::search::mcts::{RootChild, SearchConfig, SearchOutcome};
+use crate::search::config::{RootChild, SearchConfig, SearchOutcome};
 use crate::search::reward::{Reward, RootReference};
 use crate::search::tree::rollout_return;
 
@@ -192,16 +192,7 @@ pub(crate) fn follow(
             .apply_decision(decision)
             .expect("an ordering's own decision is valid");
         let started = !decision.starts.is_empty();
-        let mut terminal = false;
-        loop {
-            if !engine.advance() {
-                terminal = true;
-                break;
-            }
-            if !engine.state().queue().is_empty() {
-                break;
-            }
-        }
+        let terminal = !engine.advance_to(DecisionPoint::JobsWaiting);
         if started || terminal {
             last = reward.evaluate(engine, reference);
         }
@@ -222,7 +213,7 @@ mod tests {
     use crate::engine::Belief;
     use crate::sched::Heuristic;
     use crate::search::action::ActionSet;
-    use crate::search::mcts::tests::drain_case;
+    use crate::search::fixtures::drain_case;
 
     const FCFS: Action = Action {
         heuristic: Heuristic::Fcfs,
@@ -248,7 +239,7 @@ mod tests {
             * (1.0 - gamma)
     }
 
-    /// The drain case (see `mcts::tests::drain_case`): at t = 20, one node is free; S1..S4
+    /// The drain case (see `fixtures::drain_case`): at t = 20, one node is free; S1..S4
     /// (1 node, 36000 s, submitted at 10) and L (4 nodes, 360 s, submitted at 20) wait; three
     /// 1-node jobs run until 3600. Outcomes: start S1, or nothing.
     fn values(bases: &[Action]) -> (SearchOutcome, usize, usize) {

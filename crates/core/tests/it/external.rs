@@ -3,9 +3,8 @@
 
 use std::sync::Arc;
 
-use hpcsched_core::agent::{
-    next_decision, observe, DecisionPoints, CLUSTER_FEATURES, JOB_FEATURES,
-};
+use hpcsched_core::agent::{observe, CLUSTER_FEATURES, JOB_FEATURES};
+use hpcsched_core::engine::DecisionPoint;
 use hpcsched_core::sched::{translate, ExternalDecision};
 use hpcsched_core::{Backfill, Calendar, Decision, Engine, Inputs, Machine, Overrun, Policy, View};
 
@@ -109,7 +108,7 @@ fn exact_starts_and_the_events_since_the_last_call() {
 #[test]
 fn bad_external_decisions_name_the_job() {
     let mut e = engine(4, SPECS);
-    assert!(next_decision(&mut e, DecisionPoints::JobsAndNodes));
+    assert!(e.advance_to(DecisionPoint::JobsAndNodes));
     let view = e.view();
     let mut d = Decision::default();
     let unknown = ExternalDecision {
@@ -134,7 +133,7 @@ fn bad_external_decisions_name_the_job() {
     assert!(translate(&view, &both, &mut d).is_err());
     // a job that does not fit: translation passes, the engine refuses it
     let mut e = engine(2, &[(0.0, 10.0, 10.0, 1), (0.0, 10.0, 10.0, 2)]);
-    assert!(next_decision(&mut e, DecisionPoints::JobsAndNodes));
+    assert!(e.advance_to(DecisionPoint::JobsAndNodes));
     let both_jobs = ExternalDecision {
         start: vec![0, 1],
         ..ExternalDecision::default()
@@ -155,7 +154,7 @@ fn decision_points_and_observations() {
         vec![0.0f32; CLUSTER_FEATURES],
         vec![false; 3],
     );
-    assert!(next_decision(&mut e, DecisionPoints::JobsAndNodes));
+    assert!(e.advance_to(DecisionPoint::JobsAndNodes));
     assert_eq!(e.now(), 0.0);
     observe(&e.view(), 3, &mut jobs, &mut cluster, &mut mask);
     assert_eq!(mask, vec![true, false, false]);
@@ -182,7 +181,7 @@ fn decision_points_and_observations() {
     let mut d = Decision::default();
     translate(&e.view(), &start, &mut d).unwrap();
     e.apply_decision(&d).unwrap();
-    assert!(next_decision(&mut e, DecisionPoints::JobsAndNodes));
+    assert!(e.advance_to(DecisionPoint::JobsAndNodes));
     assert_eq!(e.now(), 1.0);
     observe(&e.view(), 3, &mut jobs, &mut cluster, &mut mask);
     assert_eq!((cluster[0], cluster[1]), (0.5, 0.5));

@@ -39,7 +39,7 @@ fn every_heuristic_scores_as_table_ii() {
     ];
     assert_eq!(expected.len(), Heuristic::ALL.len());
     for (h, value) in expected {
-        let got = h.score(&job, 1500.0, 16);
+        let got = h.score((&job).into(), 1500.0, 16);
         assert!(
             close(got, value),
             "{}: got {got}, expected {value}",
@@ -58,13 +58,20 @@ fn guards_cover_the_undefined_cases() {
         requested_time: 0.0,
         nodes: 16,
     };
-    assert_eq!(Heuristic::Sjf.score(&job, 10.0, 16), 1.0);
-    assert_eq!(Heuristic::Fcsj.score(&job, 10.0, 16), -10.0);
-    assert_eq!(Heuristic::F1.score(&job, 10.0, 16), 0.0);
-    assert_eq!(Heuristic::F3.score(&job, 10.0, 16), 16.0);
-    assert_eq!(Heuristic::Unicef.score(&job, 10.0, 16), f64::INFINITY);
+    assert_eq!(Heuristic::Sjf.score((&job).into(), 10.0, 16), 1.0);
+    assert_eq!(Heuristic::Fcsj.score((&job).into(), 10.0, 16), -10.0);
+    assert_eq!(Heuristic::F1.score((&job).into(), 10.0, 16), 0.0);
+    assert_eq!(Heuristic::F3.score((&job).into(), 10.0, 16), 16.0);
+    assert_eq!(
+        Heuristic::Unicef.score((&job).into(), 10.0, 16),
+        f64::INFINITY
+    );
     for h in Heuristic::ALL {
-        assert!(!h.score(&job, 0.0, 16).is_nan(), "{} gives NaN", h.name());
+        assert!(
+            !h.score((&job).into(), 0.0, 16).is_nan(),
+            "{} gives NaN",
+            h.name()
+        );
     }
 }
 

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use hpcsched_core::model::PowerModel;
-use hpcsched_core::power::config::{manager_config, IconConfig};
+use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord};
+use hpcsched_core::power::manager::PowerManager;
 use hpcsched_core::sched::{build_policy, build_snf};
 use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
 
@@ -37,7 +38,7 @@ fn run(
     timeout: f64,
     seed: Option<u64>,
     by_node: bool,
-) -> RunLog {
+) -> Run {
     run_policy(nodes, specs, manager, timeout, seed, by_node, None)
 }
 
@@ -51,7 +52,7 @@ fn run_policy(
     seed: Option<u64>,
     by_node: bool,
     policy: Option<&str>,
-) -> RunLog {
+) -> Run {
     let machine = Machine {
         nodes,
         power: Some(model()),
@@ -70,11 +71,33 @@ fn run_policy(
         Some(name) => build_policy(name, None, "easy").unwrap(),
     };
     engine.run(policy.as_mut()).unwrap();
-    engine.into_log()
+    let manager = engine.power_layer().unwrap().as_any();
+    let power_records = manager
+        .downcast_ref::<PowerManager>()
+        .unwrap()
+        .records()
+        .to_vec();
+    Run {
+        log: engine.into_log(),
+        power_records,
+    }
+}
+
+/// A run's record and its power manager's log.
+struct Run {
+    log: RunLog,
+    power_records: Vec<PowerRecord>,
+}
+
+impl std::ops::Deref for Run {
+    type Target = RunLog;
+    fn deref(&self) -> &RunLog {
+        &self.log
+    }
 }
 
 /// Everything a run decides and records, but the wall-clock seconds of each call.
-fn outcome(log: &RunLog) -> String {
+fn outcome(log: &Run) -> String {
     let records: Vec<_> = log
         .power_records
         .iter()

@@ -1,5 +1,5 @@
-//! The decision log a policy may keep (`Policy::decision_records`): one row per decision, and
-//! optionally every candidate outcome it weighed (MARS's search writes both).
+//! MARS's decision log: one row per decision, and optionally every candidate outcome it
+//! weighed; handed out as the engine's generic columns (`Policy::take_log`).
 
 use crate::sched::{Action, Heuristic};
 
