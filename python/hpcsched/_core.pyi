@@ -1,6 +1,6 @@
 """Type stubs of the native module built from crates/python (PyO3). Bindings only."""
 
-from typing import Any, final
+from typing import Any, Protocol, final, type_check_only
 
 import numpy as np
 import numpy.typing as npt
@@ -109,36 +109,64 @@ def predict_remaining(
     sigma_floor: float,
 ) -> float: ...
 
+@type_check_only
+class _NativeRun(Protocol):
+    """What ``Simulation`` reads of its run (``hpcsched.run.native.NativeRun``)."""
+
+    @property
+    def job_id(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def submit(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def run_time(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def requested_time(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def nodes(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def user(self) -> npt.NDArray[np.int64] | None: ...
+    @property
+    def machine_nodes(self) -> int: ...
+    @property
+    def power(self) -> dict[str, float] | None: ...
+    @property
+    def groups(self) -> list[tuple[int, dict[str, float]]] | None: ...
+    @property
+    def down_start(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def down_end(self) -> npt.NDArray[np.float64]: ...
+    @property
+    def down_scheduled(self) -> npt.NDArray[np.bool_]: ...
+    @property
+    def down_nodes(self) -> npt.NDArray[np.int64]: ...
+    @property
+    def down_asleep(self) -> npt.NDArray[np.bool_]: ...
+    @property
+    def announce_lead(self) -> float: ...
+    @property
+    def overrun(self) -> str: ...
+    @property
+    def policy(self) -> str: ...
+    @property
+    def window(self) -> int | None: ...
+    @property
+    def backfill(self) -> str: ...
+    @property
+    def estimates(self) -> str: ...
+    @property
+    def max_wait(self) -> float | None: ...
+    @property
+    def search(self) -> dict[str, Any] | None: ...
+    @property
+    def manager(self) -> dict[str, Any] | None: ...
+    @property
+    def python(self) -> Any: ...
+    @property
+    def decision_log(self) -> str: ...
+
 @final
 class Simulation:
-    def __new__(
-        cls,
-        job_id: npt.NDArray[np.int64],
-        submit: npt.NDArray[np.float64],
-        run_time: npt.NDArray[np.float64],
-        requested_time: npt.NDArray[np.float64],
-        nodes: npt.NDArray[np.int64],
-        machine_nodes: int,
-        policy: str,
-        window: int | None,
-        backfill: str,
-        overrun: str,
-        down_start: npt.NDArray[np.float64],
-        down_end: npt.NDArray[np.float64],
-        down_scheduled: npt.NDArray[np.bool_],
-        down_nodes: npt.NDArray[np.int64],
-        announce_lead: float,
-        search: dict[str, Any] | None = None,
-        power: dict[str, float] | None = None,
-        manager: dict[str, Any] | None = None,
-        python: Any = None,
-        user: npt.NDArray[np.int64] | None = None,
-        estimates: str = "requested",
-        down_asleep: npt.NDArray[np.bool_] | None = None,
-        max_wait: float | None = None,
-        groups: list[tuple[int, dict[str, Any]]] | None = None,
-        decision_log: str = "compact",
-    ) -> Simulation: ...
+    def __new__(cls, run: _NativeRun) -> Simulation: ...
     @property
     def now(self) -> float: ...
     @property

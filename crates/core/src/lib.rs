@@ -7,7 +7,8 @@
 //! - [`estimate`]: run-time estimates learned from completed jobs;
 //! - [`io`]: fast parsing of large trace files;
 //! - [`advise`]: plans from a live cluster's snapshot (the production advisor);
-//! - [`agent`]: decision points, observations and rewards for learning agents.
+//! - [`agent`]: decision points, observations and rewards for learning agents;
+//! - [`spec`]: one run as names and numbers, and the engine and policy built from it.
 
 pub mod advise;
 pub mod agent;
@@ -19,6 +20,7 @@ pub mod model;
 pub mod power;
 pub mod sched;
 pub mod search;
+pub mod spec;
 
 pub use engine::{Belief, Engine, Inputs, RunLog, Scenario, SimState, StopFlag, View};
 pub use error::{CoreError, Result};

@@ -5,7 +5,7 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::engine::search_options;
+use crate::convert::search_spec;
 use crate::error::IntoPyResult;
 
 /// Plans the pending jobs of a snapshot (columns; times in seconds on any one clock).
@@ -80,7 +80,7 @@ pub fn plan_snapshot<'py>(
     let planner = match search {
         Some(options) => Planner::Search {
             name: policy.to_string(),
-            options: Box::new(search_options(options)?),
+            options: Box::new(search_spec(options)?.options().py_result(py)?),
         },
         None => Planner::Queue {
             name: policy.to_string(),

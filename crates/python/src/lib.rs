@@ -1,6 +1,8 @@
 //! `hpcsched._core`: PyO3 bindings of hpcsched-core. Bindings only, no logic.
 
 mod advise;
+mod agent;
+mod convert;
 mod engine;
 mod error;
 mod external;

@@ -1,17 +1,103 @@
 """Building the engine: a ``_core.Simulation`` from a workload, a downtime calendar, a platform
-and a policy (its arrays of jobs and windows, the power model, the power manager's options)."""
+and a policy, through the one record the engine takes (``NativeRun``: its arrays of jobs and
+windows, the power model, the policy's and the power manager's options)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from hpcsched import _core
 from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec, PowerSpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.workload import DowntimeCalendar, Workload
+
+
+@dataclass(frozen=True, eq=False)
+class NativeRun:
+    """One run as the engine takes it (``_core.Simulation(run)``): the jobs and the downtime
+    windows as columns (``down_nodes`` 0: the whole machine), the machine's size, power model
+    and node groups, and the policy with its options by name; the engine reads every name."""
+
+    job_id: npt.NDArray[np.int64]
+    submit: npt.NDArray[np.float64]
+    run_time: npt.NDArray[np.float64]
+    requested_time: npt.NDArray[np.float64]
+    nodes: npt.NDArray[np.int64]
+    user: npt.NDArray[np.int64] | None
+    machine_nodes: int
+    power: dict[str, float] | None
+    groups: list[tuple[int, dict[str, float]]] | None
+    down_start: npt.NDArray[np.float64]
+    down_end: npt.NDArray[np.float64]
+    down_scheduled: npt.NDArray[np.bool_]
+    down_nodes: npt.NDArray[np.int64]
+    down_asleep: npt.NDArray[np.bool_]
+    announce_lead: float
+    overrun: str
+    policy: str
+    window: int | None
+    backfill: str
+    estimates: str
+    max_wait: float | None
+    search: dict[str, Any] | None
+    manager: dict[str, Any] | None
+    python: Any
+    decision_log: str
+
+
+def native_run(
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    policy: str,
+    window: int | None = None,
+    backfill: str = "easy",
+    *,
+    overrun: str = "continue",
+    platform: Platform | None = None,
+    search: dict[str, Any] | None = None,
+    manager: dict[str, Any] | None = None,
+    python: Any = None,
+    estimates: str = "requested",
+    max_wait: float | None = None,
+    decision_log: str = "compact",
+) -> NativeRun:
+    """The run of `workload` (replay clock) and `calendar` (already shifted to it)."""
+    jobs = workload.jobs
+    windows = calendar.windows
+    return NativeRun(
+        job_id=jobs["job_id"].to_numpy(np.int64),
+        submit=jobs["submit"].to_numpy(np.float64),
+        run_time=jobs["run_time"].to_numpy(np.float64),
+        requested_time=jobs["requested_time"].to_numpy(np.float64),
+        nodes=jobs["nodes"].to_numpy(np.int64),
+        user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
+        machine_nodes=workload.nodes,
+        power=platform.power.to_dict() if platform is not None and platform.power else None,
+        groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
+        if platform is not None and platform.heterogeneous
+        else None,
+        down_start=np.array([w.start for w in windows], dtype=np.float64),
+        down_end=np.array([w.end for w in windows], dtype=np.float64),
+        down_scheduled=np.array([w.kind == "scheduled" for w in windows], dtype=bool),
+        down_nodes=np.array([w.nodes or 0 for w in windows], dtype=np.int64),
+        down_asleep=np.array([w.back == "asleep" for w in windows], dtype=bool),
+        announce_lead=calendar.announce_lead,
+        overrun=overrun,
+        policy=policy,
+        window=window,
+        backfill=backfill,
+        estimates=estimates,
+        max_wait=max_wait,
+        search=search,
+        manager=manager,
+        python=python,
+        decision_log=decision_log,
+    )
 
 
 def new_simulation(
@@ -31,37 +117,22 @@ def new_simulation(
     decision_log: str = "compact",
 ) -> Any:
     """The engine for `workload` (replay clock) and `calendar` (already shifted to it)."""
-    jobs = workload.jobs
-    windows = calendar.windows
-    return _core.Simulation(
-        jobs["job_id"].to_numpy(np.int64),
-        jobs["submit"].to_numpy(np.float64),
-        jobs["run_time"].to_numpy(np.float64),
-        jobs["requested_time"].to_numpy(np.float64),
-        jobs["nodes"].to_numpy(np.int64),
-        workload.nodes,
+    run = native_run(
+        workload,
+        calendar,
         policy,
         window,
         backfill,
-        overrun,
-        np.array([w.start for w in windows], dtype=np.float64),
-        np.array([w.end for w in windows], dtype=np.float64),
-        np.array([w.kind == "scheduled" for w in windows], dtype=bool),
-        np.array([w.nodes or 0 for w in windows], dtype=np.int64),
-        calendar.announce_lead,
-        search,
-        platform.power.to_dict() if platform is not None and platform.power else None,
-        manager,
+        overrun=overrun,
+        platform=platform,
+        search=search,
+        manager=manager,
         python=python,
-        user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
         estimates=estimates,
-        down_asleep=np.array([w.back == "asleep" for w in windows], dtype=bool),
         max_wait=max_wait,
-        groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
-        if platform is not None and platform.heterogeneous
-        else None,
         decision_log=decision_log,
     )
+    return _core.Simulation(run)
 
 
 def manager_options(

@@ -11,6 +11,9 @@ pub enum Overrun {
 }
 
 impl Overrun {
+    /// The names, in the order of the variants.
+    pub const NAMES: [&'static str; 2] = ["continue", "kill"];
+
     pub fn from_name(name: &str) -> Option<Self> {
         match name {
             "continue" => Some(Overrun::Continue),

@@ -1,0 +1,210 @@
+//! Python values into the core's records: the one place the binding reads what Python hands
+//! it (`hpcsched.run.native.NativeRun`, the search, power model and power manager options
+//! Python validated). Names stay names: the core reads them ([`RunSpec::build`]).
+
+use hpcsched_core::model::PowerModel;
+use hpcsched_core::power::config::IconConfig;
+use hpcsched_core::power::screen::ScreenConfig;
+use hpcsched_core::search::Reward;
+use hpcsched_core::spec::{
+    DowntimeColumns, JobColumns, ManagerSpec, NamedManager, RunSpec, SearchSpec,
+};
+use numpy::PyReadonlyArray1;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// `hpcsched.run.native.NativeRun`, attribute by attribute.
+#[derive(FromPyObject)]
+struct NativeRun<'py> {
+    job_id: PyReadonlyArray1<'py, i64>,
+    submit: PyReadonlyArray1<'py, f64>,
+    run_time: PyReadonlyArray1<'py, f64>,
+    requested_time: PyReadonlyArray1<'py, f64>,
+    nodes: PyReadonlyArray1<'py, i64>,
+    user: Option<PyReadonlyArray1<'py, i64>>,
+    machine_nodes: i64,
+    power: Option<Bound<'py, PyDict>>,
+    groups: Option<Vec<(u32, Bound<'py, PyDict>)>>,
+    down_start: PyReadonlyArray1<'py, f64>,
+    down_end: PyReadonlyArray1<'py, f64>,
+    down_scheduled: PyReadonlyArray1<'py, bool>,
+    down_nodes: PyReadonlyArray1<'py, i64>,
+    down_asleep: PyReadonlyArray1<'py, bool>,
+    announce_lead: f64,
+    overrun: String,
+    policy: String,
+    window: Option<usize>,
+    backfill: String,
+    estimates: String,
+    max_wait: Option<f64>,
+    search: Option<Bound<'py, PyDict>>,
+    manager: Option<Bound<'py, PyDict>>,
+    python: Option<Py<PyAny>>,
+    decision_log: String,
+}
+
+/// A run as the core takes it, and the Python policy object when there is one.
+pub struct Run {
+    pub spec: RunSpec,
+    pub python: Option<Py<PyAny>>,
+}
+
+/// Reads a `NativeRun`.
+pub fn native_run(run: &Bound<'_, PyAny>) -> PyResult<Run> {
+    let r: NativeRun<'_> = run.extract()?;
+    let column = |a: &PyReadonlyArray1<'_, f64>| a.as_array().to_vec();
+    let spec = RunSpec {
+        jobs: JobColumns {
+            id: r.job_id.as_array().to_vec(),
+            submit: column(&r.submit),
+            run_time: column(&r.run_time),
+            requested_time: column(&r.requested_time),
+            nodes: r.nodes.as_array().to_vec(),
+            user: r.user.map(|u| u.as_array().to_vec()),
+        },
+        machine_nodes: r.machine_nodes,
+        power: r.power.as_ref().map(power_model).transpose()?,
+        groups: r
+            .groups
+            .map(|groups| {
+                (groups.iter())
+                    .map(|(count, d)| Ok((*count, power_model(d)?)))
+                    .collect::<PyResult<Vec<_>>>()
+            })
+            .transpose()?,
+        downtime: DowntimeColumns {
+            start: column(&r.down_start),
+            end: column(&r.down_end),
+            scheduled: r.down_scheduled.as_array().to_vec(),
+            nodes: r.down_nodes.as_array().to_vec(),
+            asleep: r.down_asleep.as_array().to_vec(),
+        },
+        announce_lead: r.announce_lead,
+        overrun: r.overrun,
+        policy: r.policy,
+        window: r.window,
+        backfill: r.backfill,
+        estimates: r.estimates,
+        max_wait: r.max_wait,
+        search: r.search.as_ref().map(search_spec).transpose()?,
+        manager: r.manager.as_ref().map(manager_spec).transpose()?,
+        decision_log: r.decision_log,
+    };
+    Ok(Run {
+        spec,
+        python: r.python,
+    })
+}
+
+/// The search options Python validated (`hpcsched.policies.SearchSpec.to_native`).
+pub fn search_spec(d: &Bound<'_, PyDict>) -> PyResult<SearchSpec> {
+    let weights: Bound<'_, PyDict> = get_item(d, "reward")?;
+    let mut reward = [0.0; Reward::TERMS.len()];
+    for (w, term) in reward.iter_mut().zip(Reward::TERMS) {
+        if let Some(value) = weights.get_item(term)? {
+            *w = value.extract()?;
+        }
+    }
+    Ok(SearchSpec {
+        actions: get_item(d, "actions")?,
+        reward,
+        horizon: get_item(d, "horizon")?,
+        runtime_model: get_item(d, "runtime_model")?,
+        arrivals: get_item(d, "arrivals")?,
+        arrival_window: get_item(d, "arrival_window")?,
+        arrival_horizon: get_item(d, "arrival_horizon")?,
+        overrun_kill: get_item(d, "overrun_kill")?,
+        rollout: get_item(d, "rollout")?,
+        guide: get_item(d, "guide")?,
+        epsilon: get_item(d, "epsilon")?,
+        iterations: get_item(d, "iterations")?,
+        time_budget: get_item(d, "time_budget")?,
+        depth: get_item(d, "depth")?,
+        gamma: get_item(d, "gamma")?,
+        exploration: get_item(d, "exploration")?,
+        trees: get_item(d, "trees")?,
+        seed: get_item(d, "seed")?,
+        lookahead: get_item(d, "lookahead")?,
+        prior: get_item(d, "prior")?,
+        bases: get_item(d, "bases")?,
+        threads: get_item(d, "threads")?,
+    })
+}
+
+/// A power model Python validated (`hpcsched.platform.PowerModel.to_dict`).
+fn power_model(d: &Bound<'_, PyDict>) -> PyResult<PowerModel> {
+    let get = |key: &str| get_item::<f64>(d, key);
+    Ok(PowerModel {
+        computing_w: get("computing")?,
+        idle_w: get("idle")?,
+        sleeping_w: get("sleeping")?,
+        switching_on_w: get("switching_on")?,
+        switching_off_w: get("switching_off")?,
+        switch_on_s: get("switch_on")?,
+        switch_on_std_s: get("switch_on_std")?,
+        switch_off_s: get("switch_off")?,
+        switch_off_std_s: get("switch_off_std")?,
+    })
+}
+
+/// Power-manager options Python validated (`hpcsched.policies.PowerSpec.to_native`): a
+/// manager by `name`, or (without one) only node power states, `sample_transitions` alone.
+fn manager_spec(d: &Bound<'_, PyDict>) -> PyResult<ManagerSpec> {
+    let name: Option<String> = match d.get_item("name")? {
+        Some(value) => value.extract()?,
+        None => None,
+    };
+    let manager = match name {
+        Some(name) => Some(NamedManager {
+            name,
+            idle_timeout: get_item(d, "idle_timeout")?,
+            icon: icon_config(d)?,
+        }),
+        None => None,
+    };
+    Ok(ManagerSpec {
+        manager,
+        sample_transitions: get_item(d, "sample_transitions")?,
+    })
+}
+
+/// SNF-ICON's parameters among a power manager's options.
+fn icon_config(d: &Bound<'_, PyDict>) -> PyResult<IconConfig> {
+    let screen = ScreenConfig {
+        min_samples: get_item(d, "screen_min_samples")?,
+        max_samples: get_item(d, "screen_max_samples")?,
+        cv_tolerance: get_item(d, "cv_tolerance")?,
+        max_autocorrelation: get_item(d, "max_autocorrelation")?,
+        ks_multiplier: get_item(d, "ks_multiplier")?,
+        ks_scale: get_item(d, "ks_scale")?,
+    };
+    Ok(IconConfig {
+        alpha: get_item(d, "alpha")?,
+        beta: get_item(d, "beta")?,
+        initial_arrival_rate: get_item(d, "initial_arrival_rate")?,
+        arrival_smoothing: get_item(d, "arrival_smoothing")?,
+        service_smoothing: get_item(d, "service_smoothing")?,
+        resource_smoothing: get_item(d, "resource_smoothing")?,
+        sigma_floor: get_item(d, "sigma_floor")?,
+        min_spares: get_item(d, "min_spares")?,
+        max_spares: get_item(d, "max_spares")?,
+        max_horizon: get_item(d, "max_horizon")?,
+        recency_window: get_item(d, "recency_window")?,
+        screen_window: get_item(d, "screen_window")?,
+        screen,
+        require_service_samples: get_item(d, "require_service_samples")?,
+        stale_completion_shutdown: get_item(d, "stale_completion_shutdown")?,
+        ..IconConfig::default()
+    })
+}
+
+/// `d[key]`, extracted; a missing key is a KeyError.
+fn get_item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
+    d: &Bound<'py, PyDict>,
+    key: &str,
+) -> PyResult<T> {
+    d.get_item(key)?
+        .ok_or_else(|| pyo3::exceptions::PyKeyError::new_err(key.to_string()))?
+        .extract()
+        .map_err(Into::into)
+}
