@@ -16,6 +16,7 @@ from hpcsched._records import (
 
 __all__ = [
     "BSLD_TAU",
+    "DEFAULT_IDLE_TIMEOUT",
     "MAX_COUNT",
     "MAX_LINE_BYTES",
     "MAX_NODES",
@@ -57,6 +58,7 @@ MAX_LINE_BYTES: int
 QUOTED_CHARS: int
 MAX_COUNT: int
 MAX_SEED: int
+DEFAULT_IDLE_TIMEOUT: float
 
 def inflated_cap(compressed: int) -> int: ...
 def node_state_names() -> list[str]: ...

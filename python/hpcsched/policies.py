@@ -24,7 +24,8 @@ from hpcsched._io import read_toml
 from hpcsched._records import Capabilities, SearchDefaults
 from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
 
-BACKFILLS = ("easy", "none")
+#: Whether jobs behind a blocked top job may start (the engine's names).
+BACKFILLS: tuple[str, ...] = tuple(_core.option_names()["backfill"])
 #: What each engine policy takes (``_core.policy_capabilities``): the facts every check reads.
 CAPABILITIES: dict[str, Capabilities] = _core.policy_capabilities()
 SEARCH_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["searches"])
@@ -373,7 +374,7 @@ class PowerSpec:
     "respect idle timeout: enabled")."""
 
     manager: str | None = None
-    idle_timeout: float = 7200.0
+    idle_timeout: float = _core.DEFAULT_IDLE_TIMEOUT
     sample_transitions: int | None = None
     alpha: float = _ICON_DEFAULTS["alpha"]
     beta: float = _ICON_DEFAULTS["beta"]

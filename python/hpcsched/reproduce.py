@@ -23,7 +23,7 @@ from typing import Any
 
 import pandas as pd
 
-from hpcsched import plots
+from hpcsched import _core, plots
 from hpcsched.exceptions import InputError
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.policies import POWER_POLICIES, PolicySpec, PowerSpec, SearchSpec
@@ -312,7 +312,8 @@ def reproduce_snf_icon(
     report.paragraph(
         "Each case replays the paper's workload on its platform under FCFS/B+IPM, SNF+IPM, "
         "SNF-ICON and its ablations (ng: no gate, nf: no fallback), with the paper's Table I "
-        f"parameters: idle timeout 7200 s, alpha 5000, beta 1, screen window 2 h; {transitions}."
+        f"parameters: idle timeout {_core.DEFAULT_IDLE_TIMEOUT:.0f} s, alpha 5000, beta 1, "
+        f"screen window 2 h; {transitions}."
     )
     summary = seed_summary(table)
     report.heading("SNF-ICON against FCFS/B+IPM")

@@ -157,6 +157,12 @@ fn option_names(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
         "estimates",
         hpcsched_core::sched::registry::ESTIMATES.to_vec(),
     )?;
+    out.set_item("overrun", hpcsched_core::model::Overrun::NAMES.to_vec())?;
+    out.set_item("backfill", hpcsched_core::Backfill::NAMES.to_vec())?;
+    out.set_item(
+        "decision_log",
+        hpcsched_core::spec::LogDetail::NAMES.to_vec(),
+    )?;
     Ok(out)
 }
 
@@ -279,6 +285,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The largest search count (iterations, depth, trees: u32 in `SearchConfig`) and seed (u64).
     m.add("MAX_COUNT", u32::MAX)?;
     m.add("MAX_SEED", u64::MAX)?;
+    m.add(
+        "DEFAULT_IDLE_TIMEOUT",
+        hpcsched_core::power::config::DEFAULT_IDLE_TIMEOUT,
+    )?;
     m.add_function(wrap_pyfunction!(inflated_cap, m)?)?;
     m.add_class::<engine::PySimulation>()?;
     m.add_function(wrap_pyfunction!(swf::parse_swf, m)?)?;

@@ -15,10 +15,12 @@ from hpcsched.policies import REWARD_TERMS, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
 from hpcsched.workload import DEFAULT_ANNOUNCE_LEAD
 
-OVERRUNS = ("continue", "kill")
+#: What happens to a job past its requested time (the engine's names).
+OVERRUNS: tuple[str, ...] = tuple(_core.option_names()["overrun"])
 
-#: What the decision logs hold: one row of scalars per decision, or also every candidate.
-DECISION_LOGS = ("compact", "full")
+#: What the decision logs hold: one row of scalars per decision, or also every candidate (the
+#: engine's names).
+DECISION_LOGS: tuple[str, ...] = tuple(_core.option_names()["decision_log"])
 
 
 def as_policy_spec(

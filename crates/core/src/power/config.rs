@@ -150,6 +150,9 @@ pub struct PowerRecord {
 /// A spare candidate as the log keeps it: (target, W, E, J).
 pub type CandidateRow = (u32, f64, f64, f64);
 
+/// The idle timeout when none is given (s; SNF-ICON's Table I).
+pub const DEFAULT_IDLE_TIMEOUT: f64 = 7200.0;
+
 /// Names of the power managers: `ipm`, `icon` and ICON's ablations.
 pub const MANAGER_NAMES: [&str; 5] = ["ipm", "icon", "icon-ng", "icon-nf", "icon-ngnf"];
 
