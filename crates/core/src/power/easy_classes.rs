@@ -16,8 +16,8 @@
 
 use crate::engine::power::{Node, NodeState, NO_JOB};
 use crate::model::PowerModel;
-use crate::power::classes::NodeIndex;
 use crate::power::easy_plan::{Busy, Entries};
+use crate::power::node_index::NodeIndex;
 use crate::power::plan::{PlanJob, Windows};
 
 const EPS: f64 = 1e-9;

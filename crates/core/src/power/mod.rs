@@ -18,6 +18,7 @@ pub mod easy_classes;
 pub mod easy_plan;
 pub mod log;
 pub mod manager;
+pub mod node_index;
 pub mod plan;
 pub mod planner;
 pub mod predict;

@@ -8,9 +8,10 @@
 use crate::engine::power::Node;
 use crate::engine::View;
 use crate::model::PowerModel;
-use crate::power::classes::{class_plan, ClassInput, ClassScratch, NodeIndex};
+use crate::power::classes::{class_plan, ClassInput, ClassScratch};
 use crate::power::easy_classes::{easy_class_plan, EasyInput};
 use crate::power::easy_plan::{busy_now, easy_plan, Entries};
+use crate::power::node_index::NodeIndex;
 use crate::power::plan::{agenda, plan, Plan, PlanJob, Slot, Windows};
 
 /// How the waiting jobs are planned on the nodes at one call of the manager.

@@ -2,7 +2,7 @@
 
 use crate::engine::power::{Node, NodeState, NO_JOB};
 use crate::model::PowerModel;
-use crate::power::classes::NodeIndex;
+use crate::power::node_index::NodeIndex;
 
 /// A small seeded generator (the tests need no more, and their cases stay put).
 pub(crate) struct Lcg(pub u64);
