@@ -2,7 +2,7 @@
 //!
 //! The gymnasium environment of the Python package drives an [`Engine`] through these: it
 //! advances to the next decision point (`Engine::advance_to`), observes fixed-size features, applies the agent's
-//! action as an [`ExternalDecision`](crate::sched::ExternalDecision) (or a MARS action), and
+//! action as an [`ExternalDecision`] (or a MARS action), and
 //! scores the state with the same named reward terms MARS uses.
 
 use crate::engine::power::NodeState;
