@@ -421,21 +421,49 @@ def test_reward_presets_are_the_documented_weights():
 
 
 def test_every_option_name_the_engine_lists_runs_and_the_help_shows_it():
-    """The look-ahead options' names (and EASY's estimates) have one list, the engine's: each
-    name runs through the bindings' parser, and the CLI's help (which must not import the
-    engine to start at once) shows the same names."""
+    """The option names the engine decides (the look-ahead's, EASY's estimates, the overrun
+    policy, backfilling, the decision log) have one list, the engine's: each name runs
+    through the bindings' parser, and the CLI's help (which must not import the engine to
+    start at once) shows the same names."""
     from hpcsched.cli import METAVARS
+    from hpcsched.cli._options import PolicyOptions
 
     names = hpcsched._core.option_names()
-    assert set(names) == {"runtime_model", "arrivals", "rollout", "lookahead", "prior", "estimates"}
+    assert set(names) == {
+        "runtime_model",
+        "arrivals",
+        "rollout",
+        "lookahead",
+        "prior",
+        "estimates",
+        "overrun",
+        "backfill",
+        "decision_log",
+    }
     workload = hpcsched.workload.generate.markovian(n_jobs=80, target_util=0.9, seed=3)
+    shown = {**METAVARS, "decision_log": _metavar(PolicyOptions, "decision_log")}
     for option, values in names.items():
-        assert METAVARS[option] == "|".join(values), option
+        assert shown[option] == "|".join(values), option
         for value in values:
             if option == "estimates":
-                spec = hpcsched.PolicySpec("fcfs", estimates=value)
+                run = hpcsched.simulate(workload, hpcsched.PolicySpec("fcfs", estimates=value))
+            elif option == "backfill":
+                run = hpcsched.simulate(workload, hpcsched.PolicySpec("fcfs", backfill=value))
+            elif option in ("overrun", "decision_log"):
+                run = hpcsched.simulate(workload, mars("mars-cw", iterations=4), **{option: value})
             else:
-                spec = mars("mars-cw", iterations=4, **{option: value})
-            assert len(hpcsched.simulate(workload, spec).jobs) == 80, (option, value)
+                run = hpcsched.simulate(workload, mars("mars-cw", iterations=4, **{option: value}))
+            assert len(run.jobs) == 80, (option, value)
     with pytest.raises(hpcsched.HpcschedError, match="choose one of requested, history, running"):
         mars("mars-cw", runtime_model="sampled")
+
+
+def _metavar(group: type, field: str) -> str:
+    """The metavar an option group declares for one of its fields."""
+    import dataclasses
+    import typing
+
+    hints = typing.get_type_hints(group, include_extras=True)
+    (declared,) = [f for f in dataclasses.fields(group) if f.name == field]
+    option = hints[declared.name].__metadata__[0]
+    return str(option.metavar)
