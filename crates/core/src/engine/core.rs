@@ -16,6 +16,7 @@ use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::state::{Completion, Running, SimState, Timer};
 use crate::engine::stop::StopFlag;
+use crate::engine::utilization::nodes_down;
 use crate::engine::view::{KnownJobs, View};
 use crate::error::{CoreError, Result};
 use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
@@ -695,7 +696,7 @@ impl Engine {
         let n = self.inputs.machine.nodes;
         let s = &mut self.state;
         let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
-        s.down = total.min(u64::from(n)) as u32;
+        s.down = nodes_down(n, total);
         s.down_windows.clear();
         s.down_windows.extend(s.active.iter().map(|a| (a.1, a.2)));
         s.down_windows.sort_by(|a, b| a.0.total_cmp(&b.0));

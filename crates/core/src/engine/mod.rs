@@ -12,6 +12,7 @@ mod queue;
 mod record;
 mod state;
 mod stop;
+pub mod utilization;
 mod view;
 
 pub use self::core::{DecisionPoint, Engine, Inputs, STALLED_CALLS};
