@@ -58,6 +58,37 @@ fn input_err(reason: impl Into<String>) -> CoreError {
     CoreError::input(reason)
 }
 
+/// Downtime windows from their columns: start, end, scheduled (else unscheduled), nodes (0
+/// for the whole machine), back asleep.
+pub(crate) fn downtime_windows(
+    start: &[f64],
+    end: &[f64],
+    scheduled: &[bool],
+    nodes: &[i64],
+    asleep: &[bool],
+) -> hpcsched_core::Result<Vec<Downtime>> {
+    let n = start.len();
+    if [end.len(), scheduled.len(), nodes.len(), asleep.len()]
+        .iter()
+        .any(|&l| l != n)
+    {
+        return Err(input_err("downtime columns have different lengths"));
+    }
+    Ok((0..n)
+        .map(|i| Downtime {
+            start: start[i],
+            end: end[i],
+            kind: if scheduled[i] {
+                DowntimeKind::Scheduled
+            } else {
+                DowntimeKind::Unscheduled
+            },
+            nodes: (nodes[i] > 0).then(|| u32::try_from(nodes[i]).unwrap_or(u32::MAX)),
+            back_asleep: asleep[i],
+        })
+        .collect())
+}
+
 impl PySimulation {
     /// Runs `work` on the engine without the GIL, on a worker thread, while this thread looks
     /// for signals every `SIGNAL_CHECK`: on Ctrl-C the stop flag ends the worker's steps and
@@ -201,22 +232,7 @@ impl PySimulation {
             Some(a) => a.as_slice()?.to_vec(),
             None => vec![false; ds.len()],
         };
-        if asleep.len() != ds.len() {
-            return Err(input_err("downtime columns have different lengths")).py_result(py);
-        }
-        let windows: Vec<Downtime> = (0..ds.len())
-            .map(|i| Downtime {
-                start: ds[i],
-                end: de[i],
-                kind: if dk[i] {
-                    DowntimeKind::Scheduled
-                } else {
-                    DowntimeKind::Unscheduled
-                },
-                nodes: (dn[i] > 0).then(|| u32::try_from(dn[i]).unwrap_or(u32::MAX)),
-                back_asleep: asleep[i],
-            })
-            .collect();
+        let windows = downtime_windows(ds, de, dk, dn, &asleep).py_result(py)?;
         let machine_nodes = u32::try_from(machine_nodes)
             .ok()
             .filter(|n| (1..=MAX_NODES).contains(n))
