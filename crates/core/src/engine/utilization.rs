@@ -177,20 +177,19 @@ impl Utilization {
     /// From a run's attempts `(start, end, nodes)` (jobs and attempts killed by downtime; those
     /// with a NaN start or end never started and are left out), on a machine of `machine`
     /// nodes under the downtime `windows`.
-    pub fn new(
-        attempts: impl IntoIterator<Item = (f64, f64, f64)>,
-        machine: u32,
-        windows: &[Downtime],
-    ) -> Self {
-        let held: Vec<(f64, f64, f64)> = attempts
-            .into_iter()
-            .filter(|&(start, end, _)| !(start.is_nan() || end.is_nan()))
-            .collect();
+    pub fn new<I>(attempts: I, machine: u32, windows: &[Downtime]) -> Self
+    where
+        I: IntoIterator<Item = (f64, f64, f64)>,
+        I::IntoIter: Clone,
+    {
+        let attempts = attempts.into_iter();
+        let held = |&(start, end, _): &(f64, f64, f64)| !(start.is_nan() || end.is_nan());
         // every start, then every end: ties between them resolve as numpy's did
-        let points = held
-            .iter()
-            .map(|&(start, _, nodes)| (start, nodes))
-            .chain(held.iter().map(|&(_, end, nodes)| (end, -nodes)))
+        let points = attempts
+            .clone()
+            .filter(held)
+            .map(|(start, _, nodes)| (start, nodes))
+            .chain(attempts.filter(held).map(|(_, end, nodes)| (end, -nodes)))
             .collect();
         let (times, values) = steps(points, 0.0, |a, b| a + b);
         let busy = StepIntegral::new(times, values, 0.0);
