@@ -22,6 +22,7 @@ __all__ = [
     "MAX_NODES",
     "MAX_SEED",
     "MAX_TIME",
+    "PRE_MAINTENANCE",
     "QUOTED_CHARS",
     "Simulation",
     "__version__",
@@ -48,11 +49,13 @@ __all__ = [
     "screen_statistics",
     "search_defaults",
     "start_kind_names",
+    "utilization",
 ]
 
 __version__: str
 MAX_NODES: int
 BSLD_TAU: float
+PRE_MAINTENANCE: float
 MAX_TIME: float
 MAX_LINE_BYTES: int
 QUOTED_CHARS: int
@@ -65,6 +68,21 @@ def node_state_names() -> list[str]: ...
 def bounded_slowdowns(
     wait: npt.NDArray[np.float64], run_time: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]: ...
+def utilization(
+    start: npt.NDArray[np.float64],
+    end: npt.NDArray[np.float64],
+    nodes: npt.NDArray[np.float64],
+    machine_nodes: int,
+    down_start: npt.NDArray[np.float64],
+    down_end: npt.NDArray[np.float64],
+    down_scheduled: npt.NDArray[np.bool_],
+    down_nodes: npt.NDArray[np.int64],
+    horizon: tuple[float, float],
+) -> tuple[
+    float | None,
+    list[tuple[float, float, float | None]],
+    list[tuple[int, float, float | None]],
+]: ...
 def policy_capabilities() -> dict[str, Capabilities]: ...
 def search_defaults() -> SearchDefaults: ...
 def option_names() -> dict[str, list[str]]: ...

@@ -19,7 +19,7 @@ from hpcsched.workload.calendar import DowntimeCalendar
 #: bounded-slowdown threshold (s), the engine's
 BSLD_TAU: float = _core.BSLD_TAU
 #: length of the window before each scheduled maintenance whose utilization is reported (s)
-PRE_MAINTENANCE = 48 * 3600.0
+PRE_MAINTENANCE: float = _core.PRE_MAINTENANCE
 
 _QUANTILES = {"median": 0.5, "p75": 0.75, "p95": 0.95, "p99": 0.99}
 
@@ -56,81 +56,6 @@ def bounded_slowdown(wait: np.ndarray, run: np.ndarray) -> np.ndarray:
     )
 
 
-class StepIntegral:
-    """The integral over [a, b) of a step function of time (a node count): ``values[k]`` on
-    ``[times[k], times[k + 1])``, ``before`` before ``times[0]``, the last value after. A query
-    costs a binary search, so that the utilization of many periods over many jobs and windows
-    stays near-linear."""
-
-    def __init__(self, times: np.ndarray, values: np.ndarray, before: float) -> None:
-        self.times, self.values, self.before = times, values, before
-        #: the integral from times[0] to times[k]
-        self.cumulative = np.r_[0.0, np.cumsum(np.diff(times) * values[:-1])]
-
-    @staticmethod
-    def steps(times: np.ndarray, deltas: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The distinct times of a step function starting at 0 and, for each, its value from
-        then on (the sum of the ``deltas`` at or before it)."""
-        if len(times) == 0:
-            return times, deltas
-        order = np.argsort(times, kind="stable")
-        distinct, first = np.unique(times[order], return_index=True)
-        last = np.r_[first[1:] - 1, len(times) - 1].astype(np.intp)
-        return distinct, np.cumsum(deltas[order])[last]
-
-    def integral_to(self, t: float) -> float:
-        """The integral from times[0] to ``t`` (negative before it)."""
-        if len(self.times) == 0:
-            return float(self.before * t)
-        k = int(np.searchsorted(self.times, t, side="right")) - 1
-        if k < 0:
-            return float(self.before * (t - self.times[0]))
-        return float(self.cumulative[k] + (t - self.times[k]) * self.values[k])
-
-    def over(self, a: float, b: float) -> float:
-        return self.integral_to(b) - self.integral_to(a)
-
-
-def busy_profile(start: np.ndarray, end: np.ndarray, nodes: np.ndarray) -> StepIntegral:
-    """Nodes held by the intervals ``[start, end)`` over time (those never started are left
-    out)."""
-    held = ~(np.isnan(start) | np.isnan(end))
-    times, values = StepIntegral.steps(
-        np.r_[start[held], end[held]], np.r_[nodes[held], -nodes[held]]
-    )
-    return StepIntegral(times, values, 0.0)
-
-
-def available_profile(machine: int, calendar: DowntimeCalendar) -> StepIntegral:
-    """Nodes up over time: the machine minus the nodes of the windows in progress, never below
-    0 (overlapping windows never take more than the whole machine at any instant)."""
-    windows = list(calendar)
-    down = np.array(
-        [machine if w.nodes is None else min(w.nodes, machine) for w in windows], dtype=float
-    )
-    starts = np.array([w.start for w in windows], dtype=float)
-    ends = np.array([w.end for w in windows], dtype=float)
-    times, taken = StepIntegral.steps(np.r_[starts, ends], np.r_[down, -down])
-    return StepIntegral(times, machine - np.minimum(taken, machine), float(machine))
-
-
-def uptime_periods(
-    a: float, b: float, machine: int, calendar: DowntimeCalendar
-) -> list[tuple[float, float]]:
-    """The periods of [a, b) outside whole-machine downtime windows."""
-    whole = sorted((w.start, w.end) for w in calendar if w.nodes is None or w.nodes >= machine)
-    periods, cursor = [], a
-    for start, end in whole:
-        if start > cursor:
-            periods.append((cursor, min(start, b)))
-        cursor = max(cursor, end)
-        if cursor >= b:
-            break
-    if cursor < b:
-        periods.append((cursor, b))
-    return [(lo, hi) for lo, hi in periods if hi > lo]
-
-
 def utilization(
     jobs: pd.DataFrame,
     lost: pd.DataFrame,
@@ -139,31 +64,31 @@ def utilization(
     horizon: tuple[float, float],
 ) -> dict[str, Any]:
     """Utilization over uptime (whole run and per uptime period) and in the 48 h before each
-    scheduled maintenance. ``lost`` holds the attempts killed by downtime (start, end, nodes)."""
+    scheduled maintenance. ``lost`` holds the attempts killed by downtime (start, end, nodes).
+    Computed by the engine (``engine/utilization.rs``), the one definition its online totals
+    share."""
     start = np.concatenate([jobs["start"].to_numpy(), lost["start"].to_numpy()]).astype(float)
     end = np.concatenate([jobs["end"].to_numpy(), lost["end"].to_numpy()]).astype(float)
     nodes = np.concatenate([jobs["nodes"].to_numpy(), lost["nodes"].to_numpy()]).astype(float)
-    busy = busy_profile(start, end, nodes)
-    up = available_profile(machine, calendar)
-
-    def ratio(a: float, b: float) -> float | None:
-        available = up.over(a, b)
-        return busy.over(a, b) / available if available > 0 else None
-
-    a, b = horizon
-    periods = uptime_periods(a, b, machine, calendar)
-    before = []
-    for w in calendar:
-        if w.kind != "scheduled" or not (a < w.start <= b):
-            continue
-        lo = max(a, w.start - PRE_MAINTENANCE)
-        before.append({"maintenance_start": w.start, "from": lo, "utilization": ratio(lo, w.start)})
+    windows = calendar.windows
+    overall, periods, before = _core.utilization(
+        start,
+        end,
+        nodes,
+        machine,
+        np.array([w.start for w in windows], dtype=np.float64),
+        np.array([w.end for w in windows], dtype=np.float64),
+        np.array([w.kind == "scheduled" for w in windows], dtype=bool),
+        np.array([w.nodes or 0 for w in windows], dtype=np.int64),
+        horizon,
+    )
     return {
-        "overall_uptime": ratio(a, b) if b > a else None,
-        "uptime_periods": [
-            {"from": lo, "to": hi, "utilization": ratio(lo, hi)} for lo, hi in periods
+        "overall_uptime": overall,
+        "uptime_periods": [{"from": lo, "to": hi, "utilization": u} for lo, hi, u in periods],
+        "before_maintenance": [
+            {"maintenance_start": windows[k].start, "from": lo, "utilization": u}
+            for k, lo, u in before
         ],
-        "before_maintenance": before,
     }
 
 

@@ -63,6 +63,36 @@ pub struct DowntimeColumns {
     pub asleep: Vec<bool>,
 }
 
+impl DowntimeColumns {
+    /// The windows the columns describe; an error when the columns differ in length.
+    pub fn windows(&self) -> Result<Vec<Downtime>> {
+        let m = self.start.len();
+        let lengths = [
+            self.end.len(),
+            self.scheduled.len(),
+            self.nodes.len(),
+            self.asleep.len(),
+        ];
+        if lengths.iter().any(|&l| l != m) {
+            return Err(CoreError::input("downtime columns have different lengths"));
+        }
+        Ok((0..m)
+            .map(|i| Downtime {
+                start: self.start[i],
+                end: self.end[i],
+                kind: if self.scheduled[i] {
+                    DowntimeKind::Scheduled
+                } else {
+                    DowntimeKind::Unscheduled
+                },
+                nodes: (self.nodes[i] > 0)
+                    .then(|| u32::try_from(self.nodes[i]).unwrap_or(u32::MAX)),
+                back_asleep: self.asleep[i],
+            })
+            .collect())
+    }
+}
+
 /// The look-ahead's options (`mars`, `random`), as names and numbers.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SearchSpec {
@@ -213,31 +243,7 @@ impl RunSpec {
                 nodes: u32::try_from(jobs.nodes[i].max(0)).unwrap_or(u32::MAX),
             })
             .collect();
-        let down = &self.downtime;
-        let m = down.start.len();
-        let lengths = [
-            down.end.len(),
-            down.scheduled.len(),
-            down.nodes.len(),
-            down.asleep.len(),
-        ];
-        if lengths.iter().any(|&l| l != m) {
-            return Err(CoreError::input("downtime columns have different lengths"));
-        }
-        let windows: Vec<Downtime> = (0..m)
-            .map(|i| Downtime {
-                start: down.start[i],
-                end: down.end[i],
-                kind: if down.scheduled[i] {
-                    DowntimeKind::Scheduled
-                } else {
-                    DowntimeKind::Unscheduled
-                },
-                nodes: (down.nodes[i] > 0)
-                    .then(|| u32::try_from(down.nodes[i]).unwrap_or(u32::MAX)),
-                back_asleep: down.asleep[i],
-            })
-            .collect();
+        let windows = self.downtime.windows()?;
         let machine_nodes = u32::try_from(self.machine_nodes)
             .ok()
             .filter(|n| (1..=MAX_NODES).contains(n))

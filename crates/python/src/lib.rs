@@ -7,6 +7,7 @@ mod engine;
 mod error;
 mod external;
 mod swf;
+mod utilization;
 
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -279,6 +280,10 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("MAX_NODES", hpcsched_core::MAX_NODES)?;
     m.add("BSLD_TAU", hpcsched_core::engine::BSLD_TAU)?;
+    m.add(
+        "PRE_MAINTENANCE",
+        hpcsched_core::engine::utilization::PRE_MAINTENANCE,
+    )?;
     m.add("MAX_TIME", hpcsched_core::MAX_TIME)?;
     m.add("MAX_LINE_BYTES", hpcsched_core::io::swf::MAX_LINE_BYTES)?;
     m.add("QUOTED_CHARS", hpcsched_core::io::swf::QUOTED_CHARS)?;
@@ -305,6 +310,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
+    m.add_function(wrap_pyfunction!(utilization::utilization, m)?)?;
     m.add_function(wrap_pyfunction!(policy_capabilities, m)?)?;
     m.add_function(wrap_pyfunction!(search_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(option_names, m)?)?;

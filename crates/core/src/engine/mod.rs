@@ -13,6 +13,7 @@ mod queue;
 mod record;
 mod state;
 mod stop;
+pub mod utilization;
 mod view;
 
 pub use self::core::{DecisionPoint, Engine, STALLED_CALLS};

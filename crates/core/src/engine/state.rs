@@ -6,6 +6,7 @@ use std::collections::BinaryHeap;
 use crate::engine::layer::PowerLayer;
 use crate::engine::power::{Nodes, STATES};
 use crate::engine::queue::WaitQueue;
+use crate::engine::utilization::node_seconds;
 use crate::model::{Downtime, Energy, PowerModel};
 
 /// A running job as the scheduler knows it.
@@ -131,7 +132,8 @@ pub struct Metrics {
     pub wait_max: f64,
     /// Sum of their bounded slowdowns (tau = 10 s), with the run time the engine knows.
     pub bsld_sum: f64,
-    /// Node-seconds of busy nodes.
+    /// Node-seconds of busy nodes (see `engine::utilization`, which integrates the same after
+    /// the fact over any interval).
     pub busy_node_seconds: f64,
     /// Node-seconds of nodes that were up (not taken by a downtime window).
     pub up_node_seconds: f64,
@@ -193,9 +195,9 @@ impl Metrics {
     pub(crate) fn elapse(&mut self, dt: f64, busy: u32, capacity: u32, down: u32) {
         if dt > 0.0 {
             self.elapsed += dt;
-            self.busy_node_seconds += dt * f64::from(busy);
-            self.up_node_seconds += dt * f64::from(capacity);
-            self.down_node_seconds += dt * f64::from(down);
+            self.busy_node_seconds += node_seconds(dt, f64::from(busy));
+            self.up_node_seconds += node_seconds(dt, f64::from(capacity));
+            self.down_node_seconds += node_seconds(dt, f64::from(down));
         }
     }
 

@@ -118,3 +118,78 @@ fn ineligible_jobs_get_no_reservation() {
     );
     assert_starts(&log, &[(0.0, P), (1100.0, P), (20.0, P)]);
 }
+
+/// Utilization integrated online by the engine (`Metrics`: busy and up node-seconds, what the
+/// rewards and energy read) and after the fact over any interval (`engine::utilization`, what
+/// the summary reports) agree, on a hand-computed case. 4 nodes; an outage takes 2 nodes over
+/// [100, 200), a maintenance the whole machine over [400, 500).
+/// - J1 holds 2 nodes over [0, 300); J2 2 nodes from 10, killed at 100 (the most recent start
+///   no longer fits), restarted at 200 to 350; J3 (4 nodes, 200 s) would run into the
+///   maintenance at 350: it starts at 500, ends at 700.
+/// - busy: 600 + 180 (the killed attempt) + 300 + 800 = 1880 node-seconds; available:
+///   4 x 700 - 2 x 100 - 4 x 100 = 2200.
+#[test]
+fn online_and_after_the_fact_utilization_agree() {
+    use hpcsched_core::engine::utilization::{BeforeMaintenance, Period, Utilization};
+    use hpcsched_core::{Calendar, Engine, Inputs, Machine};
+    use std::sync::Arc;
+
+    let specs = [
+        (0.0, 300.0, 300.0, 2),
+        (10.0, 150.0, 150.0, 2),
+        (350.0, 200.0, 200.0, 4),
+    ];
+    let windows = vec![
+        window(100.0, 200.0, U, Some(2)),
+        window(400.0, 500.0, S, None),
+    ];
+    let calendar = Calendar::new(windows.clone(), 1000.0).unwrap();
+    let inputs = Inputs::new(table(&specs), Machine::new(4), calendar, Overrun::Continue).unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run(&mut fcfs_easy()).unwrap();
+    // the last event is the last completion: the totals cover [0, 700]
+    let online = *engine.state().metrics();
+    let log = engine.into_log();
+    assert_eq!(log.start, vec![0.0, 200.0, 500.0]);
+    assert_eq!(log.end, vec![300.0, 350.0, 700.0]);
+    assert_eq!(log.lost_attempts, vec![(1, 10.0, 100.0)]);
+
+    let nodes = |job: u32| f64::from(specs[job as usize].3);
+    let attempts = (0..specs.len() as u32)
+        .map(|j| (log.start[j as usize], log.end[j as usize], nodes(j)))
+        .chain(log.lost_attempts.iter().map(|&(j, s, e)| (s, e, nodes(j))));
+    let after = Utilization::new(attempts, 4, &windows);
+
+    assert_eq!(online.elapsed, 700.0);
+    assert_eq!(online.busy_node_seconds, 1880.0);
+    assert_eq!(online.up_node_seconds, 2200.0);
+    assert_eq!(online.down_node_seconds, 600.0);
+    assert_eq!(after.busy.over(0.0, 700.0), online.busy_node_seconds);
+    assert_eq!(after.available.over(0.0, 700.0), online.up_node_seconds);
+
+    let report = after.report(4, &windows, 0.0, 700.0);
+    assert_eq!(report.overall_uptime, Some(1880.0 / 2200.0));
+    assert_eq!(
+        report.uptime_periods,
+        vec![
+            Period {
+                from: 0.0,
+                to: 400.0,
+                utilization: Some(1080.0 / 1400.0),
+            },
+            Period {
+                from: 500.0,
+                to: 700.0,
+                utilization: Some(1.0),
+            },
+        ]
+    );
+    assert_eq!(
+        report.before_maintenance,
+        vec![BeforeMaintenance {
+            window: 1,
+            from: 0.0,
+            utilization: Some(1080.0 / 1400.0),
+        }]
+    );
+}

@@ -7,6 +7,7 @@ use crate::engine::core::Engine;
 use crate::engine::inputs::BoundaryKind;
 use crate::engine::power::NodeState;
 use crate::engine::state::Running;
+use crate::engine::utilization::nodes_down;
 use crate::model::DowntimeKind;
 
 impl Engine {
@@ -57,7 +58,7 @@ impl Engine {
         let n = self.inputs.machine.nodes;
         let s = &mut self.state;
         let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
-        s.down = total.min(u64::from(n)) as u32;
+        s.down = nodes_down(n, total);
         s.down_windows.clear();
         s.down_windows.extend(s.active.iter().map(|a| (a.1, a.2)));
         s.down_windows.sort_by(|a, b| a.0.total_cmp(&b.0));
