@@ -194,3 +194,49 @@ def test_no_source_file_is_longer_than_its_one_job_needs():
         and str(path.relative_to(REPO)) not in LONG_FILES
     }
     assert not long, f"split these by job or say why in LONG_FILES: {long}"
+
+
+def rust_uses(root: Path = CORE) -> dict[str, set[str]]:
+    """Module (`engine::core`) -> the engine crate's modules it names by `crate::` path
+    (`use crate::a::{b, c}` names `a::b` and `a::c` where they are modules), its unit tests
+    left out (a test module may use fixtures of a sibling)."""
+    files = {}
+    for path in sorted(root.rglob("*.rs")):
+        parts = list(path.relative_to(root).with_suffix("").parts)
+        if parts[-1] == "mod":
+            parts = parts[:-1]
+        if parts and parts[-1] != "lib":
+            files["::".join(parts)] = path
+    graph: dict[str, set[str]] = {}
+    for module, path in files.items():
+        text = path.read_text().split("#[cfg(test)]\nmod tests", 1)[0]
+        found = set()
+        for line in text.splitlines():
+            code = line.split("//", 1)[0]
+            for used in re.findall(r"\bcrate::([a-z_:]+)", code):
+                parts = used.strip(":").split("::")
+                for k in range(len(parts), 0, -1):
+                    if "::".join(parts[:k]) in files:
+                        found.add("::".join(parts[:k]))
+                        break
+            for base, items in re.findall(r"\bcrate::([a-z_:]+)::\{([^}]*)\}", code):
+                for item in items.split(","):
+                    name = f"{base}::{item.strip().split('::')[0]}"
+                    if name in files:
+                        found.add(name)
+        graph[module] = found - {module}
+    return graph
+
+
+def test_the_engine_crate_has_no_import_circle():
+    circles = import_circles(rust_uses())
+    assert not circles, f"modules of the engine crate that use each other: {circles}"
+
+
+def test_a_rust_circle_is_caught(tmp_path):
+    (tmp_path / "power").mkdir()
+    (tmp_path / "power" / "config.rs").write_text("use crate::power::stats::Rejection;\n")
+    (tmp_path / "power" / "stats.rs").write_text("use crate::power::{config::IconConfig};\n")
+    (tmp_path / "power" / "plan.rs").write_text("use crate::power::{stats, config};\n")
+    circles = import_circles(rust_uses(tmp_path))
+    assert circles == {frozenset({"power::config", "power::stats"})}

@@ -1,7 +1,6 @@
 //! What a power manager is told (its kind and parameters) and what it records per call.
 
-use crate::power::screen::{ScreenConfig, SeriesStats};
-use crate::power::stats::Rejection;
+use crate::power::screen::ScreenConfig;
 
 /// SNF-ICON parameters (SNF-ICON Table I).
 #[derive(Debug, Clone, PartialEq)]
@@ -85,70 +84,6 @@ impl Mode {
         }
     }
 }
-
-/// What the screen measured on one series, as the log keeps it (f32: diagnostics).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ScreenRow {
-    pub n: u32,
-    pub cv: f32,
-    pub lag1: f32,
-    pub ks: f32,
-    pub ks_threshold: f32,
-}
-
-impl ScreenRow {
-    pub const NONE: ScreenRow = ScreenRow {
-        n: 0,
-        cv: f32::NAN,
-        lag1: f32::NAN,
-        ks: f32::NAN,
-        ks_threshold: f32::NAN,
-    };
-
-    pub fn of(stats: &SeriesStats) -> Self {
-        ScreenRow {
-            n: stats.n as u32,
-            cv: stats.cv as f32,
-            lag1: stats.autocorrelation as f32,
-            ks: stats.ks_distance as f32,
-            ks_threshold: stats.ks_threshold as f32,
-        }
-    }
-}
-
-/// One row of the power decision log, kept compact (a long run makes hundreds of thousands):
-/// times in f64, diagnostics in f32.
-#[derive(Debug, Clone, PartialEq)]
-pub struct PowerRecord {
-    pub time: f64,
-    /// Wall-clock time of the call (s).
-    pub seconds: f32,
-    pub mode: Mode,
-    /// Why the screen rejected (bits; empty when accepted or not evaluated).
-    pub rejection: Rejection,
-    pub spare_planning: bool,
-    pub gate_open: bool,
-    /// The screen's statistics (ICON only; `ScreenRow::NONE` otherwise).
-    pub arrivals: ScreenRow,
-    pub service: ScreenRow,
-    pub arrival_rate: f32,
-    pub service_rate: f32,
-    /// Median actual/requested runtime ratio (exp(m_Y)), NaN before any completion.
-    pub runtime_ratio: f32,
-    /// Candidates (target, W, E, J) when spare planning ran: a range of the run log's flat
-    /// candidate list.
-    pub candidates: std::ops::Range<u32>,
-    /// The chosen target (`u32::MAX` without spare planning) and its (W, E, J).
-    pub target: u32,
-    pub chosen: [f32; 3],
-    pub started: u32,
-    pub wakes: u32,
-    pub shutdowns: u32,
-    pub queue_length: u32,
-}
-
-/// A spare candidate as the log keeps it: (target, W, E, J).
-pub type CandidateRow = (u32, f64, f64, f64);
 
 /// The idle timeout when none is given (s; SNF-ICON's Table I).
 pub const DEFAULT_IDLE_TIMEOUT: f64 = 7200.0;

@@ -206,7 +206,10 @@ impl Policy for QueuePolicy {
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
         let queue = view.queue;
-        decision.rule = Some(self.rule.clone());
+        // (read by a power manager only: no shared count touched in a look-ahead's rollouts)
+        if view.manager.is_some() {
+            decision.rule = Some(self.rule.clone());
+        }
         if view.free == 0 || queue.is_empty() {
             if let Some(p) = self.predictions.as_mut() {
                 p.update(view); // completions are seen once: learn from them now
@@ -413,14 +416,16 @@ impl Policy for Snf {
     }
 
     fn decide(&mut self, view: &View, decision: &mut Decision) {
-        decision.rule = Some(self.rule.clone());
+        if view.manager.is_some() {
+            decision.rule = Some(self.rule.clone());
+        }
         if let Some(max_wait) = self.max_wait {
             if view.free == 0 {
                 return;
             }
             if let Some((positions, backfill)) = self.aged_order(view, max_wait) {
                 // (a power manager plans its wakes as the scan goes: EASY behind an aged head)
-                if backfill == Backfill::Easy {
+                if backfill == Backfill::Easy && view.manager.is_some() {
                     decision.rule = Some(self.aged_easy.clone());
                 }
                 let mut started = Vec::new();

@@ -58,6 +58,9 @@ pub fn scan(
 ) -> Option<usize> {
     let queue = view.queue;
     let mut admission = Admission::new(view);
+    // (the free count kept here too, refreshed after each start: the loops below mostly skip
+    // jobs wider than it, and read it from a register)
+    let mut free = placement.free();
     let mut top = None;
     for k in 0..len {
         let pos = position(k);
@@ -67,10 +70,11 @@ pub fn scan(
         if !admission.admits(est_end, job.nodes) {
             continue;
         }
-        if job.nodes > placement.free() || !placement.start(view, index, job, est_end, decision) {
+        if job.nodes > free || !placement.start(view, index, job, est_end, decision) {
             top = Some(k);
             break;
         }
+        free = placement.free();
         admission.commit(est_end, job.nodes);
         decision.starts.push(Start {
             pos,
@@ -79,7 +83,7 @@ pub fn scan(
         });
     }
     let top_k = top?;
-    if backfill == Backfill::None || placement.free() == 0 {
+    if backfill == Backfill::None || free == 0 {
         return top;
     }
     let head = queue[position(top_k) as usize];
@@ -93,21 +97,23 @@ pub fn scan(
         extra,
     });
     for k in top_k + 1..len {
-        if placement.free() == 0 {
+        if free == 0 {
             break;
         }
         let pos = position(k);
         let index = queue[pos as usize];
-        let job = view.jobs.get(index);
-        if job.nodes > placement.free() {
+        let nodes = view.jobs.get(index).nodes;
+        if nodes > free {
             continue;
         }
+        let job = view.jobs.get(index);
         let est_end = view.now + job.requested_time;
         if !admission.admits(est_end, job.nodes)
             || !placement.backfill(view, index, job, est_end, decision)
         {
             continue;
         }
+        free = placement.free();
         admission.commit(est_end, job.nodes);
         decision.starts.push(Start {
             pos,

@@ -6,7 +6,8 @@
 use std::sync::Arc;
 
 use hpcsched_core::model::PowerModel;
-use hpcsched_core::power::config::{manager_config, IconConfig, PowerRecord};
+use hpcsched_core::power::config::{manager_config, IconConfig};
+use hpcsched_core::power::log::PowerRecord;
 use hpcsched_core::power::manager::PowerManager;
 use hpcsched_core::sched::{build_policy, build_snf};
 use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
