@@ -123,10 +123,16 @@ def wait_for(predicate, what: str, timeout: float = 120.0) -> None:
         time.sleep(0.2)
 
 
+def _default_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 @pytest.fixture
 def spawn(tmp_path):
-    """Starts ``python -m hpcsched ARGS`` in its own session (as a terminal would run it);
-    whatever of it is left at the end of the test is killed, by pid."""
+    """Starts ``python -m hpcsched ARGS`` in its own session (as a terminal would run it), with
+    Ctrl-C's signal at its default: a suite started in the background of a shell (``tests &``)
+    passes SIGINT on ignored, and a command rightly keeps ignoring it then. Whatever of it is
+    left at the end of the test is killed, by pid."""
     started: list[subprocess.Popen] = []
     seen: dict[int, str] = {}  # pid -> start time: never kill a pid reused by another
 
@@ -139,6 +145,7 @@ def spawn(tmp_path):
             stderr=subprocess.PIPE,
             text=True,
             start_new_session=True,
+            preexec_fn=_default_sigint,
         )
         started.append(proc)
         return proc
