@@ -205,8 +205,8 @@ class SearchOptions:
     reward: Annotated[
         str | None,
         typer.Option(
-            help="mars: cw, cu, wb, 'wait=1,bsld=0.5,utilization=2,energy=1', "
-            "or a TOML file with a \\[reward] table.",
+            help="mars: cw, cu, wb, weights of terms such as 'wait=1, bsld=0.5, "
+            "utilization=2, energy=1', or a TOML file with a \\[reward] table.",
             rich_help_panel=LOOK_AHEAD,
         ),
     ] = None
@@ -256,7 +256,8 @@ class SearchOptions:
     actions: Annotated[
         str | None,
         typer.Option(
-            help="'paper' (161 actions, the default) or e.g. 'fcfs,wfp3:256,sjf,lrf:all'.",
+            help="'paper' (161 actions, the default) or a list such as "
+            "'fcfs, wfp3:256, sjf, lrf:all'.",
             rich_help_panel=LOOK_AHEAD,
         ),
     ] = None
@@ -296,7 +297,8 @@ class SearchOptions:
         str | None,
         typer.Option(
             help="The orderings the 'rollout' look-ahead follows each outcome with; an outcome "
-            "is worth the best of them (default f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs).",
+            "is worth the best of them (default f1:256, f2:256, sjf:256, wfp3:256, unicef:256, "
+            "fcfs).",
             rich_help_panel=LOOK_AHEAD,
         ),
     ] = None
