@@ -13,7 +13,9 @@ from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
     Progress,
+    ProgressColumn,
     TaskID,
+    TaskProgressColumn,
     TextColumn,
     TimeElapsedColumn,
 )
@@ -194,6 +196,10 @@ def runs_progress(title: str, *, transient: bool = True) -> Iterator[SweepProgre
         yield update
 
 
+#: A terminal at least this wide gets the long progress line (the run's name, a full bar).
+WIDE_PROGRESS = 120
+
+
 class LazyProgress:
     """A progress bar on stderr that appears only once a run has lasted `delay` seconds, so
     fast runs print nothing. It shows the simulated date (wall clock when the trace says when it
@@ -215,11 +221,39 @@ class LazyProgress:
         self.progress: Progress | None = None
         self.task: TaskID | None = None
 
-    def _date(self, now: float) -> str:
+    def _date(self, now: float, short: bool = False) -> str:
         if self.unix_start is None:
             return f"day {now / 86400.0:.1f}"
         moment = datetime.datetime.fromtimestamp(self.unix_start + now, tz=datetime.UTC)
-        return moment.strftime("%Y-%m-%d %H:%M UTC")
+        return moment.strftime("%Y-%m-%d %H:%M" if short else "%Y-%m-%d %H:%M UTC")
+
+    def _columns(self, width: int) -> list[ProgressColumn]:
+        """The line's parts for a terminal of ``width`` columns: the done fraction, the
+        simulated date and the decision rate always; the run's name, the jobs submitted and a
+        wide bar when there is room (a narrow terminal would otherwise lose the bar and cut
+        the text)."""
+        if width >= WIDE_PROGRESS:
+            return [
+                TextColumn("{task.description}", markup=False),
+                BarColumn(),
+                TaskProgressColumn(),
+                TextColumn(
+                    "{task.fields[date]}, {task.fields[jobs]:,} jobs submitted, "
+                    "{task.fields[rate]:,.0f} decisions/s",
+                    markup=False,
+                ),
+                TimeElapsedColumn(),
+            ]
+        return [
+            BarColumn(bar_width=10),
+            TaskProgressColumn(),
+            TextColumn(
+                "{task.fields[short_date]}  {task.fields[jobs]:,} jobs  "
+                "{task.fields[rate]:,.0f} decisions/s",
+                markup=False,
+            ),
+            TimeElapsedColumn(),
+        ]
 
     def __call__(self, now: float, submitted: int, invocations: int = 0) -> None:
         elapsed = time.perf_counter() - self.started
@@ -227,26 +261,20 @@ class LazyProgress:
             if elapsed < self.delay or not err_console.is_terminal:
                 return
             self.progress = Progress(
-                TextColumn("{task.description}", markup=False),
-                BarColumn(),
-                TextColumn(
-                    "{task.fields[date]}, {task.fields[jobs]:,} jobs submitted, "
-                    "{task.fields[rate]:,.0f} decisions/s",
-                    markup=False,
-                ),
-                TimeElapsedColumn(),
+                *self._columns(err_console.width),
                 console=err_console,
                 transient=True,
             )
             self.progress.start()
             self.task = self.progress.add_task(
-                self.description, total=self.total, date="", jobs=0, rate=0.0
+                self.description, total=self.total, date="", short_date="", jobs=0, rate=0.0
             )
         assert self.task is not None
         self.progress.update(
             self.task,
             completed=min(now, self.total),
             date=self._date(now),
+            short_date=self._date(now, short=True),
             jobs=submitted,
             rate=invocations / elapsed if elapsed > 0 else 0.0,
         )
