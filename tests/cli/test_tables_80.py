@@ -136,3 +136,47 @@ def test_the_spread_over_seeds_keeps_every_number_whole(capsys):
     readable(out)
     for cell in ("7,155 ± 2", "21 ± 0", "36.279 ± 0.018", "0.874 ± 0.001", "71.0"):
         assert cell in out, cell
+
+
+def _show(labels, metrics, title="t") -> None:
+    for view in _console.fitted_tables(title, labels, metrics, _console.console.width):
+        _console.console.print(view)
+
+
+def test_rows_stack_under_their_first_label_rather_than_cut_it(capsys):
+    # reproduce snf-icon's table at 80 columns: long workload names, three policies each;
+    # folded, each name took two or three lines mid-word (24 rows in 52 lines)
+    workloads = ["DAS2-fs1-0-3000", "generated-markovian-3000", "SDSC-BLUE-2000-4.2-cln-0-3000"]
+    rows = [(w, p) for w in workloads for p in ("FCFS/B+IPM", "SNF+IPM", "SNF-ICON")]
+    labels = [
+        ("workload", [w for w, _ in rows]),
+        ("platform", ["AOBA-1152"] * len(rows)),
+        ("policy", [p for _, p in rows]),
+    ]
+    metrics = [
+        ("mean wait (h)", [f"{k + 0.25:,.2f}" for k in range(len(rows))]),
+        ("max (h)", [f"{100 * k + 0.5:,.2f}" for k in range(len(rows))]),
+        ("wasted (MWh)", [f"{1000 * k + 0.125:,.3f}" for k in range(len(rows))]),
+    ]
+    _show(labels, metrics, "SNF-ICON reproduction")
+    out = capsys.readouterr().out
+    readable(out)
+    lines = out.splitlines()
+    for name in workloads:  # each name whole, once, as the heading of its rows
+        assert [line.strip() for line in lines if name in line] == [f"workload: {name}"]
+    assert sum("SNF+IPM" in line for line in lines) == 3
+    for _, cells in metrics:  # every number whole
+        assert all(any(cell in line for line in lines) for cell in cells)
+    assert len(lines) <= 3 + 3 * 4  # title, header and rule, a heading and 3 rows each
+
+
+def test_a_wide_terminal_keeps_one_table(monkeypatch, capsys):
+    monkeypatch.setattr(_console.console, "width", 200)
+    labels = [
+        ("workload", ["SDSC-BLUE-2000-4.2-cln-0-3000"] * 2),
+        ("platform", ["AOBA-1152"] * 2),
+        ("policy", ["SNF+IPM", "SNF-ICON"]),
+    ]
+    _show(labels, [("mean wait (h)", ["1.00", "2.00"])])
+    out = capsys.readouterr().out
+    assert sum("SDSC-BLUE-2000-4.2-cln-0-3000" in line for line in out.splitlines()) == 2

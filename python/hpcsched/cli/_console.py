@@ -6,9 +6,10 @@ import datetime
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
+from rich import box
+from rich.console import Console, RenderableType
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -116,19 +117,56 @@ def _heading_width(heading: str) -> int:
     return max(len(word) for word in heading.split())
 
 
+def _table(
+    labels: list[tuple[str, list[str]]],
+    label_widths: list[int],
+    metrics: list[tuple[str, list[str]]],
+    widths: list[int],
+    rows: range,
+    **options: Any,
+) -> Table:
+    """The ``rows`` of the label and metric columns at fixed widths (labels fold, numbers are
+    right-aligned)."""
+    view = Table(title_justify="left", **options)
+    for (heading, _), w in zip(labels, label_widths, strict=True):
+        view.add_column(heading, overflow="fold", width=w)
+    for (heading, _), w in zip(metrics, widths, strict=True):
+        view.add_column(heading, justify="right", width=w)
+    for row in rows:
+        view.add_row(*(cells[row] for _, cells in labels), *(c[row] for _, c in metrics))
+    return view
+
+
 def fitted_tables(
     title: str,
     labels: list[tuple[str, list[str]]],
     metrics: list[tuple[str, list[str]]],
     width: int,
-) -> list[Table]:
+) -> list[RenderableType]:
     """One table, or as many as it takes to fit ``width`` columns: each repeats the label
     columns and takes the next metric columns that fit (numbers are never cut, headings wrap).
-    Labels wider than the screen fold."""
+    When the labels would take more than half the width, the rows are stacked under their
+    first label instead (a heading line per run of equal values, as ``workload: DAS2-fs1``),
+    so that no label is cut mid-word; a label still wider than its share folds."""
 
     def need(heading: str, cells: list[str]) -> int:
         return max([_heading_width(heading), *(len(c) for c in cells)])
 
+    rows = len(labels[0][1]) if labels else 0
+    groups: list[tuple[str, range]] = []
+    stacked_heading = ""
+    natural = [min(need(h, cells), 40) for h, cells in labels]
+    if len(labels) >= 2 and _table_width(natural) > width // 2:
+        stacked_heading, values = labels[0]
+        start = 0
+        for row in range(1, rows + 1):
+            if row == rows or values[row] != values[start]:
+                groups.append((values[start], range(start, row)))
+                start = row
+        if len(groups) == rows:  # no two rows share it: stacking would not save a line
+            groups = []
+        else:
+            labels = labels[1:]
     label_widths = [min(need(h, cells), 40) for h, cells in labels]
     if labels and _table_width(label_widths) > width // 2:
         # labels fold into half the width, leaving the rest to the numbers
@@ -143,8 +181,7 @@ def fitted_tables(
             current.append(metric)
         else:
             chunks.append([metric])
-    tables = []
-    rows = len(labels[0][1]) if labels else 0
+    views: list[RenderableType] = []
     for number, chunk in enumerate(chunks or [[]]):
         part = f" ({number + 1}/{len(chunks)})" if len(chunks) > 1 else ""
         # fixed widths (rich's own shrinking may crop a table): each number column its widest
@@ -155,15 +192,30 @@ def fitted_tables(
             grow = max(min(spare, max(len(heading), *(len(c) for c in cells)) - widths[k]), 0)
             widths[k] += grow
             spare -= grow
-        table = Table(title=title + part, title_justify="left")
-        for (heading, _), w in zip(labels, label_widths, strict=True):
-            table.add_column(heading, overflow="fold", width=w)
-        for (heading, _), w in zip(chunk, widths, strict=True):
-            table.add_column(heading, justify="right", width=w)
-        for row in range(rows):
-            table.add_row(*(cells[row] for _, cells in labels), *(c[row] for _, c in chunk))
-        tables.append(table)
-    return tables
+
+        if not groups:
+            views.append(
+                _table(labels, label_widths, chunk, widths, range(rows), title=title + part)
+            )
+            continue
+        views.append(Text(title + part, style="italic"))
+        for k, (value, rows_of) in enumerate(groups):
+            views.append(
+                _table(
+                    labels,
+                    label_widths,
+                    chunk,
+                    widths,
+                    rows_of,
+                    title=f"{stacked_heading}: {value}",
+                    title_style="bold",
+                    show_header=k == 0,
+                    box=box.SIMPLE_HEAD,
+                    show_edge=False,
+                    pad_edge=False,
+                )
+            )
+    return views
 
 
 def hours(seconds: float | None) -> str:
