@@ -277,7 +277,8 @@ def _json_default(value: Any) -> Any:
     raise TypeError(f"not JSON-able: {value!r}")
 
 
-#: Columns of a results table (one row per run), after the run's labels and parameters.
+#: Columns of a results table (one row per run), after the run's labels and parameters: the
+#: keys of ``summary_row``, in its order (a test holds them equal).
 METRIC_COLUMNS = (
     "jobs",
     "completed",
@@ -286,8 +287,10 @@ METRIC_COLUMNS = (
     "wait_p95",
     "wait_p99",
     "wait_max",
+    "wait_median_waited",
     "bsld_mean",
     "utilization",
+    "utilization_before_maintenance",
     "makespan",
     "energy_total_mwh",
     "energy_wasted_mwh",

@@ -3,6 +3,7 @@ no cell is cut (rich marks a cut with an ellipsis), every number appears whole."
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -180,3 +181,62 @@ def test_a_wide_terminal_keeps_one_table(monkeypatch, capsys):
     _show(labels, [("mean wait (h)", ["1.00", "2.00"])])
     out = capsys.readouterr().out
     assert sum("SDSC-BLUE-2000-4.2-cln-0-3000" in line for line in out.splitlines()) == 2
+
+
+README_GRID = """
+[sweep]
+out = "{out}"
+platforms = ["AOBA-64", "Taurus-64"]
+
+[[workloads]]
+generate = "markovian"
+jobs = 60
+seed = 42
+
+[[workloads]]
+generate = "markovian"
+jobs = 60
+seed = [43, 44]
+
+[[policies]]
+name = "snf-icon"
+alpha = [1000, 5000, 20000]
+screen_window = [3600, 7200]
+
+[[policies]]
+name = "fcfs-b+ipm"
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("width", [80, 200])
+def test_the_readmes_sweep_reads_at_80_columns_and_wide(tmp_path, monkeypatch, capsys, width):
+    # README's alpha.toml grid (2 platforms x 3 workloads x 7 policies), small workloads
+    monkeypatch.setattr(_console.console, "width", width)
+    config = tmp_path / "alpha.toml"
+    config.write_text(README_GRID.format(out=tmp_path / "res"))
+    code, out, _ = run(["sweep", config, "--processes", "2"], capsys)
+    assert code == 0, out
+    if width == 80:
+        readable(out)
+    assert "…" not in out
+    table = out.split("42 runs done now")[0]
+    # the grid's parameters are label columns, the metrics stay metrics, numbers are rounded
+    assert "alpha" in table and "screen" in table and "window" in table
+    for metric in ("median", "waited", "before", "maintenance"):
+        assert metric not in table, metric
+    assert not re.search(r"\d\.\d{4,}", table), table
+    for name in ("markovian-seed42", "markovian-seed43", "FCFS/B+IPM", "Taurus-64"):
+        assert name in table
+    if width == 80:  # one table, stacked by workload: a heading and 14 rows each
+        assert "(1/2)" not in table
+        assert len(table.splitlines()) <= 1 + 3 + 3 * 15
+
+
+def test_the_results_tables_metric_columns_are_the_summary_rows():
+    import hpcsched
+    from hpcsched.experiment import METRIC_COLUMNS, summary_row
+    from hpcsched.workload.generate import markovian
+
+    result = hpcsched.simulate(markovian(n_jobs=30, seed=1), "fcfs")
+    assert list(summary_row(result.info)) == list(METRIC_COLUMNS)

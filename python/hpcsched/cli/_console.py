@@ -144,7 +144,8 @@ def fitted_tables(
     width: int,
 ) -> list[RenderableType]:
     """One table, or as many as it takes to fit ``width`` columns: each repeats the label
-    columns and takes the next metric columns that fit (numbers are never cut, headings wrap).
+    columns and takes the next metric columns that fit (numbers are never cut, headings wrap;
+    labels fold into half the width only when the whole table would not fit otherwise).
     When the labels would take more than half the width, the rows are stacked under their
     first label instead (a heading line per run of equal values, as ``workload: DAS2-fs1``),
     so that no label is cut mid-word; a label still wider than its share folds."""
@@ -167,8 +168,14 @@ def fitted_tables(
             groups = []
         else:
             labels = labels[1:]
+
+    def table_width(widths: list[int]) -> int:
+        # stacked tables have no borders, two spaces between columns
+        return sum(widths) + 2 * (len(widths) - 1) if groups else _table_width(widths)
+
     label_widths = [min(need(h, cells), 40) for h, cells in labels]
-    if labels and _table_width(label_widths) > width // 2:
+    everything = [*label_widths, *(need(h, c) for h, c in metrics)]
+    if labels and table_width(label_widths) > width // 2 and table_width(everything) > width:
         # labels fold into half the width, leaving the rest to the numbers
         budget = width // 2 - 3 * len(labels)
         while sum(label_widths) > budget and max(label_widths) > 8:  # the widest folds first
@@ -177,7 +184,7 @@ def fitted_tables(
     for metric in metrics:
         current = chunks[-1] if chunks else None
         widths = [*label_widths, *(need(h, c) for h, c in current or []), need(*metric)]
-        if current is not None and _table_width(widths) <= width:
+        if current is not None and table_width(widths) <= width:
             current.append(metric)
         else:
             chunks.append([metric])
@@ -187,7 +194,7 @@ def fitted_tables(
         # fixed widths (rich's own shrinking may crop a table): each number column its widest
         # cell or heading word, then room permitting its whole heading
         widths = [need(h, c) for h, c in chunk]
-        spare = width - _table_width([*label_widths, *widths])
+        spare = width - table_width([*label_widths, *widths])
         for k, (heading, cells) in enumerate(chunk):
             grow = max(min(spare, max(len(heading), *(len(c) for c in cells)) - widths[k]), 0)
             widths[k] += grow
@@ -213,6 +220,7 @@ def fitted_tables(
                     box=box.SIMPLE_HEAD,
                     show_edge=False,
                     pad_edge=False,
+                    collapse_padding=True,
                 )
             )
     return views

@@ -131,7 +131,10 @@ def print_table(
     from hpcsched.tables import parameter_text, summary_columns
 
     columns = [c for c in summary_columns(table) if metrics is None or c[0] in metrics]
-    labelled_cells = [(label, [parameter_text(v) for v in table[label]]) for label in labels]
+    # (a parameter's heading wraps at its words: screen_window reads "screen window")
+    labelled_cells = [
+        (label.replace("_", " "), [parameter_text(v) for v in table[label]]) for label in labels
+    ]
     metric_cells = [(heading, [fmt(v) for v in table[column]]) for column, heading, fmt in columns]
     for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
         console.print(view)
