@@ -349,18 +349,37 @@ def sweep_report(
         parameters = [c for c in labels if c not in ("workload", "platform", "policy")]
         if energy["platform"].nunique() > 1:
             parameters.append("platform")
-        points = energy.assign(
-            point=[
-                " ".join(
-                    [row["policy"]]
-                    + [f"{c}={parameter_text(row[c])}" for c in parameters if is_given(row[c])]
-                )
-                for _, row in energy.iterrows()
-            ]
-        )
+        # each configuration (policy, parameters, platform) is a short key on the figure,
+        # spelled out in the table under it: full labels overlap and leave the panels
+        described = [
+            " ".join(
+                [row["policy"]]
+                + [f"{c}={parameter_text(row[c])}" for c in parameters if is_given(row[c])]
+            )
+            for _, row in energy.iterrows()
+        ]
+        keys = {text: _point_key(k) for k, text in enumerate(dict.fromkeys(described))}
+        points = energy.assign(point=[keys[text] for text in described])
         group = "workload" if points["workload"].nunique() > 1 else None
         report.figure(
             plots.wait_energy_pareto(points, label="point", group=group),
-            "Mean wait against wasted energy; the line is the empirical Pareto frontier.",
+            "Mean wait against wasted energy, one point per run labelled by its key (table "
+            "below); lower left is better on both, and the line joins the runs no other run "
+            "beats on both (the empirical Pareto frontier).",
+        )
+        report.table(
+            pd.DataFrame({"key": list(keys.values()), "configuration": list(keys)}),
+            caption="The keys of the figure's points.",
         )
     return report.write(path)
+
+
+def _point_key(index: int) -> str:
+    """A short name for the ``index``-th configuration: a, b, ..., z, aa, ab, ..."""
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    key = ""
+    index += 1
+    while index:
+        index, rest = divmod(index - 1, 26)
+        key = letters[rest] + key
+    return key

@@ -231,6 +231,12 @@ def test_the_readmes_sweep_reads_at_80_columns_and_wide(tmp_path, monkeypatch, c
     if width == 80:  # one table, stacked by workload: a heading and 14 rows each
         assert "(1/2)" not in table
         assert len(table.splitlines()) <= 1 + 3 + 3 * 15
+    else:  # the report: the energy figure's points are short keys, spelled out in a table
+        report = (tmp_path / "res" / "report.html").read_text()
+        keys = re.findall(r"<td>([a-z]{1,2})</td><td>([^<]*)</td>", report)
+        assert len(keys) == 14  # 7 policy settings x 2 platforms
+        assert keys[0] == ("a", "SNF-ICON alpha=1000 screen_window=3600 platform=AOBA-64")
+        assert "waited" not in report.split("<h2>Waiting time")[0]
 
 
 def test_the_results_tables_metric_columns_are_the_summary_rows():
@@ -240,3 +246,12 @@ def test_the_results_tables_metric_columns_are_the_summary_rows():
 
     result = hpcsched.simulate(markovian(n_jobs=30, seed=1), "fcfs")
     assert list(summary_row(result.info)) == list(METRIC_COLUMNS)
+
+
+def test_every_column_of_the_results_table_is_documented():
+    from hpcsched.experiment import METRIC_COLUMNS
+
+    formats = (Path(__file__).parents[2] / "docs" / "formats.md").read_text()
+    sweeps = formats.split("### Sweeps", 1)[1].split("\n### ", 1)[0]
+    for column in ("key", "workload", "platform", "policy", "run", "run_dir", *METRIC_COLUMNS):
+        assert f"`{column}`" in sweeps, column
