@@ -211,11 +211,24 @@ def _parameters(policy: Mapping[str, Any]) -> str:
     parts: dict[str, Any] = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
     if policy.get("search"):
         parts.update(policy["search"])
+        if isinstance(parts.get("reward"), list):
+            parts["reward"] = _reward_text(parts["reward"])
     power = policy.get("power")
     if power:
         icon_only = set(_icon_parameters()) if power.get("manager") == "ipm" else set()
         parts.update({k: v for k, v in power.items() if k not in icon_only})
     return ", ".join(f"{k}: {_rounded(v)}" for k, v in parts.items())
+
+
+def _reward_text(weights: list[float]) -> str:
+    """A reward by its terms' names (``wait=1 bsld=0.5``), and its preset's name when it is
+    one (``cw (wait=1)``), rather than a list of weights."""
+    from hpcsched.policies import REWARD_PRESETS, REWARD_TERMS
+
+    named = {t: float(w) for t, w in zip(REWARD_TERMS, weights, strict=False) if w}
+    text = " ".join(f"{t}={_rounded(w)}" for t, w in named.items()) or "none"
+    presets = [name for name, terms in REWARD_PRESETS.items() if terms == named]
+    return f"{presets[0]} ({text})" if presets else text
 
 
 def _icon_parameters() -> list[str]:

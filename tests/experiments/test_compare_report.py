@@ -153,3 +153,17 @@ def test_parameter_listing_gives_icon_parameters_only_to_icon_rounded(energy_com
     assert icon["initial_arrival_rate"] == "0.0002778"  # 1/3600, rounded
     assert icon["alpha"] == "5000" and icon["max_horizon"] == "86400" and icon["beta"] == "1"
     assert icon["max_spares"] == "null" and icon["require_service_samples"] == "true"
+
+
+def test_a_reward_is_listed_by_its_terms_and_preset(search_comparison, tmp_path):
+    page = parse(search_comparison.report(tmp_path / "mars.html"))
+    listing = next(t for t in page.tables if t[0] == ["policy", "parameters"])
+    params = {row[0]: dict(p.split(": ", 1) for p in row[1].split(", ")) for row in listing[1:]}
+    assert params["MARS-CW"]["reward"] == "cw (wait=1)"  # was [1, 0, 0, 0, 0, 0, 0, 0]
+
+
+def test_reward_texts():
+    from hpcsched.report import _reward_text
+
+    assert _reward_text([1, 0, 0, 0, 0, 0, 0, 3]) == "cu (wait=1 maintenance_utilization=3)"
+    assert _reward_text([1, 0.5, 0, 0, 0, 0, 0, 0]) == "wait=1 bsld=0.5"
