@@ -590,3 +590,26 @@ def test_wait_energy_pareto_does_not_blow_up_a_tiny_energy_spread() -> None:
     low, high = fig.axes[0].get_xlim()
     assert low < 1.0 and high > 9.0 and high - low < 12
     assert not fig.legends[0].get_title().get_text()
+
+
+@pytest.mark.parametrize(
+    ("span", "expected"),
+    [
+        ((0.15, 12.0), {"0.2", "0.5", "1", "2", "5", "10"}),  # was 1 and 10 only
+        ((1e-4, 100.0), {"0.001", "0.01", "0.1", "1", "10", "100"}),
+    ],
+)
+def test_a_log_hours_axis_labels_enough_values_to_read_the_data(span, expected):
+    from matplotlib.figure import Figure
+
+    from hpcsched.plots._style import _hours_log_axis
+
+    ax = Figure().subplots()
+    ax.plot([0, 1], span)
+    _hours_log_axis(ax)
+    ax.figure.canvas.draw()
+    low, high = ax.get_ylim()
+    shown = {t.get_text() for t in ax.get_yticklabels() if low <= t.get_position()[1] <= high}
+    assert expected <= shown, shown
+    if span[0] < 1e-3:  # a wide span keeps the powers of ten alone
+        assert not {"0.2", "0.5", "2", "5"} & shown

@@ -101,9 +101,13 @@ def _legend_columns(labels: Sequence[str], width_px: float = WIDTH_IN * DPI * 0.
 
 
 def _hours_log_axis(ax: Axes) -> None:
-    """Log axis of hours with plain numbers (0.01, 0.1, 1, 10) rather than powers of ten."""
+    """Log axis of hours with plain numbers (0.01, 0.1, 1, 10) rather than powers of ten; when
+    the data span three decades or less, 2 and 5 times each power are labelled too (0.2, 0.5),
+    so that a reader can tell the values apart without counting grid lines."""
     ax.set_yscale("log")
-    ax.yaxis.set_major_locator(LogLocator(base=10))
+    low, high = ax.get_ylim()
+    narrow = low > 0 and np.log10(high / low) <= 3
+    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
     ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
     ax.yaxis.set_minor_formatter(NullFormatter())
 
