@@ -613,3 +613,28 @@ def test_a_log_hours_axis_labels_enough_values_to_read_the_data(span, expected):
     assert expected <= shown, shown
     if span[0] < 1e-3:  # a wide span keeps the powers of ten alone
         assert not {"0.2", "0.5", "2", "5"} & shown
+
+
+def test_the_utilization_axis_starts_where_the_differences_show():
+    from hpcsched.plots.utilization import _axis_floor
+
+    assert _axis_floor([91.5, 91.9]) == 85  # a 0-100 axis made these look equal
+    assert _axis_floor([64.3, 64.5]) == 60
+    assert _axis_floor([20.0, 90.0]) == 0  # spread or low values: from zero
+    assert _axis_floor([35.0, 36.0]) == 0
+    assert _axis_floor([]) == 0
+
+
+def test_a_cut_utilization_axis_says_where_it_starts():
+    import hpcsched
+    from hpcsched.workload.generate import markovian
+
+    workload = markovian(n_jobs=300, target_util=0.9, seed=4)
+    results = {p: hpcsched.simulate(workload, p) for p in ("fcfs", "sjf")}
+    shares = [100 * r.info["utilization"]["overall_uptime"] for r in results.values()]
+    fig = plots.utilization_plot(results)
+    ax = fig.axes[0]
+    low, high = ax.get_ylim()
+    assert low <= min(shares) and max(shares) <= high <= 105
+    if low > 0:
+        assert f"axis from {low:.0f}" in ax.get_ylabel()

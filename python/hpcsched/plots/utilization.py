@@ -132,9 +132,19 @@ def utilization_plot(results: Mapping[str, Result]) -> Figure:
         ax2.set_xlabel("Scheduled maintenance")
         ax2.set_ylabel("Utilization (%)")
         ax2.set_title("48 h before each maintenance")
+    shares = [
+        100 * x
+        for u in util.values()
+        for x in [p["utilization"] for p in u["uptime_periods"]]
+        + [b["utilization"] for b in u["before_maintenance"]]
+        if x is not None
+    ]
+    floor = _axis_floor(shares)
     for a in axes.flat:
-        a.set_ylim(0, 105)
+        a.set_ylim(floor, 105 if floor == 0 else min(105.0, max(shares) + (100 - floor) * 0.08))
         a.grid(axis="y", alpha=0.4)
+        if floor > 0:  # say so: bars cut at the floor would otherwise read as proportions
+            a.set_ylabel(f"{a.get_ylabel()}\naxis from {floor:.0f}{NBSP}%")
     fig.legend(
         handles=[Patch(color=colors[k], label=legend_labels[k]) for k in labels],
         loc="outside lower center",
@@ -142,6 +152,19 @@ def utilization_plot(results: Mapping[str, Result]) -> Figure:
         fontsize=9,
     )
     return fig
+
+
+def _axis_floor(shares: Sequence[float]) -> float:
+    """Where the utilization axis starts: 0, unless every value lies high and close to the
+    others (91.5 against 91.9 % on a 0-100 axis look equal), then a multiple of 5 % below the
+    lowest by a fifth of their spread at least."""
+    if not shares:
+        return 0.0
+    low, high = min(shares), max(shares)
+    if low < 40 or high - low > 30:
+        return 0.0
+    margin = max((high - low) * 0.2, 2.0)
+    return float(max(0, 5 * np.floor((low - margin) / 5)))
 
 
 def _set_numbered_ticks(ax: Axes, ticks: Sequence[str]) -> None:
