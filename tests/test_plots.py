@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -638,3 +639,18 @@ def test_a_cut_utilization_axis_says_where_it_starts():
     assert low <= min(shares) and max(shares) <= high <= 105
     if low > 0:
         assert f"axis from {low:.0f}" in ax.get_ylabel()
+
+
+def test_every_figure_has_a_caption_that_says_what_to_read():
+    import inspect
+
+    from hpcsched.plots import catalog
+
+    source = inspect.getsource(catalog.applicable_plots)
+    titles = [*re.findall(r'\("([A-Z][^"]+)", partial', source), "Node power states"]
+    assert len(titles) >= 9
+    for title in titles:
+        reading = catalog.reading_of(title)
+        assert reading in catalog.READING.values() and title not in reading
+        assert len(reading) > len(title) + 40, title  # a sentence, not the title again
+    assert catalog.reading_of("Node power states: FCFS") == catalog.READING["Node power states"]

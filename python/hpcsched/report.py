@@ -17,6 +17,7 @@ import pandas as pd
 
 from hpcsched import plots
 from hpcsched._io import atomic_write_bytes
+from hpcsched.plots.catalog import reading_of
 from hpcsched.tables import is_given, parameter_text, summary_columns
 
 if TYPE_CHECKING:
@@ -166,12 +167,12 @@ def comparison_report(
     add_detail_tables(report, results)
     report.heading("Plots")
     for heading, draw in plots.applicable_plots(results):
-        report.figure(draw(), heading)
+        report.figure(draw(), reading_of(heading))
     if table["energy_wasted_mwh"].notna().sum() >= 2:
         report.figure(
             plots.wait_energy_pareto(table),
-            "Mean wait against wasted energy; the line is the empirical Pareto frontier "
-            "(no policy is better on both).",
+            "Mean wait against wasted energy: lower left is better on both; the line joins the "
+            "policies no other beats on both (the empirical Pareto frontier).",
         )
     return report.write(path)
 

@@ -26,6 +26,7 @@ import pandas as pd
 from hpcsched import _core, plots
 from hpcsched.exceptions import InputError
 from hpcsched.experiment import RunConfig, WorkloadSpec
+from hpcsched.plots.catalog import reading_of
 from hpcsched.policies import POWER_POLICIES, PolicySpec, PowerSpec, SearchSpec
 from hpcsched.report import Report
 from hpcsched.run import Result, read_run
@@ -350,8 +351,9 @@ def reproduce_snf_icon(
     report.heading("Waiting time against wasted energy")
     report.figure(
         plots.wait_energy_pareto(aoba, group="workload"),
-        "Mean wait against wasted energy per case (AOBA platforms); the line is the "
-        "empirical Pareto frontier.",
+        "Mean wait against wasted energy per case (AOBA platforms): lower left is better on "
+        "both; the line joins the policies no other beats on both (the empirical Pareto "
+        "frontier).",
     )
     shown = table[(table["workload"] == SHOWCASE) & (table["platform"] == "AOBA-64")]
     if seeds:
@@ -359,7 +361,7 @@ def reproduce_snf_icon(
     showcase = _load(out, shown)
     report.heading(f"In detail: {SHOWCASE} on AOBA-64")
     for heading, draw in plots.applicable_plots(showcase):
-        report.figure(draw(), heading)
+        report.figure(draw(), reading_of(heading))
     path = report.write(Path(out) / "report.html")
     return Reproduction(table, path, outcome)
 

@@ -47,3 +47,37 @@ def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[
     elif timed:  # one figure: the timelines look alike, the shares tell them apart
         plots.append(("Node power states", partial(node_states_overview_plot, timed)))
     return plots
+
+
+#: What to read from each figure of ``applicable_plots``, by its title (a report's caption;
+#: the title says what is drawn).
+READING = {
+    "Waiting time by policy": "Each box spans the middle half of the started jobs' waits, the "
+    "whiskers the 5th to 95th percentile, the diamond the mean, on a log scale: a lower box "
+    "is better for most jobs, a lower top whisker for the unlucky ones.",
+    "Waiting time by job size class": "The same per size class: whom a policy favours. A box "
+    "that drops for small jobs and rises for large ones is a policy trading one for the other.",
+    "Mean waiting time by requested nodes": "Where the lines cross, the policies trade the "
+    "waits of jobs of one size against another's; the legend gives each overall mean.",
+    "Utilization": "The share of the available node-hours that ran jobs, per uptime window "
+    "(and in the 48 h before each maintenance, where a drain shows as a drop): higher means "
+    "fewer idle nodes. Mind where the axis starts.",
+    "Job start kinds": "How the jobs started: in queue order, by EASY backfilling around a "
+    "blocked job, or after a deliberate drain (MARS). More backfilling means more jobs "
+    "started out of order to fill idle nodes.",
+    "MCTS search effort": "Per searched decision: how many distinct outcomes the search "
+    "weighed and the iterations it spent; decisions with one outcome need no search and "
+    "are not shown.",
+    "SNF-ICON modes": "When SNF-ICON trusted its statistics (ICON mode: warm spares planned) "
+    "and when it fell back to IPM; the spare target, where drawn, is how many idle nodes it "
+    "kept awake.",
+    "Power drawn over time": "The whole machine's power: a line lower for as long is energy "
+    "saved; spikes follow wake-ups for arriving work.",
+    "Node power states": "How many nodes computed, idled, slept or switched: idle nodes are "
+    "the energy a power manager could save, switching ones the price of saving it.",
+}
+
+
+def reading_of(title: str) -> str:
+    """The caption of a figure of ``applicable_plots``: what to read from it."""
+    return READING.get(title) or READING["Node power states"]
