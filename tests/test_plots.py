@@ -654,3 +654,23 @@ def test_every_figure_has_a_caption_that_says_what_to_read():
         assert reading in catalog.READING.values() and title not in reading
         assert len(reading) > len(title) + 40, title  # a sentence, not the title again
     assert catalog.reading_of("Node power states: FCFS") == catalog.READING["Node power states"]
+
+
+def test_power_lines_that_would_overlap_are_drawn_as_differences(
+    power_runs: dict[str, Result],
+) -> None:
+    labels = [label for label, r in power_runs.items() if not r.timeline.empty]
+    assert len(labels) >= 2
+    fig = plots.power_plot(power_runs)
+    assert_renders(fig)
+    top, below = fig.axes
+    assert [line.get_gid() for line in top.get_lines()] == labels[:1]
+    drawn = {line.get_gid(): line for line in below.get_lines() if line.get_gid()}
+    assert sorted(drawn) == sorted(labels[1:])
+    assert top.get_legend() is None and below.get_legend() is None  # the legend is below
+    # a run against itself differs by nothing; alone, a run gets one panel
+    twice = {"a": power_runs[labels[0]], "b": power_runs[labels[0]]}
+    fig = plots.power_plot(twice)
+    (diff,) = [line for line in fig.axes[1].get_lines() if line.get_gid() == "b"]
+    assert np.all(diff.get_ydata() == 0)
+    assert len(plots.power_plot({"a": power_runs[labels[0]]}).axes) == 1

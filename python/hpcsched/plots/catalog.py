@@ -71,8 +71,9 @@ READING = {
     "SNF-ICON modes": "When SNF-ICON trusted its statistics (ICON mode: warm spares planned) "
     "and when it fell back to IPM; the spare target, where drawn, is how many idle nodes it "
     "kept awake.",
-    "Power drawn over time": "The whole machine's power: a line lower for as long is energy "
-    "saved; spikes follow wake-ups for arriving work.",
+    "Power drawn over time": "Above, the first run's power; below, each other run's power "
+    "minus it on the same time bins: below zero is power saved, above it power spent (wake-ups "
+    "for arriving work, warm spares).",
     "Node power states": "How many nodes computed, idled, slept or switched: idle nodes are "
     "the energy a power manager could save, switching ones the price of saving it.",
 }

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
 
 from hpcsched import _core
 from hpcsched.plots._style import (
@@ -17,6 +18,7 @@ from hpcsched.plots._style import (
     HOUR,
     NBSP,
     TIME_LABEL,
+    _legend_columns,
     _new_figure,
     _policy_colors,
     _run_end,
@@ -50,13 +52,21 @@ def _time_weighted_resample(
     ``end``) averaged over ``bins`` equal bins: bin edges and per-bin means, so the area under
     each curve (node-hours) is exact."""
     edges = np.linspace(times[0], end, bins + 1)
+    return edges, _binned_means(times, values, end, edges)
+
+
+def _binned_means(
+    times: np.ndarray, values: np.ndarray, end: float, edges: np.ndarray
+) -> np.ndarray:
+    """The step function's mean over each bin between ``edges`` (its last value carried past
+    ``end``, its first before ``times[0]``)."""
     spans = np.diff(np.r_[times, end])
     # integral of each column up to each change time, then up to each bin edge
     integral = np.vstack([np.zeros(values.shape[1]), np.cumsum(values * spans[:, None], axis=0)])
     idx = np.clip(np.searchsorted(times, edges, side="right") - 1, 0, len(times) - 1)
     at_edges = integral[idx] + values[idx] * (edges - times[idx])[:, None]
-    means = np.diff(at_edges, axis=0) / np.diff(edges)[:, None]
-    return edges, means
+    means: np.ndarray = np.diff(at_edges, axis=0) / np.diff(edges)[:, None]
+    return means
 
 
 def node_states_plot(result: Result, *, title: str | None = None) -> Figure:
@@ -187,10 +197,12 @@ def _node_state_legend(fig: Figure, ax: Axes) -> None:
 
 
 def power_plot(results: Mapping[str, Result]) -> Figure:
-    """Power drawn by the whole machine over time (kW), one line per run with a node-state
-    timeline (power-managed runs). Long timelines are averaged over at most
-    MAX_TIMELINE_POINTS equal bins (the energy under each line stays exact). ValueError if no
-    run has one."""
+    """Power drawn by the whole machine over time (kW) for the runs with a node-state timeline
+    (power-managed runs): the first run's line and, with several runs, a panel below with each
+    other run's difference from it on the same time bins (their lines would lie on top of each
+    other: most of the power is the jobs', which every policy runs). Long timelines are
+    averaged over at most MAX_TIMELINE_POINTS equal bins (the energy under each line stays
+    exact). ValueError if no run has one."""
     timed = {
         label: r
         for label, r in results.items()
@@ -199,28 +211,63 @@ def power_plot(results: Mapping[str, Result]) -> Figure:
     if not timed:
         raise ValueError("power_plot needs a power-managed run (a timeline with power_kw)")
     colors = _policy_colors(list(results))
-    fig, axes = _new_figure()
+    steps = {
+        label: (
+            r.timeline["time"].to_numpy(dtype=float),
+            r.timeline[["power_kw"]].to_numpy(dtype=float),
+            max(_run_end(r), float(r.timeline["time"].iloc[-1])),
+        )
+        for label, r in timed.items()
+    }
+    start = min(t[0] for t, _, _ in steps.values())
+    end = max(e for _, _, e in steps.values())
+    points = max(len(t) for t, _, _ in steps.values())
+    bins = min(points, MAX_TIMELINE_POINTS) if end > start else 1
+    edges = np.linspace(start, end if end > start else start + 1.0, bins + 1)
+    binned = {label: _binned_means(t, v, e, edges)[:, 0] for label, (t, v, e) in steps.items()}
+    note = (
+        ""
+        if points <= MAX_TIMELINE_POINTS
+        else (f"averaged over {_duration_text(edges[1] - edges[0])} bins")
+    )
+    x = edges / DAY
+    reference, *others = timed
+    if others:
+        fig, axes = _new_figure(2, 1, height_ratios=[3, 2], sharex=True)
+    else:
+        fig, axes = _new_figure()
     ax = axes[0, 0]
-    note = ""
-    for label, result in timed.items():
-        timeline = result.timeline
-        times = timeline["time"].to_numpy(dtype=float)
-        values = timeline[["power_kw"]].to_numpy(dtype=float)
-        end = max(_run_end(result), times[-1])
-        if len(times) > MAX_TIMELINE_POINTS and end > times[0]:
-            edges, values = _time_weighted_resample(times, values, end, MAX_TIMELINE_POINTS)
-            times = edges[:-1]
-            note = f"averaged over {_duration_text(edges[1] - edges[0])} bins"
-        x = np.r_[times, end] / DAY
-        y = np.r_[values[:, 0], values[-1, 0]]
-        ax.step(x, y, where="post", color=colors[label], linewidth=1.0, label=label, gid=label)
-    ax.set_xlabel(TIME_LABEL)
+    y = np.r_[binned[reference], binned[reference][-1]]
+    ax.step(x, y, where="post", color=colors[reference], linewidth=1.0, gid=reference)
     ax.set_ylabel("Power drawn (kW)")
     ax.set_ylim(bottom=0)
-    ax.set_title("Power drawn by the machine over time")
-    if note:
-        ax.text(1.0, 1.01, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_xlim(x[0], x[-1])
+    ax.set_title(
+        f"Power drawn over time: {reference}"
+        + (" (above), and each other run's difference from it (below)" if others else ""),
+        fontsize=11,
+    )
+    # the averaging note goes with the time axis: a long title leaves no room beside it
+    time_label = TIME_LABEL if not note else f"{TIME_LABEL[:-1]}; {note})"
+    if not others:
+        ax.set_xlabel(time_label)
+        return fig
+    below = axes[1, 0]
+    below.axhline(0, color=colors[reference], linewidth=1.0)
+    for label in others:
+        diff = binned[label] - binned[reference]
+        below.step(
+            x, np.r_[diff, diff[-1]], where="post", color=colors[label], linewidth=1.0, gid=label
+        )
+    below.set_ylabel(f"minus {reference} (kW)")
+    below.set_xlabel(time_label)
+    below.grid(axis="y", alpha=0.4)
+    fig.legend(
+        handles=[Line2D([], [], color=colors[k], label=k) for k in timed],
+        loc="outside lower center",
+        ncols=_legend_columns(list(timed)),
+        fontsize=9,
+    )
     return fig
 
 
