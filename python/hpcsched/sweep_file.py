@@ -41,7 +41,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hpcsched._io import read_toml
-from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
+from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown, unknown_name
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.parallel import check_processes
 from hpcsched.platform import Platform, load_platform
@@ -101,7 +101,7 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
     extra = sorted(set(settings) - set(SWEEP_KEYS))
     if extra:
         raise InputError(
-            f"unknown key {extra[0]!r} (keys: {', '.join(SWEEP_KEYS)})",
+            unknown_name("key", extra[0], SWEEP_KEYS),
             path=source,
             field=f"sweep.{extra[0]}",
         )

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError, shown
+from hpcsched.exceptions import OptionError, shown, unknown_name
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import REWARD_TERMS, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
@@ -106,7 +106,7 @@ def resolve_platform(
 def check_overrun(overrun: str) -> None:
     if overrun not in OVERRUNS:
         raise OptionError(
-            f"unknown overrun policy {shown(overrun)}; choose one of: continue, kill",
+            unknown_name("overrun policy", overrun, OVERRUNS),
             option="--overrun",
         )
 
