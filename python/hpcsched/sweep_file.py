@@ -311,6 +311,16 @@ def _expand_workload(
                 path=source,
                 field=f"{where}.{key}",
             )
+        if path is not None and not os.path.exists(resolve(path)):
+            # named as written and as read: relative paths start at the sweep file's folder
+            read_as = (
+                ""
+                if os.path.isabs(path)
+                else (f" (read as {resolve(path)}: paths are relative to the sweep file's folder)")
+            )
+            raise InputError(
+                f"{shown(path)} does not exist{read_as}", path=source, field=f"{where}.path"
+            )
         start, stop = 0, None
         if piece is not None:
             if (
