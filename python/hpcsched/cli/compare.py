@@ -115,7 +115,9 @@ def compare(
             "drains",
         ),
     )
-    console.print(f"run directories: {len(done)} in {out}", highlight=False)
+    reused = len(comparison.reused)
+    again = f" ({reused} reused from an earlier run; --force reruns them)" if reused else ""
+    console.print(f"run directories: {len(done)} in {out}{again}", highlight=False, soft_wrap=True)
     console.print(f"report: {path}", highlight=False)
     return 0
 
