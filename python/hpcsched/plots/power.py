@@ -14,13 +14,13 @@ from hpcsched import _core
 from hpcsched.plots._style import (
     DAY,
     HEIGHT_IN,
-    HOUR,
     NBSP,
     TIME_LABEL,
     _new_figure,
     _policy_colors,
     _run_end,
 )
+from hpcsched.units import duration_text
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -147,7 +147,7 @@ def _draw_node_states(ax: Axes, result: Result, title: str) -> None:
     if len(times) > MAX_TIMELINE_POINTS and end > times[0]:
         edges, values = _time_weighted_resample(times, values, end, MAX_TIMELINE_POINTS)
         times = edges[:-1]
-        note = f"averaged over {_duration_text(edges[1] - edges[0])} bins"
+        note = f"averaged over {duration_text(edges[1] - edges[0])} bins"
     # repeat the last value at the end so the final step has a width
     x = np.r_[times, end] / DAY
     stacked = np.cumsum(np.vstack([values, values[-1:]]), axis=1)
@@ -210,7 +210,7 @@ def power_plot(results: Mapping[str, Result]) -> Figure:
         if len(times) > MAX_TIMELINE_POINTS and end > times[0]:
             edges, values = _time_weighted_resample(times, values, end, MAX_TIMELINE_POINTS)
             times = edges[:-1]
-            note = f"averaged over {_duration_text(edges[1] - edges[0])} bins"
+            note = f"averaged over {duration_text(edges[1] - edges[0])} bins"
         x = np.r_[times, end] / DAY
         y = np.r_[values[:, 0], values[-1, 0]]
         ax.step(x, y, where="post", color=colors[label], linewidth=1.0, label=label, gid=label)
@@ -222,11 +222,3 @@ def power_plot(results: Mapping[str, Result]) -> Figure:
         ax.text(1.0, 1.01, note, transform=ax.transAxes, ha="right", va="bottom", fontsize=8)
     ax.legend(fontsize=8, loc="upper right")
     return fig
-
-
-def _duration_text(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * HOUR:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / HOUR:.1f} h"
