@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from hpcsched import _core, plots
-from hpcsched.exceptions import InputError, OptionError, shown
+from hpcsched.exceptions import InputError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.policies import POWER_POLICIES, PolicySpec, PowerSpec, SearchSpec
 from hpcsched.report import Report
@@ -111,10 +111,10 @@ def data_folder(data: str | os.PathLike[str] | None) -> Path:
         what = "is not a folder" if folder.exists() else "does not exist"
         if source is None:
             raise OptionError(
-                f"the default data folder {shown(str(folder))} {what} "
+                f"the default data folder {str(folder)!r} {what} "
                 "(give --data DIR or set $HPCSCHED_DATA)"
             )
-        raise OptionError(f"the folder {shown(str(folder))} {what}", option=source)
+        raise OptionError(f"the folder {str(folder)!r} {what}", option=source)
     return folder
 
 

@@ -319,7 +319,7 @@ def _expand_workload(
                 else (f" (read as {resolve(path)}: paths are relative to the sweep file's folder)")
             )
             raise InputError(
-                f"{shown(path)} does not exist{read_as}", path=source, field=f"{where}.path"
+                f"{path!r} does not exist{read_as}", path=source, field=f"{where}.path"
             )
         start, stop = 0, None
         if piece is not None:
