@@ -280,7 +280,7 @@ def _check_settings(options: Mapping[str, Any], source: str) -> None:
     _checked(source, "sweep", check_overrun, options["overrun"])
     if options["decision_log"] not in DECISION_LOGS:
         raise InputError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(options['decision_log'])}",
+            unknown_name("decision log", options["decision_log"], DECISION_LOGS),
             path=source,
             field="sweep.decision_log",
         )

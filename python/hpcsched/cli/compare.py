@@ -116,8 +116,12 @@ def compare(
         ),
     )
     reused = len(comparison.reused)
-    again = f" ({reused} reused from an earlier run; --force reruns them)" if reused else ""
-    console.print(f"run directories: {len(done)} in {out}{again}", highlight=False, soft_wrap=True)
+    console.print(f"run directories: {len(done)} in {out}", highlight=False)
+    if reused:  # read back, not run: a short line of its own (the folder may be long)
+        console.print(
+            f"{reused} of {len(done)} runs reused from an earlier run (--force reruns them)",
+            highlight=False,
+        )
     console.print(f"report: {path}", highlight=False)
     return 0
 

@@ -76,9 +76,7 @@ def check_decision_log(
     of ``specs`` keeps one (it would change nothing): a comparison or a sweep may mix
     policies, and the option then goes to those that keep one."""
     if value not in DECISION_LOGS:
-        raise OptionError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(value)}", option=option
-        )
+        raise OptionError(unknown_name("decision log", value, DECISION_LOGS), option=option)
     if not any((isinstance(s, PolicySpec) and s.is_search) or s.power is not None for s in specs):
         names = ", ".join(dict.fromkeys(s.name for s in specs))
         raise OptionError(
