@@ -101,7 +101,6 @@ def parse_reward(
         return _reward_file(spec, terms)
     word = spec.strip()
     if "=" not in word and "," not in word and word not in terms:
-        # one name that is neither a preset nor a term: the near misses among both
         raise OptionError(
             unknown_name("reward preset or term", word, [*REWARD_PRESETS, *terms]),
             option="--reward",
@@ -189,8 +188,7 @@ def check_actions(spec: object, option: str) -> list[str]:
     try:
         return _core.action_names(spec)
     except ValueError as exc:
-        reason = str(exc)
-        # the engine names an unknown heuristic; the near misses are found here
+        reason = str(exc)  # the engine's; the near misses of an unknown heuristic added here
         unknown = re.match(r'unknown heuristic "([^"]*)"', reason)
         close = did_you_mean(close_names(unknown[1], HEURISTICS)) if unknown else ""
         raise OptionError(f"{reason}; {close}" if close else reason, option=option) from None
