@@ -454,7 +454,10 @@ def test_every_option_name_the_engine_lists_runs_and_the_help_shows_it():
             else:
                 run = hpcsched.simulate(workload, mars("mars-cw", iterations=4, **{option: value}))
             assert len(run.jobs) == 80, (option, value)
-    with pytest.raises(hpcsched.HpcschedError, match="choose one of requested, history, running"):
+    with pytest.raises(
+        hpcsched.HpcschedError,
+        match="unknown runtime model 'sampled'; choose one of: requested, history, running",
+    ):
         mars("mars-cw", runtime_model="sampled")
 
 

@@ -27,10 +27,12 @@ from hpcsched.workload import Workload
 @dataclass
 class Comparison:
     """The runs of a comparison: ``results`` maps each policy's label to its :class:`Result`
-    (in the order given); ``table`` has one row of headline metrics per policy."""
+    (in the order given); ``table`` has one row of headline metrics per policy; ``reused``
+    the labels whose complete run was read back from ``out`` instead of run again."""
 
     results: dict[str, Result]
     configs: dict[str, RunConfig] = field(repr=False)
+    reused: tuple[str, ...] = ()
 
     @property
     def table(self) -> pd.DataFrame:
@@ -147,7 +149,8 @@ def compare(
             on_done(label, outcome)
 
     run_configs([configs[label] for label in todo], collect, processes=processes)
-    return Comparison({label: results[label] for label in labels}, configs)
+    reused = tuple(label for label in labels if label not in todo)
+    return Comparison({label: results[label] for label in labels}, configs, reused)
 
 
 def _holds_run(folder: str, key: str) -> bool:

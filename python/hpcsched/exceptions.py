@@ -7,7 +7,9 @@ attributes, never parsed out of the message.
 
 from __future__ import annotations
 
+import difflib
 import reprlib
+from collections.abc import Iterable
 
 #: Characters of a user's token an error message quotes (the Rust readers quote as many).
 QUOTED_CHARS = 40
@@ -33,6 +35,47 @@ def bounded(reason: str) -> str:
         return reason
     half = MAX_REASON_CHARS // 2
     return f"{reason[:half]} ... {reason[-half:]}"
+
+
+#: Lists of names longer than this are not spelled out when a close match was found.
+LISTED_CHOICES = 10
+
+
+def close_names(value: object, choices: Iterable[str]) -> list[str]:
+    """Up to three of ``choices`` close to ``value`` (case aside), closest first; only those
+    with the very letters of ``value`` when some have them (two keys swapped, the commonest
+    slip: ``fcsf`` is ``fcfs``, not ``fcsj``)."""
+    names = list(choices)
+    by_lower = {name.lower(): name for name in names}
+    typed = str(value).strip().lower()
+    close = difflib.get_close_matches(typed, list(by_lower), n=3, cutoff=0.6)
+    swapped = [name for name in close if sorted(name) == sorted(typed)]
+    return [by_lower[name] for name in swapped or close]
+
+
+def did_you_mean(names: list[str]) -> str:
+    """``did you mean fcfs?``, ``did you mean snf or sjf?`` (empty without names)."""
+    if not names:
+        return ""
+    shown_names = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} or {names[-1]}"
+    return f"did you mean {shown_names}?"
+
+
+def unknown_name(
+    kind: str, value: object, choices: Iterable[str], *, listed_by: str | None = None
+) -> str:
+    """The one reason given wherever a name is chosen from a list (policies, power managers,
+    presets, heuristics, ...): ``unknown policy 'fcsf'; did you mean fcfs? ('hpcsched
+    policies' lists all 29)``. The choices are listed when no name is close, or when they are
+    few; ``listed_by`` says where a long list is shown instead."""
+    names = list(choices)
+    close = close_names(value, names)
+    reason = f"unknown {kind} {shown(value)}"
+    if not close:
+        return f"{reason}; choose one of: {', '.join(names)}"
+    if len(names) <= LISTED_CHOICES or listed_by is None:
+        return f"{reason}; {did_you_mean(close)} (choose one of: {', '.join(names)})"
+    return f"{reason}; {did_you_mean(close)} ({listed_by} lists all {len(names)})"
 
 
 class HpcschedError(Exception):
@@ -102,4 +145,14 @@ class DecisionError(HpcschedError):
         super().__init__(reason)
 
 
-__all__ = ["DecisionError", "HpcschedError", "InputError", "OptionError", "bounded", "shown"]
+__all__ = [
+    "DecisionError",
+    "HpcschedError",
+    "InputError",
+    "OptionError",
+    "bounded",
+    "close_names",
+    "did_you_mean",
+    "shown",
+    "unknown_name",
+]

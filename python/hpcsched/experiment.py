@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from hpcsched._io import check_regular_file
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched.exceptions import InputError, OptionError, unknown_name
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import Result, simulate
@@ -55,7 +55,7 @@ class WorkloadSpec:
         if self.generator is not None:
             if self.generator not in GENERATORS:
                 raise OptionError(
-                    f"unknown generator {self.generator!r}; choose one of: {', '.join(GENERATORS)}",
+                    unknown_name("generator", self.generator, GENERATORS),
                     option="generate",
                 )
             unknown = sorted(set(dict(self.params)) - set(GENERATORS[self.generator]))

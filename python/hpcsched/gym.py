@@ -40,7 +40,7 @@ import numpy as np
 from gymnasium import spaces
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import OptionError, unknown_name
 from hpcsched.experiment import slice_workload
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PAPER_TERMS, parse_reward
@@ -77,7 +77,7 @@ class SchedulingEnv(gymnasium.Env):
         max_steps: int | None = None,
     ) -> None:
         if action not in ACTIONS:
-            raise OptionError(f"action must be one of {', '.join(ACTIONS)}, not {action!r}")
+            raise OptionError(unknown_name("action", action, ACTIONS))
         if reward_mode not in ("final", "step"):
             raise OptionError(f"reward_mode must be final or step, not {reward_mode!r}")
         if not (isinstance(slots, int) and slots >= 1):

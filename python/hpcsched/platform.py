@@ -53,7 +53,14 @@ from typing import Any
 
 from hpcsched import _core
 from hpcsched._io import read_bytes
-from hpcsched.exceptions import InputError, OptionError, shown
+from hpcsched.exceptions import (
+    InputError,
+    OptionError,
+    close_names,
+    did_you_mean,
+    shown,
+    unknown_name,
+)
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
@@ -132,8 +139,10 @@ def load_platform(name_or_path: str | os.PathLike[str]) -> Platform:
             resource = resources.files("hpcsched") / "platforms" / f"{preset}.toml"
             return parse_platform(resource.read_text(encoding="utf-8"), f"<preset {preset}>")
     if not os.path.exists(text):
+        close = did_you_mean(close_names(text, preset_names()))
         raise OptionError(
-            f"{shown(text)} is neither a preset ({', '.join(preset_names())}) nor a file",
+            f"{shown(text)} is neither a preset ({', '.join(preset_names())}) nor a file"
+            + (f"; {close}" if close else ""),
             option="--platform",
         )
     data = read_bytes(text)
@@ -152,7 +161,11 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
         raise InputError(f"invalid TOML: {exc}", path=path) from None
     unknown = sorted(set(document) - {"name", "nodes", "power", "transitions", "groups"})
     if unknown:
-        raise InputError(f"unknown key {shown(unknown[0])}", path=path, field=unknown[0])
+        raise InputError(
+            unknown_name("key", unknown[0], ["name", "nodes", "power", "transitions", "groups"]),
+            path=path,
+            field=unknown[0],
+        )
     if "groups" in document:
         return _parse_groups(document, path)
     if "nodes" not in document:
@@ -186,7 +199,7 @@ def _power_model(document: dict[str, Any], path: str, prefix: str) -> PowerModel
         extra = sorted(set(section) - set(keys))
         if extra:
             raise InputError(
-                f"unknown key {shown(extra[0])}", path=path, field=f"{prefix}{table}.{extra[0]}"
+                unknown_name("key", extra[0], keys), path=path, field=f"{prefix}{table}.{extra[0]}"
             )
         for key in keys:
             if key not in section:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
@@ -22,8 +23,18 @@ from typing import Any
 from hpcsched import _core
 from hpcsched._io import read_toml
 from hpcsched._records import Capabilities, SearchDefaults
-from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
+from hpcsched.exceptions import (
+    HpcschedError,
+    InputError,
+    OptionError,
+    close_names,
+    did_you_mean,
+    shown,
+    unknown_name,
+)
 
+#: The orderings an action or guide names (fcfs, sjf, wfp3, f1, ...).
+HEURISTICS: tuple[str, ...] = tuple(_core.heuristic_names())
 #: Whether jobs behind a blocked top job may start (the engine's names).
 BACKFILLS: tuple[str, ...] = tuple(_core.option_names()["backfill"])
 #: What each engine policy takes (``_core.policy_capabilities``): the facts every check reads.
@@ -88,6 +99,12 @@ def parse_reward(
         return _weights(REWARD_PRESETS[spec.strip().lower()], terms, _option_error)
     if spec.endswith(".toml") or os.path.isfile(spec):
         return _reward_file(spec, terms)
+    word = spec.strip()
+    if "=" not in word and "," not in word and word not in terms:
+        raise OptionError(
+            unknown_name("reward preset or term", word, [*REWARD_PRESETS, *terms]),
+            option="--reward",
+        )
     weights: dict[str, object] = {}
     for item in spec.split(","):
         name, sep, value = item.partition("=")
@@ -137,7 +154,7 @@ def _weights(
     checked: dict[str, float] = {}
     for term, value in weights.items():
         if term not in terms:
-            raise error(f"unknown reward term {shown(term)}; terms: {', '.join(terms)}", term)
+            raise error(unknown_name("reward term", term, terms), term)
         # a bool or a string is not a weight (TOML's `wait = true`, `wait = "1"`)
         if (
             isinstance(value, bool)
@@ -171,7 +188,10 @@ def check_actions(spec: object, option: str) -> list[str]:
     try:
         return _core.action_names(spec)
     except ValueError as exc:
-        raise OptionError(str(exc), option=option) from None
+        reason = str(exc)  # the engine's; the near misses of an unknown heuristic added here
+        unknown = re.match(r'unknown heuristic "([^"]*)"', reason)
+        close = did_you_mean(close_names(unknown[1], HEURISTICS)) if unknown else ""
+        raise OptionError(f"{reason}; {close}" if close else reason, option=option) from None
 
 
 def check_integer(name: str, value: object, minimum: int, maximum: int) -> None:
@@ -274,7 +294,7 @@ class SearchSpec:
         ):
             if value not in choices:
                 raise OptionError(
-                    f"choose one of {', '.join(choices)}, not {shown(value)}",
+                    unknown_name(name.replace("_", " "), value, choices),
                     option=f"--{name.replace('_', '-')}",
                 )
         for name in ("arrival_window", "arrival_horizon", "horizon"):
@@ -400,8 +420,7 @@ class PowerSpec:
     def __post_init__(self) -> None:
         if self.manager is not None and self.manager not in MANAGERS:
             raise OptionError(
-                f"unknown power manager {shown(self.manager)}; choose one of: none, "
-                f"{', '.join(MANAGERS)}",
+                unknown_name("power manager", self.manager, ["none", *MANAGERS]),
                 option="--power",
             )
         for name, value in asdict(self).items():
@@ -538,7 +557,7 @@ class PolicySpec:
             object.__setattr__(self, "max_wait", float(value))
         if name not in policy_names():
             raise OptionError(
-                f"unknown policy {shown(self.name)}; choose one of: {', '.join(policy_names())}",
+                unknown_name("policy", self.name, policy_names(), listed_by="'hpcsched policies'"),
                 option="--policy",
             )
         if self.window is not None:
@@ -563,7 +582,7 @@ class PolicySpec:
         forced = capabilities_of(name)["backfill"]
         if self.backfill is not None and self.backfill not in BACKFILLS:
             raise OptionError(
-                f"unknown backfill {shown(self.backfill)}; choose one of: {', '.join(BACKFILLS)}",
+                unknown_name("backfill", self.backfill, BACKFILLS),
                 option="--backfill",
             )
         if forced is not None and self.backfill not in (None, forced):
@@ -574,7 +593,7 @@ class PolicySpec:
         object.__setattr__(self, "backfill", self.backfill or forced or "easy")
         if self.estimates not in ESTIMATES:
             raise OptionError(
-                f"choose one of {', '.join(ESTIMATES)}, not {shown(self.estimates)}",
+                unknown_name("estimate", self.estimates, ESTIMATES),
                 option="--estimates",
             )
         if self.estimates != "requested" and (

@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from hpcsched import _core, plots
-from hpcsched.exceptions import InputError
+from hpcsched.exceptions import InputError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.plots.catalog import reading_of
 from hpcsched.policies import POWER_POLICIES, PolicySpec, PowerSpec, SearchSpec
@@ -97,9 +97,26 @@ class Reproduction:
 
 
 def data_folder(data: str | os.PathLike[str] | None) -> Path:
-    """The data folder: the one given, else ``$HPCSCHED_DATA``, else ``../shared/traces``."""
-    chosen = data or os.environ.get("HPCSCHED_DATA") or DEFAULT_DATA
-    return Path(chosen)
+    """The data folder: the one given, else ``$HPCSCHED_DATA``, else ``../shared/traces``;
+    an error naming where it came from when it is not a folder (rather than every file
+    missing from it)."""
+    source: str | None
+    if data:
+        chosen, source = data, "--data"
+    elif os.environ.get("HPCSCHED_DATA"):
+        chosen, source = os.environ["HPCSCHED_DATA"], "$HPCSCHED_DATA"
+    else:
+        chosen, source = DEFAULT_DATA, None
+    folder = Path(chosen)
+    if not folder.is_dir():
+        what = "is not a folder" if folder.exists() else "does not exist"
+        if source is None:
+            raise OptionError(
+                f"the default data folder {str(folder)!r} {what} "
+                "(give --data DIR or set $HPCSCHED_DATA)"
+            )
+        raise OptionError(f"the folder {str(folder)!r} {what}", option=source)
+    return folder
 
 
 def _find(data: Path, name: str, subfolders: tuple[str, ...]) -> Path | None:

@@ -41,7 +41,7 @@ from dataclasses import dataclass, fields
 from typing import Any
 
 from hpcsched._io import read_toml
-from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown
+from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown, unknown_name
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.parallel import check_processes
 from hpcsched.platform import Platform, load_platform
@@ -101,7 +101,7 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
     extra = sorted(set(settings) - set(SWEEP_KEYS))
     if extra:
         raise InputError(
-            f"unknown key {extra[0]!r} (keys: {', '.join(SWEEP_KEYS)})",
+            unknown_name("key", extra[0], SWEEP_KEYS),
             path=source,
             field=f"sweep.{extra[0]}",
         )
@@ -280,7 +280,7 @@ def _check_settings(options: Mapping[str, Any], source: str) -> None:
     _checked(source, "sweep", check_overrun, options["overrun"])
     if options["decision_log"] not in DECISION_LOGS:
         raise InputError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(options['decision_log'])}",
+            unknown_name("decision log", options["decision_log"], DECISION_LOGS),
             path=source,
             field="sweep.decision_log",
         )
@@ -310,6 +310,16 @@ def _expand_workload(
                 "parameters with generate = ...)",
                 path=source,
                 field=f"{where}.{key}",
+            )
+        if path is not None and not os.path.exists(resolve(path)):
+            # named as written and as read: relative paths start at the sweep file's folder
+            read_as = (
+                ""
+                if os.path.isabs(path)
+                else (f" (read as {resolve(path)}: paths are relative to the sweep file's folder)")
+            )
+            raise InputError(
+                f"{path!r} does not exist{read_as}", path=source, field=f"{where}.path"
             )
         start, stop = 0, None
         if piece is not None:

@@ -29,6 +29,7 @@ from hpcsched.cli import (
     sweep,
 )
 from hpcsched.cli._console import err_console, interrupted, interruption_said, labelled
+from hpcsched.cli._usage import usage_line
 from hpcsched.exceptions import HpcschedError, bounded
 
 _UsageError: type[Exception]
@@ -201,8 +202,12 @@ def _run(args: list[str]) -> int:
         args.remove("--debug")
     try:
         result = command().main(args=args, prog_name="hpcsched", standalone_mode=False)
-    except _UsageError as exc:  # usage errors: bad or missing options
-        exc.show(file=sys.stderr)  # type: ignore[attr-defined]  # click's and typer's have it
+    except _UsageError as exc:  # usage errors: bad or missing options, one line as any error
+        line = usage_line(exc)
+        if line is None:  # no arguments: the help
+            exc.show(file=sys.stderr)  # type: ignore[attr-defined]  # click's and typer's have it
+        else:
+            err_console.print(labelled("error:", "bold red", line), soft_wrap=True)
         return int(getattr(exc, "exit_code", 2))
     except (typer.Abort, KeyboardInterrupt):  # typer itself turns the latter into exit 130
         return 130

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from hpcsched.cli._console import console, err_console, kept_whole
 from hpcsched.exceptions import HpcschedError, OptionError
+from hpcsched.units import duration_text
 
 if TYPE_CHECKING:
     from hpcsched.advise.runner import Advisor, ReleaseResult, TickResult
@@ -264,7 +265,7 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
             job.name[:20],
             job.user,
             f"{job.nodes} x{job.tasks}" if job.tasks > 1 else str(job.nodes),
-            "unlimited" if job.time_limit is None else f"{job.time_limit / 60:.0f} min",
+            "unlimited" if job.time_limit is None else duration_text(job.time_limit),
             f"{c.old:,}",
             f"{c.new:,}",
             why,

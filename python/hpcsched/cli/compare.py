@@ -115,7 +115,13 @@ def compare(
             "drains",
         ),
     )
+    reused = len(comparison.reused)
     console.print(f"run directories: {len(done)} in {out}", highlight=False)
+    if reused:  # read back, not run: a short line of its own (the folder may be long)
+        console.print(
+            f"{reused} of {len(done)} runs reused from an earlier run (--force reruns them)",
+            highlight=False,
+        )
     console.print(f"report: {path}", highlight=False)
     return 0
 

@@ -15,7 +15,6 @@ from hpcsched import _core
 from hpcsched.plots._style import (
     DAY,
     HEIGHT_IN,
-    HOUR,
     NBSP,
     TIME_LABEL,
     _legend_columns,
@@ -23,6 +22,7 @@ from hpcsched.plots._style import (
     _policy_colors,
     _run_end,
 )
+from hpcsched.units import duration_text
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -157,7 +157,7 @@ def _draw_node_states(ax: Axes, result: Result, title: str) -> None:
     if len(times) > MAX_TIMELINE_POINTS and end > times[0]:
         edges, values = _time_weighted_resample(times, values, end, MAX_TIMELINE_POINTS)
         times = edges[:-1]
-        note = f"averaged over {_duration_text(edges[1] - edges[0])} bins"
+        note = f"averaged over {duration_text(edges[1] - edges[0])} bins"
     # repeat the last value at the end so the final step has a width
     x = np.r_[times, end] / DAY
     stacked = np.cumsum(np.vstack([values, values[-1:]]), axis=1)
@@ -228,7 +228,7 @@ def power_plot(results: Mapping[str, Result]) -> Figure:
     note = (
         ""
         if points <= MAX_TIMELINE_POINTS
-        else (f"averaged over {_duration_text(edges[1] - edges[0])} bins")
+        else (f"averaged over {duration_text(edges[1] - edges[0])} bins")
     )
     x = edges / DAY
     reference, *others = timed
@@ -269,11 +269,3 @@ def power_plot(results: Mapping[str, Result]) -> Figure:
         fontsize=9,
     )
     return fig
-
-
-def _duration_text(seconds: float) -> str:
-    if seconds < 120:
-        return f"{seconds:.0f} s"
-    if seconds < 2 * HOUR:
-        return f"{seconds / 60:.0f} min"
-    return f"{seconds / HOUR:.1f} h"

@@ -9,7 +9,7 @@ import os
 from collections.abc import Sequence
 
 from hpcsched import _core
-from hpcsched.exceptions import OptionError, shown
+from hpcsched.exceptions import OptionError, shown, unknown_name
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import REWARD_TERMS, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
@@ -76,9 +76,7 @@ def check_decision_log(
     of ``specs`` keeps one (it would change nothing): a comparison or a sweep may mix
     policies, and the option then goes to those that keep one."""
     if value not in DECISION_LOGS:
-        raise OptionError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {shown(value)}", option=option
-        )
+        raise OptionError(unknown_name("decision log", value, DECISION_LOGS), option=option)
     if not any((isinstance(s, PolicySpec) and s.is_search) or s.power is not None for s in specs):
         names = ", ".join(dict.fromkeys(s.name for s in specs))
         raise OptionError(
@@ -106,7 +104,7 @@ def resolve_platform(
 def check_overrun(overrun: str) -> None:
     if overrun not in OVERRUNS:
         raise OptionError(
-            f"unknown overrun policy {shown(overrun)}; choose one of: continue, kill",
+            unknown_name("overrun policy", overrun, OVERRUNS),
             option="--overrun",
         )
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched.exceptions import InputError, OptionError, unknown_name
 from hpcsched.logs import BATCH_ROWS, LogFiles, log_names
 from hpcsched.output import RunStaging, check_writable
 from hpcsched.platform import Platform
@@ -70,7 +70,7 @@ def simulate(
     """
     if decision_log not in DECISION_LOGS:
         raise OptionError(
-            f"must be one of {', '.join(DECISION_LOGS)}, not {decision_log!r}",
+            unknown_name("decision log", decision_log, DECISION_LOGS),
             option="--decision-log",
         )
     spec = as_policy_spec(policy, window, backfill)

@@ -6,7 +6,7 @@ import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
-from hpcsched.exceptions import InputError, OptionError, shown
+from hpcsched.exceptions import InputError, OptionError, unknown_name
 
 if TYPE_CHECKING:
     from hpcsched.workload import generate
@@ -106,9 +106,7 @@ def _read(
                 "JSON workloads give sizes in nodes already", option="--procs-per-node"
             )
         return read_batsim_file(path, nodes=nodes, strict=strict)
-    raise OptionError(
-        f"unknown format {shown(fmt)}; choose one of: {', '.join(FORMATS)}", option="--format"
-    )
+    raise OptionError(unknown_name("format", fmt, FORMATS), option="--format")
 
 
 __all__ = [
