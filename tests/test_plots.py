@@ -674,3 +674,33 @@ def test_power_lines_that_would_overlap_are_drawn_as_differences(
     (diff,) = [line for line in fig.axes[1].get_lines() if line.get_gid() == "b"]
     assert np.all(diff.get_ydata() == 0)
     assert len(plots.power_plot({"a": power_runs[labels[0]]}).axes) == 1
+
+
+def test_notes_after_short_bars_stay_inside_the_axes(power_runs: dict[str, Result]) -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    from hpcsched.plots.power import _fit_notes
+
+    fig = Figure(figsize=(4, 1.5), layout="constrained")
+    ax = fig.subplots()
+    ax.barh([0], [5.0])
+    ax.set_xlim(0, 5.0 * 1.45)  # the old range: a short bar left no room for its note
+    note = ax.annotate(
+        "idle 3.1 · switching 0.4 · sleeping 1.5 %", (5.0, 0), xytext=(4, 0),
+        textcoords="offset points", va="center", fontsize=8,
+    )  # fmt: skip
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    fig.draw_without_rendering()
+    assert note.get_window_extent(renderer).x1 > ax.get_window_extent(renderer).x1
+    _fit_notes(fig, ax, [note])
+    fig.draw_without_rendering()
+    renderer = fig.canvas.get_renderer()
+    assert note.get_window_extent(renderer).x1 <= ax.get_window_extent(renderer).x1
+    # and in the real figure
+    fig = plots.node_states_overview_plot(power_runs)
+    fig.draw_without_rendering()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    bars = fig.axes[1]
+    for text in bars.texts:
+        assert text.get_window_extent(renderer).x1 <= bars.get_window_extent(renderer).x1

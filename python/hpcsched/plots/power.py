@@ -4,7 +4,7 @@ and the power drawn by the machine."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from matplotlib.axes import Axes
@@ -110,12 +110,13 @@ def node_states_overview_plot(results: Mapping[str, Result]) -> Figure:
             y, width, left=left, height=0.6, color=NODE_STATE_COLORS[state], gid=f"share-{state}"
         )
         left += width
+    notes = []
     for i, label in enumerate(timed):
         share = shares[label]
         switching = share.get("switching_on", 0.0) + share.get("switching_off", 0.0)
         parts = [("idle", share.get("idle", 0.0)), ("switching", switching)]
         parts += [(s, share.get(s, 0.0)) for s in ("sleeping", "down") if share.get(s)]
-        ax_bars.annotate(
+        note = ax_bars.annotate(
             " · ".join(f"{name} {100 * v:.1f}" for name, v in parts) + f"{NBSP}%",
             (left[i], y[i]),
             xytext=(4, 0),
@@ -123,14 +124,33 @@ def node_states_overview_plot(results: Mapping[str, Result]) -> Figure:
             va="center",
             fontsize=8,
         )
+        notes.append(note)
     ax_bars.set_yticks(y, list(timed), fontsize=8)
     ax_bars.set_ylim(len(timed) - 0.5, -0.5)
     ax_bars.set_xlim(0, max(float(left.max()), 1e-9) * 1.45)
+    _fit_notes(fig, ax_bars, notes)
     ax_bars.set_xlabel(
         "Node-hours not computing (% of all node-hours, time 0 to the last completion)"
     )
     ax_bars.grid(axis="x", alpha=0.4)
     return fig
+
+
+def _fit_notes(fig: Figure, ax: Axes, notes: list[Any]) -> None:
+    """Widens ``ax``'s x range until every note written after a bar ends inside the axes (at
+    a short bar's end a note ran past the frame)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    canvas = fig.canvas if isinstance(fig.canvas, FigureCanvasAgg) else FigureCanvasAgg(fig)
+    for _ in range(3):  # the layout moves when the range grows: measure again
+        fig.draw_without_rendering()
+        renderer = canvas.get_renderer()  # type: ignore[no-untyped-call]
+        frame = ax.get_window_extent(renderer)
+        right = max((n.get_window_extent(renderer).x1 for n in notes), default=frame.x1)
+        if right <= frame.x1 - 2:
+            return
+        low, high = ax.get_xlim()
+        ax.set_xlim(low, high * (right - frame.x0 + 8) / frame.width)
 
 
 def _state_shares(result: Result) -> dict[str, float]:
