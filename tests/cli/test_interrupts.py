@@ -17,6 +17,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -567,6 +568,37 @@ def test_a_signal_stops_simulate_leaving_nothing_and_saying_so(
     os.kill(proc.pid, number)
     stdout, stderr = proc.communicate(timeout=60)
     assert proc.returncode == code, stderr
-    assert stderr == f"interrupted: stopped by {how} before the end\n"
+    # one line: how it stopped, how far the run got, and that nothing was written (issue 27)
+    assert re.fullmatch(
+        rf"interrupted: stopped by {how} at (the start|\d+ % of the trace \(simulated day "
+        rf"\d+\.\d\)): nothing written to {re.escape(str(out))}\n",
+        stderr,
+    ), stderr
     assert stdout == ""
     assert everything_in(out.parent) == []  # no staging folder, no run directory
+
+
+def test_an_interrupted_simulate_keeps_its_progress_line_on_screen(monkeypatch):
+    # The progress line is erased when a run ends, but kept when it is interrupted, so that
+    # the user sees how far it got above the "interrupted:" line (issue 27, point 3).
+    import io
+
+    from rich.console import Console
+
+    from hpcsched.cli import _console
+
+    screens = {}
+    for keep in (False, True):
+        screen = io.StringIO()
+        monkeypatch.setattr(
+            _console, "err_console", Console(file=screen, force_terminal=True, width=120)
+        )
+        progress = _console.LazyProgress(10 * 86400, "FCFS on t.swf", unix_start=0.0, delay=0)
+        progress(4.1 * 86400, 1234, 5000)
+        progress.close(keep=keep)
+        screens[keep] = screen.getvalue()
+        assert progress.reached() == "41 % of the trace (simulated 1970-01-05 02:24 UTC)"
+    erase = "\x1b[1A\x1b[2K"  # cursor up, erase the line
+    assert screens[False].endswith(erase)
+    assert erase not in screens[True] and "1,234 jobs submitted" in screens[True]
+    assert _console.LazyProgress(100.0, "x").reached() == "the start"

@@ -280,6 +280,8 @@ class LazyProgress:
         self.started = time.perf_counter()
         self.progress: Progress | None = None
         self.task: TaskID | None = None
+        #: The simulated time of the last report (None before the first).
+        self.now: float | None = None
 
     def _date(self, now: float, short: bool = False) -> str:
         if self.unix_start is None:
@@ -316,6 +318,7 @@ class LazyProgress:
         ]
 
     def __call__(self, now: float, submitted: int, invocations: int = 0) -> None:
+        self.now = now
         elapsed = time.perf_counter() - self.started
         if self.progress is None:
             if elapsed < self.delay or not err_console.is_terminal:
@@ -339,6 +342,18 @@ class LazyProgress:
             rate=invocations / elapsed if elapsed > 0 else 0.0,
         )
 
-    def close(self) -> None:
+    def reached(self) -> str:
+        """How far the run got, for a message: ``41 % of the trace (simulated 2021-03-04 12:00
+        UTC)``, or ``the start`` before the first report."""
+        if self.now is None:
+            return "the start"
+        share = 100.0 * min(self.now / self.total, 1.0)
+        return f"{share:.0f} % of the trace (simulated {self._date(self.now)})"
+
+    def close(self, keep: bool = False) -> None:
+        """Stops the progress line: erased, or with ``keep`` (an interrupted run) left on screen
+        as it was last drawn."""
         if self.progress is not None:
+            if keep:
+                self.progress.live.transient = False
             self.progress.stop()

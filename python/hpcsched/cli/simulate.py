@@ -9,7 +9,15 @@ import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
-from hpcsched.cli._console import LazyProgress, console, hours, kept_whole, labelled, percent
+from hpcsched.cli._console import (
+    LazyProgress,
+    console,
+    hours,
+    interrupted,
+    kept_whole,
+    labelled,
+    percent,
+)
 
 
 @opt.command
@@ -49,7 +57,7 @@ def simulate(
         ),
     ] = False,
     tuning: opt.PolicyOptions,
-) -> None:
+) -> int:
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
     from hpcsched.comparison import slug
@@ -74,18 +82,21 @@ def simulate(
             else Path("runs") / f"{opt.trace_stem(trace)}-{name}-w{spec.window}"
         )
     check_writable(out, kind="run", option="--out", replace=force)  # now, not after the run
-    workload = load_workload(
-        trace,
-        format=reading.format,
-        nodes=nodes,
-        procs_per_node=ppn,
-        lenient=lenient,
-        strict=strict,
-    )
-    progress = LazyProgress(
-        workload.last_submit, f"{spec.label} on {trace.name}", unix_start=workload.unix_start_time
-    )
+    progress: LazyProgress | None = None
     try:
+        workload = load_workload(
+            trace,
+            format=reading.format,
+            nodes=nodes,
+            procs_per_node=ppn,
+            lenient=lenient,
+            strict=strict,
+        )
+        progress = LazyProgress(
+            workload.last_submit,
+            f"{spec.label} on {trace.name}",
+            unix_start=workload.unix_start_time,
+        )
         result = run_simulation(
             workload,
             spec,
@@ -97,9 +108,21 @@ def simulate(
             decision_log=log,
             **setting.given(),
         )
+    except KeyboardInterrupt as stop:
+        from hpcsched.cli import Terminated
+
+        # the run directory is written whole or not at all: an interrupted run wrote nothing
+        if progress is not None:
+            progress.close(keep=True)
+        how = "SIGTERM" if isinstance(stop, Terminated) else "Ctrl-C"
+        reached = "while reading the trace" if progress is None else f"at {progress.reached()}"
+        interrupted(f"stopped by {how} {reached}: nothing written to {out}")
+        return 130
     finally:
-        progress.close()
+        if progress is not None:
+            progress.close()  # a no-op once kept
     _print_summary(result.info, out)
+    return 0
 
 
 def _print_summary(info: dict[str, Any], out: Path) -> None:
