@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from hpcsched.exceptions import HpcschedError, OptionError
-from hpcsched.experiment import RunConfig, WorkloadSpec, summary_row
+from hpcsched.experiment import RunConfig, WorkloadSpec, slice_workload, summary_row
 from hpcsched.output import RUN_MARKER, check_writable
 from hpcsched.parallel import run_configs
 from hpcsched.policies import PolicySpec
@@ -70,6 +70,8 @@ def compare(
     nodes: int | None = None,
     procs_per_node: int | str = 1,
     format: str | None = None,
+    start: int = 0,
+    stop: int | None = None,
     processes: int | None = None,
     out: str | os.PathLike[str] | None = None,
     on_done: Callable[[str, Result], None] | None = None,
@@ -88,7 +90,10 @@ def compare(
     directory in ``out`` holds a complete run of the same configuration (its ``config.json``
     key) is read back instead of run again, so that a comparison interrupted by Ctrl-C
     resumes; a run directory holding anything else is then an ``OptionError``. Without it,
-    existing run directories are replaced."""
+    existing run directories are replaced.
+
+    ``start`` and ``stop`` replay only the jobs ``[start, stop)`` in replay order, resubmitted
+    from time 0 (as a sweep's ``slice``)."""
     # names may carry a window (wfp3:256); specs and Python policy objects as simulate takes them
     specs = [parse_policy(p) if isinstance(p, str) else as_policy_spec(p) for p in policies]
     if not specs:
@@ -100,9 +105,15 @@ def compare(
     resolve_platform(platform, nodes)  # fails early on an unknown platform
     if isinstance(workload, Workload):
         source: WorkloadSpec | Workload = workload
+        if start or stop is not None:
+            source = slice_workload(workload, start, stop)
     else:
         source = WorkloadSpec(
-            path=os.fspath(workload), format=format, procs_per_node=procs_per_node
+            path=os.fspath(workload),
+            format=format,
+            procs_per_node=procs_per_node,
+            start=start,
+            stop=stop,
         )
     labels = unique_labels([s.label for s in specs])
     configs = {

@@ -116,15 +116,24 @@ class WorkloadSpec:
         }
 
 
-def slice_workload(workload: Workload, start: int, stop: int | None) -> Workload:
+def slice_workload(
+    workload: Workload, start: int, stop: int | None, *, option: str = "slice"
+) -> Workload:
     """Jobs ``[start, stop)`` of ``workload`` in replay order, their clock restarted at the first
-    one's submission."""
+    one's submission. A slice that is empty or ends past the last job is an ``OptionError``
+    naming ``option``."""
     jobs = workload.jobs.iloc[start:stop].reset_index(drop=True)
+    piece = f"[{start}:{'' if stop is None else stop}]"
     if jobs.empty:
         raise OptionError(
-            f"the slice [{start}:{'' if stop is None else stop}] of {workload.source} is empty "
-            f"(it has {len(workload)} jobs)",
-            option="slice",
+            f"the slice {piece} of {workload.source} is empty (it has {len(workload):,} jobs)",
+            option=option,
+        )
+    if stop is not None and stop > len(workload):
+        raise OptionError(
+            f"the slice {piece} of {workload.source} ends past its last job (it has "
+            f"{len(workload):,} jobs, 0 to {len(workload) - 1:,})",
+            option=option,
         )
     origin = float(jobs["submit"].iloc[0])
     jobs["submit"] -= origin

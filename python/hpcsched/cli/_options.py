@@ -144,6 +144,47 @@ Lenient = Annotated[
     bool, typer.Option("--lenient", help="Skip malformed lines instead of failing.")
 ]
 Processes = Annotated[int | None, typer.Option(help="Parallel processes (default: one per core).")]
+Slice = Annotated[
+    str | None,
+    typer.Option(
+        "--slice",
+        metavar="FIRST:END",
+        help="Replay only jobs FIRST to END-1 in replay order (0 is the first), resubmitted "
+        "from time 0, as a sweep file's slice = [FIRST, END]; FIRST: runs to the last job, "
+        ":END starts at the first (e.g. --slice 12000:16000).",
+    ),
+]
+
+
+def job_slice(text: str | None) -> tuple[int, int | None]:
+    """``--slice FIRST:END`` as (first, end), (0, None) when not given; a malformed value is an
+    ``OptionError`` naming the option (one past the trace's end is found when it is read)."""
+    if text is None:
+        return 0, None
+    first, colon, end = text.partition(":")
+    try:
+        if not colon:
+            raise ValueError(text)
+        start = int(first) if first.strip() else 0
+        stop = int(end) if end.strip() else None
+    except ValueError:
+        raise OptionError(
+            f"give FIRST:END job indices (e.g. 0:3000, 12000: or :3000), not {text!r}",
+            option="--slice",
+        ) from None
+    if start < 0 or (stop is not None and stop <= start):
+        raise OptionError(
+            f"FIRST must be 0 or more and END larger than FIRST, not {text!r}", option="--slice"
+        )
+    return start, stop
+
+
+def slice_suffix(start: int, stop: int | None) -> str:
+    """What a default output name adds for a slice: ``-jobs12000-16000`` (``-jobs12000-``
+    to the end), nothing without one."""
+    if not start and stop is None:
+        return ""
+    return f"-jobs{start}-{'' if stop is None else stop}"
 
 
 @option_group

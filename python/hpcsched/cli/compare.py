@@ -29,6 +29,7 @@ def compare(
     ],
     backfill: opt.Backfill = None,
     reading: opt.TraceOptions,
+    part: opt.Slice = None,
     setting: opt.RunOptions,
     out: Annotated[
         Path | None,
@@ -66,7 +67,8 @@ def compare(
     if tuning.estimates is not None:
         specs = opt.with_estimates(specs, tuning.estimates)
     nodes, ppn = reading.checked()
-    out = out or Path("runs") / f"compare-{opt.trace_stem(trace)}"
+    start, stop = opt.job_slice(part)
+    out = out or Path("runs") / f"compare-{opt.trace_stem(trace)}{opt.slice_suffix(start, stop)}"
     report = report or out / "report.html"
     if report.suffix.lower() not in (".html", ".htm"):
         raise OptionError(f"{report}: the report is an HTML file (.html)", option="--report")
@@ -88,6 +90,8 @@ def compare(
                 procs_per_node=ppn,
                 **setting.given(),
                 format=reading.format,
+                start=start,
+                stop=stop,
                 processes=processes,
                 out=out,  # each run directory is written as its run finishes
                 on_done=finished,
@@ -95,6 +99,10 @@ def compare(
                 decision_log=log,
             )
         path = comparison.report(report)
+    except OptionError as error:
+        if error.option == "slice":  # read in the runs: a slice past the trace's end
+            raise OptionError(error.reason, option="--slice") from None
+        raise
     except KeyboardInterrupt:
         interrupted(
             f"{len(done)} of {len(specs)} runs complete in {out} (kept); no report "

@@ -41,6 +41,7 @@ def simulate(
     ] = None,
     backfill: opt.Backfill = None,
     reading: opt.TraceOptions,
+    part: opt.Slice = None,
     setting: opt.RunOptions,
     out: Annotated[
         Path | None, typer.Option(help="Run directory (default: runs/TRACE-POLICY).")
@@ -61,6 +62,7 @@ def simulate(
     """Replay TRACE under one policy and write a run directory (jobs.parquet, summary.json,
     and decisions.parquet for look-ahead policies)."""
     from hpcsched.comparison import slug
+    from hpcsched.experiment import slice_workload
     from hpcsched.output import check_writable
     from hpcsched.protocol import PythonPolicySpec
     from hpcsched.run import check_overrun, resolve_platform
@@ -73,13 +75,15 @@ def simulate(
     if setting.overrun is not None:
         check_overrun(setting.overrun)
     nodes, ppn = reading.checked()
+    start, stop = opt.job_slice(part)
     machine, nodes = resolve_platform(setting.platform, nodes)
     if out is None:
         name = slug(spec.name) if isinstance(spec, PythonPolicySpec) else spec.name
+        stem = opt.trace_stem(trace) + opt.slice_suffix(start, stop)
         out = (
-            Path("runs") / f"{opt.trace_stem(trace)}-{name}"
+            Path("runs") / f"{stem}-{name}"
             if spec.window is None
-            else Path("runs") / f"{opt.trace_stem(trace)}-{name}-w{spec.window}"
+            else Path("runs") / f"{stem}-{name}-w{spec.window}"
         )
     check_writable(out, kind="run", option="--out", replace=force)  # now, not after the run
     progress: LazyProgress | None = None
@@ -92,6 +96,8 @@ def simulate(
             lenient=lenient,
             strict=strict,
         )
+        if part is not None:  # recorded as the trace's name: summary.json's inputs.trace
+            workload = slice_workload(workload, start, stop, option="--slice")
         progress = LazyProgress(
             workload.last_submit,
             f"{spec.label} on {trace.name}",
