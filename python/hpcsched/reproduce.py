@@ -127,6 +127,31 @@ def _find(data: Path, name: str, subfolders: tuple[str, ...]) -> Path | None:
     return None
 
 
+def snf_icon_grid() -> list[tuple[str, str, str]]:
+    """(case, platform, policy) of each run of the SNF-ICON reproduction, in report order: every
+    policy on the paper's cases, the first three on the Taurus cases."""
+    cases = [(name, platform) for name, platform, *_ in SNF_ICON_CASES] + TAURUS_CASES
+    return [
+        (name, platform, policy)
+        for name, platform in cases
+        for policy in SNF_ICON_POLICIES
+        if not platform.startswith("Taurus") or policy in SNF_ICON_POLICIES[:3]
+    ]
+
+
+def snf_icon_run_count(seeds: int | None = None) -> int:
+    """How many runs ``reproduce snf-icon [--seeds N]`` makes (the README and docs quote it;
+    tests/test_doc_figures.py checks them against this)."""
+    return len(snf_icon_grid()) * (seeds or 1)
+
+
+def mars_run_count(seeds: int = 3) -> int:
+    """How many runs ``reproduce mars --seeds N`` makes: one per policy of ``mars_policies``
+    on each slice (the README and docs quote it; tests/test_doc_figures.py checks them)."""
+    slices = sum(1 if given is None else len(given) for _, _, given in MARS_TRACES)
+    return slices * len(mars_policies(seeds=seeds))
+
+
 def snf_icon_runs(data: Path, seeds: int | None = None) -> list[RunConfig]:
     """The runs of the SNF-ICON reproduction, in report order; with ``seeds``, each run once
     per transition seed 1..seeds (latencies drawn from Normal(mean, std))."""
@@ -150,27 +175,22 @@ def snf_icon_runs(data: Path, seeds: int | None = None) -> list[RunConfig]:
             path=str(data),
         )
     runs = []
-    cases = [(name, platform) for name, platform, *_ in SNF_ICON_CASES] + TAURUS_CASES
-    for name, platform in cases:
-        for policy in SNF_ICON_POLICIES:
-            taurus = platform.startswith("Taurus")
-            if taurus and policy not in SNF_ICON_POLICIES[:3]:
-                continue
-            if not seeds:
-                runs.append(
-                    RunConfig(workload=files[name], policy=PolicySpec(policy), platform=platform)
+    for name, platform, policy in snf_icon_grid():
+        if not seeds:
+            runs.append(
+                RunConfig(workload=files[name], policy=PolicySpec(policy), platform=platform)
+            )
+            continue
+        for seed in range(1, seeds + 1):
+            spec = PolicySpec(policy, power=PowerSpec(sample_transitions=seed))
+            runs.append(
+                RunConfig(
+                    workload=files[name],
+                    policy=spec,
+                    platform=platform,
+                    parameters={"seed": seed},
                 )
-                continue
-            for seed in range(1, seeds + 1):
-                spec = PolicySpec(policy, power=PowerSpec(sample_transitions=seed))
-                runs.append(
-                    RunConfig(
-                        workload=files[name],
-                        policy=spec,
-                        platform=platform,
-                        parameters={"seed": seed},
-                    )
-                )
+            )
     return runs
 
 
@@ -237,8 +257,24 @@ def mars_runs(
     search: dict[str, Any] | None = None,
     slices: int | None = None,
 ) -> list[RunConfig]:
-    """The runs of the MARS evaluation, slice by slice: each baseline once (with requested and
-    with predicted run times), Random, MARS-CW and MARS-CU once per seed."""
+    """The runs of the MARS evaluation, slice by slice: each of ``mars_policies`` once."""
+    policies = mars_policies(iterations, trees, seeds, search)
+    return [
+        run
+        for slice_ in mars_slices(data)[:slices]
+        for run in slice_runs(slice_, out / "calendars", policies)
+    ]
+
+
+def mars_policies(
+    iterations: int = 200,
+    trees: int = 2,
+    seeds: int = 3,
+    search: dict[str, Any] | None = None,
+) -> list[tuple[PolicySpec, dict[str, object]]]:
+    """The policies of the MARS evaluation, with their parameters: each baseline once (with
+    requested and with predicted run times), then per seed Random, MARS-CW and MARS-CU (tree
+    search) and the ``ROLLOUT_POLICIES`` (rollout look-ahead)."""
     policies: list[tuple[PolicySpec, dict[str, object]]] = [
         (PolicySpec(name, window, estimates=estimates), {})
         for estimates in ("requested", "history")
@@ -251,11 +287,7 @@ def mars_runs(
             for name in ("random", "mars-cw", "mars-cu")
         ]
         policies += rollout_policies(spec, seed)
-    return [
-        run
-        for slice_ in mars_slices(data)[:slices]
-        for run in slice_runs(slice_, out / "calendars", policies)
-    ]
+    return policies
 
 
 def rollout_policies(spec: SearchSpec, seed: int) -> list[tuple[PolicySpec, dict[str, object]]]:
