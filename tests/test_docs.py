@@ -1,11 +1,14 @@
 """Every command and Python snippet of the README and docs/ runs as written.
 
-Each page's fenced ``bash`` and ``python`` blocks run in order in a sandbox folder where the
-files they name exist: the real traces (symbolic links into ../shared/traces), small stand-ins
-for the names that stand for "your trace" (``trace.swf``: the first 500 jobs of KTH-SP2;
-``theta.swf.gz``: the first 300 of ALCF Theta), a ``maintenance.txt`` calendar and the
-README's sweep file as ``alpha.toml``. Python blocks of a page share one namespace, as a reader
-typing them in order would.
+Each page's fenced ``bash`` and ``python`` blocks run in order in a sandbox folder laid out as a
+clone is: ``../shared/traces`` beside it (a symbolic link to the real one) and ``examples/``.
+The README runs there as written, with nothing else but the advisor's saved snapshot (made by
+commands not run here) and its sweep file as ``alpha.toml`` (which it says to save): its
+examples name the traces by their paths in ../shared/traces (issue 27). The other pages also
+get the files they name by bare names: the real traces (symbolic links), small stand-ins for
+the names that stand for "your trace" (``trace.swf``: the first 500 jobs of KTH-SP2;
+``theta.swf.gz``: the first 300 of ALCF Theta) and a ``maintenance.txt`` calendar. Python
+blocks of a page share one namespace, as a reader typing them in order would.
 
 Not run here, with where they are checked instead: the set-up scripts (CI runs both), commands
 that need a live Slurm cluster (tests/advise/test_slurm_live.py, against a real one in CI) or a
@@ -82,13 +85,31 @@ def swf_head(source: Path, target: Path, jobs: int) -> None:
 
 
 @pytest.fixture
-def sandbox(tmp_path_factory):
-    """A fresh folder per page: pages are read independently."""
+def sandbox(tmp_path_factory, request):
+    """A fresh folder per page, laid out as a clone: pages are read independently."""
     root = tmp_path_factory.mktemp("docs")
     work = root / "work"
     work.mkdir()
     (root / "shared").mkdir()
     (root / "shared" / "traces").symlink_to(TRACES)  # reproduce's default data folder
+    (work / "examples").symlink_to(REPO / "examples")
+    # the advisor's saved snapshot (README step 1), from the test fixtures
+    fixtures = REPO / "tests" / "advise" / "fixtures"
+    shutil.copy(fixtures / "squeue-mixed.json", work / "squeue.json")
+    shutil.copy(fixtures / "sinfo-mixed.json", work / "sinfo.json")
+    shutil.copy(fixtures / "scontrol-reservation.txt", work / "reservations.txt")
+    readme_sweep = next(text for lang, text in blocks("README.md") if lang == "toml")
+    (work / "alpha.toml").write_text(readme_sweep)
+    if request.node.callspec.params.get("page") != "README.md":
+        _bare_names(work)
+    cwd = os.getcwd()
+    os.chdir(work)
+    yield work
+    os.chdir(cwd)
+
+
+def _bare_names(work: Path) -> None:
+    """The files the docs pages (not the README) name by bare names."""
     for name in ("HPC2N-2002-2.2-cln", "SDSC-BLUE-2000-4.2-cln", "KTH-SP2-1996-2.1-cln"):
         (work / f"{name}.swf.gz").symlink_to(TRACES / "pwa" / f"{name}.swf.gz")
     (work / "lublin_256.swf.gz").symlink_to(TRACES / "pwa" / "lublin_256.swf.gz")
@@ -97,7 +118,6 @@ def sandbox(tmp_path_factory):
     swf_head(TRACES / "pwa" / "KTH-SP2-1996-2.1-cln.swf.gz", work / "trace.swf", 500)
     swf_head(TRACES / "pwa" / "ALCF-Theta-2022.swf.gz", work / "theta.swf.gz", 300)
     (work / "maintenance.txt").write_text("# start end kind nodes note\n86400 93600 S - monthly\n")
-    (work / "examples").symlink_to(REPO / "examples")
     # docs/policies.md: "python:mypolicies.py:FcfsEasy", "mine.py:MyPolicy", "mypackage"
     shutil.copy(REPO / "examples" / "policies" / "fcfs_easy.py", work / "mypolicies.py")
     mine = "from hpcsched.protocol import Decision\n\n\nclass MyPolicy:\n    name = 'mine'\n\n"
@@ -108,17 +128,6 @@ def sandbox(tmp_path_factory):
     (work / "mypackage" / "policies.py").write_text(mine)
     (work / "markovian.json.gz").write_bytes(b"")  # made by the generator below
     assert main(["generate", "markovian", str(work / "markovian.json.gz")]) == 0
-    # the advisor's saved snapshot (README step 1), from the test fixtures
-    fixtures = REPO / "tests" / "advise" / "fixtures"
-    shutil.copy(fixtures / "squeue-mixed.json", work / "squeue.json")
-    shutil.copy(fixtures / "sinfo-mixed.json", work / "sinfo.json")
-    shutil.copy(fixtures / "scontrol-reservation.txt", work / "reservations.txt")
-    readme_sweep = next(text for lang, text in blocks("README.md") if lang == "toml")
-    (work / "alpha.toml").write_text(readme_sweep)
-    cwd = os.getcwd()
-    os.chdir(work)
-    yield work
-    os.chdir(cwd)
 
 
 @pytest.mark.parametrize("page", PAGES)
