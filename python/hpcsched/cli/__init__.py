@@ -28,7 +28,13 @@ from hpcsched.cli import (
     simulate,
     sweep,
 )
-from hpcsched.cli._console import err_console, interrupted, interruption_said, labelled
+from hpcsched.cli._console import (
+    Terminated,
+    err_console,
+    interrupted,
+    interruption_said,
+    labelled,
+)
 from hpcsched.cli._usage import usage_line
 from hpcsched.exceptions import HpcschedError, bounded
 
@@ -153,11 +159,6 @@ def command() -> Any:
     built = typer.main.get_command(app)
     _clean_metavars(built)
     return built
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: a command stopped by either
-    cleans up the same way (no staging folder left, finished runs kept) and says so."""
 
 
 @contextlib.contextmanager

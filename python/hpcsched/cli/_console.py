@@ -58,6 +58,13 @@ def labelled(label: str, style: str, text: object) -> Text:
     return Text.assemble((label, style), " ", str(text))
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C raises KeyboardInterrupt: a command stopped by either
+    cleans up the same way (no staging folder left, finished runs kept) and says so. (Here,
+    beside ``interrupted``, so that a command can tell which stopped it; ``hpcsched.cli``
+    raises it and exports it.)"""
+
+
 #: Whether the command has said what its interruption left (``interrupted``); main says it
 #: otherwise.
 _interruption_said = False

@@ -11,6 +11,7 @@ from rich.table import Table
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import (
     LazyProgress,
+    Terminated,
     console,
     hours,
     interrupted,
@@ -115,8 +116,6 @@ def simulate(
             **setting.given(),
         )
     except KeyboardInterrupt as stop:
-        from hpcsched.cli import Terminated
-
         # the run directory is written whole or not at all: an interrupted run wrote nothing
         if progress is not None:
             progress.close(keep=True)
