@@ -196,6 +196,7 @@ FIGURES: list[tuple[str, str, Source]] = [
     ("docs/experiments.md", "130 runs: about 70 min", MARS_TIME),
     ("docs/experiments.md", "(3 by default; 130 runs", MARS_RUNS),
     ("docs/formats.md", "(τ = 10 s)", given("the definition of bounded slowdown")),
+    ("docs/formats.md", "tau = 10 s", given("the definition of bounded slowdown")),
     (
         "docs/policies.md",
         "runs in 0.43 s against 0.02 s built in, and the example above in 0.76 s",
@@ -238,6 +239,13 @@ FIGURES: list[tuple[str, str, Source]] = [
         given("asserted by tests/cli/test_interrupts.py (seconds < 2.0)"),
     ),
     ("docs/semantics.md", "would wait ~10 s", given("Slurm's own timeout")),
+    ("docs/semantics.md", "(`2 of 3 runs reused", given("an example of compare's message")),
+    (
+        "docs/semantics.md",
+        "seconds below 2 minutes",
+        given("hpcsched.units.duration_text's rule, tested with it"),
+    ),
+    ("docs/semantics.md", "`90 min`", given("an example of duration_text's output")),
 ]
 
 
