@@ -704,3 +704,24 @@ def test_notes_after_short_bars_stay_inside_the_axes(power_runs: dict[str, Resul
     bars = fig.axes[1]
     for text in bars.texts:
         assert text.get_window_extent(renderer).x1 <= bars.get_window_extent(renderer).x1
+
+
+def test_both_utilization_panels_give_a_bar_the_same_width(queue_runs: dict[str, Result]) -> None:
+    # the pre-maintenance panel was half as wide per bar: its value labels crammed, rotated
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = plots.utilization_plot(queue_runs)
+    fig.draw_without_rendering()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    windows, before = fig.axes[:2]
+    widths = [
+        {round(p.get_window_extent(renderer).width) for p in ax.patches} for ax in (windows, before)
+    ]
+    assert len(widths[0] | widths[1]) == 1, widths
+    rotations = {t.get_rotation() for ax in (windows, before) for t in ax.texts}
+    assert len(rotations) <= 1  # labels read the same way in both
+    for ax in (windows, before):  # and stay inside their axes
+        frame = ax.get_window_extent(renderer)
+        for text in ax.texts:
+            box = text.get_window_extent(renderer)
+            assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and box.y1 <= frame.y1 + 1

@@ -92,9 +92,13 @@ def utilization_plot(results: Mapping[str, Result]) -> Figure:
     periods = {label: u["uptime_periods"] for label, u in util.items()}
     before = {label: u["before_maintenance"] for label, u in util.items()}
     has_maintenance = any(before.values())
-    fig, axes = _new_figure(
-        1, 2 if has_maintenance else 1, width_ratios=[2, 1] if has_maintenance else None
-    )
+    # panels as wide as their groups of bars (a lone group keeps room for three), so that a bar
+    # is as wide in both and its value label reads the same way (upright, not rotated inside a
+    # narrow panel's bars)
+    slots = [max(3, max(len(p) for p in periods.values()))]
+    if has_maintenance:
+        slots.append(max(3, max(len(b) for b in before.values())))
+    fig, axes = _new_figure(1, len(slots), width_ratios=slots if has_maintenance else None)
     legend_labels = {
         label: f"{label} (overall {_pct_or_dash(util[label]['overall_uptime'])})"
         for label in labels
