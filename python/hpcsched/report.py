@@ -359,21 +359,7 @@ def sweep_report(
     )
     if table["energy_wasted_mwh"].notna().sum() >= 2:
         report.heading("Waiting time against wasted energy")
-        energy = table[table["energy_wasted_mwh"].notna()]
-        parameters = [c for c in labels if c not in ("workload", "platform", "policy")]
-        if energy["platform"].nunique() > 1:
-            parameters.append("platform")
-        # each configuration (policy, parameters, platform) is a short key on the figure,
-        # spelled out in the table under it: full labels overlap and leave the panels
-        described = [
-            " ".join(
-                [row["policy"]]
-                + [f"{c}={parameter_text(row[c])}" for c in parameters if is_given(row[c])]
-            )
-            for _, row in energy.iterrows()
-        ]
-        keys = {text: _point_key(k) for k, text in enumerate(dict.fromkeys(described))}
-        points = energy.assign(point=[keys[text] for text in described])
+        points, keys = keyed_points(table, labels)
         group = "workload" if points["workload"].nunique() > 1 else None
         report.figure(
             plots.wait_energy_pareto(points, label="point", group=group),
@@ -386,6 +372,27 @@ def sweep_report(
             caption="The keys of the figure's points.",
         )
     return report.write(path)
+
+
+def keyed_points(
+    table: pd.DataFrame, labels: tuple[str, ...]
+) -> tuple[pd.DataFrame, dict[str, str]]:
+    """The runs with energy, each with a short ``point`` key for its configuration (policy,
+    parameters, platform when several), and the keys by configuration text: the figure shows
+    the keys, a table spells them out (full labels overlap and leave the panels)."""
+    energy = table[table["energy_wasted_mwh"].notna()]
+    parameters = [c for c in labels if c not in ("workload", "platform", "policy")]
+    if energy["platform"].nunique() > 1:
+        parameters.append("platform")
+    described = [
+        " ".join(
+            [row["policy"]]
+            + [f"{c}={parameter_text(row[c])}" for c in parameters if is_given(row[c])]
+        )
+        for _, row in energy.iterrows()
+    ]
+    keys = {text: _point_key(k) for k, text in enumerate(dict.fromkeys(described))}
+    return energy.assign(point=[keys[text] for text in described]), keys
 
 
 def _point_key(index: int) -> str:

@@ -88,10 +88,18 @@ def test_reproduce_names_the_files_to_download(tmp_path, capsys):
 
 
 @pytest.mark.slow
-def test_reproduce_snf_icon_matches_the_paper(traces_dir, tmp_path, capsys):
+def test_reproduce_snf_icon_matches_the_paper(traces_dir, tmp_path, capsys, monkeypatch):
+    from hpcsched.cli import _console
+
+    monkeypatch.setattr(_console.console, "width", 80)  # what a pipe gets
     out = tmp_path / "snf"
     code, stdout, _ = run(["reproduce", "snf-icon", "--data", traces_dir, "--out", out], capsys)
     assert code == 0, stdout
+    # its table at 80 columns: nothing cut, each workload named whole, as a heading
+    lines = stdout.splitlines()
+    assert "…" not in stdout and max(len(line) for line in lines) <= 80
+    for name, _, _, _ in SNF_ICON_CASES:
+        assert sum(line.strip() == f"workload: {name}" for line in lines) >= 1, name
     table = pd.read_parquet(out / "results.parquet")
     for name, platform, paper_vs_fcfs, _ in SNF_ICON_CASES:
         case = table[(table["workload"] == name) & (table["platform"] == platform)]
