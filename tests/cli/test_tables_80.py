@@ -237,6 +237,33 @@ def test_the_readmes_sweep_reads_at_80_columns_and_wide(tmp_path, monkeypatch, c
         assert len(keys) == 14  # 7 policy settings x 2 platforms
         assert keys[0] == ("a", "SNF-ICON alpha=1000 screen_window=3600 platform=AOBA-64")
         assert "waited" not in report.split("<h2>Waiting time")[0]
+        _assert_point_labels_apart(tmp_path / "res" / "results.parquet")
+
+
+def _assert_point_labels_apart(results) -> None:
+    """The sweep report's energy figure: no two point labels overlap, none leaves its panel."""
+    from itertools import combinations
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from hpcsched import plots
+    from hpcsched.report import keyed_points
+    from hpcsched.sweep import label_columns
+
+    table = pd.read_parquet(results)
+    points, _ = keyed_points(table, label_columns(table))
+    fig = plots.wait_energy_pareto(points, label="point", group="workload")
+    fig.draw_without_rendering()
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    drawn = 0
+    for ax in fig.axes:
+        frame = ax.get_window_extent(renderer)
+        boxes = [t.get_window_extent(renderer) for t in ax.texts if t.get_text().strip()]
+        drawn += len(boxes)
+        assert not any(a.overlaps(b) for a, b in combinations(boxes, 2))
+        assert all(frame.x0 <= b.x0 and b.x1 <= frame.x1 for b in boxes)
+        assert all(frame.y0 <= b.y0 and b.y1 <= frame.y1 for b in boxes)
+    assert drawn >= 14  # the points of 42 runs, those on one spot joined under one label
 
 
 def test_the_results_tables_metric_columns_are_the_summary_rows():

@@ -250,7 +250,18 @@ LABEL_OFFSETS = [
     (5, -22, "left"),
     (-5, 14, "right"),
     (-5, -22, "right"),
+    # farther out, for crowded spots where every near position covers something
+    (12, 24, "left"),
+    (12, -32, "left"),
+    (-12, 24, "right"),
+    (-12, -32, "right"),
+    (18, -4, "left"),
+    (-18, -4, "right"),
+    (0, 34, "center"),
+    (0, -44, "center"),
 ]
+#: room kept around a label's estimated width, each side (pixels)
+LABEL_MARGIN_PX = 4.0
 #: how bad a label position is: covering another label, a point, or leaving the panel
 CLASH_LABEL, CLASH_POINT, CLASH_OUTSIDE = 2, 1, 3
 
@@ -278,9 +289,11 @@ def _place_point_labels(
         color = _darker(colors[names[0]]) if len(names) == 1 else "black"
         u, v = pixels[members[0]]
         boxes = []
-        width = len(text) * char_w
+        # (a margin each side: glyphs such as "m" are wider than the average the width assumes)
+        width = len(text) * char_w + 2 * LABEL_MARGIN_PX
         for dx, dy, ha in LABEL_OFFSETS:
             left = u + dx * scale - {"left": 0, "center": width / 2, "right": width}[ha]
+            left -= LABEL_MARGIN_PX if ha == "left" else -LABEL_MARGIN_PX if ha == "right" else 0
             boxes.append((left, v + dy * scale, left + width, v + dy * scale + line_h))
         # the least bad position; the earlier option on ties
         clashes = [
