@@ -99,10 +99,10 @@ def test_run_events_is_bounded_work():
         ),
         nodes=1,
     )
-    from hpcsched.run import new_simulation
+    from hpcsched.run import native_run, new_simulation
     from hpcsched.workload import DowntimeCalendar
 
-    sim = new_simulation(workload, DowntimeCalendar(), "fcfs")
+    sim = new_simulation(native_run(workload, DowntimeCalendar(), "fcfs"))
     steps = 0
     while sim.run_events(1):
         steps += 1

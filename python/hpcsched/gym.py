@@ -45,7 +45,7 @@ from hpcsched.experiment import slice_workload
 from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PAPER_TERMS, parse_reward
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
-from hpcsched.run import new_simulation
+from hpcsched.run import native_run, new_simulation
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
 JOB_FEATURES = 8
@@ -120,7 +120,9 @@ class SchedulingEnv(gymnasium.Env):
         workload = self._episode_workload()
         manager = {"sample_transitions": None} if self.action_kind in POWER_ACTIONS else None
         self._sim = new_simulation(
-            workload, DowntimeCalendar(()), "agent", platform=self.platform, manager=manager
+            native_run(
+                workload, DowntimeCalendar(()), "agent", platform=self.platform, manager=manager
+            )
         )
         self._jobs = len(workload)
         self._steps = 0

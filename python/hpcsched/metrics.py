@@ -71,15 +71,16 @@ def utilization(
     end = np.concatenate([jobs["end"].to_numpy(), lost["end"].to_numpy()]).astype(float)
     nodes = np.concatenate([jobs["nodes"].to_numpy(), lost["nodes"].to_numpy()]).astype(float)
     windows = calendar.windows
+    down = calendar.columns()
     overall, periods, before = _core.utilization(
         start,
         end,
         nodes,
         machine,
-        np.array([w.start for w in windows], dtype=np.float64),
-        np.array([w.end for w in windows], dtype=np.float64),
-        np.array([w.kind == "scheduled" for w in windows], dtype=bool),
-        np.array([w.nodes or 0 for w in windows], dtype=np.int64),
+        down["down_start"],
+        down["down_end"],
+        down["down_scheduled"],
+        down["down_nodes"],
         horizon,
     )
     return {

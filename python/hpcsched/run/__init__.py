@@ -18,7 +18,7 @@ function.)
 
 from __future__ import annotations
 
-from hpcsched.run.native import new_simulation
+from hpcsched.run.native import NativeRun, native_run, new_simulation
 from hpcsched.run.options import (
     DECISION_LOGS,
     OVERRUNS,
@@ -38,6 +38,7 @@ __all__ = [
     "OVERRUNS",
     "START_KINDS",
     "LogFrame",
+    "NativeRun",
     "ProgressHook",
     "Result",
     "StoredLog",
@@ -46,6 +47,7 @@ __all__ = [
     "check_decision_log",
     "check_overrun",
     "check_power_model",
+    "native_run",
     "new_simulation",
     "read_run",
     "resolve_platform",

@@ -68,7 +68,6 @@ def native_run(
 ) -> NativeRun:
     """The run of `workload` (replay clock) and `calendar` (already shifted to it)."""
     jobs = workload.jobs
-    windows = calendar.windows
     return NativeRun(
         job_id=jobs["job_id"].to_numpy(np.int64),
         submit=jobs["submit"].to_numpy(np.float64),
@@ -81,11 +80,7 @@ def native_run(
         groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
         if platform is not None and platform.heterogeneous
         else None,
-        down_start=np.array([w.start for w in windows], dtype=np.float64),
-        down_end=np.array([w.end for w in windows], dtype=np.float64),
-        down_scheduled=np.array([w.kind == "scheduled" for w in windows], dtype=bool),
-        down_nodes=np.array([w.nodes or 0 for w in windows], dtype=np.int64),
-        down_asleep=np.array([w.back == "asleep" for w in windows], dtype=bool),
+        **calendar.columns(),
         announce_lead=calendar.announce_lead,
         overrun=overrun,
         policy=policy,
@@ -100,38 +95,8 @@ def native_run(
     )
 
 
-def new_simulation(
-    workload: Workload,
-    calendar: DowntimeCalendar,
-    policy: str,
-    window: int | None = None,
-    backfill: str = "easy",
-    *,
-    overrun: str = "continue",
-    platform: Platform | None = None,
-    search: dict[str, Any] | None = None,
-    manager: dict[str, Any] | None = None,
-    python: Any = None,
-    estimates: str = "requested",
-    max_wait: float | None = None,
-    decision_log: str = "compact",
-) -> Any:
-    """The engine for `workload` (replay clock) and `calendar` (already shifted to it)."""
-    run = native_run(
-        workload,
-        calendar,
-        policy,
-        window,
-        backfill,
-        overrun=overrun,
-        platform=platform,
-        search=search,
-        manager=manager,
-        python=python,
-        estimates=estimates,
-        max_wait=max_wait,
-        decision_log=decision_log,
-    )
+def new_simulation(run: NativeRun) -> Any:
+    """The engine for ``run`` (``native_run`` builds it)."""
     return _core.Simulation(run)
 
 

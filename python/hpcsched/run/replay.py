@@ -18,7 +18,7 @@ from hpcsched.output import RunStaging, check_writable
 from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec
-from hpcsched.run.native import manager_options, new_simulation
+from hpcsched.run.native import manager_options, native_run, new_simulation
 from hpcsched.run.options import (
     DECISION_LOGS,
     as_policy_spec,
@@ -108,19 +108,21 @@ def simulate(
     load_seconds = t1 - t0 + read_before
 
     sim = new_simulation(
-        workload,
-        calendar,
-        spec.engine_name,
-        spec.window,
-        str(spec.backfill),  # resolved by the spec
-        overrun=overrun,
-        platform=platform,
-        search=spec.search.to_native(overrun) if spec.search else None,
-        manager=manager,
-        python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
-        estimates=getattr(spec, "estimates", "requested"),
-        max_wait=getattr(spec, "max_wait", None),
-        decision_log=decision_log,
+        native_run(
+            workload,
+            calendar,
+            spec.engine_name,
+            spec.window,
+            str(spec.backfill),  # resolved by the spec
+            overrun=overrun,
+            platform=platform,
+            search=spec.search.to_native(overrun) if spec.search else None,
+            manager=manager,
+            python=spec.adapter() if isinstance(spec, PythonPolicySpec) else None,
+            estimates=getattr(spec, "estimates", "requested"),
+            max_wait=getattr(spec, "max_wait", None),
+            decision_log=decision_log,
+        )
     )
     # With a run directory, the logs go to its staging folder while the run goes; the columns
     # the summary needs stay in memory.

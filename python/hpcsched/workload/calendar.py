@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
+import numpy as np
+
 from hpcsched import _core
 from hpcsched._io import read_bytes
 from hpcsched.exceptions import InputError, OptionError, shown
@@ -100,6 +102,18 @@ class DowntimeCalendar:
 
     def __len__(self) -> int:
         return len(self.windows)
+
+    def columns(self) -> dict[str, np.ndarray]:
+        """The windows as the engine's columns: start, end, scheduled (else unscheduled),
+        nodes (0: the whole machine), back asleep."""
+        w = self.windows
+        return {
+            "down_start": np.array([x.start for x in w], dtype=np.float64),
+            "down_end": np.array([x.end for x in w], dtype=np.float64),
+            "down_scheduled": np.array([x.kind == "scheduled" for x in w], dtype=bool),
+            "down_nodes": np.array([x.nodes or 0 for x in w], dtype=np.int64),
+            "down_asleep": np.array([x.back == "asleep" for x in w], dtype=bool),
+        }
 
     def __iter__(self) -> Iterator[Downtime]:
         return iter(self.windows)
