@@ -97,3 +97,12 @@ switch_off_std = {switch_off / 10}
 """,
         f"small-{nodes}.toml",
     )
+
+
+def run_cli(args, capsys):
+    """``hpcsched ARGS`` in-process: (exit code, stdout, stderr)."""
+    from hpcsched.cli import main
+
+    code = main([str(a) for a in args])
+    out, err = capsys.readouterr()
+    return code, out, err

@@ -7,8 +7,8 @@ import pytest
 
 import hpcsched
 from hpcsched import _core
-from hpcsched.cli import main
 from hpcsched.sweep import read_sweep
+from tests.conftest import run_cli as run
 from tests.conftest import workload_from
 
 LINE = "{id} {submit} -1 {run} {procs} -1 -1 {procs} {req} -1 1 3 1 -1 1 1 -1 -1\n"
@@ -26,12 +26,6 @@ def trace(tmp_path):
         )
     )
     return path
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 MARS = ("--policy", "mars", "--iterations", "2", "--trees", "1")

@@ -8,8 +8,7 @@ import subprocess
 import sys
 
 import pytest
-
-from hpcsched.cli import main
+from tests.conftest import run_cli as run
 
 GOOD = "1 0 5 10 2 -1 -1 2 20 -1 1 3 1 -1 1 1 -1 -1\n"
 
@@ -19,12 +18,6 @@ def trace(tmp_path):
     path = tmp_path / "t.swf"
     path.write_text("; MaxProcs: 4\n" + GOOD + "2 1 5 10 4 -1 -1 4 20 -1 1 3 1 -1 1 1 -1 -1\n")
     return path
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_simulate_writes_the_run_directory(tmp_path, trace, capsys):

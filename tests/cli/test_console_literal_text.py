@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 from rich.console import Console
+from tests.conftest import run_cli as run
 
 from hpcsched.cli import _console as console_module
-from hpcsched.cli import main
 from hpcsched.cli._console import err_console
 from hpcsched.exceptions import InputError
 
@@ -25,12 +25,6 @@ def hostile_path(folder, suffix):
     """FOLDER/[/x]:smile:[bold]SUFFIX: the "/" makes "[" a folder of its own."""
     (folder / "[").mkdir(parents=True)
     return folder / "[" / f"x]:smile:[bold]{suffix}"
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def test_a_hostile_trace_path_and_out_folder_are_printed_literally(tmp_path, capsys, monkeypatch):

@@ -6,15 +6,9 @@ import os
 
 import pandas as pd
 import pytest
+from tests.conftest import run_cli as run
 
-from hpcsched.cli import main
 from hpcsched.reproduce import SNF_ICON_CASES
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture

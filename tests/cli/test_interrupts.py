@@ -27,8 +27,8 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 import pytest
+from tests.conftest import run_cli as run
 
-from hpcsched.cli import main
 from hpcsched.sweep import comparable
 
 pytestmark = [
@@ -65,12 +65,6 @@ SLOW_WORKLOAD = '[[workloads]]\ngenerate = "mmk"\njobs = 150000\nservers = 16\nl
 QUICK_WORKLOAD = '[[workloads]]\ngenerate = "mmk"\njobs = 60\nservers = 4\nload = 0.5\n'
 POLICY_WFP3 = '[[policies]]\nname = "wfp3"\n'
 POLICY_FCFS = '[[policies]]\nname = "fcfs"\n'
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def _stat(pid: int) -> tuple[str, int, float] | None:

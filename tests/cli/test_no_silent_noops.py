@@ -8,8 +8,7 @@ import json
 import re
 
 import pytest
-
-from hpcsched.cli import main
+from tests.conftest import run_cli as run
 
 LINE = "{id} {submit} -1 {run} {procs} -1 -1 {procs} {req} -1 1 3 1 -1 1 1 -1 -1\n"
 
@@ -23,12 +22,6 @@ def trace(tmp_path):
         + LINE.format(id=2, submit=1, run=10, procs=4, req=20)
     )
     return path
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.mark.parametrize(

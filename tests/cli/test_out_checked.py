@@ -11,14 +11,7 @@ import importlib
 import os
 
 import pytest
-
-from hpcsched.cli import main
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import run_cli as run
 
 
 @pytest.fixture

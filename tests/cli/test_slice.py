@@ -6,14 +6,7 @@ from __future__ import annotations
 import json
 
 import pytest
-
-from hpcsched.cli import main
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
+from tests.conftest import run_cli as run
 
 
 @pytest.fixture

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from tests.conftest import run_cli as run
 
-from hpcsched.cli import _console, main
+from hpcsched.cli import _console
 from hpcsched.cli.compare import print_table
 
 FIXTURES = Path(__file__).parent.parent / "advise" / "fixtures"
@@ -19,12 +20,6 @@ FIXTURES = Path(__file__).parent.parent / "advise" / "fixtures"
 def eighty_columns(monkeypatch):
     monkeypatch.setattr(_console.console, "width", 80)
     monkeypatch.setattr(_console.err_console, "width", 80)
-
-
-def run(args, capsys):
-    code = main([str(a) for a in args])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 def readable(out: str) -> None:
