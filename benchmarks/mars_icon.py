@@ -22,8 +22,8 @@ from pathlib import Path
 
 import hpcsched
 from hpcsched.experiment import slice_workload
-from hpcsched.policies import parse_reward
 from hpcsched.reproduce import SNF_ICON_CASES
+from hpcsched.rewards import parse_reward
 
 REPO = Path(__file__).resolve().parents[1]
 

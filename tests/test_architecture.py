@@ -78,7 +78,9 @@ PYTHON_LAYERS = {
     **dict.fromkeys(["exceptions", "_records", "_core", "classes", "logs", "units"], 0),
     "_io": 1,
     "workload": 2,
-    **dict.fromkeys(["platform", "protocol", "policies", "metrics", "tables"], 3),
+    **dict.fromkeys(
+        ["platform", "protocol", "policies", "metrics", "tables", "agreement", "rewards"], 3
+    ),
     **dict.fromkeys(["output", "run"], 4),
     **dict.fromkeys(["experiment", "parallel"], 5),
     **dict.fromkeys(["comparison", "sweep_file", "sweep", "reproduce", "report", "plots"], 6),

@@ -270,20 +270,20 @@ def test_time_budget_alone_runs_searches():
 def test_reward_from_a_toml_file(tmp_path):
     path = tmp_path / "goal.toml"
     path.write_text("[reward]\nwait = 2.0\nutilization = 1.0\n")
-    assert hpcsched.policies.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+    assert hpcsched.rewards.parse_reward(str(path)) == (2.0, 0.0, 1.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     bad = tmp_path / "bad.toml"
     bad.write_text("[reward]\nwait = 'a lot'\n")
     with pytest.raises(hpcsched.HpcschedError):
-        hpcsched.policies.parse_reward(str(bad))
+        hpcsched.rewards.parse_reward(str(bad))
     with pytest.raises(hpcsched.InputError, match="cannot read"):
-        hpcsched.policies.parse_reward(str(tmp_path / "missing.toml"))
+        hpcsched.rewards.parse_reward(str(tmp_path / "missing.toml"))
 
 
 @pytest.mark.parametrize("form", ["text", "dict", "tuple", "file"])
 def test_reward_weights_whose_sum_overflows_are_refused(tmp_path, form):
     """Issue 25, point 1: only the weights' proportions count, so a sum that overflows to inf
     would change the goal without a word (1e308 each scheduled otherwise than 1 each)."""
-    from hpcsched.policies import parse_reward
+    from hpcsched.rewards import parse_reward
 
     path = tmp_path / "goal.toml"
     path.write_text("[reward]\nwait = 1e308\nbsld = 1e308\n")
@@ -344,7 +344,7 @@ def test_a_loose_reward_file_is_refused_naming_the_file_and_key(tmp_path, text, 
     path = tmp_path / "goal.toml"
     path.write_text(text)
     with pytest.raises(hpcsched.InputError, match=re.escape(message)) as caught:
-        hpcsched.policies.parse_reward(str(path))
+        hpcsched.rewards.parse_reward(str(path))
     assert (caught.value.path, caught.value.field) == (str(path), field)
 
 
@@ -386,7 +386,7 @@ def test_the_energy_term_alone_settles_a_decision_under_a_power_manager():
     power = hpcsched.PowerSpec(manager="ipm", idle_timeout=5.0)
 
     def first_decision(reward, seed):
-        weights = hpcsched.policies.parse_reward(reward)
+        weights = hpcsched.rewards.parse_reward(reward)
         search = hpcsched.SearchSpec(reward=weights, iterations=50, trees=1, seed=seed)
         spec = hpcsched.PolicySpec("mars", search=search, power=power)
         result = hpcsched.simulate(workload, spec, platform=small_platform(2), decision_log="full")
@@ -405,7 +405,7 @@ def test_the_energy_term_alone_settles_a_decision_under_a_power_manager():
 
 def test_reward_presets_are_the_documented_weights():
     # docs/semantics.md, "Rewards": the presets, written out here (the engine holds them)
-    from hpcsched.policies import parse_reward
+    from hpcsched.rewards import parse_reward
 
     documented = {
         "cw": {"wait": 1},

@@ -18,10 +18,11 @@ from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.experiment import RunConfig, WorkloadSpec, slice_workload, summary_row
 from hpcsched.output import RUN_MARKER, check_writable
 from hpcsched.parallel import run_configs
-from hpcsched.policies import PolicySpec
+from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, load_policy
 from hpcsched.run import Result, as_policy_spec, check_overrun, read_run, resolve_platform
 from hpcsched.workload import Workload
+from hpcsched.workload.record import has_record
 
 
 @dataclass
@@ -77,6 +78,7 @@ def compare(
     on_done: Callable[[str, Result], None] | None = None,
     resume: bool = False,
     decision_log: str = "compact",
+    recorded: bool = True,
 ) -> Comparison:
     """Replays ``workload`` (a trace path or a :class:`Workload`) under each policy (a name
     such as ``"wfp3:256"`` — name and window —, a :class:`PolicySpec`, ``"python:..."`` or a
@@ -93,7 +95,11 @@ def compare(
     existing run directories are replaced.
 
     ``start`` and ``stop`` replay only the jobs ``[start, stop)`` in replay order, resubmitted
-    from time 0 (as a sweep's ``slice``)."""
+    from time 0 (as a sweep's ``slice``).
+
+    With ``recorded`` (the default), a workload that records its schedule (SWF waits) is also
+    replayed as recorded (``--policy recorded``), first, labelled ``Recorded``: every other
+    run's summary then says how close it comes to it (:mod:`hpcsched.agreement`)."""
     # names may carry a window (wfp3:256); specs and Python policy objects as simulate takes them
     specs = [parse_policy(p) if isinstance(p, str) else as_policy_spec(p) for p in policies]
     if not specs:
@@ -115,6 +121,8 @@ def compare(
             start=start,
             stop=stop,
         )
+    if recorded and RECORDED not in (s.name for s in specs) and _records_waits(source):
+        specs = [PolicySpec(RECORDED), *specs]  # what happened, first: the reference
     labels = unique_labels([s.label for s in specs])
     configs = {
         label: RunConfig(
@@ -123,7 +131,8 @@ def compare(
             platform=platform,
             downtime=None if downtime is None else os.fspath(downtime),
             announce_lead=announce_lead,
-            overrun=overrun,
+            # the record is what ran: its jobs ran their recorded times, whatever --overrun
+            overrun="continue" if spec.name == RECORDED else overrun,
             nodes=nodes,
             decision_log=decision_log,
         )
@@ -162,6 +171,40 @@ def compare(
     run_configs([configs[label] for label in todo], collect, processes=processes)
     reused = tuple(label for label in labels if label not in todo)
     return Comparison({label: results[label] for label in labels}, configs, reused)
+
+
+def _records_waits(source: WorkloadSpec | Workload) -> bool:
+    """Whether the workload records its schedule (read once here when given as a path)."""
+    if isinstance(source, WorkloadSpec):
+        if source.path is None:
+            return False
+        source = source.load()
+    return has_record(source)
+
+
+def records_schedule(
+    workload: Workload | str | os.PathLike[str],
+    *,
+    format: str | None = None,
+    procs_per_node: int | str = 1,
+    start: int = 0,
+    stop: int | None = None,
+) -> bool:
+    """Whether ``compare`` adds the recorded schedule for this workload (its jobs
+    ``[start, stop)``): whether it records its waits."""
+    if isinstance(workload, Workload):
+        source: WorkloadSpec | Workload = workload
+        if start or stop is not None:
+            source = slice_workload(workload, start, stop)
+    else:
+        source = WorkloadSpec(
+            path=os.fspath(workload),
+            format=format,
+            procs_per_node=procs_per_node,
+            start=start,
+            stop=stop,
+        )
+    return _records_waits(source)
 
 
 def _holds_run(folder: str, key: str) -> bool:

@@ -13,7 +13,7 @@ import functools
 import hashlib
 import json
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -137,17 +137,13 @@ def slice_workload(
         )
     origin = float(jobs["submit"].iloc[0])
     jobs["submit"] -= origin
-    return Workload(
+    return replace(  # what the reader kept of the trace (header, names, counts) stays
+        workload,
         jobs=jobs,
-        nodes=workload.nodes,
         source=f"{workload.source}[{start}:{'' if stop is None else stop}]",
-        format=workload.format,
         skipped=dict(workload.skipped),
         warnings=list(workload.warnings),
-        header=workload.header,
         time_origin=workload.time_origin + origin,
-        procs_per_node=workload.procs_per_node,
-        load_seconds=workload.load_seconds,
     )
 
 
@@ -306,6 +302,12 @@ METRIC_COLUMNS = (
     "icon_share",
     "searches",
     "drains",
+    "start_error_mean",
+    "start_within_1h",
+    "wait_rank_corr",
+    "wait_mean_diff",
+    "wait_p95_diff",
+    "utilization_diff",
     "simulate_seconds",
 )
 #: The only columns that differ between two runs of the same configuration.
@@ -314,10 +316,13 @@ TIMING_COLUMNS = ("simulate_seconds",)
 
 def summary_row(info: dict[str, Any]) -> dict[str, Any]:
     """The headline metrics of a run (from its ``summary.json``), as one table row. Waits are
-    in seconds; utilization a fraction; energy in MWh (NaN without a power model)."""
+    in seconds; utilization a fraction; energy in MWh (NaN without a power model); the
+    agreement with the recorded schedule as :mod:`hpcsched.agreement` defines it (NaN without
+    one)."""
     wait = info["wait"]
     energy = info.get("energy") or {}
     search = info.get("search") or {}
+    agreement = info.get("agreement") or {}
     nan = float("nan")
 
     def number(value: Any) -> float:
@@ -341,6 +346,13 @@ def summary_row(info: dict[str, Any]) -> dict[str, Any]:
         "icon_share": _icon_share(energy.get("mode_occupancy") or {}),
         "searches": int(search.get("searches", 0)),
         "drains": int(search.get("drains", 0)),
+        # agreement with the recorded schedule (NaN for a trace without one, and for it)
+        "start_error_mean": number(agreement.get("start_error", {}).get("mean")),
+        "start_within_1h": number(agreement.get("start_error", {}).get("within_1h")),
+        "wait_rank_corr": number(agreement.get("wait_rank_correlation")),
+        "wait_mean_diff": number(agreement.get("wait_mean_difference")),
+        "wait_p95_diff": number(agreement.get("wait_p95_difference")),
+        "utilization_diff": number(agreement.get("utilization_difference")),
         "simulate_seconds": float(info["timing"]["simulate_seconds"]),
     }
 

@@ -43,8 +43,9 @@ from hpcsched import _core
 from hpcsched.exceptions import OptionError, unknown_name
 from hpcsched.experiment import slice_workload
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import PAPER_TERMS, parse_reward
+from hpcsched.policies import PAPER_TERMS
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
+from hpcsched.rewards import parse_reward
 from hpcsched.run import native_run, new_simulation
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 

@@ -13,32 +13,33 @@ such pairs: ``fcfs-b+ipm`` is FCFS with EASY under IPM, ``snf+ipm`` SNF under IP
 from __future__ import annotations
 
 import math
-import numbers
-import os
 import re
-from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
 from hpcsched import _core
-from hpcsched._io import read_toml
 from hpcsched._records import Capabilities, SearchDefaults
 from hpcsched.exceptions import (
-    HpcschedError,
-    InputError,
     OptionError,
     close_names,
     did_you_mean,
     shown,
     unknown_name,
 )
+from hpcsched.rewards import REWARD_TERMS, parse_reward
 
 #: The orderings an action or guide names (fcfs, sjf, wfp3, f1, ...).
 HEURISTICS: tuple[str, ...] = tuple(_core.heuristic_names())
 #: Whether jobs behind a blocked top job may start (the engine's names).
 BACKFILLS: tuple[str, ...] = tuple(_core.option_names()["backfill"])
-#: What each engine policy takes (``_core.policy_capabilities``): the facts every check reads.
-CAPABILITIES: dict[str, Capabilities] = _core.policy_capabilities()
+#: Not a scheduler: the starts the trace records, replayed (``hpcsched.run.recorded``).
+RECORDED = "recorded"
+#: What each policy takes: the engine's (``_core.policy_capabilities``) and the recorded
+#: schedule's (no window, no backfilling, no power manager): the facts every check reads.
+CAPABILITIES: dict[str, Capabilities] = {
+    **_core.policy_capabilities(),
+    RECORDED: {"searches": False, "window": False, "backfill": "none", "power": False},
+}
 SEARCH_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["searches"])
 #: The paper's names for a queue policy under a power manager (``snf-icon``, ``fcfs-b+ipm``...).
 POWER_POLICIES = tuple(name for name, c in CAPABILITIES.items() if c["power"])
@@ -47,18 +48,10 @@ MANAGERS = tuple(_core.manager_names())
 #: Defaults of the look-ahead and of SNF-ICON, as the engine defines them.
 _SEARCH_DEFAULTS: SearchDefaults = _core.search_defaults()
 _ICON_DEFAULTS: dict[str, Any] = _core.icon_defaults()
-#: The named reward terms, in the order of the weights (the engine's `Reward::TERMS`; see
-#: docs/semantics.md, "MARS"): ``wait`` counts the jobs still waiting, ``wait_started`` only
-#: the jobs started (the paper's CW); ``utilization`` is over a fixed horizon,
-#: ``utilization_since_root`` from the decision to the rollout's end (the paper's CU),
-#: ``maintenance_utilization`` up to the next announced maintenance (1 when none is announced).
-REWARD_TERMS = tuple(_core.reward_terms())
 #: How many of the terms every run key lists (later ones only when weighted).
 KEYED_TERMS = REWARD_TERMS.index("maintenance_utilization")
 #: The terms of the paper's forms, which the gym environment reports.
 PAPER_TERMS = ("wait", "bsld", "utilization", "energy")
-#: The named rewards, ``{name: {term: weight}}`` (the engine's `Reward::PRESETS`).
-REWARD_PRESETS = _core.reward_presets()
 PRESETS = {"mars-cw": "cw", "mars-cu": "cu", "mars-wb": "wb"}
 #: The names each look-ahead option (and EASY's estimates) takes, as the engine lists them.
 _OPTION_NAMES: dict[str, list[str]] = _core.option_names()
@@ -78,103 +71,7 @@ def capabilities_of(name: str) -> Capabilities:
 
 def policy_names() -> list[str]:
     """Names accepted by ``--policy``."""
-    return [*_core.policy_names(), *PRESETS]
-
-
-def parse_reward(
-    spec: str | Mapping[str, object], terms: tuple[str, ...] = REWARD_TERMS
-) -> tuple[float, ...]:
-    """Reward weights, one per name of ``terms``, from a preset (``cw``, ``cu``, ``wb``,
-    ``cu-horizon``, ``cw-paper``, ``cu-paper``), ``"wait=1,utilization=0.5"``, a TOML file
-    with a ``[reward]`` table, or a dict. Weights are finite numbers >= 0 whose sum is positive
-    and finite (only their proportions count: a sum that overflows would change them)."""
-    if isinstance(spec, Mapping):
-        return _weights(spec, terms, _option_error)
-    if not isinstance(spec, str):
-        raise OptionError(
-            f"give a preset, term=weight pairs, a TOML file or a dict, not {shown(spec)}",
-            option="--reward",
-        )
-    if spec.strip().lower() in REWARD_PRESETS:
-        return _weights(REWARD_PRESETS[spec.strip().lower()], terms, _option_error)
-    if spec.endswith(".toml") or os.path.isfile(spec):
-        return _reward_file(spec, terms)
-    word = spec.strip()
-    if "=" not in word and "," not in word and word not in terms:
-        raise OptionError(
-            unknown_name("reward preset or term", word, [*REWARD_PRESETS, *terms]),
-            option="--reward",
-        )
-    weights: dict[str, object] = {}
-    for item in spec.split(","):
-        name, sep, value = item.partition("=")
-        try:
-            weights[name.strip()] = float(value) if sep else 1.0
-        except ValueError:
-            raise OptionError(
-                f"{shown(item.strip())} is not term=weight", option="--reward"
-            ) from None
-    return _weights(weights, terms, _option_error)
-
-
-def _option_error(reason: str, term: str | None) -> HpcschedError:
-    return OptionError(reason, option="--reward")
-
-
-def _reward_file(path: str, terms: tuple[str, ...]) -> tuple[float, ...]:
-    """The weights of a reward file: one ``[reward]`` table of ``term = number``, nothing else
-    (as the platform reader, an unknown key is an error naming it, never ignored)."""
-    document = read_toml(path)
-    unknown = sorted(set(document) - {"reward"})
-    if unknown:
-        raise InputError(
-            f"unknown key {shown(unknown[0])} (a reward file holds one [reward] table)",
-            path=path,
-            field=unknown[0],
-        )
-    table = document.get("reward")
-    if not isinstance(table, dict):
-        raise InputError(
-            "missing table [reward] (the weights, e.g. wait = 1)", path=path, field="reward"
-        )
-
-    def error(reason: str, term: str | None) -> HpcschedError:
-        return InputError(reason, path=path, field="reward" if term is None else f"reward.{term}")
-
-    return _weights(table, terms, error)
-
-
-def _weights(
-    weights: Mapping[str, object],
-    terms: tuple[str, ...],
-    error: Callable[[str, str | None], HpcschedError],
-) -> tuple[float, ...]:
-    """The checked weights in the order of ``terms``; ``error(reason, term)`` makes the error
-    (naming the option, or the file and key)."""
-    checked: dict[str, float] = {}
-    for term, value in weights.items():
-        if term not in terms:
-            raise error(unknown_name("reward term", term, terms), term)
-        # a bool or a string is not a weight (TOML's `wait = true`, `wait = "1"`)
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, numbers.Real)
-            or not (math.isfinite(value) and float(value) >= 0)
-        ):
-            raise error(
-                f"the weight of {term} must be a finite number >= 0, not {shown(value)}", term
-            )
-        checked[term] = float(value)
-    values = tuple(checked.get(term, 0.0) for term in terms)
-    total = sum(values)
-    if total <= 0:
-        raise error("weights must be >= 0 with a positive sum", None)
-    if not math.isfinite(total):
-        raise error(
-            f"the weights' sum overflows ({total}); scale them down (only their proportions count)",
-            None,
-        )
-    return values
+    return [*_core.policy_names(), *PRESETS, RECORDED]
 
 
 def check_actions(spec: object, option: str) -> list[str]:
@@ -575,6 +472,11 @@ class PolicySpec:
                 raise OptionError(
                     "snf orders the whole queue; it takes no window", option="--window"
                 )
+            if name == RECORDED:
+                raise OptionError(
+                    "recorded replays the starts the trace records; it takes no window",
+                    option="--window",
+                )
             if self.is_search:
                 raise OptionError(
                     f"{name} chooses its own windows (see --actions)", option="--window"
@@ -634,6 +536,11 @@ class PolicySpec:
                 f"give the power manager {name} runs under ({', '.join(MANAGERS)})",
                 option="--power",
             )
+        if name == RECORDED and self.power is not None:
+            raise OptionError(
+                "recorded replays the starts the trace records; no power manager runs under it",
+                option="--power",
+            )
 
     @property
     def is_power(self) -> bool:
@@ -667,6 +574,8 @@ class PolicySpec:
         """A short human-readable name, e.g. ``WFP3 w=256 +EASY`` or ``MARS-CW + ICON``."""
         if _core.power_alias(self.name) is not None:
             return self.name.upper().replace("FCFS-B", "FCFS/B")
+        if self.name == RECORDED:
+            return "Recorded"
         if self.name == "snf":
             base = "SNF"
         elif self.is_search:

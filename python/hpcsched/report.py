@@ -224,7 +224,7 @@ def _parameters(policy: Mapping[str, Any]) -> str:
 def _reward_text(weights: list[float]) -> str:
     """A reward by its terms' names (``wait=1 bsld=0.5``), and its preset's name when it is
     one (``cw (wait=1)``), rather than a list of weights."""
-    from hpcsched.policies import REWARD_PRESETS, REWARD_TERMS
+    from hpcsched.rewards import REWARD_PRESETS, REWARD_TERMS
 
     named = {t: float(w) for t, w in zip(REWARD_TERMS, weights, strict=False) if w}
     text = " ".join(f"{t}={_rounded(w)}" for t, w in named.items()) or "none"

@@ -45,7 +45,8 @@ from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown, u
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.parallel import check_processes
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
+from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec
+from hpcsched.rewards import parse_reward
 from hpcsched.run import (
     DECISION_LOGS,
     check_announce_lead,

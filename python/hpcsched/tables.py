@@ -66,3 +66,43 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
         columns += [("searches", "searches", count), ("drains", "drain decisions", count)]
     columns.append(("simulate_seconds", "simulated in (s)", num))
     return columns
+
+
+def agreement_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any], str]]]:
+    """(column, heading, formatter) of the agreement with the recorded schedule
+    (:mod:`hpcsched.agreement`); none when no run of the table has it."""
+    if "start_error_mean" not in table or not table["start_error_mean"].notna().any():
+        return []
+
+    def hours(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{x / 3600:,.2f}"
+
+    def signed_hours(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{x / 3600:+,.2f}"
+
+    def pct(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{100 * x:.1f}"
+
+    def signed_points(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{100 * x:+.1f}"
+
+    def corr(x: Any) -> str:
+        return "-" if pd.isna(x) else f"{x:.3f}"
+
+    return [
+        ("start_error_mean", "start error (h)", hours),
+        ("start_within_1h", "within 1 h (%)", pct),
+        ("wait_rank_corr", "wait rank corr.", corr),
+        ("wait_mean_diff", "mean wait diff. (h)", signed_hours),
+        ("wait_p95_diff", "P95 wait diff. (h)", signed_hours),
+        ("utilization_diff", "util. diff. (points)", signed_points),
+    ]
+
+
+def by_agreement(table: pd.DataFrame) -> pd.DataFrame:
+    """The runs that have an agreement with the recorded schedule, the closest first (the
+    smallest mean start error; ties keep the table's order)."""
+    if "start_error_mean" not in table:
+        return table.iloc[:0]
+    close = table[table["start_error_mean"].notna()]
+    return close.sort_values("start_error_mean", kind="stable")

@@ -480,8 +480,9 @@ def policy_spec(
     """The policy ``options`` describe: search options go to look-ahead policies, power
     options to power managers (``--power`` puts any policy under one; :func:`check_used`
     refuses options no policy takes); ``python:MODULE:CLASS`` loads a Python policy."""
-    from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, parse_reward
+    from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec
     from hpcsched.protocol import load_policy
+    from hpcsched.rewards import parse_reward
 
     power_options = options.managed
     manager = power_options.manager

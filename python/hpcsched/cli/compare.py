@@ -48,13 +48,22 @@ def compare(
             "resumes).",
         ),
     ] = False,
+    no_recorded: Annotated[
+        bool,
+        typer.Option(
+            "--no-recorded",
+            help="Leave out the schedule the trace records (by default a trace with recorded "
+            "waits adds it as the first row, and every policy's agreement with it).",
+        ),
+    ] = False,
     tuning: opt.PolicyOptions,
 ) -> int:
     """Replay TRACE under every --policy in parallel, print a summary table, and write one run
     directory per policy and a self-contained HTML report."""
     from hpcsched.comparison import compare as run_comparison
-    from hpcsched.comparison import split_policy
+    from hpcsched.comparison import records_schedule, split_policy
     from hpcsched.output import check_writable
+    from hpcsched.policies import RECORDED, PolicySpec
     from hpcsched.run import Result
 
     each = dataclasses.replace(tuning, estimates=None)  # given below to the policies that take it
@@ -75,6 +84,10 @@ def compare(
     check_writable(report, kind="file", option="--report")  # before hours of runs, not after
     done: list[str] = []
     try:
+        if not no_recorded and records_schedule(
+            str(trace), format=reading.format, procs_per_node=ppn, start=start, stop=stop
+        ):
+            specs = [PolicySpec(RECORDED), *specs]  # the reference, first (as compare adds it)
         with runs_progress(f"comparing {trace.name}") as update:
 
             def finished(label: str, _: Result) -> None:
@@ -97,6 +110,7 @@ def compare(
                 on_done=finished,
                 resume=not force,
                 decision_log=log,
+                recorded=False,  # added above, so that the progress counts it
             )
         path = comparison.report(report)
     except OptionError as error:
@@ -111,7 +125,7 @@ def compare(
         return 130
     print_table(
         comparison.table,
-        f"{len(specs)} policies on {trace.name} (all metrics in the report)",
+        f"{len(specs)} runs on {trace.name} (all metrics in the report)",
         metrics=(
             "wait_mean",
             "wait_median",
@@ -123,6 +137,7 @@ def compare(
             "drains",
         ),
     )
+    print_agreement(comparison.table)
     reused = len(comparison.reused)
     console.print(f"run directories: {len(done)} in {out}", highlight=False)
     if reused:  # read back, not run: a short line of its own (the folder may be long)
@@ -150,5 +165,21 @@ def print_table(
         (label.replace("_", " "), [parameter_text(v) for v in table[label]]) for label in labels
     ]
     metric_cells = [(heading, [fmt(v) for v in table[column]]) for column, heading, fmt in columns]
+    for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
+        console.print(view)
+
+
+def print_agreement(table: pd.DataFrame) -> None:
+    """The runs ranked by their agreement with the recorded schedule, the closest first;
+    nothing when the trace records none."""
+    from hpcsched.tables import agreement_columns, by_agreement
+
+    columns = agreement_columns(table)
+    if not columns:
+        return
+    ranked = by_agreement(table)
+    labelled_cells = [("policy", [str(v) for v in ranked["policy"]])]
+    metric_cells = [(heading, [fmt(v) for v in ranked[column]]) for column, heading, fmt in columns]
+    title = "agreement with the recorded schedule, closest first (mean start error)"
     for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
         console.print(view)

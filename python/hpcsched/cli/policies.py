@@ -37,6 +37,7 @@ DESCRIPTIONS = {
     "snf-icon-ng": "SNF-ICON without the arrival-recency gate",
     "snf-icon-nf": "SNF-ICON without the Markovianity fallback",
     "snf-icon-ngnf": "SNF-ICON without gate nor fallback",
+    "recorded": "the starts the trace records, replayed; conflicts with the machine counted",
 }
 
 
@@ -44,7 +45,7 @@ def policies() -> None:
     """List the policies and the platform presets."""
     from hpcsched import _core
     from hpcsched.platform import load_platform, preset_names
-    from hpcsched.policies import PRESETS, policy_names
+    from hpcsched.policies import PRESETS, RECORDED, policy_names
 
     heuristics = set(_core.heuristic_names())
     power = set(_core.power_policy_names())
@@ -58,6 +59,8 @@ def policies() -> None:
             kind = "power manager (--platform)"
         elif name in PRESETS or name in ("mars", "random"):
             kind = "look-ahead"
+        elif name == RECORDED:
+            kind = "what happened (a trace with waits)"
         else:
             kind = "queue order"
         table.add_row(name, kind, DESCRIPTIONS.get(name, ""))

@@ -147,7 +147,12 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
         ),
     )
     table.add_row("machine", f"{info['inputs']['nodes']:,} nodes")
-    table.add_row("starts", ", ".join(f"{k} {v}" for k, v in jobs["start_kinds"].items() if v))
+    kinds = ", ".join(f"{k} {v}" for k, v in jobs["start_kinds"].items() if v)
+    if kinds:  # the recorded schedule's starts have no kind
+        table.add_row("starts", kinds)
+    record = info.get("record")
+    if record:
+        _add_record_rows(table, record, info["inputs"]["nodes"])
     if info["inputs"]["overrun"] == "kill" or jobs["killed_overrun"]:
         table.add_row("killed at their requested time", f"{jobs['killed_overrun']:,} jobs")
     table.add_row(
@@ -196,6 +201,18 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
             f"{search['iterations_per_search']['mean']:,.0f} iterations and "
             f"{1000 * search['seconds_per_search']['mean']:.1f} ms per search",
         )
+    agreement = info.get("agreement")
+    if agreement and agreement["jobs"]:
+        error = agreement["start_error"]
+        table.add_row(
+            "agreement with the record",
+            f"start error mean {hours(error['mean'])}, median {hours(error['median'])}, "
+            f"{percent(error['within_1h'])} within 1 h; wait rank correlation "
+            + _number(agreement["wait_rank_correlation"], ".3f")
+            + f"; mean wait {_signed_hours(agreement['wait_mean_difference'])}, utilization "
+            + _number(_points(agreement["utilization_difference"]), "+.1f")
+            + " points against the record",
+        )
     timing = info["timing"]
     table.add_row(
         "simulated in",
@@ -207,3 +224,43 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
     console.print(kept_whole(table))
     for warning in [*wl["warnings"], *info.get("warnings", [])]:
         console.print(labelled("warning:", "yellow", warning))
+
+
+#: How the summary names each kind of conflict with the record.
+_CONFLICTS = {
+    "unknown_wait": "no recorded start",
+    "over_capacity": "more nodes busy than up",
+    "in_downtime": "ran in a downtime window",
+    "overrun": "ran past its request",
+}
+
+
+def _add_record_rows(table: Table, record: dict[str, Any], machine: int) -> None:
+    """What the recorded schedule replayed, and each kind of conflict with the machine model."""
+    table.add_row("recorded starts", f"{record['replayed']:,} jobs started as recorded")
+    for kind, name in _CONFLICTS.items():
+        conflict = record["conflicts"][kind]
+        if not conflict["jobs"]:
+            continue
+        text = f"{conflict['jobs']:,} jobs (e.g. job {conflict['examples'][0]})"
+        if kind == "over_capacity":
+            text += (
+                f"; at most {conflict['peak_busy_nodes']:,} of {machine:,} nodes busy, "
+                f"{hours(conflict['seconds'])} above"
+            )
+        table.add_row(f"conflict: {name}", f"{text}; {conflict['treated']}")
+    left = record["left_out"]
+    if left["by_the_archive"]:
+        table.add_row("left out of the log", f"{left['by_the_archive']:,} jobs by the archive")
+
+
+def _number(value: float | None, spec: str) -> str:
+    return "-" if value is None else format(value, spec)
+
+
+def _points(value: float | None) -> float | None:
+    return None if value is None else 100 * value
+
+
+def _signed_hours(seconds: float | None) -> str:
+    return "-" if seconds is None else f"{seconds / 3600:+,.2f} h"

@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from hpcsched import _core
 from hpcsched.exceptions import OptionError, shown, unknown_name
 from hpcsched.platform import Platform, load_platform
-from hpcsched.policies import REWARD_TERMS, PolicySpec
+from hpcsched.policies import PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
+from hpcsched.rewards import REWARD_TERMS
 from hpcsched.workload import DEFAULT_ANNOUNCE_LEAD
 
 #: What happens to a job past its requested time (the engine's names).

@@ -16,7 +16,7 @@ from hpcsched.exceptions import InputError, OptionError, unknown_name
 from hpcsched.logs import BATCH_ROWS, LogFiles, log_names
 from hpcsched.output import RunStaging, check_writable
 from hpcsched.platform import Platform
-from hpcsched.policies import PolicySpec
+from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec
 from hpcsched.run.native import manager_options, native_run, new_simulation
 from hpcsched.run.options import (
@@ -27,6 +27,7 @@ from hpcsched.run.options import (
     check_power_model,
     resolve_platform,
 )
+from hpcsched.run.recorded import recorded_result
 from hpcsched.run.result import Result
 from hpcsched.run.summary import MODE_COLUMNS, SEARCH_STATS_COLUMNS, build_result
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
@@ -106,6 +107,29 @@ def simulate(
     t1 = time.perf_counter()
     # the reading of a workload given already read counts too (the command line reads first)
     load_seconds = t1 - t0 + read_before
+    options = {
+        "format": format,
+        "procs_per_node": procs_per_node,
+        "lenient": lenient,
+        "strict": strict,
+        "nodes": nodes,
+    }
+    downtime_source = None if downtime is None else calendar.source
+    if isinstance(spec, PolicySpec) and spec.name == RECORDED:
+        result = recorded_result(
+            workload,
+            calendar,
+            spec,
+            overrun,
+            platform,
+            load_seconds=load_seconds,
+            options=options,
+            downtime_source=downtime_source,
+        )
+        if out is not None:
+            with RunStaging(out) as recorded_staging:
+                recorded_staging.commit(result, csv=csv)
+        return result
 
     sim = new_simulation(
         native_run(
@@ -158,14 +182,8 @@ def simulate(
             decision_log,
             load_seconds=load_seconds,
             simulate_seconds=t2 - t1,
-            options={
-                "format": format,
-                "procs_per_node": procs_per_node,
-                "lenient": lenient,
-                "strict": strict,
-                "nodes": nodes,
-            },
-            downtime_source=None if downtime is None else calendar.source,
+            options=options,
+            downtime_source=downtime_source,
             stored=None if staging is None or files is None else (staging.target, files),
         )
         if staging is not None:

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from hpcsched import _core, metrics
+from hpcsched.agreement import against_record
 from hpcsched.classes import SIZE_CLASSES, size_class_codes
 from hpcsched.logs import (
     DECISIONS,
@@ -27,6 +28,7 @@ from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run.result import LogFrame, Result, StoredLog
 from hpcsched.workload import DowntimeCalendar, Workload
+from hpcsched.workload.record import has_record
 
 START_KINDS = tuple(_core.start_kind_names())
 
@@ -55,7 +57,7 @@ def build_result(
     logs written to its staging folder (the result reads them from the run directory on first
     use)."""
     raw = sim.results()
-    table = _job_table(workload, raw)
+    table = job_table(workload, raw)
     lost = pd.DataFrame(
         {
             "job_index": raw["lost_job"],
@@ -64,7 +66,7 @@ def build_result(
             "nodes": workload.jobs["nodes"].to_numpy()[raw["lost_job"].astype(np.int64)],
         }
     )
-    info = _summary(
+    info = summary_info(
         workload,
         calendar,
         spec,
@@ -87,6 +89,10 @@ def build_result(
     )
     info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
     info["inputs"]["decision_log"] = decision_log
+    if has_record(workload):
+        info["agreement"] = against_record(
+            table, workload, calendar, info["utilization"]["overall_uptime"]
+        )
     if "energy_by_state_j" in raw:
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
@@ -125,7 +131,7 @@ def build_result(
     )
 
 
-def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
+def job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
     jobs = workload.jobs
     start, end = raw["start"], raw["end"]
     kind_codes = np.where(np.isnan(start), -1, raw["start_kind"].astype(np.int8))
@@ -158,7 +164,7 @@ def _job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
-def _summary(
+def summary_info(
     workload: Workload,
     calendar: DowntimeCalendar,
     spec: PolicySpec | PythonPolicySpec,

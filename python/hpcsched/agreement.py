@@ -1,0 +1,138 @@
+"""How close a simulated schedule comes to the one the site recorded (DESIGN §3.7).
+
+For a run of a workload that records its waits (:func:`~hpcsched.workload.record.has_record`),
+:func:`against_record` compares each job's simulated start with its recorded start (submit +
+recorded wait), over the jobs that started in both schedules:
+
+- ``start_error``: ``|simulated start - recorded start|`` (s): mean, median, P95, and
+  ``within_1h``, the share of jobs started within an hour of their recorded start;
+- ``wait_rank_correlation``: Spearman's rank correlation of the simulated and recorded waits
+  (ties take their average rank; None when either is constant): 1 when the simulation makes the
+  same jobs wait longest, whatever the scale;
+- ``wait_mean_difference``, ``wait_p95_difference``: simulated minus recorded, over the same
+  jobs (s); ``utilization_difference``: the run's utilization over uptime minus the recorded
+  schedule's, under the same calendar;
+- ``by_class``: per size class (S, M, L, XL), the jobs, the mean start error, the share within
+  an hour and the mean wait difference.
+
+The comparison ranks policies by the mean start error, the smallest first (``RANK_KEY``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hpcsched import metrics
+from hpcsched.classes import SIZE_CLASSES
+from hpcsched.workload import DowntimeCalendar, Workload
+from hpcsched.workload.record import recorded_starts
+
+#: A start this close to the recorded one counts as agreeing (s).
+CLOSE = 3600.0
+#: The summary entry policies are ranked by, the smallest first.
+RANK_KEY = ("start_error", "mean")
+
+
+def recorded_table(workload: Workload) -> pd.DataFrame:
+    """The recorded schedule as a job table: start (NaN where the wait is unknown), end (start
+    + run time) and nodes."""
+    start = recorded_starts(workload.jobs)
+    return pd.DataFrame(
+        {
+            "start": start,
+            "end": start + workload.jobs["run_time"].to_numpy(np.float64),
+            "nodes": workload.jobs["nodes"].to_numpy(),
+        },
+        copy=False,
+    )
+
+
+def recorded_utilization(workload: Workload, calendar: DowntimeCalendar) -> dict[str, Any]:
+    """The recorded schedule's utilization (``metrics.utilization``, from 0 to its last end)."""
+    table = recorded_table(workload)
+    ends = table["end"].to_numpy()
+    last_end = float(np.nanmax(ends)) if np.isfinite(ends).any() else 0.0
+    no_loss = pd.DataFrame({"start": [], "end": [], "nodes": []})
+    return metrics.utilization(table, no_loss, workload.nodes, calendar, (0.0, last_end))
+
+
+def against_record(
+    jobs: pd.DataFrame,
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    utilization: float | None,
+) -> dict[str, Any]:
+    """The agreement of a run's job table ``jobs`` (replay order, the workload's jobs) with the
+    recorded schedule; ``utilization``: the run's overall utilization over uptime."""
+    recorded = recorded_starts(workload.jobs)
+    simulated = jobs["start"].to_numpy(np.float64)
+    both = np.isfinite(recorded) & np.isfinite(simulated)
+    submit = jobs["submit"].to_numpy(np.float64)[both]
+    sim_start, rec_start = simulated[both], recorded[both]
+    error = np.abs(sim_start - rec_start)
+    sim_wait, rec_wait = sim_start - submit, rec_start - submit
+    recorded_util = recorded_utilization(workload, calendar)["overall_uptime"]
+    classes = jobs["size_class"].to_numpy()[both]
+    return {
+        "jobs": int(both.sum()),
+        "start_error": _error_stats(error),
+        "wait_rank_correlation": _rank_correlation(sim_wait, rec_wait),
+        "wait_mean_difference": _difference(sim_wait, rec_wait, np.mean),
+        "wait_p95_difference": _difference(sim_wait, rec_wait, lambda x: np.quantile(x, 0.95)),
+        "utilization_difference": None
+        if utilization is None or recorded_util is None
+        else float(utilization - recorded_util),
+        "by_class": {
+            name: _class_agreement(error[classes == name], sim_wait, rec_wait, classes == name)
+            for name in SIZE_CLASSES
+        },
+    }
+
+
+def _error_stats(error: np.ndarray) -> dict[str, float | None]:
+    if len(error) == 0:
+        return {"mean": None, "median": None, "p95": None, "within_1h": None}
+    return {
+        "mean": float(error.mean()),
+        "median": float(np.median(error)),
+        "p95": float(np.quantile(error, 0.95)),
+        "within_1h": float((error <= CLOSE).mean()),
+    }
+
+
+def _difference(simulated: np.ndarray, recorded: np.ndarray, stat: Any) -> float | None:
+    if len(simulated) == 0:
+        return None
+    return float(stat(simulated) - stat(recorded))
+
+
+def _rank_correlation(a: np.ndarray, b: np.ndarray) -> float | None:
+    """Spearman's rho: Pearson's correlation of the average ranks."""
+    if len(a) < 2:
+        return None
+    ra = pd.Series(a).rank(method="average").to_numpy()
+    rb = pd.Series(b).rank(method="average").to_numpy()
+    ra = ra - ra.mean()
+    rb = rb - rb.mean()
+    scale = float(np.sqrt((ra * ra).sum() * (rb * rb).sum()))
+    if scale == 0.0:
+        return None
+    return float((ra * rb).sum() / scale)
+
+
+def _class_agreement(
+    error: np.ndarray, sim_wait: np.ndarray, rec_wait: np.ndarray, mask: np.ndarray
+) -> dict[str, float | int | None]:
+    count = int(mask.sum())
+    return {
+        "jobs": count,
+        "start_error_mean": float(error.mean()) if count else None,
+        "within_1h": float((error <= CLOSE).mean()) if count else None,
+        "wait_mean_difference": _difference(sim_wait[mask], rec_wait[mask], np.mean),
+    }
+
+
+__all__ = ["CLOSE", "RANK_KEY", "against_record", "recorded_table", "recorded_utilization"]

@@ -1,0 +1,117 @@
+"""``--policy recorded``: the schedule the site recorded, replayed as a run.
+
+Not a scheduler: every job starts at its recorded start (submit + recorded wait) and runs its
+recorded run time, so every metric, plot and report of a run applies to what really happened.
+Where the record disagrees with the machine model, the start is kept and the conflict counted
+(:func:`~hpcsched.workload.record.record_conflicts`); the summary's ``record`` entry says how
+each kind was treated (docs/semantics.md, "The recorded schedule").
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from hpcsched.exceptions import InputError, OptionError
+from hpcsched.platform import Platform
+from hpcsched.policies import PolicySpec
+from hpcsched.run.result import Result
+from hpcsched.run.summary import job_table, summary_info
+from hpcsched.workload import DowntimeCalendar, Workload
+from hpcsched.workload.record import (
+    CONFLICT_KINDS,
+    has_record,
+    record_conflicts,
+    recorded_starts,
+)
+
+#: How the recorded run treats each kind of conflict (the summary quotes it).
+TREATMENT = {
+    "unknown_wait": "not started: the trace records no start (counted as never started)",
+    "over_capacity": "started as recorded; utilization counts every node-second the record "
+    "has busy, those above the nodes up too",
+    "in_downtime": "started as recorded and ran through the window (not killed)",
+    "overrun": "ran its recorded run time (the overrun policy does not apply)",
+}
+
+
+def recorded_result(
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    spec: PolicySpec,
+    overrun: str,
+    platform: Platform | None,
+    *,
+    load_seconds: float,
+    options: dict[str, Any],
+    downtime_source: str | None,
+) -> Result:
+    """The recorded schedule of ``workload`` as a :class:`Result` (no logs, no energy)."""
+    if not has_record(workload):
+        raise InputError(
+            "the trace records no wait (SWF field 3 is -1 for every job, or the format has "
+            "none): there is no recorded schedule to replay",
+            path=workload.source,
+        )
+    if overrun != "continue":
+        raise OptionError(
+            "recorded replays the record: jobs run their recorded run times; drop --overrun",
+            option="--overrun",
+        )
+    began = time.perf_counter()
+    jobs = workload.jobs
+    n = len(jobs)
+    start = recorded_starts(jobs)
+    end = start + jobs["run_time"].to_numpy(np.float64)
+    raw = {
+        "start": start,
+        "end": end,
+        "start_kind": np.full(n, -1, dtype=np.int8),  # the record says no kind
+        "requeues": np.zeros(n, dtype=np.int64),
+        "killed": np.zeros(n, dtype=bool),
+        "invocations": 0,
+        "event_times": 0,
+    }
+    table = job_table(workload, raw)
+    lost = pd.DataFrame({"job_index": [], "start": [], "end": [], "nodes": []})
+    conflicts = record_conflicts(jobs, start, end, workload.nodes, calendar.columns())
+    seconds = time.perf_counter() - began
+    info = summary_info(
+        workload,
+        calendar,
+        spec,
+        overrun,
+        table,
+        lost,
+        raw,
+        load_seconds=load_seconds,
+        simulate_seconds=seconds,
+        options=options,
+        downtime_source=downtime_source,
+    )
+    info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
+    info["inputs"]["decision_log"] = None
+    info["record"] = {
+        "replayed": int(np.isfinite(start).sum()),
+        "conflicts": {
+            kind: {**conflicts[kind], "treated": TREATMENT[kind]} for kind in CONFLICT_KINDS
+        },
+        "left_out": {
+            "by_the_reader": int(sum(workload.skipped.values())),
+            "by_the_archive": getattr(workload, "removed_by_archive", None),
+        },
+    }
+    empty = pd.DataFrame()
+    return Result(
+        jobs=table,
+        info=info,
+        lost=lost,
+        reservations=empty,
+        decisions=empty,
+        timeline=empty,
+        workload=workload,
+        calendar=calendar,
+    )
