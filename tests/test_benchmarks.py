@@ -18,6 +18,7 @@ TRACES = REPO.parent / "shared" / "traces"
 SCRIPTS = sorted(p.name for p in (REPO / "benchmarks").glob("*.py") if p.name != "__init__.py")
 #: Scripts that read ../shared/traces (skipped without it, failed in CI).
 NEED_TRACES = {
+    "agreement.py",
     "agents.py",
     "capture.py",
     "experiments.py",

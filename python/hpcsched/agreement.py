@@ -75,7 +75,9 @@ def against_record(
     error = np.abs(sim_start - rec_start)
     sim_wait, rec_wait = sim_start - submit, rec_start - submit
     recorded_util = recorded_utilization(workload, calendar)["overall_uptime"]
-    classes = jobs["size_class"].to_numpy()[both]
+    # by category codes: no string per job
+    classes = jobs["size_class"].cat.codes.to_numpy()[both]
+    codes = {name: list(jobs["size_class"].cat.categories).index(name) for name in SIZE_CLASSES}
     return {
         "jobs": int(both.sum()),
         "start_error": _error_stats(error),
@@ -86,7 +88,7 @@ def against_record(
         if utilization is None or recorded_util is None
         else float(utilization - recorded_util),
         "by_class": {
-            name: _class_agreement(error[classes == name], sim_wait, rec_wait, classes == name)
+            name: _class_agreement(error, sim_wait, rec_wait, classes == codes[name])
             for name in SIZE_CLASSES
         },
     }
@@ -127,6 +129,7 @@ def _class_agreement(
     error: np.ndarray, sim_wait: np.ndarray, rec_wait: np.ndarray, mask: np.ndarray
 ) -> dict[str, float | int | None]:
     count = int(mask.sum())
+    error = error[mask]
     return {
         "jobs": count,
         "start_error_mean": float(error.mean()) if count else None,

@@ -1,0 +1,197 @@
+"""Validation of the simulator against reality (issue 28): how close FCFS+EASY, WFP3+EASY,
+SJF+EASY, F1+EASY and MARS-CW (rollout look-ahead) come to the schedule each site recorded.
+
+Part 1, validation, for every bundled Parallel Workloads Archive trace that records its waits:
+
+- the recorded schedule (``--policy recorded``): its mean wait and utilization, and its
+  conflicts with the machine model (jobs started with more processors busy than the model has,
+  the peak, the jobs past their request);
+- the four heuristics on the whole trace, and all five policies on its first ``--slice`` jobs
+  (MARS's search on a whole year-long trace takes hours): each policy's mean start error, the
+  share of jobs within an hour of their recorded start, the rank correlation of waits, the
+  differences in mean wait and utilization;
+- where the disagreement concentrates: the mean recorded and simulated (FCFS+EASY) wait per queue
+  or partition the trace names, for traces with more than one.
+
+Part 2, cost: a full-trace ``simulate`` of CEA Curie (312,826 jobs) under FCFS+EASY with and
+without the agreement figures, alternately in one process, best of ``--repeat``, and the ratio.
+
+Machine sizes are the traces' processors (``--procs-per-node 1``, the unit the record's jobs
+request and the header's MaxProcs counts).
+
+    python benchmarks/agreement.py [--traces DIR] [--slice 5000] [--repeat 3] [--smoke]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = (
+    "ALCF-Theta-2022.swf.gz",
+    "CEA-Curie-2011-2.1-cln.swf.gz",
+    "CTC-SP2-1996-3.1-cln.swf.gz",
+    "DAS2-fs1-2003-1.swf.gz",
+    "HPC2N-2002-2.2-cln.swf.gz",
+    "KTH-SP2-1996-2.1-cln.swf.gz",
+    "SDSC-BLUE-2000-4.2-cln.swf.gz",
+    "lublin_256.swf.gz",  # synthetic: records no wait, so it is left out (said so)
+)
+HEURISTICS = ("fcfs", "wfp3", "sjf", "f1")
+COST_TRACE = "CEA-Curie-2011-2.1-cln.swf.gz"
+
+
+def mars_cw():
+    from hpcsched import PolicySpec, SearchSpec
+
+    return PolicySpec("mars-cw", search=SearchSpec(lookahead="rollout"))
+
+
+def hours(seconds: float) -> str:
+    return "-" if pd.isna(seconds) else f"{seconds / 3600:,.2f}"
+
+
+def agreement_rows(comparison) -> None:
+    table = comparison.table
+    print(
+        f"  {'policy':<26} {'mean wait h':>11} {'util %':>7} {'start err h':>11} "
+        f"{'within 1h %':>11} {'rank corr':>9} {'d wait h':>9} {'d util pts':>10}"
+    )
+    for _, row in table.iterrows():
+        print(
+            f"  {row['policy']:<26} {hours(row['wait_mean']):>11} "
+            f"{100 * row['utilization']:>7.1f} {hours(row['start_error_mean']):>11} "
+            + (
+                "-" if pd.isna(row["start_within_1h"]) else f"{100 * row['start_within_1h']:.1f}"
+            ).rjust(12)
+            + ("-" if pd.isna(row["wait_rank_corr"]) else f"{row['wait_rank_corr']:.3f}").rjust(10)
+            + (
+                "-" if pd.isna(row["wait_mean_diff"]) else f"{row['wait_mean_diff'] / 3600:+.2f}"
+            ).rjust(10)
+            + (
+                "-" if pd.isna(row["utilization_diff"]) else f"{100 * row['utilization_diff']:+.1f}"
+            ).rjust(11)
+        )
+
+
+def conflicts(comparison) -> None:
+    record = comparison.results["Recorded"].info
+    conflict = record["record"]["conflicts"]
+    over = conflict["over_capacity"]
+    left = record["record"]["left_out"]
+    print(
+        f"  record: {record['record']['replayed']:,} starts; over capacity: {over['jobs']:,} jobs "
+        f"(peak {over['peak_busy_nodes']:,} of {record['inputs']['nodes']:,} busy, "
+        f"{over['seconds'] / 3600:,.1f} h above, {over['node_seconds'] / 3600:,.0f} "
+        f"processor-hours); past their request: {conflict['overrun']['jobs']:,}; unknown "
+        f"waits: {conflict['unknown_wait']['jobs']:,}; skipped by the reader: "
+        f"{left['by_the_reader']:,}; removed by the archive: {left['by_the_archive'] or 0:,}"
+    )
+
+
+def by_group(comparison, workload) -> None:
+    """Mean recorded and FCFS+EASY waits per queue or partition, when the trace has several."""
+    recorded = comparison.results["Recorded"].jobs
+    fcfs = comparison.results["FCFS +EASY"].jobs
+    for column, names in (
+        ("queue", workload.queue_names),
+        ("partition", workload.partition_names),
+    ):
+        groups = workload.jobs[column].to_numpy()
+        values, counts = np.unique(groups, return_counts=True)
+        if len(values) < 2:
+            continue
+        print(f"  by {column}: jobs, mean recorded / FCFS+EASY wait (h)")
+        for value, count in sorted(zip(values, counts, strict=True), key=lambda x: -x[1])[:8]:
+            mask = groups == value
+            name = names.get(int(value), str(value))
+            print(
+                f"    {column} {value} {name[:24]:<24} {count:>8,} "
+                f"{hours(np.nanmean(recorded['wait'].to_numpy()[mask])):>8} / "
+                f"{hours(np.nanmean(fcfs['wait'].to_numpy()[mask])):>8}"
+            )
+
+
+def validation(traces: Path, names: tuple[str, ...], slice_jobs: int, processes: int) -> None:
+    import hpcsched
+    from hpcsched.workload import load_workload
+    from hpcsched.workload.record import has_record
+
+    for name in names:
+        path = traces / name
+        workload = load_workload(path)
+        if not has_record(workload):
+            print(f"\n{name}: records no wait (synthetic): left out")
+            continue
+        print(f"\n{name}: {len(workload):,} jobs on {workload.nodes:,} processors")
+        started = time.perf_counter()
+        whole = hpcsched.compare(workload, list(HEURISTICS), processes=processes)
+        print(f"  whole trace ({time.perf_counter() - started:.0f} s):")
+        conflicts(whole)
+        agreement_rows(whole)
+        by_group(whole, workload)
+        stop = min(slice_jobs, len(workload))
+        started = time.perf_counter()
+        part = hpcsched.compare(
+            workload, [*HEURISTICS, mars_cw()], start=0, stop=stop, processes=processes
+        )
+        print(f"  jobs [0, {stop:,}) ({time.perf_counter() - started:.0f} s):")
+        conflicts(part)
+        agreement_rows(part)
+
+
+def cost(traces: Path, repeat: int) -> None:
+    """simulate end to end (read, replay, write the run directory) with and without the
+    agreement figures, alternately."""
+    import hpcsched
+    import hpcsched.run.summary as summary
+
+    path = str(traces / COST_TRACE)
+    with_record = summary.has_record
+    times: dict[str, list[float]] = {"with": [], "without": []}
+    with tempfile.TemporaryDirectory() as tmp:
+        for k in range(repeat):
+            for mode in ("with", "without"):
+                summary.has_record = with_record if mode == "with" else (lambda _w: False)
+                began = time.perf_counter()
+                result = hpcsched.simulate(path, "fcfs", out=f"{tmp}/{mode}{k}")
+                times[mode].append(time.perf_counter() - began)
+                assert ("agreement" in result.info) == (mode == "with")
+    summary.has_record = with_record
+    best_with, best_without = min(times["with"]), min(times["without"])
+    extra = 100 * (best_with / best_without - 1)
+    print(
+        f"\ncost on {COST_TRACE} ({len(result.jobs):,} jobs), simulate FCFS+EASY end to end "
+        f"(read, replay, summary, run directory), best of {repeat}: with the agreement "
+        f"{best_with:.3f} s, without {best_without:.3f} s: {extra:+.1f} %"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces" / "pwa")
+    parser.add_argument("--slice", type=int, default=5000, dest="slice_jobs")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--processes", type=int, default=None)
+    parser.add_argument("--smoke", action="store_true", help="KTH-SP2, 300 jobs, once (CI)")
+    args = parser.parse_args()
+    if not args.traces.is_dir():
+        sys.exit(f"traces not found in {args.traces} (give --traces DIR)")
+    print(f"machine: {platform.processor() or platform.machine()}, {platform.python_version()}")
+    if args.smoke:
+        validation(args.traces, ("KTH-SP2-1996-2.1-cln.swf.gz",), 300, 1)
+        return
+    validation(args.traces, TRACES, args.slice_jobs, args.processes)
+    cost(args.traces, args.repeat)
+
+
+if __name__ == "__main__":
+    main()
