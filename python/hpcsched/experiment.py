@@ -147,6 +147,9 @@ def slice_workload(
         header=workload.header,
         time_origin=workload.time_origin + origin,
         procs_per_node=workload.procs_per_node,
+        queue_names=workload.queue_names,
+        partition_names=workload.partition_names,
+        removed_by_archive=workload.removed_by_archive,
         load_seconds=workload.load_seconds,
     )
 
