@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, hours, kept_whole, labelled, percent
@@ -33,7 +34,9 @@ def inspect(
     if as_json:
         console.print_json(json.dumps(info))
         return
-    table = Table(title=str(trace), show_header=False, title_justify="left")
+    # the path on a line of its own: as the table's title it would wrap at the table's width
+    console.print(Text(str(trace), style="italic"), overflow="fold")
+    table = Table(show_header=False)
     skipped = ", ".join(f"{k}: {v}" for k, v in info["skipped"].items() if v) or "none"
     table.add_row("jobs kept", f"{info['jobs']:,}")
     table.add_row("jobs skipped", f"{info['skipped_total']:,} ({skipped})")
@@ -83,7 +86,7 @@ def inspect(
     for key, kind in (("queues", "queue"), ("partitions", "partition")):
         numbered = info[key] or []
         if len(numbered) > 1:
-            listed = Table(title=f"jobs by {kind} (as recorded)", title_justify="left")
+            listed = Table(title=key, title_justify="left")
             listed.add_column(kind, justify="right")
             listed.add_column("name")
             listed.add_column("jobs", justify="right")
