@@ -99,6 +99,29 @@ class TimelineColumns(TypedDict):
     power_kw: F64
 
 
+class SwfColumns(TypedDict):
+    """``parse_swf`` / ``parse_swf_file``: the header's ``(key, value)`` lines, the text of its
+    other comment lines, the malformed lines skipped (line, field or None, reason), and one array
+    per SWF field read, in file order (``wait`` is field 3 as written: -1 when unknown)."""
+
+    header: list[tuple[str, str]]
+    comments: list[str]
+    malformed: list[tuple[int, str | None, str]]
+    job_id: I64
+    submit: F64
+    wait: F64
+    run_time: F64
+    allocated_procs: F64
+    requested_procs: F64
+    requested_time: F64
+    status: I64
+    user: I64
+    group: I64
+    queue: I64
+    partition: I64
+    line: U64
+
+
 class Capabilities(TypedDict):
     """What a built-in policy takes (``policy_capabilities()``)."""
 

@@ -124,6 +124,48 @@ def test_inspect_and_generate(tmp_path, capsys):
     assert run(["simulate", swf, "--out", tmp_path / "r"], capsys)[0] == 0
 
 
+RECORDED = (
+    "; MaxProcs: 8\n; Queue:  1 DSI\n; Queue:  2 astro\n"
+    ";         job<=14 (14 jobs removed)\n"
+    # id submit wait run procs ... status(11) user group exe queue(15) partition(16)
+    "1 0 10 100 2 -1 -1 2 200 -1 1 3 1 -1 1 1 -1 -1\n"
+    "2 5 -1 50 4 -1 -1 4 200 -1 0 3 1 -1 2 1 -1 -1\n"
+    "3 20 30 30 1 -1 -1 1 200 -1 1 3 1 -1 1 1 -1 -1\n"
+)
+
+
+def test_inspect_prints_what_the_site_recorded(tmp_path, capsys):
+    path = tmp_path / "r.swf"
+    path.write_text(RECORDED)
+    code, text, _ = run(["inspect", path], capsys)
+    assert code == 0
+    for row in (
+        "recorded wait mean / median / P95",
+        "(unknown for 1",
+        "recorded utilization",
+        "jobs by status",
+        "completed 2, failed 1",
+        "removed by the archive",
+        "14 jobs",
+        "recorded waits by size class",
+        "\nqueues",
+        "astro",
+        "partition of every job",  # one partition: a row, not a table
+    ):
+        assert row in text, row
+    assert "\npartitions" not in text
+    code, text, _ = run(["inspect", path, "--json"], capsys)
+    info = json.loads(text)
+    assert info["recorded"]["jobs"] == 2 and info["recorded"]["wait"]["mean"] == 20.0
+    assert info["status"] == {"completed": 2, "failed": 1}
+    assert info["queues"] == [
+        {"number": 1, "name": "DSI", "jobs": 2},
+        {"number": 2, "name": "astro", "jobs": 1},
+    ]
+    assert info["partitions"] == [{"number": 1, "name": None, "jobs": 3}]
+    assert info["removed_by_archive"] == 14
+
+
 @pytest.mark.parametrize(
     ("content", "args", "expected"),
     [

@@ -46,6 +46,25 @@ def test_simulate_inspect_and_policies(tmp_path, workload, capsys):
     readable(out)
 
 
+def test_inspect_with_long_queue_names_and_many_partitions(tmp_path, capsys):
+    # DAS2's queue name is a sentence; Curie has 18 partitions in use
+    header = ";         Queue: 1 - All jobs submitted to same (and only) queue\n" + "".join(
+        f"; Partition: {k}  partition-{k}-{'x' * 3 * k}\n" for k in range(1, 19)
+    )
+    jobs = "".join(
+        f"{k} {10 * k} {1000 * k} 3600 {k} -1 -1 {k} 7200 -1 {k % 6} 3 1 -1 1 {k % 18 + 1} -1 -1\n"
+        for k in range(1, 40)
+    )
+    path = tmp_path / "t.swf"
+    path.write_text("; MaxProcs: 64\n;    (123456 jobs removed)\n" + header + jobs)
+    code, out, _ = run(["inspect", path], capsys)
+    assert code == 0
+    readable(out)
+    for text in ("(and only)", "queue)", "\npartitions", "recorded waits by size class"):
+        assert text in out, text
+    assert "-xxxxxxxxxxxx" in out  # a long partition name folds onto more lines, never cut
+
+
 def test_compare_with_every_column(tmp_path, workload, capsys):
     code, out, _ = run(
         ["compare", workload, "--platform", "AOBA-64", "--processes", "1", "--out", tmp_path / "c"]

@@ -105,3 +105,73 @@ def test_describe_real_workload(traces_dir):
     span = jobs["submit"].iloc[-1] - jobs["submit"].iloc[0]
     assert d["offered_load"] == pytest.approx(work / (64 * span))
     assert d["users"] == jobs["user"].nunique()
+
+
+def recorded_workload(**kwargs) -> Workload:
+    """Four jobs on 64 nodes, with what the site recorded."""
+    jobs = pd.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4],
+            "submit": [0.0, 5.0, 20.0, 30.0],
+            "run_time": [100.0, 50.0, 30.0, 200.0],
+            "requested_time": [100.0, 50.0, 30.0, 200.0],
+            "nodes": [2, 4, 1, 16],  # S, M, S, L on 64 nodes
+            "user": [1, 1, 2, 3],
+            "status": [1, -1, 7, 1],
+            "queue": [2, 2, -1, 0],
+            "recorded_wait": [10.0, 35.0, float("nan"), 0.0],
+        }
+    ).astype(JOB_COLUMNS)
+    defaults = {
+        "nodes": 64,
+        "queue_names": {0: "interactive", 2: "batch", 5: "never used"},
+        "removed_by_archive": 14,
+    }
+    return Workload(jobs=jobs, **{**defaults, **kwargs})
+
+
+def test_recorded_statistics_by_hand():
+    d = describe(recorded_workload())
+    r = d["recorded"]
+    assert (r["jobs"], r["unknown"]) == (3, 1)
+    # known waits 0, 10, 35: mean 15, median 10; P95 at rank 0.95 * 2 = 1.9 between 10 and 35
+    assert r["wait"] == {"mean": 15.0, "median": 10.0, "p95": pytest.approx(32.5)}
+    # by class: job 1 (S; job 3, also S, has no wait), job 2 (M), job 4 (L)
+    assert r["wait_by_class"] == {
+        "S": {"jobs": 1, "mean": 10.0, "median": 10.0, "p95": 10.0},
+        "M": {"jobs": 1, "mean": 35.0, "median": 35.0, "p95": 35.0},
+        "L": {"jobs": 1, "mean": 0.0, "median": 0.0, "p95": 0.0},
+        "XL": {"jobs": 0, "mean": None, "median": None, "p95": None},
+    }
+    # recorded schedule: job 1 on 2 nodes 10-110, job 2 on 4 nodes 40-90, job 4 on 16 nodes
+    # 30-230: 200 + 200 + 3200 = 3600 node-seconds over 64 nodes * 230 s
+    assert r["utilization"] == pytest.approx(3600 / (64 * 230))
+    assert d["status"] == {"completed": 2, "unknown": 1, "code 7": 1}
+    assert list(d["status"]) == ["completed", "unknown", "code 7"]  # most frequent first
+    assert d["queues"] == [
+        {"number": -1, "name": None, "jobs": 1},
+        {"number": 0, "name": "interactive", "jobs": 1},
+        {"number": 2, "name": "batch", "jobs": 2},
+    ]
+    assert d["partitions"] is None  # no partition column
+    assert d["removed_by_archive"] == 14
+    json.dumps(d)
+
+
+def test_the_recorded_utilization_exceeds_1_when_the_record_oversubscribes_the_machine():
+    w = recorded_workload(nodes=16)
+    # all four jobs at once, each 0 to 100 s with no wait: 2 + 4 + 1 + 16 = 23 nodes busy on 16
+    w.jobs["submit"] = 0.0
+    w.jobs["run_time"] = 100.0
+    w.jobs["recorded_wait"] = 0.0
+    assert describe(w)["recorded"]["utilization"] == pytest.approx(23 / 16)
+
+
+def test_no_record_without_the_columns_or_a_known_wait():
+    d = describe(hand_workload())  # as a Batsim or generated workload: no record
+    assert d["recorded"] is None and d["status"] is None
+    assert d["queues"] is None and d["partitions"] is None
+    assert d["removed_by_archive"] is None
+    w = recorded_workload()
+    w.jobs["recorded_wait"] = float("nan")
+    assert describe(w)["recorded"] is None

@@ -11,8 +11,9 @@ use pyo3::types::{PyBytes, PyDict, PyList};
 
 use crate::error::to_py_err;
 
-/// Parses SWF text. Returns a dict with `header` (list of (key, value)), `malformed` (list of
-/// (line, field or None, reason)) and one numpy array per column.
+/// Parses SWF text. Returns a dict with `header` (list of (key, value)), `comments` (list of the
+/// other comment lines' text), `malformed` (list of (line, field or None, reason)) and one numpy
+/// array per column.
 #[pyfunction]
 #[pyo3(signature = (data, path, lenient=false))]
 pub fn parse_swf<'py>(
@@ -45,6 +46,7 @@ pub fn parse_swf_file<'py>(
 fn into_dict(py: Python<'_>, table: SwfTable) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);
     out.set_item("header", PyList::new(py, table.header)?)?;
+    out.set_item("comments", PyList::new(py, table.comments)?)?;
     let malformed: Vec<(u64, Option<String>, String)> = table
         .malformed
         .into_iter()
@@ -53,6 +55,7 @@ fn into_dict(py: Python<'_>, table: SwfTable) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("malformed", PyList::new(py, malformed)?)?;
     out.set_item("job_id", table.job_id.into_pyarray(py))?;
     out.set_item("submit", table.submit.into_pyarray(py))?;
+    out.set_item("wait", table.wait.into_pyarray(py))?;
     out.set_item("run_time", table.run_time.into_pyarray(py))?;
     out.set_item("allocated_procs", table.allocated_procs.into_pyarray(py))?;
     out.set_item("requested_procs", table.requested_procs.into_pyarray(py))?;

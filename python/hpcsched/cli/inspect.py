@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, hours, kept_whole, labelled, percent
@@ -20,7 +21,8 @@ def inspect(
     lenient: opt.Lenient = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
-    """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes."""
+    """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes, and what
+    the site recorded (waits, utilization, job status, queues and partitions)."""
     from hpcsched.workload import load_workload
     from hpcsched.workload.stats import describe
 
@@ -32,7 +34,9 @@ def inspect(
     if as_json:
         console.print_json(json.dumps(info))
         return
-    table = Table(title=str(trace), show_header=False, title_justify="left")
+    # the path on a line of its own: as the table's title it would wrap at the table's width
+    console.print(Text(str(trace), style="italic"), overflow="fold")
+    table = Table(show_header=False)
     skipped = ", ".join(f"{k}: {v}" for k, v in info["skipped"].items() if v) or "none"
     table.add_row("jobs kept", f"{info['jobs']:,}")
     table.add_row("jobs skipped", f"{info['skipped_total']:,} ({skipped})")
@@ -57,6 +61,7 @@ def inspect(
     )
     table.add_row("jobs past their requested time", percent(info["overrun_share"]))
     table.add_row("users", str(info["users"]))
+    recorded_rows(table, info)
     console.print(kept_whole(table))
     classes = Table(title="size classes (MARS Fig. 7)", title_justify="left")
     for column in ("class", "jobs", "share of jobs", "share of work"):
@@ -64,5 +69,60 @@ def inspect(
     for name, row in info["size_classes"].items():
         classes.add_row(name, f"{row['jobs']:,}", percent(row["share"]), percent(row["work_share"]))
     console.print(kept_whole(classes))
+    recorded = info["recorded"]
+    if recorded is not None:
+        waits = Table(title="recorded waits by size class", title_justify="left")
+        for column in ("class", "jobs", "mean", "median", "P95"):
+            waits.add_column(column, justify="right")
+        for name, row in recorded["wait_by_class"].items():
+            waits.add_row(
+                name,
+                f"{row['jobs']:,}",
+                hours(row["mean"]),
+                hours(row["median"]),
+                hours(row["p95"]),
+            )
+        console.print(kept_whole(waits))
+    for key, kind in (("queues", "queue"), ("partitions", "partition")):
+        numbered = info[key] or []
+        if len(numbered) > 1:
+            listed = Table(title=key, title_justify="left")
+            listed.add_column(kind, justify="right")
+            listed.add_column("name")
+            listed.add_column("jobs", justify="right")
+            for row in numbered:
+                listed.add_row(str(row["number"]), row["name"] or "-", f"{row['jobs']:,}")
+            console.print(kept_whole(listed))
     for warning in info["warnings"]:
         console.print(labelled("warning:", "yellow", warning))
+
+
+def recorded_rows(table: Table, info: dict[str, Any]) -> None:
+    """The rows of what the site recorded: waits, utilization, status, the archive's removals,
+    and the queue or partition when every job has the same (a table lists several)."""
+    recorded = info["recorded"]
+    if recorded is not None:
+        wait = recorded["wait"]
+        unknown = recorded["unknown"]
+        table.add_row(
+            "recorded wait mean / median / P95",
+            f"{hours(wait['mean'])} / {hours(wait['median'])} / {hours(wait['p95'])}"
+            + (f" (unknown for {unknown:,} job{'s' if unknown > 1 else ''})" if unknown else ""),
+        )
+        table.add_row("recorded utilization", percent(recorded["utilization"]))
+    if info["status"]:
+        table.add_row(
+            "jobs by status",
+            ", ".join(f"{name} {count:,}" for name, count in info["status"].items()),
+        )
+    for key, kind in (("queues", "queue"), ("partitions", "partition")):
+        numbered = info[key] or []
+        if len(numbered) == 1 and (numbered[0]["number"] >= 0 or numbered[0]["name"]):
+            only = numbered[0]
+            name = f" ({only['name']})" if only["name"] else ""
+            table.add_row(f"{kind} of every job", f"{only['number']}{name}")
+    if info["removed_by_archive"] is not None:
+        table.add_row(
+            "removed by the archive",
+            f"{info['removed_by_archive']:,} jobs (cleaning filters)",
+        )

@@ -101,7 +101,7 @@ def recorded_result(
         },
         "left_out": {
             "by_the_reader": int(sum(workload.skipped.values())),
-            "by_the_archive": getattr(workload, "removed_by_archive", None),
+            "by_the_archive": workload.removed_by_archive,
         },
     }
     empty = pd.DataFrame()

@@ -29,7 +29,9 @@ class Workload:
     """A workload ready for replay.
 
     ``jobs`` holds one row per kept job in replay order, with the columns of ``JOB_COLUMNS``
-    (readers may add more, e.g. ``procs``, ``line``, ``requested_known``).
+    (readers may add more, e.g. ``procs``, ``line``, ``requested_known``; the SWF reader adds
+    what the site recorded, such as ``recorded_wait``: see :func:`~hpcsched.workload.swf.read_swf`;
+    a missing column means no record).
     ``skipped`` counts the jobs left out, by reason; nothing is dropped silently.
     """
 
@@ -43,6 +45,12 @@ class Workload:
     #: the absolute clock value (trace units) of time 0, i.e. the first kept submission
     time_origin: float = 0.0
     procs_per_node: int = 1
+    #: queue and partition number -> name, from an SWF header's ``; Queue: 1 DSI`` lines
+    queue_names: dict[int, str] = field(default_factory=dict)
+    partition_names: dict[int, str] = field(default_factory=dict)
+    #: jobs the Parallel Workloads Archive's cleaning filters removed from the trace, from its
+    #: header's ``(N jobs removed)`` comments; None when the header names no filter
+    removed_by_archive: int | None = None
     #: wall-clock seconds :func:`~hpcsched.workload.load_workload` took to read it (0 for a
     #: workload made in memory); ``summary.json`` reports it as ``timing.load_seconds``
     load_seconds: float = field(default=0.0, compare=False)

@@ -22,6 +22,25 @@
   ``requested_time_median`` over the jobs whose requested time was known (an estimate copied from
   the run time says nothing about users' requests). None when there are no such jobs.
 - ``users``: distinct known users (user ids >= 0).
+
+What the site recorded (SWF traces; see docs/formats.md):
+
+- ``recorded``: None when the jobs have no ``recorded_wait`` column or no known wait; else
+  ``jobs`` (jobs with a known wait), ``unknown`` (kept jobs without one), ``wait`` = {``mean``,
+  ``median``, ``p95``} in seconds over the known waits, ``wait_by_class`` = the same with
+  ``jobs`` for each size class (None values for an empty class), and ``utilization``: the
+  recorded schedule's, busy node-seconds / (machine_nodes · last end), each job with a known
+  wait running from submit + recorded wait for its run time, computed by the engine's one
+  definition (``_core.utilization``, no downtime; None when nothing ends after 0). It may
+  exceed 1: the site's machine may have had more nodes busy than the model's ``machine_nodes``
+  (another ``--nodes`` or ``--procs-per-node``, or a record that oversubscribes).
+- ``status``: {name: jobs}, most frequent first, with the SWF names of field 11 (``completed``,
+  ``failed``, ``cancelled``, ``partial execution``, ``last partial completed``, ``last partial
+  failed``, ``unknown``; another code as ``code N``); None without a ``status`` column.
+- ``queues`` / ``partitions``: a list of {``number``, ``name`` (from the header; None when it
+  names none), ``jobs``} for each number in the ``queue`` / ``partition`` column, by number (-1:
+  unknown); None without the column.
+- ``removed_by_archive``: jobs the archive's cleaning filters removed (``Workload``'s field).
 """
 
 from __future__ import annotations
@@ -31,10 +50,22 @@ from typing import Any
 
 import numpy as np
 
+from hpcsched import _core
 from hpcsched.classes import SIZE_CLASSES, size_class
 from hpcsched.workload.model import Workload
 
 _DAY = 86400.0
+
+#: SWF field 11, by code.
+STATUS_NAMES = {
+    1: "completed",
+    0: "failed",
+    5: "cancelled",
+    2: "partial execution",
+    3: "last partial completed",
+    4: "last partial failed",
+    -1: "unknown",
+}
 
 
 def describe(workload: Workload) -> dict[str, Any]:
@@ -95,7 +126,78 @@ def describe(workload: Workload) -> dict[str, Any]:
         "requested_time_mean": float(requested[known].mean()) if n_known else None,
         "requested_time_median": float(np.median(requested[known])) if n_known else None,
         "users": int(np.unique(users[users >= 0]).size),
+        "recorded": _recorded(workload, classes),
+        "status": _status(jobs),
+        "queues": _numbered(jobs, "queue", workload.queue_names),
+        "partitions": _numbered(jobs, "partition", workload.partition_names),
+        "removed_by_archive": workload.removed_by_archive,
     }
+
+
+def _waits(wait: np.ndarray) -> dict[str, float | None]:
+    if not len(wait):
+        return {"mean": None, "median": None, "p95": None}
+    return {
+        "mean": float(wait.mean()),
+        "median": float(np.median(wait)),
+        "p95": float(np.quantile(wait, 0.95)),
+    }
+
+
+def _recorded(workload: Workload, classes: np.ndarray) -> dict[str, Any] | None:
+    """The recorded schedule's waits and utilization (None without a known wait)."""
+    jobs = workload.jobs
+    if "recorded_wait" not in jobs:
+        return None
+    wait = jobs["recorded_wait"].to_numpy(np.float64)
+    known = ~np.isnan(wait)
+    if not known.any():
+        return None
+    by_class = {}
+    for name in SIZE_CLASSES:
+        in_class = wait[known & (classes == name)]
+        by_class[name] = {"jobs": len(in_class), **_waits(in_class)}
+    start = jobs["submit"].to_numpy(np.float64)[known] + wait[known]
+    end = start + jobs["run_time"].to_numpy(np.float64)[known]
+    nodes = jobs["nodes"].to_numpy(np.float64)[known]
+    none = np.array([], dtype=np.float64)
+    overall, _, _ = _core.utilization(
+        start,
+        end,
+        nodes,
+        int(workload.nodes),
+        none,
+        none,
+        np.array([], dtype=bool),
+        np.array([], dtype=np.int64),
+        (0.0, float(end.max())),
+    )
+    return {
+        "jobs": int(known.sum()),
+        "unknown": int((~known).sum()),
+        "wait": _waits(wait[known]),
+        "wait_by_class": by_class,
+        "utilization": None if overall is None else float(overall),
+    }
+
+
+def _status(jobs: Any) -> dict[str, int] | None:
+    if "status" not in jobs:
+        return None
+    codes, counts = np.unique(jobs["status"].to_numpy(np.int64), return_counts=True)
+    order = sorted(zip(codes.tolist(), counts.tolist(), strict=True), key=lambda c: -c[1])
+    return {STATUS_NAMES.get(code, f"code {code}"): count for code, count in order}
+
+
+def _numbered(jobs: Any, column: str, names: dict[int, str]) -> list[dict[str, Any]] | None:
+    """Jobs per queue (or partition) number, with the header's name for it."""
+    if column not in jobs:
+        return None
+    numbers, counts = np.unique(jobs[column].to_numpy(np.int64), return_counts=True)
+    return [
+        {"number": number, "name": names.get(number), "jobs": count}
+        for number, count in zip(numbers.tolist(), counts.tolist(), strict=True)
+    ]
 
 
 def _zone(workload: Workload) -> dt.tzinfo:

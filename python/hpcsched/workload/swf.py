@@ -22,6 +22,11 @@ _INT_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxQueues", "TimeZone")
 _TEXT_KEYS = ("TimeZoneString", "Note", "Computer", "Installation", "Version")
 
 _LEADING_INT = re.compile(r"^\s*([+-]?\d+)")
+#: A name line's value: the number, then the name, after an optional "- " (DAS2 writes
+#: "Queue: 1 - All jobs submitted to same (and only) queue").
+_NAME_LINE = re.compile(r"^([+-]?\d+)(?:\s+(?:-\s+)?(.*))?$", re.DOTALL)
+#: A cleaning filter of the Parallel Workloads Archive: "job<=14 (14 jobs removed)".
+_REMOVED = re.compile(r"\((\d+) jobs? removed\)")
 
 
 def parse_header(entries: list[tuple[str, str]]) -> dict[str, object]:
@@ -36,6 +41,28 @@ def parse_header(entries: list[tuple[str, str]]) -> dict[str, object]:
             previous = header.get(key)
             header[key] = value if previous is None else f"{previous}\n{value}"
     return header
+
+
+def parse_names(entries: list[tuple[str, str]], key: str) -> dict[int, str]:
+    """Number -> name from the header's ``; Queue: 1 DSI`` lines (``key`` ``"Queue"`` or
+    ``"Partition"``); a number with no name text maps to no entry, the first name of a number
+    repeated is kept. ``Queues``, ``MaxQueues`` and such are other keys, not name lines."""
+    names: dict[int, str] = {}
+    for entry_key, value in entries:
+        match = _NAME_LINE.match(value.strip()) if entry_key == key else None
+        if match is None:
+            continue
+        name = (match.group(2) or "").strip()
+        if name:
+            names.setdefault(int(match.group(1)), name)
+    return names
+
+
+def removed_by_archive(comments: list[str]) -> int | None:
+    """The jobs the archive's cleaning filters removed: the sum of every ``(N jobs removed)``
+    in the header's comment lines (None when they name no filter)."""
+    counts = [int(n) for text in comments for n in _REMOVED.findall(text)]
+    return sum(counts) if counts else None
 
 
 def read_swf(
@@ -57,6 +84,13 @@ def read_swf(
       with ``strict``), malformed lines (only with ``lenient``; otherwise an error);
     - requested time <= 0: the estimate is the run time (reported in ``warnings``);
     - replay order (submit, id), stable; time 0 is the first kept submission.
+
+    Besides the columns of ``JOB_COLUMNS``, ``jobs`` has ``procs``, ``requested_known``, what
+    the site recorded (``status``, ``group``, ``queue``, ``partition``, as written: -1 when
+    unknown), ``line`` and, last, ``recorded_wait``: the wait the site recorded (field 3, s;
+    NaN when unknown, i.e. negative). ``queue_names``, ``partition_names`` and
+    ``removed_by_archive`` come from the header (:func:`parse_names`,
+    :func:`removed_by_archive`).
     """
     name = os.fspath(path)
     check_regular_file(name)
@@ -117,6 +151,8 @@ def read_swf(
     origin = float(submit[order][0]) if len(submit) else 0.0
     rows = np.flatnonzero(keep)[order]  # kept jobs in replay order: one copy per column
     del submit, job_id
+    recorded_wait = raw["wait"][rows]  # a copy (rows is an index array)
+    recorded_wait[recorded_wait < 0] = np.nan
     jobs = pd.DataFrame(
         {
             "job_id": raw["job_id"][rows],
@@ -132,6 +168,7 @@ def read_swf(
             "queue": raw["queue"][rows],
             "partition": raw["partition"][rows],
             "line": raw["line"][rows].astype(np.int64),
+            "recorded_wait": recorded_wait,
         },
         copy=False,  # one block per column: no consolidated copy of a million-row table
     )
@@ -145,6 +182,9 @@ def read_swf(
         header=header,
         time_origin=origin,
         procs_per_node=ppn,
+        queue_names=parse_names(raw["header"], "Queue"),
+        partition_names=parse_names(raw["header"], "Partition"),
+        removed_by_archive=removed_by_archive(raw["comments"]),
     )
 
 

@@ -1,8 +1,9 @@
 //! Standard Workload Format: the raw columns of a trace, parsed in one pass.
 //!
 //! This reader only tokenises: it checks that every job line has at least 18 numeric fields and
-//! returns the fields hpcsched uses, plus the header. Which jobs to keep (unknown run time,
-//! sizes, the machine size) is decided by the Python reader, where the options live.
+//! returns the fields hpcsched uses, plus the header (its `; Key: value` lines, and the text of
+//! its other comment lines). Which jobs to keep (unknown run time, sizes, the machine size) is
+//! decided by the Python reader, where the options live.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
@@ -52,8 +53,13 @@ pub struct Malformed {
 pub struct SwfTable {
     /// `(key, value)` of every `; Key: value` header line, in file order.
     pub header: Vec<(String, String)>,
+    /// The text (trimmed, without the `;`) of every other non-empty comment line, in file
+    /// order: free text such as the archive's cleaning filters (`job<=14 (14 jobs removed)`).
+    pub comments: Vec<String>,
     pub job_id: Vec<i64>,
     pub submit: Vec<f64>,
+    /// The wait the site recorded (field 3), as written: -1 when unknown.
+    pub wait: Vec<f64>,
     pub run_time: Vec<f64>,
     pub allocated_procs: Vec<f64>,
     pub requested_procs: Vec<f64>,
@@ -206,6 +212,7 @@ impl SwfParser {
         let approx_lines = expected_bytes / 100 + 1;
         for col in [
             &mut table.submit,
+            &mut table.wait,
             &mut table.run_time,
             &mut table.allocated_procs,
             &mut table.requested_procs,
@@ -294,8 +301,15 @@ impl SwfParser {
                 continue;
             }
             if line[0] == b';' {
-                if let Some(entry) = parse_header(&line[1..]) {
-                    self.table.header.push(entry);
+                match parse_header(&line[1..]) {
+                    Some(entry) => self.table.header.push(entry),
+                    None => {
+                        let text = trim_ascii(&line[1..]);
+                        if !text.is_empty() {
+                            let text = String::from_utf8_lossy(text).into_owned();
+                            self.table.comments.push(text);
+                        }
+                    }
                 }
                 continue;
             }
@@ -338,6 +352,7 @@ fn line_too_long(line: u64) -> CoreError {
 fn push_job(table: &mut SwfTable, f: &[f64; SWF_FIELDS], line: u64) {
     table.job_id.push(f[0] as i64);
     table.submit.push(f[1]);
+    table.wait.push(f[2]);
     table.run_time.push(f[3]);
     table.allocated_procs.push(f[4]);
     table.requested_procs.push(f[7]);
@@ -387,7 +402,8 @@ fn parse_job_line(
 const MAX_EXACT_INTEGER: f64 = 9_007_199_254_740_992.0;
 
 /// Fields whose values become integers (id, status, user, group, queue, partition) must be
-/// integers within 2^53 (1e30 would silently become i64::MAX); times within [`MAX_TIME`].
+/// integers within 2^53 (1e30 would silently become i64::MAX); times (submit, wait, run and
+/// requested time) within [`MAX_TIME`].
 fn check_ranges(fields: &[f64; SWF_FIELDS]) -> std::result::Result<(), LineProblem> {
     for index in [0usize, 10, 11, 12, 14, 15] {
         let value = fields[index];
@@ -398,7 +414,7 @@ fn check_ranges(fields: &[f64; SWF_FIELDS]) -> std::result::Result<(), LineProbl
             ));
         }
     }
-    for index in [1usize, 3, 8] {
+    for index in [1usize, 2, 3, 8] {
         let value = fields[index];
         if value.abs() > MAX_TIME {
             return Err((
@@ -468,6 +484,42 @@ mod tests {
         assert_eq!(t.requested_time, vec![200.0]);
         assert_eq!(t.user, vec![3]);
         assert_eq!(t.line, vec![3]);
+    }
+
+    #[test]
+    fn the_recorded_wait_is_read_as_written() {
+        let text = format!("{LINE}\n2 10 -1 100 4 -1 -1 4 200 -1 0 3 1 -1 1 1 -1 -1\n3 20 7.5 1 1 -1 -1 1 9 -1 1 3 1 -1 1 1 -1 -1\n");
+        let t = parse_swf(text.as_bytes(), false).unwrap();
+        assert_eq!(t.wait, vec![5.0, -1.0, 7.5]);
+        assert_eq!(t.status, vec![1, 0, 1]);
+    }
+
+    #[test]
+    fn keyless_comment_lines_are_kept_and_key_lines_are_not() {
+        let text = format!(
+            "; Version: 2.2\n;\n;       The filter used to produce it was\n\
+             ;         user=135 and (job>=47421 and job<=50307) (2080 jobs removed)\n\
+             ;  submit<=2012-02-03 00:00:00 (272392 jobs removed)\n\
+             ;     MaxQueues: 1\n;\t\n{LINE}\n; trailing note\n"
+        );
+        let t = parse_swf(text.as_bytes(), false).unwrap();
+        assert_eq!(
+            t.comments,
+            vec![
+                "The filter used to produce it was",
+                "user=135 and (job>=47421 and job<=50307) (2080 jobs removed)",
+                "submit<=2012-02-03 00:00:00 (272392 jobs removed)",
+                "trailing note",
+            ]
+        );
+        assert_eq!(
+            t.header,
+            vec![
+                ("Version".into(), "2.2".into()),
+                ("MaxQueues".into(), "1".into())
+            ]
+        );
+        assert_eq!(t.job_id, vec![1]);
     }
 
     #[test]
@@ -589,6 +641,10 @@ mod tests {
             (
                 "1 1e308 5 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
                 "2 (submit time)",
+            ),
+            (
+                "1 0 5e11 100 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
+                "3 (wait time)",
             ),
             (
                 "1 0 5 1e300 4 -1 -1 4 200 -1 1 3 1 -1 1 1 -1 -1",
