@@ -162,11 +162,11 @@ def test_compare_says_it_reused_runs(tmp_path, trace, capsys, monkeypatch):
     args = ["compare", str(trace), "--policy", "fcfs", "--policy", "sjf", "--out", str(out_dir)]
     assert main(args) == 0
     out, _ = capsys.readouterr()
-    assert f"run directories: 2 in {out_dir}\n" in out
+    assert f"run directories: 3 in {out_dir}\n" in out  # the recorded schedule, then the two
     assert main([*args, "--policy", "lcfs"]) == 0
     out, _ = capsys.readouterr()
     assert (
-        f"run directories: 3 in {out_dir}\n2 of 3 runs reused from an earlier run "
+        f"run directories: 4 in {out_dir}\n3 of 4 runs reused from an earlier run "
         "(--force reruns them)\n" in out
     )
 

@@ -226,19 +226,20 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
         console.print(labelled("warning:", "yellow", warning))
 
 
-#: How the summary names each kind of conflict with the record.
+#: How the summary names each kind of conflict with the record, and (in short: summary.json
+#: says it whole) how the run treated it.
 _CONFLICTS = {
-    "unknown_wait": "no recorded start",
-    "over_capacity": "more nodes busy than up",
-    "in_downtime": "ran in a downtime window",
-    "overrun": "ran past its request",
+    "unknown_wait": ("no recorded start", "not started"),
+    "over_capacity": ("more nodes busy than up", "kept, all counted busy"),
+    "in_downtime": ("ran in a downtime window", "kept, not killed"),
+    "overrun": ("ran past its request", "ran its recorded time"),
 }
 
 
 def _add_record_rows(table: Table, record: dict[str, Any], machine: int) -> None:
     """What the recorded schedule replayed, and each kind of conflict with the machine model."""
     table.add_row("recorded starts", f"{record['replayed']:,} jobs started as recorded")
-    for kind, name in _CONFLICTS.items():
+    for kind, (name, treated) in _CONFLICTS.items():
         conflict = record["conflicts"][kind]
         if not conflict["jobs"]:
             continue
@@ -248,7 +249,7 @@ def _add_record_rows(table: Table, record: dict[str, Any], machine: int) -> None
                 f"; at most {conflict['peak_busy_nodes']:,} of {machine:,} nodes busy, "
                 f"{hours(conflict['seconds'])} above"
             )
-        table.add_row(f"conflict: {name}", f"{text}; {conflict['treated']}")
+        table.add_row(f"conflict: {name}", f"{text}; {treated}")
     left = record["left_out"]
     if left["by_the_archive"]:
         table.add_row("left out of the log", f"{left['by_the_archive']:,} jobs by the archive")
