@@ -217,7 +217,7 @@ def _parameters(policy: Mapping[str, Any]) -> str:
     if "python" in policy:
         return f"Python policy {policy['python']}"
     if policy["name"] == RECORDED:
-        return "none: the trace's record, each job started at its submission plus its recorded wait"
+        return "as recorded (each job starts at its submission plus its recorded wait)"
     parts: dict[str, Any] = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
     if policy.get("search"):
         parts.update(policy["search"])
