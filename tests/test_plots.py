@@ -794,10 +794,10 @@ def test_start_error_plot_draws_one_curve_per_simulated_policy(
     np.testing.assert_allclose(y, [0.0, 100 / 3, 200 / 3, 100.0, 100.0])
     assert ax.get_xscale() == "log"
     assert any(line.get_xdata()[0] == 1.0 for line in ax.lines if line not in curves)  # 1 h
-    legend = [t.get_text() for t in ax.get_legend().get_texts()]
-    assert legend == [
-        "FCFS +EASY: 100\u00a0% within 1\u00a0h, mean 0.01\u00a0h",
-        "SJF +EASY: 100\u00a0% within 1\u00a0h, mean 0.00\u00a0h",
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == [  # means of 145/3 and 25/3 s
+        "FCFS +EASY: 100\u00a0% within 1\u00a0h, mean 48\u00a0s",
+        "SJF +EASY: 100\u00a0% within 1\u00a0h, mean 8\u00a0s",
     ]
     # the colours of the other figures: the record keeps the first, unused here
     box = plots.wait_boxplot(recorded_runs).axes[0]
