@@ -64,6 +64,32 @@ def workload_from(specs, nodes: int):
     return Workload(jobs=jobs, nodes=nodes, source="<test>")
 
 
+def workload_with_record(unit: float = 1.0):
+    """Four jobs on four nodes whose trace records three waits, times in ``unit`` seconds.
+
+    The record starts them at 0, 15, - (job 3's wait is unknown), 120; job 2 ran 50 for a
+    request of 40 (an overrun). FCFS +EASY starts them at 0, 10, 60, 260 (job 4 needs the
+    whole machine, free once job 3 ends); SJF +EASY at 0, 10, 110, 100 (job 4, the shortest
+    request, first once jobs 1 and 2 end; job 3 cannot backfill before it)."""
+    import numpy as np
+    import pandas as pd
+
+    from hpcsched.workload.model import Workload
+
+    jobs = pd.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4],
+            "submit": np.array([0.0, 10.0, 20.0, 30.0]) * unit,
+            "run_time": np.array([100.0, 50.0, 200.0, 10.0]) * unit,
+            "requested_time": np.array([100.0, 40.0, 300.0, 10.0]) * unit,
+            "nodes": [2, 2, 1, 4],
+            "user": [1, 1, 2, 2],
+            "recorded_wait": np.array([0.0, 5.0, np.nan, 90.0]) * unit,
+        }
+    )
+    return Workload(jobs=jobs, nodes=4, source="<record>")
+
+
 PWA_TRACES = [
     "KTH-SP2-1996-2.1-cln.swf.gz",
     "CTC-SP2-1996-3.1-cln.swf.gz",

@@ -83,7 +83,9 @@ PYTHON_LAYERS = {
     ),
     **dict.fromkeys(["output", "run"], 4),
     **dict.fromkeys(["experiment", "parallel"], 5),
-    **dict.fromkeys(["comparison", "sweep_file", "sweep", "reproduce", "report", "plots"], 6),
+    **dict.fromkeys(
+        ["comparison", "sweep_file", "sweep", "reproduce", "report", "report_record", "plots"], 6
+    ),
     **dict.fromkeys(["gym", "advise"], 7),
     **dict.fromkeys(["cli", "__main__"], 8),
 }

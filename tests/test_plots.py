@@ -17,13 +17,14 @@ from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 from matplotlib.patches import PathPatch
+from matplotlib.text import Text
 
 import hpcsched
 from hpcsched import plots
 from hpcsched.experiment import summary_row
 from hpcsched.run import Result, read_run
 from hpcsched.workload import generate
-from tests.conftest import workload_from
+from tests.conftest import workload_from, workload_with_record
 
 HOUR = 3600.0
 DAY = 86400.0
@@ -725,3 +726,93 @@ def test_both_utilization_panels_give_a_bar_the_same_width(queue_runs: dict[str,
         for text in ax.texts:
             box = text.get_window_extent(renderer)
             assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and box.y1 <= frame.y1 + 1
+
+
+# --- a trace that records its schedule ---------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def recorded_runs() -> dict[str, Result]:
+    """Recorded, FCFS +EASY and SJF +EASY on four jobs whose trace records three waits."""
+    return hpcsched.compare(workload_with_record(), ["fcfs", "sjf"], processes=1).results
+
+
+def test_recorded_runs_list_the_start_error_figure_and_start_kinds_of_the_others(
+    recorded_runs: dict[str, Result],
+) -> None:
+    assert list(recorded_runs) == ["Recorded", "FCFS +EASY", "SJF +EASY"]
+    listed = titles(recorded_runs)
+    assert listed[4:] == ["Start error against the recorded schedule", "Job start kinds"]
+    for _, make in plots.applicable_plots(recorded_runs):
+        assert_drawn(make())
+    # the record alone: no agreement to draw, no start kinds to count
+    alone = {"Recorded": recorded_runs["Recorded"]}
+    assert "Start error against the recorded schedule" not in titles(alone)
+    assert "Job start kinds" not in titles(alone)
+    with pytest.raises(ValueError, match="start kinds"):
+        plots.start_kinds_plot(alone)
+    # the waits and the utilization draw the record as one more series, first
+    box = plots.wait_boxplot(recorded_runs).axes[0]
+    assert [t.get_text().split("\n")[0] for t in box.get_xticklabels()] == list(recorded_runs)
+    bars = list(plots.utilization_plot(recorded_runs).axes[0].containers)
+    assert len(bars) == len(recorded_runs)
+
+
+def test_start_kinds_plot_leaves_out_the_recorded_run(recorded_runs: dict[str, Result]) -> None:
+    fig = plots.start_kinds_plot(recorded_runs)
+    assert_renders(fig)
+    ax = fig.axes[0]
+    ticks = [t.get_text() for t in ax.get_xticklabels()]
+    assert ticks == ["FCFS +EASY\n4 started", "SJF +EASY\n4 started"]
+    segments = [p for p in ax.patches if (p.get_gid() or "").startswith("start-kind-")]
+    assert len(segments) == 3 * 2  # one bar per simulated run, none (empty) for the record
+    notes = [t.get_text() for t in fig.findobj(Text) if t.get_text().startswith("Not shown")]
+    assert notes == ["Not shown: Recorded (the trace records when its jobs started, not how)"]
+
+
+def test_start_error_plot_draws_one_curve_per_simulated_policy(
+    recorded_runs: dict[str, Result],
+) -> None:
+    # the record starts jobs 1, 2, 4 at 0, 15, 120 (job 3: unknown); FCFS at 0, 10, 260 and
+    # SJF at 0, 10, 100: errors 0, 5, 140 s and 0, 5, 20 s
+    errors = plots.start_errors(recorded_runs)
+    assert list(errors) == ["FCFS +EASY", "SJF +EASY"]
+    np.testing.assert_array_equal(errors["FCFS +EASY"], [0.0, 5.0, 140.0])
+    np.testing.assert_array_equal(errors["SJF +EASY"], [0.0, 5.0, 20.0])
+    for label, error in errors.items():
+        agreement = recorded_runs[label].info["agreement"]
+        assert error.mean() == pytest.approx(agreement["start_error"]["mean"])
+    fig = plots.start_error_plot(recorded_runs)
+    assert_renders(fig)
+    ax = fig.axes[0]
+    curves = [line for line in ax.lines if (line.get_gid() or "").startswith("start-error-")]
+    assert [c.get_gid() for c in curves] == ["start-error-FCFS +EASY", "start-error-SJF +EASY"]
+    fcfs = curves[0]
+    # from 0 % at the left edge up a third at each job (the 0 s error drawn at 1 s), to 100 %
+    x, y = fcfs.get_xdata(), fcfs.get_ydata()
+    np.testing.assert_allclose(x[1:-1] * HOUR, [1.0, 5.0, 140.0])
+    np.testing.assert_allclose(y, [0.0, 100 / 3, 200 / 3, 100.0, 100.0])
+    assert ax.get_xscale() == "log"
+    assert any(line.get_xdata()[0] == 1.0 for line in ax.lines if line not in curves)  # 1 h
+    legend = [t.get_text() for t in fig.legends[0].get_texts()]
+    assert legend == [  # means of 145/3 and 25/3 s
+        "FCFS +EASY: 100\u00a0% within 1\u00a0h, mean 48\u00a0s",
+        "SJF +EASY: 100\u00a0% within 1\u00a0h, mean 8\u00a0s",
+    ]
+    # the colours of the other figures: the record keeps the first, unused here
+    box = plots.wait_boxplot(recorded_runs).axes[0]
+    box_colors = [p.get_facecolor()[:3] for p in box.patches if isinstance(p, PathPatch)]
+    assert [c.get_color()[:3] for c in curves] == box_colors[1:]
+
+
+def test_start_errors_of_runs_read_back_come_from_the_recorded_run(
+    recorded_runs: dict[str, Result], tmp_path: Path
+) -> None:
+    back = {}
+    for label, result in recorded_runs.items():
+        back[label] = read_run(result.write(tmp_path / label.replace(" ", "-")))
+    assert "recorded_wait" not in back["FCFS +EASY"].workload.jobs  # a run keeps no record
+    errors = plots.start_errors(back)
+    for label, error in plots.start_errors(recorded_runs).items():
+        np.testing.assert_array_equal(errors[label], error)
+    assert titles(back) == titles(recorded_runs)

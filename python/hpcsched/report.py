@@ -18,6 +18,8 @@ import pandas as pd
 from hpcsched import plots
 from hpcsched._io import atomic_write_bytes
 from hpcsched.plots.catalog import reading_of
+from hpcsched.policies import RECORDED
+from hpcsched.report_record import add_agreement
 from hpcsched.tables import is_given, parameter_text, summary_columns
 
 if TYPE_CHECKING:
@@ -158,12 +160,17 @@ def comparison_report(
         caption="Each policy with the parameters it ran with.",
     )
     table = comparison.table
+    recorded = [label for label, r in results.items() if r.info.get("record")]
     report.heading("Summary")
     report.table(
         formatted(table),
         caption="Waits in hours over the jobs that started; bounded slowdown with tau = 10 s; "
-        "utilization over the machine's uptime.",
+        "utilization over the machine's uptime."
+        + "".join(
+            f" {label}: what the site's scheduler did (not a simulation)." for label in recorded
+        ),
     )
+    add_agreement(report, table, results)
     add_detail_tables(report, results)
     report.heading("Plots")
     for heading, draw in plots.applicable_plots(results):
@@ -209,6 +216,8 @@ def _parameters(policy: Mapping[str, Any]) -> str:
     numbers rounded to four significant digits."""
     if "python" in policy:
         return f"Python policy {policy['python']}"
+    if policy["name"] == RECORDED:
+        return "as recorded (each job starts at its submission plus its recorded wait)"
     parts: dict[str, Any] = {"window": policy["window"] or "all", "backfill": policy["backfill"]}
     if policy.get("search"):
         parts.update(policy["search"])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import re
+from html import escape
 from html.parser import HTMLParser
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import hpcsched
 from hpcsched.comparison import compare, parse_policy, slug, unique_labels
 from hpcsched.exceptions import OptionError
 from hpcsched.workload import generate
+from tests.conftest import workload_with_record
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +169,79 @@ def test_reward_texts():
 
     assert _reward_text([1, 0, 0, 0, 0, 0, 0, 3]) == "cu (wait=1 maintenance_utilization=3)"
     assert _reward_text([1, 0.5, 0, 0, 0, 0, 0, 0]) == "wait=1 bsld=0.5"
+
+
+@pytest.fixture(scope="module")
+def recorded_comparison():
+    # the four jobs of workload_with_record in units of 6 minutes (0.1 h): the record starts
+    # jobs 1, 2 and 4 at 0, 1.5 and 12 h (job 3's wait is unknown), FCFS +EASY at 0, 1 and
+    # 26 h, SJF +EASY at 0, 1 and 10 h
+    return compare(workload_with_record(unit=360.0), ["fcfs", "sjf"], processes=1)
+
+
+def test_report_with_a_record_ranks_the_policies_by_agreement(recorded_comparison, tmp_path):
+    path = recorded_comparison.report(tmp_path / "record.html")
+    page = parse(path)
+    text = Path(path).read_text(encoding="utf-8")
+    at = page.headings.index("Agreement with the recorded schedule")
+    assert page.headings[at - 1] == "Summary"
+    assert page.headings[at + 1 : at + 4] == [
+        "Closest to the record",
+        "Agreement per size class",
+        "Recorded: the record against the machine model",
+    ]
+    assert "It is not a simulation." in text
+    assert escape("Recorded: what the site's scheduler did (not a simulation).") in text
+    listing = next(t for t in page.tables if t[0] == ["policy", "parameters"])
+    assert listing[1] == [
+        "Recorded",
+        "as recorded (each job starts at its submission plus its recorded wait)",
+    ]
+    ranked = next(t for t in page.tables if t[0][:3] == ["rank", "policy", "jobs compared"])
+    head = ranked[0]
+    rows = {row[1]: dict(zip(head, row, strict=True)) for row in ranked[1:]}
+    # start errors: SJF 0, 0.5, 2 h (mean 0.83 h), FCFS 0, 0.5, 14 h (mean 4.83 h), one of
+    # three jobs more than an hour off for both; waits, simulated minus recorded: SJF 0 - 0,
+    # 0 - 0.5, 7 - 9 h (mean -0.83 h), FCFS 0 - 0, 0 - 0.5, 23 - 9 h (mean +4.50 h)
+    assert [row[:2] for row in ranked[1:]] == [["1", "SJF +EASY"], ["2", "FCFS +EASY"]]
+    sjf, fcfs = rows["SJF +EASY"], rows["FCFS +EASY"]
+    assert sjf["jobs compared"] == fcfs["jobs compared"] == "3"
+    assert (sjf["start error (h)"], fcfs["start error (h)"]) == ("0.83", "4.83")
+    assert sjf["within 1 h (%)"] == fcfs["within 1 h (%)"] == "66.7"
+    assert (sjf["mean wait diff. (h)"], fcfs["mean wait diff. (h)"]) == ("-0.83", "+4.50")
+    # per size class: the three jobs compared are XL (2 or 4 of 4 nodes), job 3 (L) has no
+    # recorded start
+    by_class = next(t for t in page.tables if t[0][0] == "policy" and "XL error (h)" in t[0])
+    assert by_class[0] == ["policy", "XL error (h)", "XL within 1 h (%)"]
+    assert by_class[1:] == [["SJF +EASY", "0.83", "66.7"], ["FCFS +EASY", "4.83", "66.7"]]
+    # the record's conflicts: job 3's unknown wait, job 2's overrun (ran 5 h for 4 requested)
+    conflicts = next(t for t in page.tables if t[0][0] == "conflict")
+    kinds = {row[0]: row for row in conflicts[1:]}
+    assert conflicts[0] == ["conflict", "what it is", "jobs", "e.g. job ids", "treated"]
+    assert kinds["no recorded start"][2:4] == ["1", "3"]
+    assert kinds["ran past its request"][2:4] == ["1", "2"]
+    assert kinds["more nodes busy than up"][2:5] == ["0", "-", ""]
+    assert kinds["ran in a downtime window"][2] == "0"
+    assert "left out by the reader</dt><dd>none" in text
+    assert "left out by the archive</dt><dd>not stated by the trace" in text
+    # the start-error figure is among the plots
+    from hpcsched.plots.catalog import READING
+
+    assert escape(READING["Start error against the recorded schedule"]) in text
+
+
+def test_report_without_the_recorded_run_still_ranks_the_policies(tmp_path):
+    comparison = compare(workload_with_record(), ["fcfs", "sjf"], processes=1, recorded=False)
+    page = parse(comparison.report(tmp_path / "no-record-row.html"))
+    assert "Agreement with the recorded schedule" in page.headings
+    assert not [h for h in page.headings if "the record against the machine model" in h]
+    ranked = next(t for t in page.tables if t[0][:2] == ["rank", "policy"])
+    assert [row[1] for row in ranked[1:]] == ["SJF +EASY", "FCFS +EASY"]
+
+
+def test_report_of_a_trace_without_a_record_has_no_agreement_section(search_comparison, tmp_path):
+    path = search_comparison.report(tmp_path / "plain.html")
+    page = parse(path)
+    assert not [h for h in page.headings if "record" in h.lower()]
+    assert not [t for t in page.tables if t[0][:1] in (["rank"], ["conflict"])]
+    assert "not a simulation" not in Path(path).read_text(encoding="utf-8")

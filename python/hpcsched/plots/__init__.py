@@ -5,10 +5,11 @@ Each plot function takes ``{policy label: Result}`` (in display order) and retur
 :class:`matplotlib.figure.Figure`; :func:`figure_to_png` turns one into PNG bytes.
 
 One module per family of figures: ``waits`` (box plots, mean wait by job size),
-``utilization``, ``starts`` (start kinds), ``search`` (MARS search effort), ``pareto`` (wait
-against energy), ``icon`` (SNF-ICON modes), ``power`` (node power states, power drawn);
-``catalog`` says which suit a set of runs and ``_style`` holds what they share. Every name
-is re-exported here: ``hpcsched.plots.wait_boxplot`` and the like.
+``utilization``, ``agreement`` (start errors against the recorded schedule), ``starts``
+(start kinds), ``search`` (MARS search effort), ``pareto`` (wait against energy), ``icon``
+(SNF-ICON modes), ``power`` (node power states, power drawn); ``catalog`` says which suit a
+set of runs and ``_style`` holds what they share. Every name is re-exported here:
+``hpcsched.plots.wait_boxplot`` and the like.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from hpcsched.plots._style import TIME_LABEL as TIME_LABEL
 from hpcsched.plots._style import WIDTH_IN as WIDTH_IN
 from hpcsched.plots._style import Color as Color
 from hpcsched.plots._style import figure_to_png
+from hpcsched.plots.agreement import ERROR_FLOOR_S as ERROR_FLOOR_S
+from hpcsched.plots.agreement import start_error_plot, start_errors
 from hpcsched.plots.catalog import applicable_plots
 from hpcsched.plots.icon import MODE_COLORS as MODE_COLORS
 from hpcsched.plots.icon import MODE_NAMES as MODE_NAMES
@@ -47,6 +50,7 @@ from hpcsched.plots.starts import BAR_WIDTH as BAR_WIDTH
 from hpcsched.plots.starts import MIN_INSIDE_PCT as MIN_INSIDE_PCT
 from hpcsched.plots.starts import START_KIND_COLORS as START_KIND_COLORS
 from hpcsched.plots.starts import START_KINDS as START_KINDS
+from hpcsched.plots.starts import has_start_kinds as has_start_kinds
 from hpcsched.plots.starts import start_kinds_plot
 from hpcsched.plots.utilization import LABEL_CHAR_PX as LABEL_CHAR_PX
 from hpcsched.plots.utilization import utilization_plot
@@ -64,6 +68,8 @@ __all__ = [
     "node_states_plot",
     "pareto_frontier",
     "search_effort_plot",
+    "start_error_plot",
+    "start_errors",
     "start_kinds_plot",
     "utilization_plot",
     "wait_boxplot",

@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 from matplotlib import colormaps
 from matplotlib.axes import Axes
+from matplotlib.axis import Axis
 from matplotlib.figure import Figure
 from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
 
@@ -100,16 +101,21 @@ def _legend_columns(labels: Sequence[str], width_px: float = WIDTH_IN * DPI * 0.
     return max(1, min(len(labels), int(width_px // entry_px)))
 
 
-def _hours_log_axis(ax: Axes) -> None:
-    """Log axis of hours with plain numbers (0.01, 0.1, 1, 10) rather than powers of ten; when
-    the data span three decades or less, 2 and 5 times each power are labelled too (0.2, 0.5),
-    so that a reader can tell the values apart without counting grid lines."""
-    ax.set_yscale("log")
-    low, high = ax.get_ylim()
+def _hours_log_axis(ax: Axes, which: str = "y") -> None:
+    """Log axis of hours (the y axis, or ``which="x"``) with plain numbers (0.01, 0.1, 1, 10)
+    rather than powers of ten; when the data span three decades or less, 2 and 5 times each
+    power are labelled too (0.2, 0.5), so that a reader can tell the values apart without
+    counting grid lines."""
+    axis: Axis = ax.xaxis if which == "x" else ax.yaxis
+    if which == "x":
+        ax.set_xscale("log")
+    else:
+        ax.set_yscale("log")
+    low, high = axis.get_view_interval()
     narrow = low > 0 and np.log10(high / low) <= 3
-    ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
-    ax.yaxis.set_major_formatter(FuncFormatter(_plain_number))
-    ax.yaxis.set_minor_formatter(NullFormatter())
+    axis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0) if narrow else (1.0,)))
+    axis.set_major_formatter(FuncFormatter(_plain_number))
+    axis.set_minor_formatter(NullFormatter())
 
 
 def _plain_number(value: float, _pos: int | None = None) -> str:

@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 from matplotlib.figure import Figure
 
 from hpcsched.plots._style import _require_results
+from hpcsched.plots.agreement import start_error_plot
 from hpcsched.plots.icon import _is_icon, icon_modes_plot
 from hpcsched.plots.power import node_states_overview_plot, node_states_plot, power_plot
 from hpcsched.plots.search import _is_lookahead, search_effort_plot
-from hpcsched.plots.starts import start_kinds_plot
+from hpcsched.plots.starts import has_start_kinds, start_kinds_plot
 from hpcsched.plots.utilization import utilization_plot
 from hpcsched.plots.waits import wait_boxplot, wait_by_class_boxplot, wait_by_nodes_plot
 
@@ -22,17 +23,23 @@ if TYPE_CHECKING:
 
 def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[[], Figure]]]:
     """(title, zero-argument figure function) for each plot that suits these results, in
-    reading order: waits, utilization, start kinds, search effort (look-ahead runs), SNF-ICON
-    modes, then node states (one figure for all power-managed runs). The Pareto plot needs a
-    table: not here."""
+    reading order: waits, utilization, start errors against the recorded schedule (runs of a
+    trace that records it), start kinds (simulated runs), search effort (look-ahead runs),
+    SNF-ICON modes, then node states (one figure for all power-managed runs). The Pareto plot
+    needs a table: not here."""
     _require_results(results)
     plots: list[tuple[str, Callable[[], Figure]]] = [
         ("Waiting time by policy", partial(wait_boxplot, results)),
         ("Waiting time by job size class", partial(wait_by_class_boxplot, results)),
         ("Mean waiting time by requested nodes", partial(wait_by_nodes_plot, results)),
         ("Utilization", partial(utilization_plot, results)),
-        ("Job start kinds", partial(start_kinds_plot, results)),
     ]
+    if any(r.info.get("agreement") for r in results.values()):
+        plots.append(
+            ("Start error against the recorded schedule", partial(start_error_plot, results))
+        )
+    if any(has_start_kinds(r) for r in results.values()):
+        plots.append(("Job start kinds", partial(start_kinds_plot, results)))
     if any(_is_lookahead(r) for r in results.values()):
         plots.append(("MCTS search effort", partial(search_effort_plot, results)))
     if any(_is_icon(r) for r in results.values()):
@@ -62,6 +69,11 @@ READING = {
     "Utilization": "The share of the available node-hours that ran jobs, per uptime window "
     "(and in the 48 h before each maintenance, where a drain shows as a drop): higher means "
     "fewer idle nodes. Mind where the axis starts.",
+    "Start error against the recorded schedule": "For each simulated policy, the share of jobs it "
+    "started within a given time of when the site's scheduler started them (the recorded "
+    "schedule, which has no curve of its own), over the jobs started in both: a curve higher "
+    "and further left is closer to what happened; where it crosses the 1 h line is the "
+    "agreement table's 'within 1 h'.",
     "Job start kinds": "How the jobs started: in queue order, by EASY backfilling around a "
     "blocked job, or after a deliberate drain (MARS). More backfilling means more jobs "
     "started out of order to fill idle nodes.",

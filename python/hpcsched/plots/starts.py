@@ -37,9 +37,24 @@ BAR_WIDTH = 0.5
 # --- start kinds -------------------------------------------------------------------------------
 
 
+def has_start_kinds(result: Result) -> bool:
+    """Whether the run says how its jobs started: every simulated run does; the recorded
+    schedule (``--policy recorded``) does not (the trace records no kind)."""
+    started = _started(result)
+    return started.empty or bool(started["start_kind"].notna().any())
+
+
 def start_kinds_plot(results: Mapping[str, Result]) -> Figure:
-    """Share (%) of started jobs that started as primary, backfill or drain (MARS Fig. 12)."""
+    """Share (%) of started jobs that started as primary, backfill or drain (MARS Fig. 12),
+    per run that says how its jobs started: the recorded schedule is left out (a note says so)
+    rather than drawn as an empty bar."""
     _require_results(results)
+    left_out = [label for label, r in results.items() if not has_start_kinds(r)]
+    results = {label: r for label, r in results.items() if label not in left_out}
+    if not results:
+        raise ValueError(
+            "no run says how its jobs started: the recorded schedule records no start kinds"
+        )
     labels = list(results)
     fig, axes = _new_figure()
     ax = axes[0, 0]
@@ -86,15 +101,20 @@ def start_kinds_plot(results: Mapping[str, Result]) -> Figure:
     ax.set_ylabel("Share of started jobs (%)")
     ax.set_title("How jobs started: primary (head of queue), backfill, or drain")
     fig.legend(loc="outside right upper", fontsize=9, title="start kind (jobs)")
+    footnotes: list[str] = []
     if counts["drain"].any():
         # the tables count drain *decisions*; one decision marks every job waiting then
-        fig.supxlabel(
+        footnotes.append(
             "drain: a job that was waiting when MARS chose to start nothing (a drain decision)\n"
             "and started later; one decision marks every job waiting then, so the tables' "
-            "drain decisions and these job counts differ",
-            fontsize=8,
-            color="dimgrey",
+            "drain decisions and these job counts differ"
         )
+    if left_out:
+        footnotes.append(
+            f"Not shown: {', '.join(left_out)} (the trace records when its jobs started, not how)"
+        )
+    if footnotes:
+        fig.supxlabel("\n".join(footnotes), fontsize=8, color="dimgrey")
     return fig
 
 
