@@ -35,6 +35,7 @@ __all__ = [
     "manager_names",
     "node_state_names",
     "option_names",
+    "overall_utilization",
     "parse_swf",
     "parse_swf_file",
     "plan_snapshot",
@@ -44,6 +45,7 @@ __all__ = [
     "power_mode_names",
     "power_policy_names",
     "predict_remaining",
+    "rank_correlation",
     "rejection_text",
     "reward_presets",
     "reward_terms",
@@ -84,6 +86,20 @@ def utilization(
     list[tuple[float, float, float | None]],
     list[tuple[int, float, float | None]],
 ]: ...
+def overall_utilization(
+    start: npt.NDArray[np.float64],
+    end: npt.NDArray[np.float64],
+    nodes: npt.NDArray[np.float64],
+    machine_nodes: int,
+    down_start: npt.NDArray[np.float64],
+    down_end: npt.NDArray[np.float64],
+    down_scheduled: npt.NDArray[np.bool_],
+    down_nodes: npt.NDArray[np.int64],
+    horizon: tuple[float, float],
+) -> float | None: ...
+def rank_correlation(
+    a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]
+) -> float | None: ...
 def policy_capabilities() -> dict[str, Capabilities]: ...
 def search_defaults() -> SearchDefaults: ...
 def option_names() -> dict[str, list[str]]: ...

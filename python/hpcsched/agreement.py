@@ -7,8 +7,9 @@ recorded wait), over the jobs that started in both schedules:
 - ``start_error``: ``|simulated start - recorded start|`` (s): mean, median, P95, and
   ``within_1h``, the share of jobs started within an hour of their recorded start;
 - ``wait_rank_correlation``: Spearman's rank correlation of the simulated and recorded waits
-  (ties take their average rank; None when either is constant): 1 when the simulation makes the
-  same jobs wait longest, whatever the scale;
+  (ties take their average rank; None when either is constant; computed by the engine,
+  ``engine/ranks.rs``): 1 when the simulation makes the same jobs wait longest, whatever the
+  scale;
 - ``wait_mean_difference``, ``wait_p95_difference``: simulated minus recorded, over the same
   jobs (s); ``utilization_difference``: the run's utilization over uptime minus the recorded
   schedule's, under the same calendar;
@@ -25,10 +26,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from hpcsched import metrics
+from hpcsched import _core, metrics
 from hpcsched.classes import SIZE_CLASSES
 from hpcsched.workload import DowntimeCalendar, Workload
-from hpcsched.workload.record import recorded_starts
+from hpcsched.workload.record import recorded_schedule, recorded_starts
 
 #: A start this close to the recorded one counts as agreeing (s).
 CLOSE = 3600.0
@@ -39,24 +40,19 @@ RANK_KEY = ("start_error", "mean")
 def recorded_table(workload: Workload) -> pd.DataFrame:
     """The recorded schedule as a job table: start (NaN where the wait is unknown), end (start
     + run time) and nodes."""
-    start = recorded_starts(workload.jobs)
+    start, end = recorded_schedule(workload.jobs)
     return pd.DataFrame(
-        {
-            "start": start,
-            "end": start + workload.jobs["run_time"].to_numpy(np.float64),
-            "nodes": workload.jobs["nodes"].to_numpy(),
-        },
-        copy=False,
+        {"start": start, "end": end, "nodes": workload.jobs["nodes"].to_numpy()}, copy=False
     )
 
 
-def recorded_utilization(workload: Workload, calendar: DowntimeCalendar) -> dict[str, Any]:
-    """The recorded schedule's utilization (``metrics.utilization``, from 0 to its last end)."""
+def recorded_utilization(workload: Workload, calendar: DowntimeCalendar) -> float | None:
+    """The recorded schedule's utilization over uptime, from 0 to its last end: the engine's
+    definition (``metrics.overall_utilization``), as the recorded run reports it."""
     table = recorded_table(workload)
     ends = table["end"].to_numpy()
     last_end = float(np.nanmax(ends)) if np.isfinite(ends).any() else 0.0
-    no_loss = pd.DataFrame({"start": [], "end": [], "nodes": []})
-    return metrics.utilization(table, no_loss, workload.nodes, calendar, (0.0, last_end))
+    return metrics.overall_utilization(table, workload.nodes, calendar, (0.0, last_end))
 
 
 def against_record(
@@ -74,14 +70,14 @@ def against_record(
     sim_start, rec_start = simulated[both], recorded[both]
     error = np.abs(sim_start - rec_start)
     sim_wait, rec_wait = sim_start - submit, rec_start - submit
-    recorded_util = recorded_utilization(workload, calendar)["overall_uptime"]
+    recorded_util = recorded_utilization(workload, calendar)
     # by category codes: no string per job
     classes = jobs["size_class"].cat.codes.to_numpy()[both]
     codes = {name: list(jobs["size_class"].cat.categories).index(name) for name in SIZE_CLASSES}
     return {
         "jobs": int(both.sum()),
         "start_error": _error_stats(error),
-        "wait_rank_correlation": _rank_correlation(sim_wait, rec_wait),
+        "wait_rank_correlation": _core.rank_correlation(sim_wait, rec_wait),
         "wait_mean_difference": _difference(sim_wait, rec_wait, np.mean),
         "wait_p95_difference": _difference(sim_wait, rec_wait, lambda x: np.quantile(x, 0.95)),
         "utilization_difference": None
@@ -97,10 +93,11 @@ def against_record(
 def _error_stats(error: np.ndarray) -> dict[str, float | None]:
     if len(error) == 0:
         return {"mean": None, "median": None, "p95": None, "within_1h": None}
+    median, p95 = np.quantile(error, [0.5, 0.95])  # one partition for both
     return {
         "mean": float(error.mean()),
-        "median": float(np.median(error)),
-        "p95": float(np.quantile(error, 0.95)),
+        "median": float(median),
+        "p95": float(p95),
         "within_1h": float((error <= CLOSE).mean()),
     }
 
@@ -109,20 +106,6 @@ def _difference(simulated: np.ndarray, recorded: np.ndarray, stat: Any) -> float
     if len(simulated) == 0:
         return None
     return float(stat(simulated) - stat(recorded))
-
-
-def _rank_correlation(a: np.ndarray, b: np.ndarray) -> float | None:
-    """Spearman's rho: Pearson's correlation of the average ranks."""
-    if len(a) < 2:
-        return None
-    ra = pd.Series(a).rank(method="average").to_numpy()
-    rb = pd.Series(b).rank(method="average").to_numpy()
-    ra = ra - ra.mean()
-    rb = rb - rb.mean()
-    scale = float(np.sqrt((ra * ra).sum() * (rb * rb).sum()))
-    if scale == 0.0:
-        return None
-    return float((ra * rb).sum() / scale)
 
 
 def _class_agreement(

@@ -93,6 +93,29 @@ def utilization(
     }
 
 
+def overall_utilization(
+    jobs: pd.DataFrame,
+    machine: int,
+    calendar: DowntimeCalendar,
+    horizon: tuple[float, float],
+) -> float | None:
+    """Utilization over uptime over ``horizon`` alone (``utilization``'s ``overall_uptime``,
+    equal up to the order of the additions) of the attempts in ``jobs`` (start, end, nodes),
+    computed by the engine in one pass: what comparing with another schedule needs."""
+    down = calendar.columns()
+    return _core.overall_utilization(
+        jobs["start"].to_numpy(np.float64),
+        jobs["end"].to_numpy(np.float64),
+        jobs["nodes"].to_numpy(np.float64),
+        machine,
+        down["down_start"],
+        down["down_end"],
+        down["down_scheduled"],
+        down["down_nodes"],
+        horizon,
+    )
+
+
 def by_class(jobs: pd.DataFrame) -> dict[str, dict[str, float | int | None]]:
     """Wait statistics per size class (S, M, L, XL)."""
     return {

@@ -6,6 +6,7 @@ mod convert;
 mod engine;
 mod error;
 mod external;
+mod ranks;
 mod swf;
 mod utilization;
 
@@ -311,6 +312,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
     m.add_function(wrap_pyfunction!(utilization::utilization, m)?)?;
+    m.add_function(wrap_pyfunction!(utilization::overall_utilization, m)?)?;
+    m.add_function(wrap_pyfunction!(ranks::rank_correlation, m)?)?;
     m.add_function(wrap_pyfunction!(policy_capabilities, m)?)?;
     m.add_function(wrap_pyfunction!(search_defaults, m)?)?;
     m.add_function(wrap_pyfunction!(option_names, m)?)?;

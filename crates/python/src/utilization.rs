@@ -1,7 +1,7 @@
 //! `utilization`: a finished run's utilization over uptime and before maintenance
 //! (`hpcsched_core::engine::utilization`), from columns.
 
-use hpcsched_core::engine::utilization::Utilization;
+use hpcsched_core::engine::utilization::{overall_utilization as overall_by_attempt, Utilization};
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
 
@@ -68,4 +68,45 @@ pub(crate) fn utilization(
             .map(|w| (w.window, w.from, w.utilization))
             .collect(),
     ))
+}
+
+/// Utilization over uptime over the whole of `horizon` alone (`None` where nothing was
+/// available), by attempt: one pass, no sort. The same quantity as `utilization`'s first
+/// value, up to the order of the additions; the same columns.
+#[pyfunction]
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (
+    start, end, nodes, machine_nodes, down_start, down_end, down_scheduled, down_nodes, horizon
+))]
+pub(crate) fn overall_utilization(
+    py: Python<'_>,
+    start: PyReadonlyArray1<'_, f64>,
+    end: PyReadonlyArray1<'_, f64>,
+    nodes: PyReadonlyArray1<'_, f64>,
+    machine_nodes: u32,
+    down_start: PyReadonlyArray1<'_, f64>,
+    down_end: PyReadonlyArray1<'_, f64>,
+    down_scheduled: PyReadonlyArray1<'_, bool>,
+    down_nodes: PyReadonlyArray1<'_, i64>,
+    horizon: (f64, f64),
+) -> PyResult<Option<f64>> {
+    let (start, end, nodes) = (start.as_slice()?, end.as_slice()?, nodes.as_slice()?);
+    if end.len() != start.len() || nodes.len() != start.len() {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "start, end and nodes have different lengths",
+        ));
+    }
+    let ds = down_start.as_slice()?;
+    let windows = DowntimeColumns {
+        start: ds.to_vec(),
+        end: down_end.as_slice()?.to_vec(),
+        scheduled: down_scheduled.as_slice()?.to_vec(),
+        nodes: down_nodes.as_slice()?.to_vec(),
+        asleep: vec![false; ds.len()],
+    }
+    .windows()
+    .py_result(py)?;
+    let attempts = (0..start.len()).map(|i| (start[i], end[i], nodes[i]));
+    let (a, b) = horizon;
+    Ok(py.detach(|| overall_by_attempt(attempts, machine_nodes, &windows, a, b)))
 }

@@ -25,7 +25,7 @@ from hpcsched.workload.record import (
     CONFLICT_KINDS,
     has_record,
     record_conflicts,
-    recorded_starts,
+    recorded_schedule,
 )
 
 #: How the recorded run treats each kind of conflict (the summary quotes it).
@@ -64,8 +64,7 @@ def recorded_result(
     began = time.perf_counter()
     jobs = workload.jobs
     n = len(jobs)
-    start = recorded_starts(jobs)
-    end = start + jobs["run_time"].to_numpy(np.float64)
+    start, end = recorded_schedule(jobs)
     raw = {
         "start": start,
         "end": end,

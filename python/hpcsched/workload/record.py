@@ -46,6 +46,13 @@ def recorded_starts(jobs: pd.DataFrame) -> np.ndarray:
     return np.asarray(submit + jobs[RECORDED_WAIT].to_numpy(np.float64), dtype=np.float64)
 
 
+def recorded_schedule(jobs: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """Each job's recorded start and end (start + its run time); NaN where the wait is
+    unknown."""
+    start = recorded_starts(jobs)
+    return start, start + jobs["run_time"].to_numpy(np.float64)
+
+
 def record_conflicts(
     jobs: pd.DataFrame,
     start: np.ndarray,
@@ -169,5 +176,6 @@ __all__ = [
     "RECORDED_WAIT",
     "has_record",
     "record_conflicts",
+    "recorded_schedule",
     "recorded_starts",
 ]

@@ -31,7 +31,7 @@ What the site recorded (SWF traces; see docs/formats.md):
   ``jobs`` for each size class (None values for an empty class), and ``utilization``: the
   recorded schedule's, busy node-seconds / (machine_nodes · last end), each job with a known
   wait running from submit + recorded wait for its run time, computed by the engine's one
-  definition (``_core.utilization``, no downtime; None when nothing ends after 0). It may
+  definition (``_core.overall_utilization``, no downtime; None when nothing ends after 0). It may
   exceed 1: the site's machine may have had more nodes busy than the model's ``machine_nodes``
   (another ``--nodes`` or ``--procs-per-node``, or a record that oversubscribes).
 - ``status``: {name: jobs}, most frequent first, with the SWF names of field 11 (``completed``,
@@ -53,6 +53,7 @@ import numpy as np
 from hpcsched import _core
 from hpcsched.classes import SIZE_CLASSES, size_class
 from hpcsched.workload.model import Workload
+from hpcsched.workload.record import recorded_schedule
 
 _DAY = 86400.0
 
@@ -157,20 +158,18 @@ def _recorded(workload: Workload, classes: np.ndarray) -> dict[str, Any] | None:
     for name in SIZE_CLASSES:
         in_class = wait[known & (classes == name)]
         by_class[name] = {"jobs": len(in_class), **_waits(in_class)}
-    start = jobs["submit"].to_numpy(np.float64)[known] + wait[known]
-    end = start + jobs["run_time"].to_numpy(np.float64)[known]
-    nodes = jobs["nodes"].to_numpy(np.float64)[known]
+    start, end = recorded_schedule(jobs)
     none = np.array([], dtype=np.float64)
-    overall, _, _ = _core.utilization(
+    overall = _core.overall_utilization(
         start,
         end,
-        nodes,
+        jobs["nodes"].to_numpy(np.float64),
         int(workload.nodes),
         none,
         none,
         np.array([], dtype=bool),
         np.array([], dtype=np.int64),
-        (0.0, float(end.max())),
+        (0.0, float(np.nanmax(end))),
     )
     return {
         "jobs": int(known.sum()),

@@ -10,6 +10,7 @@ mod log;
 mod policy;
 pub mod power;
 mod queue;
+pub mod ranks;
 mod record;
 mod state;
 mod stop;

@@ -87,7 +87,7 @@ fn order_key(t: f64) -> u64 {
 /// Sorts `points` by time, stably (ties keep their order) as numpy's stable argsort does: a
 /// least-significant-digit radix sort of the times' integer keys (a year-long trace has about
 /// half a million points; comparison sorts took most of the summary's time).
-fn sort_by_time<T: Copy>(points: &mut Vec<(f64, T)>) {
+pub(crate) fn sort_by_time<T: Copy>(points: &mut Vec<(f64, T)>) {
     const DIGIT: u32 = 16;
     const BUCKETS: usize = 1 << DIGIT;
     if points.len() < 1024 {
@@ -193,26 +193,7 @@ impl Utilization {
             .collect();
         let (times, values) = steps(points, 0.0, |a, b| a + b);
         let busy = StepIntegral::new(times, values, 0.0);
-
-        let points = windows
-            .iter()
-            .map(|w| (w.start, i64::from(w.nodes_down(machine))))
-            .chain(
-                windows
-                    .iter()
-                    .map(|w| (w.end, -i64::from(w.nodes_down(machine)))),
-            )
-            .collect();
-        let (times, taken) = steps(points, 0_i64, |a, b| a + b);
-        let up = taken
-            .iter()
-            .map(|&t| {
-                // each window ends after it starts: never negative once a time's changes are in
-                let down = nodes_down(machine, u64::try_from(t).unwrap_or(0));
-                f64::from(machine - down)
-            })
-            .collect();
-        let available = StepIntegral::new(times, up, f64::from(machine));
+        let available = available_nodes(machine, windows);
         Utilization { busy, available }
     }
 
@@ -252,6 +233,57 @@ impl Utilization {
             before_maintenance,
         }
     }
+}
+
+/// Nodes up over time: the machine minus the nodes the windows in progress take.
+fn available_nodes(machine: u32, windows: &[Downtime]) -> StepIntegral {
+    let points = windows
+        .iter()
+        .map(|w| (w.start, i64::from(w.nodes_down(machine))))
+        .chain(
+            windows
+                .iter()
+                .map(|w| (w.end, -i64::from(w.nodes_down(machine)))),
+        )
+        .collect();
+    let (times, taken) = steps(points, 0_i64, |a, b| a + b);
+    let up = taken
+        .iter()
+        .map(|&t| {
+            // each window ends after it starts: never negative once a time's changes are in
+            let down = nodes_down(machine, u64::try_from(t).unwrap_or(0));
+            f64::from(machine - down)
+        })
+        .collect();
+    StepIntegral::new(times, up, f64::from(machine))
+}
+
+/// Utilization over uptime within `[a, b)` alone, by attempt rather than by instant: each
+/// attempt's node-seconds inside `[a, b)` summed, over the node-seconds up. The same quantity
+/// as [`Report::overall_uptime`] (equal up to the order of the additions), in one pass
+/// without sorting: what comparing a run with another schedule needs.
+pub fn overall_utilization<I>(
+    attempts: I,
+    machine: u32,
+    windows: &[Downtime],
+    a: f64,
+    b: f64,
+) -> Option<f64>
+where
+    I: IntoIterator<Item = (f64, f64, f64)>,
+{
+    if b <= a {
+        return None;
+    }
+    let busy: f64 = attempts
+        .into_iter()
+        .filter(|&(start, end, _)| !(start.is_nan() || end.is_nan()))
+        .map(|(start, end, nodes)| {
+            node_seconds((earlier(end, b) - later(start, a)).max(0.0), nodes)
+        })
+        .sum();
+    let available = available_nodes(machine, windows).over(a, b);
+    (available > 0.0).then(|| busy / available)
 }
 
 /// One uptime period and its utilization.
@@ -341,6 +373,29 @@ mod tests {
             nodes,
             back_asleep: false,
         }
+    }
+
+    #[test]
+    fn the_overall_utilization_by_attempt_is_the_one_by_instant() {
+        // 4 nodes: 2 held over [0, 10), 3 over [5, 20), 1 over [40, 45); 1 down over [8, 12),
+        // all over [30, 40). Over [2, 42): busy 16 + 45 + 2 = 63 node-seconds; up 160 - 4 - 40
+        let windows = [
+            window(8.0, 12.0, DowntimeKind::Unscheduled, Some(1)),
+            window(30.0, 40.0, DowntimeKind::Scheduled, None),
+        ];
+        let attempts = [
+            (0.0, 10.0, 2.0),
+            (5.0, 20.0, 3.0),
+            (40.0, 45.0, 1.0),
+            (f64::NAN, f64::NAN, 9.0),
+        ];
+        let by_attempt = overall_utilization(attempts, 4, &windows, 2.0, 42.0).unwrap();
+        assert_eq!(by_attempt, 63.0 / 116.0);
+        let by_instant = Utilization::new(attempts, 4, &windows).report(4, &windows, 2.0, 42.0);
+        assert_eq!(by_instant.overall_uptime, Some(by_attempt));
+        assert_eq!(overall_utilization(attempts, 4, &windows, 5.0, 5.0), None);
+        assert_eq!(overall_utilization(attempts, 4, &windows, 30.0, 40.0), None);
+        // all down
     }
 
     #[test]
