@@ -296,3 +296,30 @@ def test_every_column_of_the_results_table_is_documented():
     sweeps = formats.split("### Sweeps", 1)[1].split("\n### ", 1)[0]
     for column in ("key", "workload", "platform", "policy", "run", "run_dir", *METRIC_COLUMNS):
         assert f"`{column}`" in sweeps, column
+
+
+@pytest.mark.slow
+def test_compare_on_kth_shows_the_record_and_the_agreement_at_80_columns(tmp_path, capsys):
+    # issue 28's acceptance: the recorded row and the agreement figures, in the terminal and
+    # the report; the README quotes this table as the command prints it
+    from tests.conftest import require_traces
+
+    trace = require_traces() / "pwa" / "KTH-SP2-1996-2.1-cln.swf.gz"
+    out_dir = tmp_path / "cmp"
+    args = ["compare", trace, "--policy", "fcfs", "--policy", "wfp3", "--policy", "sjf"]
+    code, out, _ = run([*args, "--out", out_dir], capsys)
+    assert code == 0
+    readable(out)
+    rows = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert rows[:4] == ["Recorded", "FCFS +EASY", "WFP3 +EASY", "SJF +EASY"]
+    assert "agreement with the recorded schedule, closest first" in out
+    readme = (Path(__file__).parents[2] / "README.md").read_text()
+    quoted = readme.split("agreement with the recorded schedule, closest first", 1)[1]
+    quoted = quoted.split("```", 1)[0].strip("\n")
+    printed = out.split("agreement with the recorded schedule, closest first", 1)[1]
+    printed = "\n".join(line.rstrip() for line in printed.splitlines())
+    assert quoted in printed, "README's sample output is not what compare prints"
+    report = (out_dir / "report.html").read_text()
+    ranked = report.split("Closest to the record", 1)[1].split("</table>", 1)[0]
+    assert ranked.index("SJF +EASY") < ranked.index("WFP3 +EASY") < ranked.index("FCFS +EASY")
+    assert "Recorded: the record against the machine model" in report
