@@ -189,3 +189,11 @@ def test_a_recorded_run_directory_reads_back(tmp_path):
     back = hpcsched.read_run(tmp_path / "run")
     assert back.info["record"] == result.info["record"]
     assert back.jobs["start"].equals(result.jobs["start"])
+
+
+def test_a_power_platform_gives_the_record_no_energy_and_says_so():
+    from tests.conftest import small_platform
+
+    result = hpcsched.simulate(workload(CAPACITY), "recorded", platform=small_platform(4))
+    assert "energy" not in result.info
+    assert any("no energy for the recorded schedule" in w for w in result.info["warnings"])

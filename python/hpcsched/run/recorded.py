@@ -93,6 +93,11 @@ def recorded_result(
     )
     info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
     info["inputs"]["decision_log"] = None
+    if platform is not None and platform.power is not None:
+        info["warnings"].append(
+            f"the record holds no node power states: no energy for the recorded schedule "
+            f"(platform {platform.name}'s power model is not used)"
+        )
     info["record"] = {
         "replayed": int(np.isfinite(start).sum()),
         "conflicts": {
