@@ -197,3 +197,55 @@ def test_a_power_platform_gives_the_record_no_energy_and_says_so():
     result = hpcsched.simulate(workload(CAPACITY), "recorded", platform=small_platform(4))
     assert "energy" not in result.info
     assert any("no energy for the recorded schedule" in w for w in result.info["warnings"])
+
+
+# The same record as a hand-written SWF trace, through the reader and the command line, with a
+# calendar taking the whole 4-processor machine down over [300, 400) of the trace's clock.
+SWF = """; MaxProcs: 4
+; Note: THIS IS A CLEANED VERSION OF THE LOG!
+;         user=9 (2 jobs removed)
+1 1000 0 100 3 -1 -1 3 100 -1 1 1 1 -1 1 1 -1 -1
+2 1050 0 30 2 -1 -1 2 30 -1 1 1 1 -1 1 1 -1 -1
+3 1060 20 20 1 -1 -1 1 20 -1 1 1 1 -1 1 1 -1 -1
+4 1090 10 10 4 -1 -1 4 10 -1 1 1 1 -1 1 1 -1 -1
+5 1095 -1 10 1 -1 -1 1 10 -1 5 1 1 -1 1 1 -1 -1
+6 1200 0 50 1 -1 -1 1 20 -1 1 1 1 -1 1 1 -1 -1
+7 1280 40 10 1 -1 -1 1 10 -1 1 1 1 -1 1 1 -1 -1
+"""
+
+
+def test_a_hand_written_swf_replays_as_recorded_and_reports_each_conflict(tmp_path, capsys):
+    import json
+
+    from tests.conftest import run_cli
+
+    trace = tmp_path / "hand.swf"
+    trace.write_text(SWF)
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("1300 1400 S\n")
+    out = tmp_path / "run"
+    args = ["simulate", trace, "--policy", "recorded", "--downtime", calendar, "--out", out]
+    code, printed, _ = run_cli(args, capsys)
+    assert code == 0
+    jobs = pd.read_parquet(out / "jobs.parquet")
+    # the replay clock starts at the first submission (1000): starts are submit + wait
+    assert jobs["start"].tolist()[:4] == [0.0, 50.0, 80.0, 100.0]
+    assert math.isnan(jobs["start"].iloc[4])
+    assert jobs["start"].tolist()[5:] == [200.0, 320.0]
+    record = json.loads((out / "summary.json").read_text())["record"]
+    conflicts = {kind: c["examples"] for kind, c in record["conflicts"].items()}
+    assert conflicts == {
+        "unknown_wait": [5],
+        "over_capacity": [2, 7],  # 5 of 4 busy at 50; none up at 320 (the window)
+        "in_downtime": [7],
+        "overrun": [6],
+    }
+    assert record["left_out"] == {"by_the_reader": 0, "by_the_archive": 2}
+    for name in (
+        "no recorded start",
+        "more nodes busy than up",
+        "ran in a downtime window",
+        "ran past its request",
+        "left out of the log",
+    ):
+        assert name in printed, name
