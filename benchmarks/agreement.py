@@ -102,7 +102,8 @@ def conflicts(comparison) -> None:
 def idle_while_waiting(workload) -> dict[str, float]:
     """In the recorded schedule: the hours during which the oldest waiting job fit in the
     processors left idle (FCFS+EASY, the model's default, would have started it: the site's
-    scheduler ordered or held jobs otherwise, or had fewer processors than the model), the
+    scheduler ordered or held jobs otherwise, or had fewer processors than the model; of those,
+    the hours its user had jobs running: a per-user limit would hold it then), the
     hours during which some waiting job fit (EASY may hold such a job back for a
     reservation), and the hours during which nothing ran while jobs waited (an outage, or the
     machine held). Each instant is judged after every submission, start and end at it."""
@@ -128,9 +129,13 @@ def idle_while_waiting(workload) -> dict[str, float]:
     oldest: list[tuple[float, int]] = []  # (submit, job): replay order, removed lazily
     count = 0
     fit_seconds = idle_fit_node_seconds = empty_seconds = head_seconds = 0.0
+    user = jobs["user"].to_numpy()
+    running_of: dict[int, int] = {}  # user -> jobs running
+    head_user_running_seconds = 0.0
     for i, (t, kind, job) in enumerate(zip(times, kinds, index, strict=True)):
         if kind == 0:
             busy -= int(nodes[job])
+            running_of[user[job]] -= 1
         elif kind == 1:
             heapq.heappush(waiting, (int(nodes[job]), job))
             heapq.heappush(oldest, (float(submit[job]), job))
@@ -138,6 +143,7 @@ def idle_while_waiting(workload) -> dict[str, float]:
         else:
             busy += int(nodes[job])
             started[job] = True
+            running_of[user[job]] = running_of.get(user[job], 0) + 1
             count -= 1
         if i + 1 < len(times) and times[i + 1] == t:
             continue  # judge the instant once every event at it is applied
@@ -152,10 +158,13 @@ def idle_while_waiting(workload) -> dict[str, float]:
             idle_fit_node_seconds += span * free
         if oldest and nodes[oldest[0][1]] <= free:
             head_seconds += span
+            if running_of.get(user[oldest[0][1]], 0) > 0:
+                head_user_running_seconds += span
         if count and busy == 0:
             empty_seconds += span
     return {
         "head_fit_hours": head_seconds / 3600,
+        "head_fit_user_running_hours": head_user_running_seconds / 3600,
         "fit_hours": fit_seconds / 3600,
         "fit_idle_node_hours": idle_fit_node_seconds / 3600,
         "empty_hours": empty_seconds / 3600,
@@ -211,7 +220,8 @@ def validation(
             span = comparison.results["Recorded"].info["makespan"] / 3600
             print(
                 f"  record, of {span:,.0f} h: the oldest waiting job fit in the idle processors "
-                f"during {idle['head_fit_hours']:,.0f} h, some waiting job during "
+                f"during {idle['head_fit_hours']:,.0f} h (its user had jobs running during "
+                f"{idle['head_fit_user_running_hours']:,.0f} h of them), some waiting job during "
                 f"{idle['fit_hours']:,.0f} h ({idle['fit_idle_node_hours']:,.0f} processor-hours "
                 f"idle then); nothing ran while jobs waited during {idle['empty_hours']:,.0f} h"
             )

@@ -75,7 +75,7 @@ fn steps<T: Copy>(
 
 /// `t` as an integer ordered as the floats are (no NaN; -0 and +0 equal, as numpy sorts them).
 #[inline]
-fn order_key(t: f64) -> u64 {
+pub(crate) fn order_key(t: f64) -> u64 {
     let bits = (t + 0.0).to_bits(); // -0 + 0 = +0
     if bits >> 63 == 1 {
         !bits
@@ -87,7 +87,7 @@ fn order_key(t: f64) -> u64 {
 /// Sorts `points` by time, stably (ties keep their order) as numpy's stable argsort does: a
 /// least-significant-digit radix sort of the times' integer keys (a year-long trace has about
 /// half a million points; comparison sorts took most of the summary's time).
-pub(crate) fn sort_by_time<T: Copy>(points: &mut Vec<(f64, T)>) {
+fn sort_by_time<T: Copy>(points: &mut Vec<(f64, T)>) {
     const DIGIT: u32 = 16;
     const BUCKETS: usize = 1 << DIGIT;
     if points.len() < 1024 {
