@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from hpcsched.tables import agreement_columns, by_agreement
+from hpcsched.workload.record import CONFLICT_NAMES
 
 if TYPE_CHECKING:
     from hpcsched.report import Report
@@ -18,18 +19,6 @@ if TYPE_CHECKING:
 
 #: Each kind of conflict of the record with the machine model: its name and what it means
 #: (:mod:`hpcsched.workload.record`).
-CONFLICTS = {
-    "unknown_wait": ("no recorded start", "the trace gives no wait (-1)"),
-    "over_capacity": (
-        "more nodes busy than up",
-        "started at an instant after which the record has more nodes busy than the machine has up",
-    ),
-    "in_downtime": (
-        "ran in a downtime window",
-        "ran while a downtime window left fewer nodes up than it needs",
-    ),
-    "overrun": ("ran past its request", "ran longer than the time it requested"),
-}
 
 _AGREEMENT_CAPTION = (
     "Closest first, by the mean start error. Every column but the utilization's compares the "
@@ -139,7 +128,7 @@ def _agreement_by_class(
 def _conflict_rows(record: Mapping[str, Any]) -> pd.DataFrame:
     rows = []
     for kind, conflict in record["conflicts"].items():
-        name, meaning = CONFLICTS.get(kind, (kind.replace("_", " "), "-"))
+        name, meaning = CONFLICT_NAMES.get(kind, (kind.replace("_", " "), "-"))
         examples = conflict["examples"]
         rows.append(
             {
@@ -180,4 +169,4 @@ def _jobs(count: int) -> str:
     return f"{count:,} job{'' if count == 1 else 's'}"
 
 
-__all__ = ["CONFLICTS", "add_agreement"]
+__all__ = ["add_agreement"]

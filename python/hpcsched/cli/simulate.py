@@ -32,8 +32,8 @@ def simulate(
             "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars-wb, mars (with "
             "--reward), random; under a power manager (--power) or the paper names "
             "fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, snf-icon-nf, snf-icon-ngnf (with "
-            "--platform); or your own class, python:FILE.py:CLASS or python:MODULE:CLASS "
-            "(see docs/policies.md)."
+            "--platform); recorded, the starts the trace records; or your own class, "
+            "python:FILE.py:CLASS or python:MODULE:CLASS (see docs/policies.md)."
         ),
     ] = "fcfs",
     window: Annotated[
@@ -226,20 +226,23 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
         console.print(labelled("warning:", "yellow", warning))
 
 
-#: How the summary names each kind of conflict with the record, and (in short: summary.json
-#: says it whole) how the run treated it.
-_CONFLICTS = {
-    "unknown_wait": ("no recorded start", "not started"),
-    "over_capacity": ("more nodes busy than up", "kept, all counted busy"),
-    "in_downtime": ("ran in a downtime window", "kept, not killed"),
-    "overrun": ("ran past its request", "ran its recorded time"),
+#: How the run treated each kind of conflict with the record, in short (summary.json says it
+#: whole).
+_TREATED = {
+    "unknown_wait": "not started",
+    "over_capacity": "kept, all counted busy",
+    "in_downtime": "kept, not killed",
+    "overrun": "ran its recorded time",
 }
 
 
 def _add_record_rows(table: Table, record: dict[str, Any], machine: int) -> None:
     """What the recorded schedule replayed, and each kind of conflict with the machine model."""
     table.add_row("recorded starts", f"{record['replayed']:,} jobs started as recorded")
-    for kind, (name, treated) in _CONFLICTS.items():
+    from hpcsched.workload.record import CONFLICT_NAMES
+
+    for kind, treated in _TREATED.items():
+        name = CONFLICT_NAMES[kind][0]
         conflict = record["conflicts"][kind]
         if not conflict["jobs"]:
             continue

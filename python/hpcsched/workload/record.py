@@ -29,6 +29,19 @@ if TYPE_CHECKING:
 RECORDED_WAIT = "recorded_wait"
 #: Conflict kinds, in the order the summary lists them.
 CONFLICT_KINDS = ("unknown_wait", "over_capacity", "in_downtime", "overrun")
+#: How the command line and the reports name each kind, and what it means.
+CONFLICT_NAMES = {
+    "unknown_wait": ("no recorded start", "the trace gives no wait (-1)"),
+    "over_capacity": (
+        "more nodes busy than up",
+        "started at an instant after which the record has more nodes busy than the machine has up",
+    ),
+    "in_downtime": (
+        "ran in a downtime window",
+        "ran while a downtime window left fewer nodes up than it needs",
+    ),
+    "overrun": ("ran past its request", "ran longer than the time it requested"),
+}
 #: Trace job ids quoted per conflict kind, to look the jobs up.
 EXAMPLES = 5
 
@@ -173,6 +186,7 @@ def _overruns(jobs: pd.DataFrame) -> np.ndarray:
 
 __all__ = [
     "CONFLICT_KINDS",
+    "CONFLICT_NAMES",
     "RECORDED_WAIT",
     "has_record",
     "record_conflicts",
