@@ -135,7 +135,9 @@ def idle_while_waiting(workload) -> dict[str, float]:
     for i, (t, kind, job) in enumerate(zip(times, kinds, index, strict=True)):
         if kind == 0:
             busy -= int(nodes[job])
-            running_of[user[job]] -= 1
+            # (a job of zero run time ends at its start instant: the sum is right once the
+            # instant is complete, which is when it is read)
+            running_of[user[job]] = running_of.get(user[job], 0) - 1
         elif kind == 1:
             heapq.heappush(waiting, (int(nodes[job]), job))
             heapq.heappush(oldest, (float(submit[job]), job))
