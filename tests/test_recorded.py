@@ -249,3 +249,28 @@ def test_a_hand_written_swf_replays_as_recorded_and_reports_each_conflict(tmp_pa
         "left out of the log",
     ):
         assert name in printed, name
+
+
+def test_a_sweep_ranks_its_runs_by_agreement_in_the_terminal_and_the_report(tmp_path, capsys):
+    from tests.conftest import run_cli
+
+    (tmp_path / "hand.swf").write_text(SWF)
+    config = tmp_path / "s.toml"
+    config.write_text(
+        '[sweep]\nout = "out"\n[[workloads]]\npath = "hand.swf"\n'
+        '[[policies]]\nname = "recorded"\n[[policies]]\nname = "fcfs"\n'
+        '[[policies]]\nname = "lcfs"\n'
+    )
+    code, printed, _ = run_cli(["sweep", config], capsys)
+    assert code == 0
+    ranking = printed.split("agreement with the recorded schedule, closest first", 1)[1]
+    table = pd.read_parquet(tmp_path / "out" / "results.parquet")
+    expected = table.dropna(subset=["start_error_mean"]).sort_values(
+        "start_error_mean", kind="stable"
+    )["policy"]
+    # one row per ranked run: workload, policy, figures
+    rows = [line.split("│")[2].strip() for line in ranking.splitlines() if line.startswith("│")]
+    assert rows == list(expected)
+    assert "Recorded" not in ranking  # the record is not ranked against itself
+    report = (tmp_path / "out" / "report.html").read_text()
+    assert "Agreement with the recorded schedule" in report

@@ -19,7 +19,7 @@ from hpcsched import plots
 from hpcsched._io import atomic_write_bytes
 from hpcsched.plots.catalog import reading_of
 from hpcsched.policies import RECORDED
-from hpcsched.report_record import add_agreement
+from hpcsched.report_record import add_agreement, add_sweep_agreement
 from hpcsched.tables import is_given, parameter_text, summary_columns
 
 if TYPE_CHECKING:
@@ -366,6 +366,7 @@ def sweep_report(
         caption="Waits in hours over the jobs that started; bsld: bounded slowdown (tau = 10 s); "
         "utilization over the machine's uptime.",
     )
+    add_sweep_agreement(report, table, labels)
     if table["energy_wasted_mwh"].notna().sum() >= 2:
         report.heading("Waiting time against wasted energy")
         points, keys = keyed_points(table, labels)

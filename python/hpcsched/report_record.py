@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from hpcsched.tables import agreement_columns, by_agreement
+from hpcsched.tables import agreement_columns, by_agreement, parameter_text
 from hpcsched.workload.record import CONFLICT_NAMES
 
 if TYPE_CHECKING:
@@ -31,6 +31,30 @@ _AGREEMENT_CAPTION = (
     "(h), and the utilization over uptime of the whole schedule (percentage points); below zero "
     "the policy waits less, or keeps the machine less busy, than the site did."
 )
+
+
+def add_sweep_agreement(report: Report, table: pd.DataFrame, labels: tuple[str, ...]) -> None:
+    """A sweep's runs ranked by their agreement with the recorded schedule of their workload,
+    closest first within each (the runs identified by ``labels``); nothing when no workload
+    records one."""
+    columns = agreement_columns(table)
+    if not columns:
+        return
+    ranked = by_agreement(table)
+    shown = pd.DataFrame({label: ranked[label].map(parameter_text).to_numpy() for label in labels})
+    for column, heading, fmt in columns:
+        shown[heading] = ranked[column].map(fmt).to_numpy()
+    report.heading("Agreement with the recorded schedule")
+    report.paragraph(
+        "For the workloads whose trace records each job's wait: how close each run comes to "
+        "what the site's scheduler did (its Recorded row in the table above), job by job."
+    )
+    report.table(
+        shown,
+        caption=_AGREEMENT_CAPTION.replace(
+            "Closest first", "Closest first within each workload", 1
+        ),
+    )
 
 
 def add_agreement(report: Report, table: pd.DataFrame, results: Mapping[str, Result]) -> None:
@@ -169,4 +193,4 @@ def _jobs(count: int) -> str:
     return f"{count:,} job{'' if count == 1 else 's'}"
 
 
-__all__ = ["add_agreement"]
+__all__ = ["add_agreement", "add_sweep_agreement"]

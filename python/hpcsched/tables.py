@@ -101,8 +101,13 @@ def agreement_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any
 
 def by_agreement(table: pd.DataFrame) -> pd.DataFrame:
     """The runs that have an agreement with the recorded schedule, the closest first (the
-    smallest mean start error; ties keep the table's order)."""
+    smallest mean start error; ties keep the table's order); a table of several workloads (a
+    sweep's) is ranked within each, the workloads in their order."""
     if "start_error_mean" not in table:
         return table.iloc[:0]
     close = table[table["start_error_mean"].notna()]
-    return close.sort_values("start_error_mean", kind="stable")
+    close = close.sort_values("start_error_mean", kind="stable")
+    if "workload" in close and close["workload"].nunique() > 1:
+        order = {w: k for k, w in enumerate(dict.fromkeys(table["workload"]))}
+        close = close.sort_values("workload", kind="stable", key=lambda w: w.map(order))
+    return close

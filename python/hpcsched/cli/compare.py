@@ -169,16 +169,19 @@ def print_table(
         console.print(view)
 
 
-def print_agreement(table: pd.DataFrame) -> None:
-    """The runs ranked by their agreement with the recorded schedule, the closest first;
-    nothing when the trace records none."""
-    from hpcsched.tables import agreement_columns, by_agreement
+def print_agreement(table: pd.DataFrame, labels: tuple[str, ...] = ("policy",)) -> None:
+    """The runs ranked by their agreement with the recorded schedule, the closest first (per
+    workload in a sweep's table), identified by the ``labels`` columns; nothing when no trace
+    records a schedule."""
+    from hpcsched.tables import agreement_columns, by_agreement, parameter_text
 
     columns = agreement_columns(table)
     if not columns:
         return
     ranked = by_agreement(table)
-    labelled_cells = [("policy", [str(v) for v in ranked["policy"]])]
+    labelled_cells = [
+        (label.replace("_", " "), [parameter_text(v) for v in ranked[label]]) for label in labels
+    ]
     metric_cells = [(heading, [fmt(v) for v in ranked[column]]) for column, heading, fmt in columns]
     title = "agreement with the recorded schedule, closest first (mean start error)"
     for view in fitted_tables(title, labelled_cells, metric_cells, console.width):

@@ -34,7 +34,7 @@ def sweep(
     resumes where it stopped. Results: OUT/results.parquet (one row per run), OUT/report.html and
     OUT/runs/KEY/ (one run directory per run); OUT/sweep.json says whether the sweep is running,
     complete or was interrupted. One sweep at a time per folder (OUT/sweep.lock)."""
-    from hpcsched.cli.compare import print_table
+    from hpcsched.cli.compare import print_agreement, print_table
     from hpcsched.report import sweep_report
     from hpcsched.sweep import label_columns, read_sweep, run_label, run_sweep, sweep_status
 
@@ -89,6 +89,7 @@ def sweep(
             labels=label_columns(outcome.table),
             metrics=("wait_mean", "wait_p95", "utilization", "energy_wasted_mwh", "icon_share"),
         )
+        print_agreement(outcome.table, labels=label_columns(outcome.table))
     console.print(
         f"{outcome.ran} runs done now, {outcome.reused} already complete, "
         f"{len(outcome.failures)} failed; results: {outcome.results_path}"
