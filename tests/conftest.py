@@ -97,6 +97,7 @@ PWA_TRACES = [
     "HPC2N-2002-2.2-cln.swf.gz",
     "DAS2-fs1-2003-1.swf.gz",
     "ALCF-Theta-2022.swf.gz",
+    "CEA-Curie-2011-2.1-cln.swf.gz",
     "lublin_256.swf.gz",
 ]
 

@@ -14,8 +14,6 @@ from hpcsched.exceptions import InputError
 from hpcsched.workload.record import CONFLICT_KINDS
 from tests.conftest import PWA_TRACES
 
-TRACES = [*PWA_TRACES, "CEA-Curie-2011-2.1-cln.swf.gz"]
-
 
 def file_waits(path) -> dict[int, float]:
     """Line number -> SWF field 3, read here independently of the reader."""
@@ -28,7 +26,7 @@ def file_waits(path) -> dict[int, float]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("trace", TRACES)
+@pytest.mark.parametrize("trace", PWA_TRACES)
 def test_the_recorded_schedule_of_every_real_trace(traces_dir, trace):
     path = traces_dir / "pwa" / trace
     workload = hpcsched.load_workload(path)
