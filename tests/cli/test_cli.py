@@ -150,6 +150,7 @@ def test_inspect_prints_what_the_site_recorded(tmp_path, capsys):
         "recorded waits by size class",
         "\nqueues",
         "astro",
+        "recorded mean wait",
         "partition of every job",  # one partition: a row, not a table
     ):
         assert row in text, row
@@ -158,11 +159,14 @@ def test_inspect_prints_what_the_site_recorded(tmp_path, capsys):
     info = json.loads(text)
     assert info["recorded"]["jobs"] == 2 and info["recorded"]["wait"]["mean"] == 20.0
     assert info["status"] == {"completed": 2, "failed": 1}
+    # queue 1: jobs 1 and 3 waited 10 s and 30 s; queue 2: job 2, wait unknown
     assert info["queues"] == [
-        {"number": 1, "name": "DSI", "jobs": 2},
-        {"number": 2, "name": "astro", "jobs": 1},
+        {"number": 1, "name": "DSI", "jobs": 2, "recorded_wait_mean": 20.0},
+        {"number": 2, "name": "astro", "jobs": 1, "recorded_wait_mean": None},
     ]
-    assert info["partitions"] == [{"number": 1, "name": None, "jobs": 3}]
+    assert info["partitions"] == [
+        {"number": 1, "name": None, "jobs": 3, "recorded_wait_mean": 20.0}
+    ]
     assert info["removed_by_archive"] == 14
 
 

@@ -148,10 +148,11 @@ def test_recorded_statistics_by_hand():
     assert r["utilization"] == pytest.approx(3600 / (64 * 230))
     assert d["status"] == {"completed": 2, "unknown": 1, "code 7": 1}
     assert list(d["status"]) == ["completed", "unknown", "code 7"]  # most frequent first
+    # queue -1: job 3, no known wait; queue 0: job 4 (0 s); queue 2: jobs 1 and 2 (10 s, 35 s)
     assert d["queues"] == [
-        {"number": -1, "name": None, "jobs": 1},
-        {"number": 0, "name": "interactive", "jobs": 1},
-        {"number": 2, "name": "batch", "jobs": 2},
+        {"number": -1, "name": None, "jobs": 1, "recorded_wait_mean": None},
+        {"number": 0, "name": "interactive", "jobs": 1, "recorded_wait_mean": 0.0},
+        {"number": 2, "name": "batch", "jobs": 2, "recorded_wait_mean": 22.5},
     ]
     assert d["partitions"] is None  # no partition column
     assert d["removed_by_archive"] == 14

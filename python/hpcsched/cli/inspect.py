@@ -90,8 +90,14 @@ def inspect(
             listed.add_column(kind, justify="right")
             listed.add_column("name")
             listed.add_column("jobs", justify="right")
+            with_waits = info["recorded"] is not None
+            if with_waits:
+                listed.add_column("recorded mean wait", justify="right")
             for row in numbered:
-                listed.add_row(str(row["number"]), row["name"] or "-", f"{row['jobs']:,}")
+                cells = [str(row["number"]), row["name"] or "-", f"{row['jobs']:,}"]
+                if with_waits:
+                    cells.append(hours(row["recorded_wait_mean"]))
+                listed.add_row(*cells)
             console.print(kept_whole(listed))
     for warning in info["warnings"]:
         console.print(labelled("warning:", "yellow", warning))

@@ -38,8 +38,11 @@ What the site recorded (SWF traces; see docs/formats.md):
   ``failed``, ``cancelled``, ``partial execution``, ``last partial completed``, ``last partial
   failed``, ``unknown``; another code as ``code N``); None without a ``status`` column.
 - ``queues`` / ``partitions``: a list of {``number``, ``name`` (from the header; None when it
-  names none), ``jobs``} for each number in the ``queue`` / ``partition`` column, by number (-1:
-  unknown); None without the column.
+  names none), ``jobs``, ``recorded_wait_mean`` (s, over its jobs' known recorded waits; None
+  when none is known)} for each number in the ``queue`` / ``partition`` column, by number (-1:
+  unknown); None without the column. Where waits concentrate is where a model of one pool
+  disagrees with the site most (BENCHMARKS.md, "The simulator against the recorded
+  schedules").
 - ``removed_by_archive``: jobs the archive's cleaning filters removed (``Workload``'s field).
 """
 
@@ -189,13 +192,23 @@ def _status(jobs: Any) -> dict[str, int] | None:
 
 
 def _numbered(jobs: Any, column: str, names: dict[int, str]) -> list[dict[str, Any]] | None:
-    """Jobs per queue (or partition) number, with the header's name for it."""
+    """Jobs per queue (or partition) number, with the header's name for it and the mean of
+    the known recorded waits of its jobs (None when none is known)."""
     if column not in jobs:
         return None
-    numbers, counts = np.unique(jobs[column].to_numpy(np.int64), return_counts=True)
+    numbers, inverse, counts = np.unique(
+        jobs[column].to_numpy(np.int64), return_inverse=True, return_counts=True
+    )
+    means: list[float | None] = [None] * len(numbers)
+    if "recorded_wait" in jobs:
+        wait = jobs["recorded_wait"].to_numpy(np.float64)
+        known = ~np.isnan(wait)
+        sums = np.bincount(inverse[known], weights=wait[known], minlength=len(numbers))
+        seen = np.bincount(inverse[known], minlength=len(numbers))
+        means = [float(t / c) if c else None for t, c in zip(sums, seen, strict=True)]
     return [
-        {"number": number, "name": names.get(number), "jobs": count}
-        for number, count in zip(numbers.tolist(), counts.tolist(), strict=True)
+        {"number": number, "name": names.get(number), "jobs": count, "recorded_wait_mean": mean}
+        for number, count, mean in zip(numbers.tolist(), counts.tolist(), means, strict=True)
     ]
 
 
