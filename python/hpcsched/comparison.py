@@ -109,18 +109,7 @@ def compare(
             raise OptionError(f"{spec.label} is given twice", option="--policy")
     check_overrun(overrun)
     resolve_platform(platform, nodes)  # fails early on an unknown platform
-    if isinstance(workload, Workload):
-        source: WorkloadSpec | Workload = workload
-        if start or stop is not None:
-            source = slice_workload(workload, start, stop)
-    else:
-        source = WorkloadSpec(
-            path=os.fspath(workload),
-            format=format,
-            procs_per_node=procs_per_node,
-            start=start,
-            stop=stop,
-        )
+    source = _source(workload, format, procs_per_node, start, stop)
     if recorded and RECORDED not in (s.name for s in specs) and _records_waits(source):
         specs = [PolicySpec(RECORDED), *specs]  # what happened, first: the reference
     labels = unique_labels([s.label for s in specs])
@@ -173,6 +162,25 @@ def compare(
     return Comparison({label: results[label] for label in labels}, configs, reused)
 
 
+def _source(
+    workload: Workload | str | os.PathLike[str],
+    format: str | None,
+    procs_per_node: int | str,
+    start: int,
+    stop: int | None,
+) -> WorkloadSpec | Workload:
+    """What the runs replay: the workload in memory (sliced here), or the spec each run reads."""
+    if isinstance(workload, Workload):
+        return slice_workload(workload, start, stop) if start or stop is not None else workload
+    return WorkloadSpec(
+        path=os.fspath(workload),
+        format=format,
+        procs_per_node=procs_per_node,
+        start=start,
+        stop=stop,
+    )
+
+
 def _records_waits(source: WorkloadSpec | Workload) -> bool:
     """Whether the workload records its schedule (read once here when given as a path)."""
     if isinstance(source, WorkloadSpec):
@@ -192,18 +200,7 @@ def records_schedule(
 ) -> bool:
     """Whether ``compare`` adds the recorded schedule for this workload (its jobs
     ``[start, stop)``): whether it records its waits."""
-    if isinstance(workload, Workload):
-        source: WorkloadSpec | Workload = workload
-        if start or stop is not None:
-            source = slice_workload(workload, start, stop)
-    else:
-        source = WorkloadSpec(
-            path=os.fspath(workload),
-            format=format,
-            procs_per_node=procs_per_node,
-            start=start,
-            stop=stop,
-        )
+    source = _source(workload, format, procs_per_node, start, stop)
     return _records_waits(source)
 
 

@@ -71,17 +71,8 @@ def utilization(
     end = np.concatenate([jobs["end"].to_numpy(), lost["end"].to_numpy()]).astype(float)
     nodes = np.concatenate([jobs["nodes"].to_numpy(), lost["nodes"].to_numpy()]).astype(float)
     windows = calendar.windows
-    down = calendar.columns()
     overall, periods, before = _core.utilization(
-        start,
-        end,
-        nodes,
-        machine,
-        down["down_start"],
-        down["down_end"],
-        down["down_scheduled"],
-        down["down_nodes"],
-        horizon,
+        start, end, nodes, machine, *_downtime(calendar), horizon
     )
     return {
         "overall_uptime": overall,
@@ -102,18 +93,22 @@ def overall_utilization(
     """Utilization over uptime over ``horizon`` alone (``utilization``'s ``overall_uptime``,
     equal up to the order of the additions) of the attempts in ``jobs`` (start, end, nodes),
     computed by the engine in one pass: what comparing with another schedule needs."""
-    down = calendar.columns()
     return _core.overall_utilization(
         jobs["start"].to_numpy(np.float64),
         jobs["end"].to_numpy(np.float64),
         jobs["nodes"].to_numpy(np.float64),
         machine,
-        down["down_start"],
-        down["down_end"],
-        down["down_scheduled"],
-        down["down_nodes"],
+        *_downtime(calendar),
         horizon,
     )
+
+
+def _downtime(
+    calendar: DowntimeCalendar,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The calendar's columns as the engine's utilization takes them."""
+    down = calendar.columns()
+    return down["down_start"], down["down_end"], down["down_scheduled"], down["down_nodes"]
 
 
 def by_class(jobs: pd.DataFrame) -> dict[str, dict[str, float | int | None]]:

@@ -24,47 +24,55 @@ def parameter_text(value: Any) -> str:
     return str(value)
 
 
+def _cell(spec: str, times: float = 1.0, per: float = 1.0) -> Callable[[Any], str]:
+    """A formatter of a metric cell: ``-`` when absent, else ``spec`` of ``value * times /
+    per`` (seconds per 3600 for hours, fractions times 100 for percent)."""
+
+    def format_cell(x: Any) -> str:
+        return "-" if pd.isna(x) else spec.format(x * times / per)
+
+    return format_cell
+
+
+#: The headline cells: waits in hours, shares in percent, plain numbers.
+_hours = _cell("{:,.2f}", per=3600)
+_pct = _cell("{:.2f}", times=100)
+_num = _cell("{:,.2f}")
+
+
+def _count(x: Any) -> str:
+    return f"{int(x):,}"
+
+
 def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any], str]]]:
     """(column, heading, formatter) of the headline metrics present in a results table, for
     the terminal and the report."""
 
-    def hours(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x / 3600:,.2f}"
-
-    def pct(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{100 * x:.2f}"
-
-    def num(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x:,.2f}"
-
-    def count(x: Any) -> str:
-        return f"{int(x):,}"
-
     columns: list[tuple[str, str, Callable[[Any], str]]] = [
-        ("completed", "jobs", count),
-        ("wait_mean", "mean wait (h)", hours),
-        ("wait_median", "median (h)", hours),
-        ("wait_p95", "P95 (h)", hours),
-        ("wait_max", "max (h)", hours),
-        ("bsld_mean", "bsld", num),
-        ("utilization", "util. (%)", pct),
+        ("completed", "jobs", _count),
+        ("wait_mean", "mean wait (h)", _hours),
+        ("wait_median", "median (h)", _hours),
+        ("wait_p95", "P95 (h)", _hours),
+        ("wait_max", "max (h)", _hours),
+        ("bsld_mean", "bsld", _num),
+        ("utilization", "util. (%)", _pct),
     ]
     if "utilization_before_maintenance" in table and (
         table["utilization_before_maintenance"].notna().any()
     ):
-        columns.append(("utilization_before_maintenance", "before maint. (%)", pct))
+        columns.append(("utilization_before_maintenance", "before maint. (%)", _pct))
     if "energy_total_mwh" not in table:  # a summary of means: no energy, no search columns
         return columns
     if table["energy_total_mwh"].notna().any():
         columns += [
-            ("energy_total_mwh", "energy (MWh)", num),
-            ("energy_wasted_mwh", "wasted (MWh)", num),
+            ("energy_total_mwh", "energy (MWh)", _num),
+            ("energy_wasted_mwh", "wasted (MWh)", _num),
         ]
     if table["icon_share"].notna().any():
-        columns.append(("icon_share", "ICON (%)", pct))
+        columns.append(("icon_share", "ICON (%)", _pct))
     if table["searches"].any():
-        columns += [("searches", "searches", count), ("drains", "drain decisions", count)]
-    columns.append(("simulate_seconds", "simulated in (s)", num))
+        columns += [("searches", "searches", _count), ("drains", "drain decisions", _count)]
+    columns.append(("simulate_seconds", "simulated in (s)", _num))
     return columns
 
 
@@ -73,29 +81,13 @@ def agreement_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any
     (:mod:`hpcsched.agreement`); none when no run of the table has it."""
     if "start_error_mean" not in table or not table["start_error_mean"].notna().any():
         return []
-
-    def hours(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x / 3600:,.2f}"
-
-    def signed_hours(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x / 3600:+,.2f}"
-
-    def pct(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{100 * x:.1f}"
-
-    def signed_points(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{100 * x:+.1f}"
-
-    def corr(x: Any) -> str:
-        return "-" if pd.isna(x) else f"{x:.3f}"
-
     return [
-        ("start_error_mean", "start error (h)", hours),
-        ("start_within_1h", "within 1 h (%)", pct),
-        ("wait_rank_corr", "wait rank corr.", corr),
-        ("wait_mean_diff", "mean wait diff. (h)", signed_hours),
-        ("wait_p95_diff", "P95 wait diff. (h)", signed_hours),
-        ("utilization_diff", "util. diff. (points)", signed_points),
+        ("start_error_mean", "start error (h)", _hours),
+        ("start_within_1h", "within 1 h (%)", _cell("{:.1f}", times=100)),
+        ("wait_rank_corr", "wait rank corr.", _cell("{:.3f}")),
+        ("wait_mean_diff", "mean wait diff. (h)", _cell("{:+,.2f}", per=3600)),
+        ("wait_p95_diff", "P95 wait diff. (h)", _cell("{:+,.2f}", per=3600)),
+        ("utilization_diff", "util. diff. (points)", _cell("{:+.1f}", times=100)),
     ]
 
 

@@ -35,21 +35,8 @@ pub(crate) fn utilization(
     Vec<(usize, f64, Option<f64>)>,
 )> {
     let (start, end, nodes) = (start.as_slice()?, end.as_slice()?, nodes.as_slice()?);
-    if end.len() != start.len() || nodes.len() != start.len() {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "start, end and nodes have different lengths",
-        ));
-    }
-    let ds = down_start.as_slice()?;
-    let windows = DowntimeColumns {
-        start: ds.to_vec(),
-        end: down_end.as_slice()?.to_vec(),
-        scheduled: down_scheduled.as_slice()?.to_vec(),
-        nodes: down_nodes.as_slice()?.to_vec(),
-        asleep: vec![false; ds.len()],
-    }
-    .windows()
-    .py_result(py)?;
+    check_lengths(start, end, nodes)?;
+    let windows = windows(py, &down_start, &down_end, &down_scheduled, &down_nodes)?;
     let attempts = (0..start.len()).map(|i| (start[i], end[i], nodes[i]));
     let (a, b) = horizon;
     let report = py.detach(|| {
@@ -91,13 +78,32 @@ pub(crate) fn overall_utilization(
     horizon: (f64, f64),
 ) -> PyResult<Option<f64>> {
     let (start, end, nodes) = (start.as_slice()?, end.as_slice()?, nodes.as_slice()?);
+    check_lengths(start, end, nodes)?;
+    let windows = windows(py, &down_start, &down_end, &down_scheduled, &down_nodes)?;
+    let attempts = (0..start.len()).map(|i| (start[i], end[i], nodes[i]));
+    let (a, b) = horizon;
+    Ok(py.detach(|| overall_by_attempt(attempts, machine_nodes, &windows, a, b)))
+}
+
+fn check_lengths(start: &[f64], end: &[f64], nodes: &[f64]) -> PyResult<()> {
     if end.len() != start.len() || nodes.len() != start.len() {
         return Err(pyo3::exceptions::PyValueError::new_err(
             "start, end and nodes have different lengths",
         ));
     }
+    Ok(())
+}
+
+/// The downtime windows from their columns (`down_nodes` 0: the whole machine).
+fn windows(
+    py: Python<'_>,
+    down_start: &PyReadonlyArray1<'_, f64>,
+    down_end: &PyReadonlyArray1<'_, f64>,
+    down_scheduled: &PyReadonlyArray1<'_, bool>,
+    down_nodes: &PyReadonlyArray1<'_, i64>,
+) -> PyResult<Vec<hpcsched_core::model::Downtime>> {
     let ds = down_start.as_slice()?;
-    let windows = DowntimeColumns {
+    DowntimeColumns {
         start: ds.to_vec(),
         end: down_end.as_slice()?.to_vec(),
         scheduled: down_scheduled.as_slice()?.to_vec(),
@@ -105,8 +111,5 @@ pub(crate) fn overall_utilization(
         asleep: vec![false; ds.len()],
     }
     .windows()
-    .py_result(py)?;
-    let attempts = (0..start.len()).map(|i| (start[i], end[i], nodes[i]));
-    let (a, b) = horizon;
-    Ok(py.detach(|| overall_by_attempt(attempts, machine_nodes, &windows, a, b)))
+    .py_result(py)
 }
