@@ -16,7 +16,8 @@ recorded wait), over the jobs that started in both schedules:
 - ``by_class``: per size class (S, M, L, XL), the jobs, the mean start error, the share within
   an hour and the mean wait difference.
 
-The comparison ranks policies by the mean start error, the smallest first (``RANK_KEY``).
+A comparison ranks policies by the mean start error, the smallest first
+(:func:`hpcsched.tables.by_agreement`).
 """
 
 from __future__ import annotations
@@ -29,29 +30,21 @@ import pandas as pd
 from hpcsched import _core, metrics
 from hpcsched.classes import SIZE_CLASSES
 from hpcsched.workload import DowntimeCalendar, Workload
-from hpcsched.workload.record import recorded_schedule, recorded_starts
+from hpcsched.workload.record import recorded_schedule
 
 #: A start this close to the recorded one counts as agreeing (s).
 CLOSE = 3600.0
-#: The summary entry policies are ranked by, the smallest first.
-RANK_KEY = ("start_error", "mean")
 
 
-def recorded_table(workload: Workload) -> pd.DataFrame:
-    """The recorded schedule as a job table: start (NaN where the wait is unknown), end (start
-    + run time) and nodes."""
-    start, end = recorded_schedule(workload.jobs)
-    return pd.DataFrame(
-        {"start": start, "end": end, "nodes": workload.jobs["nodes"].to_numpy()}, copy=False
-    )
-
-
-def recorded_utilization(workload: Workload, calendar: DowntimeCalendar) -> float | None:
+def _utilization(
+    start: np.ndarray, end: np.ndarray, workload: Workload, calendar: DowntimeCalendar
+) -> float | None:
     """The recorded schedule's utilization over uptime, from 0 to its last end: the engine's
     definition (``metrics.overall_utilization``), as the recorded run reports it."""
-    table = recorded_table(workload)
-    ends = table["end"].to_numpy()
-    last_end = float(np.nanmax(ends)) if np.isfinite(ends).any() else 0.0
+    table = pd.DataFrame(
+        {"start": start, "end": end, "nodes": workload.jobs["nodes"].to_numpy()}, copy=False
+    )
+    last_end = float(np.nanmax(end)) if np.isfinite(end).any() else 0.0
     return metrics.overall_utilization(table, workload.nodes, calendar, (0.0, last_end))
 
 
@@ -63,14 +56,14 @@ def against_record(
 ) -> dict[str, Any]:
     """The agreement of a run's job table ``jobs`` (replay order, the workload's jobs) with the
     recorded schedule; ``utilization``: the run's overall utilization over uptime."""
-    recorded = recorded_starts(workload.jobs)
+    recorded, recorded_end = recorded_schedule(workload.jobs)  # computed once for both uses
     simulated = jobs["start"].to_numpy(np.float64)
     both = np.isfinite(recorded) & np.isfinite(simulated)
     submit = jobs["submit"].to_numpy(np.float64)[both]
     sim_start, rec_start = simulated[both], recorded[both]
     error = np.abs(sim_start - rec_start)
     sim_wait, rec_wait = sim_start - submit, rec_start - submit
-    recorded_util = recorded_utilization(workload, calendar)
+    recorded_util = _utilization(recorded, recorded_end, workload, calendar)
     close = error <= CLOSE
     return {
         "jobs": int(both.sum()),
@@ -131,4 +124,4 @@ def _by_class(
     return by_class
 
 
-__all__ = ["CLOSE", "RANK_KEY", "against_record", "recorded_table", "recorded_utilization"]
+__all__ = ["CLOSE", "against_record"]

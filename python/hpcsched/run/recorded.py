@@ -90,9 +90,9 @@ def recorded_result(
         simulate_seconds=seconds,
         options=options,
         downtime_source=downtime_source,
+        platform=platform,
+        decision_log=None,  # the record keeps no decision log
     )
-    info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
-    info["inputs"]["decision_log"] = None
     if platform is not None and platform.power is not None:
         info["warnings"].append(
             f"the record holds no node power states: no energy for the recorded schedule "

@@ -78,6 +78,8 @@ def build_result(
         simulate_seconds=simulate_seconds,
         options=options,
         downtime_source=downtime_source,
+        platform=platform,
+        decision_log=decision_log,
     )
     reservations = pd.DataFrame(
         {
@@ -87,8 +89,6 @@ def build_result(
             "extra": raw["reservation_extra"].astype(np.int64),
         }
     )
-    info["inputs"]["platform"] = platform.to_dict() if platform is not None else None
-    info["inputs"]["decision_log"] = decision_log
     if has_record(workload):
         info["agreement"] = against_record(
             table, workload, calendar, info["utilization"]["overall_uptime"]
@@ -177,6 +177,8 @@ def summary_info(
     simulate_seconds: float,
     options: dict[str, Any],
     downtime_source: str | None,
+    platform: Platform | None,
+    decision_log: str | None,
 ) -> dict[str, Any]:
     from hpcsched import __version__
 
@@ -208,6 +210,8 @@ def summary_info(
             "downtime": downtime_source,
             "announce_lead": calendar.announce_lead,
             "overrun": overrun,
+            "platform": platform.to_dict() if platform is not None else None,
+            "decision_log": decision_log,
         },
         "workload": {
             "jobs": n,
