@@ -12,6 +12,7 @@ pub mod power;
 mod queue;
 pub mod ranks;
 mod record;
+mod sort;
 mod state;
 mod stop;
 pub mod utilization;

@@ -1,46 +1,7 @@
 //! Spearman's rank correlation: how alike two orderings of the same jobs are (a run's waits
 //! against the waits a site recorded), whatever the scale.
 
-use crate::engine::utilization::order_key;
-
-/// Bits of the key each pass of the radix sort places: 2,048 counters stay in the L1 cache.
-const DIGIT: u32 = 11;
-
-/// The positions of `values` (no NaN) in ascending order: a least-significant-digit radix sort
-/// of their order keys (six passes over keys and positions, none where every key shares the
-/// digit; waits of a year-long trace sort in a few milliseconds).
-fn ascending(values: &[f64]) -> Vec<u32> {
-    const BUCKETS: usize = 1 << DIGIT;
-    const PASSES: usize = 64usize.div_ceil(DIGIT as usize);
-    let mut keys: Vec<u64> = values.iter().map(|&v| order_key(v)).collect();
-    let mut order: Vec<u32> = (0..values.len() as u32).collect();
-    let mut counts = vec![[0u32; BUCKETS]; PASSES];
-    for &key in &keys {
-        for (pass, count) in counts.iter_mut().enumerate() {
-            count[(key >> (DIGIT as usize * pass)) as usize & (BUCKETS - 1)] += 1;
-        }
-    }
-    let (mut spare_keys, mut spare_order) = (keys.clone(), order.clone());
-    for (pass, count) in counts.iter_mut().enumerate() {
-        if count.contains(&(keys.len() as u32)) {
-            continue; // every key has the same digit here: the order stays
-        }
-        let mut next = 0;
-        for c in count.iter_mut() {
-            (*c, next) = (next, next + *c);
-        }
-        for (&key, &i) in keys.iter().zip(&order) {
-            let digit = (key >> (DIGIT as usize * pass)) as usize & (BUCKETS - 1);
-            let at = count[digit] as usize;
-            spare_keys[at] = key;
-            spare_order[at] = i;
-            count[digit] += 1;
-        }
-        std::mem::swap(&mut keys, &mut spare_keys);
-        std::mem::swap(&mut order, &mut spare_order);
-    }
-    order
-}
+use crate::engine::sort::ascending;
 
 /// Ranks from 1 of `values` (no NaN), ties sharing their average rank.
 pub fn average_ranks(values: &[f64]) -> Vec<f64> {

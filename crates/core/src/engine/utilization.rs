@@ -18,6 +18,7 @@
 
 use std::cmp::Ordering;
 
+use crate::engine::sort::{ascending, order_key};
 use crate::model::{Downtime, DowntimeKind};
 
 /// Length of the window before each scheduled maintenance whose utilization is reported (s).
@@ -73,55 +74,19 @@ fn steps<T: Copy>(
     (times, values)
 }
 
-/// `t` as an integer ordered as the floats are (no NaN; -0 and +0 equal, as numpy sorts them).
-#[inline]
-pub(crate) fn order_key(t: f64) -> u64 {
-    let bits = (t + 0.0).to_bits(); // -0 + 0 = +0
-    if bits >> 63 == 1 {
-        !bits
-    } else {
-        bits | (1 << 63)
-    }
-}
-
-/// Sorts `points` by time, stably (ties keep their order) as numpy's stable argsort does: a
-/// least-significant-digit radix sort of the times' integer keys (a year-long trace has about
-/// half a million points; comparison sorts took most of the summary's time).
+/// Sorts `points` by time, stably (ties keep their order) as numpy's stable argsort does (a
+/// year-long trace has about half a million points; comparison sorts took most of the
+/// summary's time: [`ascending`] is a radix sort).
 fn sort_by_time<T: Copy>(points: &mut Vec<(f64, T)>) {
-    const DIGIT: u32 = 16;
-    const BUCKETS: usize = 1 << DIGIT;
     if points.len() < 1024 {
         points.sort_by_key(|p| order_key(p.0));
         return;
     }
-    let mut keys: Vec<(u64, usize)> = points
+    let times: Vec<f64> = points.iter().map(|p| p.0).collect();
+    let sorted = ascending(&times)
         .iter()
-        .enumerate()
-        .map(|(i, p)| (order_key(p.0), i))
+        .map(|&i| points[i as usize])
         .collect();
-    let mut spare = keys.clone();
-    let mut counts = vec![vec![0usize; BUCKETS]; 4];
-    for &(key, _) in &keys {
-        for (pass, count) in counts.iter_mut().enumerate() {
-            count[(key >> (DIGIT * pass as u32)) as usize & (BUCKETS - 1)] += 1;
-        }
-    }
-    for (pass, count) in counts.iter_mut().enumerate() {
-        if count.contains(&keys.len()) {
-            continue; // every key has the same digit here: the order stays
-        }
-        let mut next = 0;
-        for c in count.iter_mut() {
-            (*c, next) = (next, next + *c);
-        }
-        for &(key, i) in &keys {
-            let digit = (key >> (DIGIT * pass as u32)) as usize & (BUCKETS - 1);
-            spare[count[digit]] = (key, i);
-            count[digit] += 1;
-        }
-        std::mem::swap(&mut keys, &mut spare);
-    }
-    let sorted = keys.iter().map(|&(_, i)| points[i]).collect();
     *points = sorted;
 }
 
