@@ -274,3 +274,12 @@ def test_a_sweep_ranks_its_runs_by_agreement_in_the_terminal_and_the_report(tmp_
     assert "Recorded" not in ranking  # the record is not ranked against itself
     report = (tmp_path / "out" / "report.html").read_text()
     assert "Agreement with the recorded schedule" in report
+
+
+def test_a_start_exactly_an_hour_off_counts_as_within_the_hour():
+    # two nodes, both jobs start at submission under FCFS; the record has them 3600 s and
+    # 3601 s later: one of two within the hour, the boundary included
+    rows = [(1, 0.0, 3600.0, 10.0, 10.0, 1), (2, 100.0, 3601.0, 10.0, 10.0, 1)]
+    agreement = hpcsched.simulate(workload(rows, nodes=2), "fcfs").info["agreement"]
+    assert agreement["start_error"]["within_1h"] == 0.5
+    assert agreement["by_class"]["XL"]["within_1h"] == 0.5  # one node of two: XL
