@@ -10,7 +10,8 @@ use std::sync::Arc;
 use crate::engine::{Engine, Inputs, StopFlag};
 use crate::error::{CoreError, Result};
 use crate::model::{
-    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel, MAX_NODES,
+    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, OverLimits, Overrun, PartitionSpec,
+    PowerModel, MAX_NODES,
 };
 use crate::power::config::{manager_config, IconConfig};
 use crate::sched::{build_policy, build_policy_estimated, build_snf, Policy};
@@ -50,6 +51,17 @@ pub struct JobColumns {
     pub nodes: Vec<i64>,
     /// Each job's user, when the trace names them.
     pub user: Option<Vec<i64>>,
+}
+
+/// The partitions of a site, and each job's candidates as a CSR list: the partitions of job
+/// `j` are `candidates[offsets[j]..offsets[j + 1]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SiteSpec {
+    pub partitions: Vec<PartitionSpec>,
+    /// A name of `OverLimits::NAMES`.
+    pub over_limits: String,
+    pub offsets: Vec<u32>,
+    pub candidates: Vec<u32>,
 }
 
 /// The downtime windows, as columns (all of one length): `nodes` 0 means the whole machine;
@@ -155,6 +167,8 @@ pub struct RunSpec {
     pub power: Option<PowerModel>,
     /// Node groups (count, power model) of a heterogeneous platform.
     pub groups: Option<Vec<(u32, PowerModel)>>,
+    /// The partitions of a site (`None`: one pool).
+    pub site: Option<SiteSpec>,
     pub downtime: DowntimeColumns,
     /// How long before a scheduled window it is announced (s).
     pub announce_lead: f64,
@@ -194,6 +208,24 @@ impl RunSpec {
         let (policy_name, window, max_wait) = (self.policy.clone(), self.window, self.max_wait);
         let (backfill, estimates) = (self.backfill.clone(), self.estimates.clone());
         let search = self.search.take();
+        if self.site.is_some() {
+            let unsupported = if search.is_some() {
+                Some("a look-ahead search (MARS)")
+            } else if policy_name == "python" || policy_name == "agent" {
+                Some("a policy outside the engine")
+            } else if self.manager.is_some() {
+                Some("node power management")
+            } else if estimates != "requested" {
+                Some("EASY on predicted run times")
+            } else {
+                None
+            };
+            if let Some(what) = unsupported {
+                return Err(CoreError::input(format!(
+                    "partitions with {what}: not yet (heuristics, with or without EASY, and SNF run on partitions)"
+                )));
+            }
+        }
         let inputs = self.inputs()?;
         let mut policy: Box<dyn Policy> = match policy_name.as_str() {
             // A learning agent drives the engine step by step; no policy decides.
@@ -275,6 +307,17 @@ impl RunSpec {
         let mut inputs = Inputs::new(table, machine, calendar, overrun)?;
         if let Some(groups) = self.groups {
             inputs = inputs.with_groups(groups)?;
+        }
+        if let Some(site) = self.site {
+            let over_limits = OverLimits::from_name(&site.over_limits).ok_or_else(|| {
+                CoreError::input(format!(
+                    "unknown over-limits rule {:?} ({})",
+                    site.over_limits,
+                    OverLimits::NAMES.join(", ")
+                ))
+            })?;
+            inputs =
+                inputs.with_site(site.partitions, over_limits, site.offsets, site.candidates)?;
         }
         // Node power states: under a power manager, or for an agent or a Python policy on a
         // platform with a power model (they switch nodes themselves).
@@ -384,6 +427,7 @@ mod tests {
             machine_nodes: 4,
             power: None,
             groups: None,
+            site: None,
             downtime: DowntimeColumns::default(),
             announce_lead: 0.0,
             overrun: "continue".into(),

@@ -2,12 +2,12 @@
 //! it (`hpcsched.run.native.NativeRun`, the search, power model and power manager options
 //! Python validated). Names stay names: the core reads them ([`RunSpec::build`]).
 
-use hpcsched_core::model::PowerModel;
+use hpcsched_core::model::{PartitionSpec, PartitionState, PowerModel};
 use hpcsched_core::power::config::IconConfig;
 use hpcsched_core::power::screen::ScreenConfig;
 use hpcsched_core::search::Reward;
 use hpcsched_core::spec::{
-    DowntimeColumns, JobColumns, ManagerSpec, NamedManager, RunSpec, SearchSpec,
+    DowntimeColumns, JobColumns, ManagerSpec, NamedManager, RunSpec, SearchSpec, SiteSpec,
 };
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
@@ -25,6 +25,7 @@ struct NativeRun<'py> {
     machine_nodes: i64,
     power: Option<Bound<'py, PyDict>>,
     groups: Option<Vec<(u32, Bound<'py, PyDict>)>>,
+    site: Option<Bound<'py, PyDict>>,
     down_start: PyReadonlyArray1<'py, f64>,
     down_end: PyReadonlyArray1<'py, f64>,
     down_scheduled: PyReadonlyArray1<'py, bool>,
@@ -72,6 +73,7 @@ pub fn native_run(run: &Bound<'_, PyAny>) -> PyResult<Run> {
                     .collect::<PyResult<Vec<_>>>()
             })
             .transpose()?,
+        site: r.site.as_ref().map(site_spec).transpose()?,
         downtime: DowntimeColumns {
             start: column(&r.down_start),
             end: column(&r.down_end),
@@ -128,6 +130,37 @@ pub fn search_spec(d: &Bound<'_, PyDict>) -> PyResult<SearchSpec> {
         prior: get_item(d, "prior")?,
         bases: get_item(d, "bases")?,
         threads: get_item(d, "threads")?,
+    })
+}
+
+/// A site Python validated (`hpcsched.run.native.site_options`): its partitions, the
+/// over-limits rule and the jobs' candidates (CSR arrays).
+fn site_spec(d: &Bound<'_, PyDict>) -> PyResult<SiteSpec> {
+    let raw: Vec<Bound<'_, PyDict>> = get_item(d, "partitions")?;
+    let mut partitions = Vec::with_capacity(raw.len());
+    for p in &raw {
+        let state: String = get_item(p, "state")?;
+        partitions.push(PartitionSpec {
+            name: get_item(p, "name")?,
+            ranges: get_item(p, "ranges")?,
+            max_time: get_item(p, "max_time")?,
+            max_nodes: get_item(p, "max_nodes")?,
+            min_nodes: get_item(p, "min_nodes")?,
+            tier: get_item(p, "tier")?,
+            state: PartitionState::from_name(&state).ok_or_else(|| {
+                pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown partition state {state:?}"
+                ))
+            })?,
+        });
+    }
+    let offsets: PyReadonlyArray1<'_, u32> = get_item(d, "offsets")?;
+    let candidates: PyReadonlyArray1<'_, u32> = get_item(d, "candidates")?;
+    Ok(SiteSpec {
+        partitions,
+        over_limits: get_item(d, "over_limits")?,
+        offsets: offsets.as_array().to_vec(),
+        candidates: candidates.as_array().to_vec(),
     })
 }
 

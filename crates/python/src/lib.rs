@@ -72,6 +72,19 @@ fn start_kind_names() -> Vec<&'static str> {
         .collect()
 }
 
+/// Why a job was refused at submission on a platform with partitions, indexed by the codes
+/// in `Simulation.results()["rejected"]`.
+#[pyfunction]
+fn partition_rejection_names() -> Vec<&'static str> {
+    hpcsched_core::model::Rejection::NAMES.to_vec()
+}
+
+/// A partition's states (`State=` in Slurm), as platform files name them.
+#[pyfunction]
+fn partition_state_names() -> Vec<&'static str> {
+    hpcsched_core::model::PartitionState::NAMES.to_vec()
+}
+
 /// Bounded slowdowns of jobs (`max(1, (wait + run) / max(run, tau))`), the engine's definition.
 #[pyfunction]
 fn bounded_slowdowns<'py>(
@@ -309,6 +322,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(power_mode_names, m)?)?;
     m.add_function(wrap_pyfunction!(rejection_text, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_rejection_names, m)?)?;
+    m.add_function(wrap_pyfunction!(partition_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
     m.add_function(wrap_pyfunction!(utilization::utilization, m)?)?;

@@ -32,6 +32,8 @@ class NativeRun:
     machine_nodes: int
     power: dict[str, float] | None
     groups: list[tuple[int, dict[str, float]]] | None
+    #: partitions and each job's candidates (``site_options``); None: one pool
+    site: dict[str, Any] | None
     down_start: npt.NDArray[np.float64]
     down_end: npt.NDArray[np.float64]
     down_scheduled: npt.NDArray[np.bool_]
@@ -80,6 +82,7 @@ def native_run(
         groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
         if platform is not None and platform.heterogeneous
         else None,
+        site=None,
         **calendar.columns(),
         announce_lead=calendar.announce_lead,
         overrun=overrun,

@@ -5,7 +5,10 @@ use std::sync::Arc;
 
 use crate::engine::layer::LayerSpec;
 use crate::error::{CoreError, Result};
-use crate::model::{Calendar, DowntimeKind, JobTable, Machine, Overrun, PowerModel, MAX_NODES};
+use crate::model::{
+    Calendar, DowntimeKind, JobTable, Machine, OverLimits, Overrun, PartitionSpec, PowerModel,
+    Site, MAX_NODES,
+};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum BoundaryKind {
@@ -48,6 +51,8 @@ pub struct Inputs {
     /// Node groups (count, power model) of a heterogeneous platform; empty: one group of the
     /// machine's power model.
     pub groups: Vec<(u32, PowerModel)>,
+    /// The partitions of a site, and each job's candidates (`None`: one pool).
+    pub site: Option<Site>,
 }
 
 impl Inputs {
@@ -56,6 +61,11 @@ impl Inputs {
         if self.machine.power.is_none() {
             return Err(CoreError::input(
                 "power management needs a platform with a power model",
+            ));
+        }
+        if self.site.is_some() {
+            return Err(CoreError::input(
+                "partitions with node power states: not yet",
             ));
         }
         self.power_managed = true;
@@ -84,6 +94,38 @@ impl Inputs {
             model.validate()?;
         }
         self.groups = groups;
+        Ok(self)
+    }
+
+    /// Partitions over the machine's nodes, and each job's candidate partitions
+    /// (`candidates[offsets[j]..offsets[j + 1]]`). Node power states, node groups and
+    /// downtime windows do not combine with partitions yet: they are refused.
+    pub fn with_site(
+        mut self,
+        partitions: Vec<PartitionSpec>,
+        over_limits: OverLimits,
+        offsets: Vec<u32>,
+        candidates: Vec<u32>,
+    ) -> Result<Self> {
+        if self.power_managed || !self.groups.is_empty() {
+            return Err(CoreError::input(
+                "partitions with node power states or node groups of their own power: not yet",
+            ));
+        }
+        if !self.calendar.windows().is_empty() {
+            return Err(CoreError::input(
+                "partitions with a downtime calendar: not yet",
+            ));
+        }
+        let site = Site::new(
+            partitions,
+            self.machine.nodes,
+            over_limits,
+            &self.jobs,
+            offsets,
+            candidates,
+        )?;
+        self.site = Some(site);
         Ok(self)
     }
 
@@ -176,6 +218,7 @@ impl Inputs {
             sample_transitions: None,
             manager: None,
             groups: Vec::new(),
+            site: None,
         })
     }
 }

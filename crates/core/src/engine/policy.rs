@@ -61,6 +61,11 @@ pub struct Decision {
     pub power_off: Vec<u32>,
     /// Times at which the policy wants to be invoked again.
     pub timers: Vec<f64>,
+    /// On a site, each start's partition and the end of its nodes in `takes` (they begin
+    /// where the previous start's end), in start order.
+    pub site_starts: Vec<(u32, u32)>,
+    /// On a site, the nodes of the starts: (atom, count) pairs (`model::site`).
+    pub takes: Vec<(u32, u32)>,
 }
 
 impl Decision {
@@ -73,6 +78,8 @@ impl Decision {
         self.power_on.clear();
         self.power_off.clear();
         self.timers.clear();
+        self.site_starts.clear();
+        self.takes.clear();
     }
 }
 

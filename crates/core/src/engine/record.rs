@@ -39,6 +39,11 @@ pub struct RunLog {
     pub invocations: u64,
     /// Distinct event times processed.
     pub event_times: u64,
+    /// On a site, the partition each job started in (`u32::MAX`: none), by job; empty
+    /// otherwise.
+    pub partition: Vec<u32>,
+    /// On a site, the jobs refused at submission, with the reason: (job, reason).
+    pub rejected: Vec<(u32, crate::model::Rejection)>,
 }
 
 impl RunLog {
@@ -58,6 +63,8 @@ impl RunLog {
             candidate_detail: false,
             invocations: 0,
             event_times: 0,
+            partition: Vec::new(),
+            rejected: Vec::new(),
         }
     }
 
@@ -84,6 +91,22 @@ impl RunLog {
             self.end[j] = end;
             self.start_kind[j] = kind;
             self.killed[j] = killed;
+        }
+    }
+
+    /// Job `job` started in partition `p` (on a site).
+    pub(crate) fn record_partition(&mut self, job: u32, p: u32, jobs: usize) {
+        if self.is_recording() {
+            if self.partition.is_empty() {
+                self.partition = vec![u32::MAX; jobs];
+            }
+            self.partition[job as usize] = p;
+        }
+    }
+
+    pub(crate) fn record_rejection(&mut self, job: u32, reason: crate::model::Rejection) {
+        if self.is_recording() {
+            self.rejected.push((job, reason));
         }
     }
 

@@ -71,6 +71,8 @@ pub struct SimState {
     pub(crate) metrics: Metrics,
     /// Node power states, when nodes have identities.
     pub(crate) nodes: Option<Nodes>,
+    /// Free and held nodes of the site's atoms, on a platform with partitions.
+    pub(crate) site: Option<crate::engine::site::SiteState>,
     /// The power manager under the queue policy, if any.
     pub(crate) manager: Option<Box<dyn PowerLayer>>,
     /// The manager has prepared the current instant and not acted on it yet.

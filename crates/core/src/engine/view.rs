@@ -2,6 +2,7 @@
 
 use crate::engine::layer::PowerLayer;
 use crate::engine::power::Node;
+use crate::engine::site::SiteView;
 use crate::engine::state::Running;
 use crate::model::{Downtime, JobTable, PowerModel};
 
@@ -136,6 +137,8 @@ pub struct View<'a> {
     /// Jobs completed at this instant: (job, start, end); their run time is now known
     /// (recorded for power managers only).
     pub completed: &'a [(u32, f64, f64)],
+    /// The partitions and their nodes, on a platform with partitions.
+    pub site: Option<SiteView<'a>>,
 }
 
 impl<'a> View<'a> {
@@ -165,6 +168,7 @@ impl<'a> View<'a> {
             manager: None,
             arrived: &[],
             completed: &[],
+            site: None,
         }
     }
 }

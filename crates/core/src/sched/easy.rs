@@ -95,7 +95,7 @@ impl Reservation {
 
 /// Walks releases in time order, adding nodes to the free count until the top job fits: that
 /// time is the shadow time; every release at or before it counts toward `extra`.
-fn walk(
+pub(crate) fn walk(
     releases: impl Iterator<Item = (f64, u32)>,
     free_now: u32,
     top_nodes: u32,

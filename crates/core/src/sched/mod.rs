@@ -11,6 +11,7 @@ pub mod order;
 pub mod policy;
 pub mod registry;
 pub mod scan;
+pub mod site;
 
 pub use action::Action;
 pub use capability::{capabilities, Capabilities};

@@ -7,6 +7,7 @@ use crate::engine::View;
 pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
 use crate::sched::order::{order_fitting, order_window, Heuristic};
 use crate::sched::scan::{scan, Counts, Estimates};
+use crate::sched::site::SiteScan;
 
 /// How a queue policy orders the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -99,6 +100,8 @@ pub struct QueuePolicy {
     scores: Vec<u128>,
     order: Vec<u32>,
     started: Vec<(f64, u32)>,
+    /// The scan's scratch on a platform with partitions.
+    site_scan: SiteScan,
     /// EASY on system-generated predictions instead of requested times (`None`: requested).
     predictions: Option<Predictions>,
     /// How the policy serves the queue, handed to a power manager with each decision.
@@ -119,6 +122,7 @@ impl QueuePolicy {
             scores: Vec::new(),
             order: Vec::new(),
             started: Vec::new(),
+            site_scan: SiteScan::default(),
             predictions: None,
         }
     }
@@ -214,6 +218,22 @@ impl Policy for QueuePolicy {
             if let Some(p) = self.predictions.as_mut() {
                 p.update(view); // completions are seen once: learn from them now
             }
+            return;
+        }
+        if view.site.is_some() {
+            // Each component of the site has its own top job: the whole queue is ordered.
+            order_window(
+                self.heuristic,
+                self.window,
+                view,
+                &mut self.scores,
+                &mut self.order,
+            );
+            let (order, sorted) = (&self.order, self.order.len());
+            let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
+            let len = queue.len();
+            self.site_scan
+                .scan(view, len, position, self.backfill, decision);
             return;
         }
         // Without a power manager placing jobs only the jobs that fit (and the first that does
@@ -334,6 +354,7 @@ pub struct Snf {
     pub max_wait: Option<f64>,
     candidates: Vec<(u32, f64, i64, u32)>,
     started: Vec<(f64, u32)>,
+    site_scan: SiteScan,
     /// How it serves the queue: without backfilling, and (with `max_wait`) with EASY behind
     /// an aged head.
     rule: Arc<QueueRule>,
@@ -360,6 +381,7 @@ impl Snf {
             max_wait,
             candidates: Vec::new(),
             started: Vec::new(),
+            site_scan: SiteScan::default(),
             rule: match max_wait {
                 None => Arc::new(QueueRule::SNF),
                 Some(_) => aged(Backfill::None),
@@ -458,6 +480,18 @@ impl Policy for Snf {
             return;
         }
         let candidates = &self.candidates;
+        if view.site.is_some() {
+            // (a job wider than every free node of the machine sorts after the jobs of its
+            // component that may start, and cannot start: leaving it out is exact here too)
+            self.site_scan.scan(
+                view,
+                candidates.len(),
+                |k| candidates[k].3,
+                Backfill::None,
+                decision,
+            );
+            return;
+        }
         let mut counts = Counts::new(view, Estimates::REQUESTED, &mut self.started);
         scan(
             view,

@@ -7,5 +7,6 @@ mod easy;
 mod external;
 mod heuristics;
 mod jobs;
+mod partitions;
 mod power_classes;
 mod progress;

@@ -5,9 +5,10 @@ use crate::engine::admission::Admission;
 use crate::engine::core::Engine;
 use crate::engine::policy::Decision;
 use crate::engine::power::{NodeState, Nodes};
+use crate::engine::site::SiteState;
 use crate::engine::state::{Completion, Running, Timer};
 use crate::error::{CoreError, Result};
-use crate::model::Overrun;
+use crate::model::{Overrun, Site};
 
 impl Engine {
     /// Validates and applies a decision: the only place jobs start.
@@ -152,7 +153,13 @@ impl Engine {
         let inputs = &*self.inputs;
         let placed = self.placements(decision)?;
         let mut offset = 0;
-        for start in &decision.starts {
+        let on_site = inputs.site.is_some();
+        if on_site && decision.site_starts.len() != decision.starts.len() {
+            return Err(CoreError::decision(
+                "on a platform with partitions each start names its partition and nodes",
+            ));
+        }
+        for (i, start) in decision.starts.iter().enumerate() {
             let queued = self.state.queue.as_slice().get(start.pos as usize).copied();
             if queued != Some(start.job) {
                 return Err(CoreError::decision(format!(
@@ -176,6 +183,16 @@ impl Engine {
             }
             admission.commit(requested_end, job.nodes);
             free -= job.nodes;
+            if let (Some(site), Some(state)) = (inputs.site.as_ref(), self.state.site.as_mut()) {
+                let (p, end) = decision.site_starts[i];
+                let begin = i.checked_sub(1).map_or(0, |b| decision.site_starts[b].1);
+                let takes = (decision.takes)
+                    .get(begin as usize..end as usize)
+                    .ok_or_else(|| CoreError::decision("a start's nodes are out of range"))?;
+                check_site_start(site, state, start.job, job.id, job.nodes, p, takes)?;
+                state.take(start.job, takes);
+                self.log.record_partition(start.job, p, inputs.jobs.len());
+            }
             let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;
             let end = now
                 + if killed {
@@ -228,4 +245,46 @@ impl Engine {
         self.state.queue.remove_sorted(&self.scratch);
         Ok(())
     }
+}
+
+/// Checks a start on a site: partition `p` is one where job `index` (id `id`) may start, and
+/// `takes` are `nodes` free nodes of its atoms.
+fn check_site_start(
+    site: &Site,
+    state: &SiteState,
+    index: u32,
+    id: i64,
+    nodes: u32,
+    p: u32,
+    takes: &[(u32, u32)],
+) -> Result<()> {
+    if !site.usable(index).contains(&p) {
+        return Err(CoreError::decision(format!(
+            "job {id} may not start in partition {p} (not a candidate that accepts it)"
+        )));
+    }
+    let mut total = 0u64;
+    for &(atom, count) in takes {
+        if atom as usize >= site.atoms() || !site.contains(p, atom) {
+            return Err(CoreError::decision(format!(
+                "job {id} takes nodes outside partition {:?}",
+                site.partition(p).spec.name
+            )));
+        }
+        if count > state.free()[atom as usize] {
+            return Err(CoreError::decision(format!(
+                "job {id} takes {count} nodes of a set with {} free",
+                state.free()[atom as usize]
+            )));
+        }
+        total += u64::from(count);
+    }
+    if total != u64::from(nodes)
+        || (takes.iter().enumerate()).any(|(i, a)| takes[..i].iter().any(|b| b.0 == a.0))
+    {
+        return Err(CoreError::decision(format!(
+            "job {id} needs {nodes} nodes, its start names {total} (each set of nodes once)"
+        )));
+    }
+    Ok(())
 }

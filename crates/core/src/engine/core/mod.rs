@@ -16,10 +16,12 @@ use crate::engine::log::LogTable;
 use crate::engine::policy::{Decision, Policy};
 use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
+use crate::engine::site::{SiteState, SiteView};
 use crate::engine::state::SimState;
 use crate::engine::stop::StopFlag;
 use crate::engine::view::{KnownJobs, View};
 use crate::error::{CoreError, Result};
+use crate::model::OverLimits;
 
 /// Invocations in a row with jobs waiting and only timers left after which a run is stalled
 /// (`Engine::check_progress`): far more than any timer-driven plan takes to act.
@@ -64,10 +66,12 @@ impl Engine {
             _ => None,
         };
         let manager = inputs.manager.as_ref().map(|spec| Arc::clone(spec).build());
+        let site = (inputs.site.as_ref()).map(|site| SiteState::new(site, inputs.jobs.len()));
         let state = SimState {
             now,
             nodes,
             manager,
+            site,
             ..SimState::default()
         };
         Engine::with_state(inputs, state)
@@ -438,6 +442,9 @@ impl Engine {
             manager: s.manager.as_deref(),
             arrived: &s.arrived,
             completed: &s.completed,
+            site: (self.inputs.site.as_ref())
+                .zip(s.site.as_ref())
+                .map(|(model, state)| SiteView { model, state }),
         }
     }
 
@@ -452,6 +459,9 @@ impl Engine {
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
+            if let Some(site) = self.state.site.as_mut() {
+                site.release(c.job);
+            }
             // Only power managers and outside policies read completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
                 nodes.release(c.job, t);
@@ -468,11 +478,19 @@ impl Engine {
         while (self.state.next_submit as usize) < jobs.len()
             && jobs.get(self.state.next_submit).submit <= t
         {
-            self.state.queue.push(self.state.next_submit);
-            if self.state.nodes.is_some() || self.state.record_events {
-                self.state.arrived.push(self.state.next_submit);
-            }
+            let index = self.state.next_submit;
             self.state.next_submit += 1;
+            if let Some(reason) = (self.inputs.site.as_ref())
+                .filter(|site| site.over_limits == OverLimits::Reject)
+                .and_then(|site| site.rejection(index))
+            {
+                self.log.record_rejection(index, reason);
+                continue; // refused at submission: never queued
+            }
+            self.state.queue.push(index);
+            if self.state.nodes.is_some() || self.state.record_events {
+                self.state.arrived.push(index);
+            }
         }
     }
 }

@@ -1,0 +1,560 @@
+//! A site: named partitions over the machine's nodes (they may overlap), with their limits,
+//! priority tiers and states, and each job's candidate partitions.
+//!
+//! Nodes within a partition are interchangeable, so the engine counts them: the machine is cut
+//! into *atoms*, the largest sets of nodes that belong to exactly the same partitions, and a
+//! job's nodes are a count taken from the atoms of the partition it starts in. Partitions that
+//! share an atom, or that one job names together, form a *component*: an independent scheduler
+//! (EASY keeps one reservation per component; docs/semantics.md, "Partitions").
+
+use crate::error::{CoreError, Result};
+use crate::model::JobTable;
+
+/// A partition's state, as Slurm's `State=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum PartitionState {
+    /// Jobs are accepted and run.
+    #[default]
+    Up,
+    /// Jobs are accepted but none starts.
+    Down,
+    /// No new job is accepted; queued ones still run.
+    Drain,
+}
+
+impl PartitionState {
+    pub const NAMES: [&'static str; 3] = ["up", "down", "drain"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "up" => Some(PartitionState::Up),
+            "down" => Some(PartitionState::Down),
+            "drain" => Some(PartitionState::Drain),
+            _ => None,
+        }
+    }
+}
+
+/// What becomes of a job that no candidate partition accepts (over its limits, or drained).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OverLimits {
+    /// Refused at submission and counted (Slurm's `EnforcePartLimits`).
+    #[default]
+    Reject,
+    /// Left pending for ever, and reported as never started.
+    Hold,
+}
+
+impl OverLimits {
+    pub const NAMES: [&'static str; 2] = ["reject", "hold"];
+
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "reject" => Some(OverLimits::Reject),
+            "hold" => Some(OverLimits::Hold),
+            _ => None,
+        }
+    }
+}
+
+/// Why no candidate partition accepts a job (the first candidate's reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Rejection {
+    /// More nodes than the partition has.
+    LargerThanPartition = 0,
+    /// More nodes than its MaxNodes.
+    OverMaxNodes = 1,
+    /// Fewer nodes than its MinNodes.
+    UnderMinNodes = 2,
+    /// A requested time over its MaxTime.
+    OverMaxTime = 3,
+    /// The partition is drained.
+    Drained = 4,
+}
+
+impl Rejection {
+    /// The names, in the order of the codes.
+    pub const NAMES: [&'static str; 5] = [
+        "larger_than_partition",
+        "over_max_nodes",
+        "under_min_nodes",
+        "over_max_time",
+        "drained",
+    ];
+}
+
+/// A partition as a platform file describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PartitionSpec {
+    pub name: String,
+    /// Half-open ranges of node indices `[start, end)` over the machine.
+    pub ranges: Vec<(u32, u32)>,
+    pub max_time: Option<f64>,
+    pub max_nodes: Option<u32>,
+    pub min_nodes: u32,
+    /// Slurm's PriorityTier: jobs of a higher tier are considered first.
+    pub tier: u32,
+    pub state: PartitionState,
+}
+
+/// A partition as the engine uses it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Partition {
+    pub spec: PartitionSpec,
+    /// Its nodes.
+    pub size: u32,
+    /// Its atoms, in the order its jobs take nodes from them: the least shared first (a job
+    /// leaves the nodes other partitions may use for last), then by index.
+    pub atoms: Box<[u32]>,
+    pub component: u32,
+}
+
+/// The partitions, their atoms and components, and each job's candidates.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Site {
+    partitions: Vec<Partition>,
+    /// Nodes in each atom.
+    atom_sizes: Vec<u32>,
+    /// `member[p * atoms + a]`: atom `a` belongs to partition `p`.
+    member: Vec<bool>,
+    components: u32,
+    pub over_limits: OverLimits,
+    /// Candidate partitions of job `j`: `candidates[offsets[j]..offsets[j + 1]]`, as named.
+    offsets: Vec<u32>,
+    candidates: Vec<u32>,
+    /// The candidates that accept the job and are up: the same layout. (A job accepted only by
+    /// partitions that are down waits.)
+    usable_offsets: Vec<u32>,
+    usable: Vec<u32>,
+    /// Each job's tier: the highest of its usable candidates' (0 when none).
+    tiers: Vec<u32>,
+    /// Each job's component (that of its candidates), `u32::MAX` when none is usable.
+    job_component: Vec<u32>,
+    /// Why a job no candidate accepts is refused (`None`: accepted).
+    rejections: Vec<Option<Rejection>>,
+    /// Several tiers: the scan orders by tier first.
+    tiered: bool,
+}
+
+impl Site {
+    /// The site of `partitions` on a machine of `machine_nodes` nodes, for `jobs`, whose
+    /// candidates are `candidates[offsets[j]..offsets[j + 1]]` (partition indices).
+    pub fn new(
+        partitions: Vec<PartitionSpec>,
+        machine_nodes: u32,
+        over_limits: OverLimits,
+        jobs: &JobTable,
+        offsets: Vec<u32>,
+        candidates: Vec<u32>,
+    ) -> Result<Self> {
+        if partitions.is_empty() {
+            return Err(CoreError::input("a site needs at least one partition"));
+        }
+        if partitions.len() > u32::MAX as usize / 2 {
+            return Err(CoreError::input("too many partitions"));
+        }
+        let (atom_sizes, memberships) = atoms_of(&partitions, machine_nodes)?;
+        let atoms = atom_sizes.len();
+        let mut member = vec![false; partitions.len() * atoms];
+        for (a, parts) in memberships.iter().enumerate() {
+            for &p in parts {
+                member[p as usize * atoms + a] = true;
+            }
+        }
+        let sharing: Vec<usize> = memberships.iter().map(Vec::len).collect();
+        check_candidates(jobs.len(), &offsets, &candidates, partitions.len())?;
+        // components: partitions sharing an atom, or named together by one job
+        let mut roots: Vec<u32> = (0..partitions.len() as u32).collect();
+        for parts in &memberships {
+            for w in parts.windows(2) {
+                union(&mut roots, w[0], w[1]);
+            }
+        }
+        for j in 0..jobs.len() {
+            let named = &candidates[offsets[j] as usize..offsets[j + 1] as usize];
+            for w in named.windows(2) {
+                union(&mut roots, w[0], w[1]);
+            }
+        }
+        let mut component_of_root = vec![u32::MAX; partitions.len()];
+        let mut components = 0;
+        let mut built = Vec::with_capacity(partitions.len());
+        for (p, spec) in partitions.into_iter().enumerate() {
+            let root = find(&mut roots, p as u32) as usize;
+            if component_of_root[root] == u32::MAX {
+                component_of_root[root] = components;
+                components += 1;
+            }
+            let mut mine: Vec<u32> = (0..atoms as u32)
+                .filter(|&a| member[p * atoms + a as usize])
+                .collect();
+            mine.sort_by_key(|&a| (sharing[a as usize], a));
+            let size = mine.iter().map(|&a| atom_sizes[a as usize]).sum();
+            built.push(Partition {
+                spec,
+                size,
+                atoms: mine.into_boxed_slice(),
+                component: component_of_root[root],
+            });
+        }
+        let mut site = Site {
+            tiered: built.windows(2).any(|w| w[0].spec.tier != w[1].spec.tier),
+            partitions: built,
+            atom_sizes,
+            member,
+            components,
+            over_limits,
+            offsets,
+            candidates,
+            usable_offsets: Vec::new(),
+            usable: Vec::new(),
+            tiers: Vec::new(),
+            job_component: Vec::new(),
+            rejections: Vec::new(),
+        };
+        site.screen(jobs);
+        Ok(site)
+    }
+
+    /// Which candidates accept each job, each job's tier and component, and the reason for
+    /// the jobs none accepts.
+    fn screen(&mut self, jobs: &JobTable) {
+        let n = jobs.len();
+        self.usable_offsets = Vec::with_capacity(n + 1);
+        self.usable_offsets.push(0);
+        self.tiers = Vec::with_capacity(n);
+        self.job_component = Vec::with_capacity(n);
+        self.rejections = Vec::with_capacity(n);
+        for (j, job) in jobs.iter().enumerate() {
+            let (mut first_reason, mut accepted) = (None, false);
+            let (mut tier, mut component) = (0, u32::MAX);
+            for &p in &self.candidates[self.offsets[j] as usize..self.offsets[j + 1] as usize] {
+                let part = &self.partitions[p as usize];
+                match refusal(part, job.nodes, job.requested_time) {
+                    Some(reason) => {
+                        first_reason.get_or_insert(reason);
+                    }
+                    None if part.spec.state == PartitionState::Down => accepted = true,
+                    None => {
+                        accepted = true;
+                        self.usable.push(p);
+                        tier = tier.max(part.spec.tier);
+                        component = part.component;
+                    }
+                }
+            }
+            self.usable_offsets.push(self.usable.len() as u32);
+            self.tiers.push(tier);
+            self.job_component.push(component);
+            self.rejections
+                .push(if accepted { None } else { first_reason });
+        }
+    }
+
+    pub fn partitions(&self) -> &[Partition] {
+        &self.partitions
+    }
+
+    pub fn partition(&self, p: u32) -> &Partition {
+        &self.partitions[p as usize]
+    }
+
+    pub fn atoms(&self) -> usize {
+        self.atom_sizes.len()
+    }
+
+    pub fn atom_sizes(&self) -> &[u32] {
+        &self.atom_sizes
+    }
+
+    pub fn components(&self) -> u32 {
+        self.components
+    }
+
+    /// Whether atom `atom` belongs to partition `p`.
+    #[inline]
+    pub fn contains(&self, p: u32, atom: u32) -> bool {
+        self.member[p as usize * self.atom_sizes.len() + atom as usize]
+    }
+
+    /// The partitions job `job` named (or was routed to).
+    pub fn candidates(&self, job: u32) -> &[u32] {
+        let j = job as usize;
+        &self.candidates[self.offsets[j] as usize..self.offsets[j + 1] as usize]
+    }
+
+    /// The candidates that accept job `job` and are not down: where it may start.
+    #[inline]
+    pub fn usable(&self, job: u32) -> &[u32] {
+        let j = job as usize;
+        &self.usable[self.usable_offsets[j] as usize..self.usable_offsets[j + 1] as usize]
+    }
+
+    /// Why no candidate accepts job `job` (`None` when one does).
+    pub fn rejection(&self, job: u32) -> Option<Rejection> {
+        self.rejections[job as usize]
+    }
+
+    #[inline]
+    pub fn tier(&self, job: u32) -> u32 {
+        self.tiers[job as usize]
+    }
+
+    /// Whether partitions have different tiers (the queue is then considered tier by tier).
+    pub fn tiered(&self) -> bool {
+        self.tiered
+    }
+
+    /// The component of job `job`'s usable candidates (`u32::MAX` when none).
+    #[inline]
+    pub fn job_component(&self, job: u32) -> u32 {
+        self.job_component[job as usize]
+    }
+}
+
+/// Why partition `part` refuses a job of `nodes` nodes requesting `requested` s.
+fn refusal(part: &Partition, nodes: u32, requested: f64) -> Option<Rejection> {
+    let spec = &part.spec;
+    if spec.state == PartitionState::Drain {
+        Some(Rejection::Drained)
+    } else if nodes > part.size {
+        Some(Rejection::LargerThanPartition)
+    } else if spec.max_nodes.is_some_and(|m| nodes > m) {
+        Some(Rejection::OverMaxNodes)
+    } else if nodes < spec.min_nodes {
+        Some(Rejection::UnderMinNodes)
+    } else if spec.max_time.is_some_and(|m| requested > m) {
+        Some(Rejection::OverMaxTime)
+    } else {
+        None
+    }
+}
+
+fn check_candidates(jobs: usize, offsets: &[u32], candidates: &[u32], parts: usize) -> Result<()> {
+    if offsets.len() != jobs + 1
+        || offsets.first() != Some(&0)
+        || offsets.last().map(|&o| o as usize) != Some(candidates.len())
+        || offsets.windows(2).any(|w| w[0] > w[1])
+    {
+        return Err(CoreError::input(
+            "job candidates: offsets must run from 0 to the number of candidates, one per job + 1",
+        ));
+    }
+    if let Some(&p) = candidates.iter().find(|&&p| p as usize >= parts) {
+        return Err(CoreError::input(format!(
+            "job candidates: partition {p} does not exist ({parts} partitions)"
+        )));
+    }
+    if let Some(j) = (0..jobs).find(|&j| offsets[j] == offsets[j + 1]) {
+        return Err(CoreError::input(format!(
+            "job index {j} has no candidate partition"
+        )));
+    }
+    Ok(())
+}
+
+/// The atoms of `partitions` over `machine` nodes: each atom's size and its partitions.
+/// Nodes no partition holds belong to no atom (no job can use them).
+fn atoms_of(partitions: &[PartitionSpec], machine: u32) -> Result<(Vec<u32>, Vec<Vec<u32>>)> {
+    // (node, +1 enter / -1 leave, partition) edges, swept in node order
+    let mut edges = Vec::new();
+    for (p, spec) in partitions.iter().enumerate() {
+        if spec.ranges.is_empty() {
+            return Err(CoreError::input(format!(
+                "partition {:?} has no nodes",
+                spec.name
+            )));
+        }
+        for &(start, end) in &spec.ranges {
+            if start >= end || end > machine {
+                return Err(CoreError::input(format!(
+                    "partition {:?}: nodes {start}..{end} are not within the machine's {machine}",
+                    spec.name
+                )));
+            }
+            edges.push((start, p as u32, true));
+            edges.push((end, p as u32, false));
+        }
+    }
+    edges.sort_unstable();
+    let mut inside = vec![0u32; partitions.len()];
+    let mut sizes: Vec<u32> = Vec::new();
+    let mut keys: Vec<Vec<u32>> = Vec::new();
+    let mut at = 0;
+    let mut k = 0;
+    while k < edges.len() {
+        let node = edges[k].0;
+        if node > at {
+            let key: Vec<u32> = (0..partitions.len() as u32)
+                .filter(|&p| inside[p as usize] > 0)
+                .collect();
+            if !key.is_empty() {
+                match keys.iter().position(|k| *k == key) {
+                    Some(a) => sizes[a] += node - at,
+                    None => {
+                        keys.push(key);
+                        sizes.push(node - at);
+                    }
+                }
+            }
+            at = node;
+        }
+        while k < edges.len() && edges[k].0 == node {
+            let (_, p, enter) = edges[k];
+            if enter {
+                inside[p as usize] += 1;
+            } else {
+                inside[p as usize] -= 1;
+            }
+            k += 1;
+        }
+    }
+    Ok((sizes, keys))
+}
+
+fn find(roots: &mut [u32], mut x: u32) -> u32 {
+    while roots[x as usize] != x {
+        roots[x as usize] = roots[roots[x as usize] as usize];
+        x = roots[x as usize];
+    }
+    x
+}
+
+fn union(roots: &mut [u32], a: u32, b: u32) {
+    let (ra, rb) = (find(roots, a), find(roots, b));
+    if ra != rb {
+        roots[ra.max(rb) as usize] = ra.min(rb);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Job;
+
+    fn spec(name: &str, ranges: &[(u32, u32)]) -> PartitionSpec {
+        PartitionSpec {
+            name: name.into(),
+            ranges: ranges.to_vec(),
+            max_time: None,
+            max_nodes: None,
+            min_nodes: 1,
+            tier: 1,
+            state: PartitionState::Up,
+        }
+    }
+
+    fn jobs(sizes: &[u32]) -> JobTable {
+        let jobs = sizes
+            .iter()
+            .enumerate()
+            .map(|(i, &nodes)| Job {
+                id: i as i64,
+                submit: 0.0,
+                run_time: 10.0,
+                requested_time: 100.0,
+                nodes,
+            })
+            .collect();
+        JobTable::new(jobs).unwrap()
+    }
+
+    #[test]
+    fn overlapping_partitions_cut_into_atoms_and_one_component() {
+        // batch: nodes 0..10; debug: 6..10 (a subset); gpu: 10..12 (apart)
+        let parts = vec![
+            spec("batch", &[(0, 10)]),
+            spec("debug", &[(6, 10)]),
+            spec("gpu", &[(10, 12)]),
+        ];
+        let table = jobs(&[2, 1, 1]);
+        let site = Site::new(
+            parts,
+            12,
+            OverLimits::Reject,
+            &table,
+            vec![0, 1, 2, 3],
+            vec![0, 1, 2],
+        )
+        .unwrap();
+        // atoms: {batch} 6 nodes, {batch, debug} 4, {gpu} 2
+        assert_eq!(site.atom_sizes(), &[6, 4, 2]);
+        assert_eq!(site.partition(0).size, 10);
+        assert_eq!(&*site.partition(0).atoms, &[0, 1]); // its own atom before the shared one
+        assert_eq!(&*site.partition(1).atoms, &[1]);
+        assert_eq!(site.partition(0).component, site.partition(1).component);
+        assert_ne!(site.partition(0).component, site.partition(2).component);
+        assert_eq!(site.components(), 2);
+    }
+
+    #[test]
+    fn a_job_naming_two_partitions_joins_their_components() {
+        let parts = vec![spec("a", &[(0, 4)]), spec("b", &[(4, 8)])];
+        let table = jobs(&[1, 1]);
+        let site = Site::new(
+            parts,
+            8,
+            OverLimits::Reject,
+            &table,
+            vec![0, 2, 3],
+            vec![0, 1, 1],
+        )
+        .unwrap();
+        assert_eq!(site.components(), 1);
+        assert_eq!(site.candidates(0), &[0, 1]);
+    }
+
+    #[test]
+    fn limits_and_states_decide_the_usable_candidates() {
+        let mut small = spec("small", &[(0, 4)]);
+        small.max_nodes = Some(2);
+        small.max_time = Some(50.0);
+        let mut drained = spec("drained", &[(4, 8)]);
+        drained.state = PartitionState::Drain;
+        let mut big = spec("big", &[(0, 8)]);
+        big.min_nodes = 3;
+        big.tier = 2;
+        let table = jobs(&[2, 6, 2]);
+        // job 0: small (over MaxTime 50 s: requests 100), big (under MinNodes) -> refused,
+        // by the first reason; job 1: drained, big -> big; job 2: big -> under MinNodes
+        let site = Site::new(
+            vec![small, drained, big],
+            8,
+            OverLimits::Reject,
+            &table,
+            vec![0, 2, 4, 5],
+            vec![0, 2, 1, 2, 2],
+        )
+        .unwrap();
+        assert_eq!(site.rejection(0), Some(Rejection::OverMaxTime));
+        assert_eq!(site.usable(1), &[2]);
+        assert_eq!(site.tier(1), 2);
+        assert_eq!(site.rejection(1), None);
+        assert_eq!(site.rejection(2), Some(Rejection::UnderMinNodes));
+        assert!(site.tiered());
+    }
+
+    #[test]
+    fn bad_sites_are_refused() {
+        let table = jobs(&[1]);
+        let over = Site::new(
+            vec![spec("a", &[(0, 9)])],
+            8,
+            OverLimits::Reject,
+            &table,
+            vec![0, 1],
+            vec![0],
+        );
+        assert!(over.unwrap_err().to_string().contains("within the machine"));
+        let none = Site::new(
+            vec![spec("a", &[(0, 8)])],
+            8,
+            OverLimits::Reject,
+            &table,
+            vec![0, 0],
+            vec![],
+        );
+        assert!(none.unwrap_err().to_string().contains("no candidate"));
+    }
+}

@@ -1,0 +1,324 @@
+//! Partitions (`model::site`, `sched::site`): schedules computed by hand, and a one-partition
+//! site scheduling exactly as one pool.
+
+use std::sync::Arc;
+
+use crate::common::*;
+use hpcsched_core::model::{OverLimits, PartitionSpec, PartitionState, Rejection};
+use hpcsched_core::{
+    Backfill, Calendar, Engine, Heuristic, Inputs, Machine, Overrun, Policy, QueuePolicy, RunLog,
+    Snf,
+};
+
+/// A partition `name` over `ranges`, tier 1, no limits, up.
+fn part(name: &str, ranges: &[(u32, u32)]) -> PartitionSpec {
+    PartitionSpec {
+        name: name.into(),
+        ranges: ranges.to_vec(),
+        max_time: None,
+        max_nodes: None,
+        min_nodes: 1,
+        tier: 1,
+        state: PartitionState::Up,
+    }
+}
+
+/// Runs `specs` on `nodes` nodes cut into `partitions`, job `j` naming `candidates[j]`.
+fn run_site(
+    nodes: u32,
+    specs: &[Spec],
+    partitions: Vec<PartitionSpec>,
+    candidates: &[&[u32]],
+    over_limits: OverLimits,
+    policy: &mut dyn Policy,
+) -> RunLog {
+    let mut offsets = vec![0u32];
+    let mut flat = Vec::new();
+    for c in candidates {
+        flat.extend_from_slice(c);
+        offsets.push(flat.len() as u32);
+    }
+    let inputs = Inputs::new(
+        table(specs),
+        Machine::new(nodes),
+        Calendar::new(Vec::new(), 0.0).unwrap(),
+        Overrun::Continue,
+    )
+    .unwrap()
+    .with_site(partitions, over_limits, offsets, flat)
+    .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run(policy).unwrap();
+    engine.into_log()
+}
+
+/// Two disjoint partitions a = nodes 0-3 and b = 4-7 schedule on their own: b's jobs start
+/// while a is full, and each has its own EASY reservation.
+#[test]
+fn disjoint_partitions_schedule_apart_each_with_its_reservation() {
+    let specs = [
+        (0.0, 100.0, 100.0, 4), // J1 a: fills a until 100
+        (1.0, 100.0, 100.0, 2), // J2 b: starts at once (b is free)
+        (2.0, 50.0, 50.0, 2),   // J3 a: a's top job, shadow 100, extra 2
+        (3.0, 200.0, 200.0, 4), // J4 b: b's top job (2 free), shadow 101, extra 0
+        (4.0, 10.0, 10.0, 2),   // J5 b: ends at 14 <= 101: backfills beside J2
+        (5.0, 500.0, 500.0, 1), // J6 a: a is full until 100, then beside J3
+    ];
+    let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
+    let cands: [&[u32]; 6] = [&[0], &[1], &[0], &[1], &[1], &[0]];
+    let log = run_site(
+        8,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_starts(
+        &log,
+        &[
+            (0.0, P),
+            (1.0, P),
+            (100.0, P),
+            (101.0, P),
+            (4.0, B),
+            (100.0, P),
+        ],
+    );
+    assert_eq!(log.partition, vec![0, 1, 0, 1, 1, 0]);
+    // one pool of 8 nodes: J3 would start at 2 on the 2 nodes left by J1 and J2
+    let pool = run(8, &specs, &mut fcfs_easy());
+    assert_eq!(pool.start[2], 2.0);
+}
+
+/// batch = nodes 0-7, debug = 6-7 (inside batch), gpu = 8-9 apart. J1 takes batch's own
+/// nodes first (0-5), leaving debug's free; J2 needs all of batch: top job, shadow 100,
+/// extra 0. J3 (debug, ends by 52) backfills; J4 (debug, 1 node, ends long after the shadow)
+/// would take a node of the reservation (extra 0) and waits for J2; J5 on gpu starts at once.
+#[test]
+fn overlapping_partitions_share_nodes_and_one_reservation() {
+    let specs = [
+        (0.0, 100.0, 100.0, 6),
+        (1.0, 10.0, 10.0, 8),
+        (2.0, 50.0, 50.0, 2),
+        (3.0, 500.0, 500.0, 1),
+        (4.0, 1000.0, 1000.0, 2),
+    ];
+    let parts = vec![
+        part("batch", &[(0, 8)]),
+        part("debug", &[(6, 8)]),
+        part("gpu", &[(8, 10)]),
+    ];
+    let cands: [&[u32]; 5] = [&[0], &[0], &[1], &[1], &[2]];
+    let log = run_site(
+        10,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_starts(
+        &log,
+        &[(0.0, P), (100.0, P), (2.0, B), (110.0, P), (4.0, P)],
+    );
+    assert_eq!(log.partition, vec![0, 0, 1, 1, 2]);
+}
+
+/// batch = nodes 0-3, debug = 2-3 inside it. When J1 ends at 100, J2 (batch, 3 nodes) and
+/// J3 (debug, 2 nodes) wait. Same tier: FCFS starts J2 (its own 2 nodes, then 1 of debug's)
+/// and J3 waits for it. Debug in a higher tier: J3 goes first (debug's 2 nodes) and J2 waits
+/// for J3.
+#[test]
+fn a_higher_tier_is_considered_first() {
+    let specs = [
+        (0.0, 100.0, 100.0, 4),
+        (1.0, 100.0, 100.0, 3),
+        (2.0, 100.0, 100.0, 2),
+    ];
+    let cands: [&[u32]; 3] = [&[0], &[0], &[1]];
+    let same = vec![part("batch", &[(0, 4)]), part("debug", &[(2, 4)])];
+    let log = run_site(
+        4,
+        &specs,
+        same.clone(),
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_eq!(log.start, vec![0.0, 100.0, 200.0]);
+    let mut tiered = same;
+    tiered[1].tier = 2;
+    let log = run_site(
+        4,
+        &specs,
+        tiered,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_eq!(log.start, vec![0.0, 200.0, 100.0]);
+}
+
+/// A job naming a and b starts where it fits (b), and, when it fits nowhere, holds its
+/// reservation in the candidate with the earliest shadow time (a, at 100 rather than b at
+/// 101): a job of b may then backfill past that shadow time, taking none of a's nodes.
+#[test]
+fn a_job_naming_several_partitions_starts_in_the_earliest() {
+    let specs = [
+        (0.0, 100.0, 100.0, 4),   // J1 a
+        (1.0, 100.0, 100.0, 3),   // J2 a or b: a is full, starts in b
+        (2.0, 10.0, 10.0, 2),     // J3 a or b: fits in neither; a frees first (100)
+        (3.0, 1000.0, 1000.0, 1), // J4 b: ends long after 100, takes nothing of a
+    ];
+    let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
+    let cands: [&[u32]; 4] = [&[0], &[0, 1], &[0, 1], &[1]];
+    let log = run_site(
+        8,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_starts(&log, &[(0.0, P), (1.0, P), (100.0, P), (3.0, B)]);
+    assert_eq!(log.partition, vec![0, 1, 0, 1]);
+}
+
+/// small = nodes 0-3 with MaxNodes 2 and MaxTime 50 s, big = 4-7. J2 (3 nodes in small) is
+/// refused at submission; J3 (60 s in small or big) is over small's MaxTime and runs in big;
+/// held instead of refused, J2 waits for ever and blocks nothing.
+#[test]
+fn jobs_over_a_partitions_limits_are_refused_or_held() {
+    let specs = [
+        (0.0, 40.0, 40.0, 1),
+        (1.0, 10.0, 10.0, 3),
+        (2.0, 60.0, 60.0, 2),
+        (3.0, 10.0, 10.0, 2),
+    ];
+    let mut small = part("small", &[(0, 4)]);
+    small.max_nodes = Some(2);
+    small.max_time = Some(50.0);
+    let parts = vec![small, part("big", &[(4, 8)])];
+    let cands: [&[u32]; 4] = [&[0], &[0], &[0, 1], &[0]];
+    let log = run_site(
+        8,
+        &specs,
+        parts.clone(),
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_none(),
+    );
+    assert!(log.start[1].is_nan());
+    assert_eq!(log.rejected, vec![(1, Rejection::OverMaxNodes)]);
+    assert_eq!((log.start[2], log.partition[2]), (2.0, 1));
+    assert_eq!((log.start[3], log.partition[3]), (3.0, 0));
+    let held = run_site(8, &specs, parts, &cands, OverLimits::Hold, &mut fcfs_none());
+    assert!(held.start[1].is_nan() && held.rejected.is_empty());
+    // without backfilling, a held job at the head still blocks nothing
+    assert_eq!(held.start[3], 3.0);
+}
+
+/// A partition that is down starts nothing; its jobs wait, the others run.
+#[test]
+fn a_partition_that_is_down_starts_nothing() {
+    let specs = [(0.0, 10.0, 10.0, 1), (1.0, 10.0, 10.0, 1)];
+    let mut a = part("a", &[(0, 2)]);
+    a.state = PartitionState::Down;
+    let parts = vec![a, part("b", &[(2, 4)])];
+    let cands: [&[u32]; 2] = [&[0], &[1]];
+    let log = run_site(
+        4,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert!(log.start[0].is_nan() && log.rejected.is_empty());
+    assert_eq!(log.start[1], 1.0);
+}
+
+/// Without backfilling (SNF), a component stops at its first misfit; the other goes on.
+#[test]
+fn snf_stops_each_component_at_its_own_misfit() {
+    let specs = [
+        (0.0, 100.0, 100.0, 3), // J1 a
+        (1.0, 10.0, 10.0, 2),   // J2 a: misfit (1 free) -> a stops
+        (1.0, 10.0, 10.0, 1),   // J3 a: would fit, but sorts after... (1 node: first!)
+        (1.0, 10.0, 10.0, 4),   // J4 b: fits b
+    ];
+    // at 1, SNF order: J3 (1 node), J2 (2), J4 (4). J3 fits a; J2 does not: a stops; J4 fits b.
+    let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
+    let cands: [&[u32]; 4] = [&[0], &[0], &[0], &[1]];
+    let log = run_site(
+        8,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut Snf::default(),
+    );
+    assert_eq!(log.start, vec![0.0, 100.0, 1.0, 1.0]);
+}
+
+/// A site of one partition over the whole machine schedules exactly as one pool, for every
+/// heuristic tried, with and without EASY, and SNF: starts and reservations, on random
+/// workloads.
+#[test]
+fn one_partition_over_the_machine_schedules_as_one_pool() {
+    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
+    let mut draw = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let heuristics = [
+        Heuristic::Fcfs,
+        Heuristic::Sjf,
+        Heuristic::Wfp3,
+        Heuristic::F1,
+    ];
+    let mut compared = 0;
+    for _ in 0..40 {
+        let nodes = 4 + draw(28) as u32;
+        let mut submit = 0.0;
+        let specs: Vec<Spec> = (0..60)
+            .map(|_| {
+                submit += draw(50) as f64;
+                let requested = 10.0 + draw(400) as f64;
+                let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
+                (submit, run, requested, 1 + draw(u64::from(nodes)) as u32)
+            })
+            .collect();
+        let cands: Vec<&[u32]> = vec![&[0]; specs.len()];
+        let mut policies: Vec<(Box<dyn Policy>, Box<dyn Policy>)> = Vec::new();
+        for h in heuristics {
+            for b in [Backfill::Easy, Backfill::None] {
+                policies.push((
+                    Box::new(QueuePolicy::new(h, usize::MAX, b)),
+                    Box::new(QueuePolicy::new(h, usize::MAX, b)),
+                ));
+            }
+        }
+        policies.push((Box::new(Snf::default()), Box::new(Snf::default())));
+        for (mut pool_policy, mut site_policy) in policies {
+            let pool = run(nodes, &specs, pool_policy.as_mut());
+            let site = run_site(
+                nodes,
+                &specs,
+                vec![part("all", &[(0, nodes)])],
+                &cands,
+                OverLimits::Reject,
+                site_policy.as_mut(),
+            );
+            let name = pool_policy.name();
+            assert_eq!(pool.start, site.start, "{name}");
+            assert_eq!(pool.start_kind, site.start_kind, "{name}");
+            assert_eq!(pool.reservations, site.reservations, "{name}");
+            compared += 1;
+        }
+    }
+    assert_eq!(compared, 40 * 9);
+}
