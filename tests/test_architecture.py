@@ -79,7 +79,18 @@ PYTHON_LAYERS = {
     "_io": 1,
     "workload": 2,
     **dict.fromkeys(
-        ["platform", "protocol", "policies", "metrics", "tables", "agreement", "rewards"], 3
+        [
+            "platform",
+            "site",
+            "assignment",
+            "protocol",
+            "policies",
+            "metrics",
+            "tables",
+            "agreement",
+            "rewards",
+        ],
+        3,
     ),
     **dict.fromkeys(["output", "run"], 4),
     **dict.fromkeys(["experiment", "parallel"], 5),

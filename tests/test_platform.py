@@ -42,7 +42,15 @@ def test_presets_carry_the_design_values(name, nodes, values):
 
 
 def test_preset_names():
-    assert preset_names() == ["AOBA-1152", "AOBA-64", "Taurus-1152", "Taurus-64"]
+    assert preset_names() == [
+        "AOBA-1152",
+        "AOBA-64",
+        "CEA-Curie",
+        "CTC-SP2",
+        "SDSC-BLUE",
+        "Taurus-1152",
+        "Taurus-64",
+    ]
 
 
 PLATFORM = """

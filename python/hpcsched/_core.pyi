@@ -38,6 +38,8 @@ __all__ = [
     "overall_utilization",
     "parse_swf",
     "parse_swf_file",
+    "partition_rejection_names",
+    "partition_state_names",
     "plan_snapshot",
     "policy_capabilities",
     "policy_names",
@@ -52,8 +54,6 @@ __all__ = [
     "screen_statistics",
     "search_defaults",
     "start_kind_names",
-    "partition_rejection_names",
-    "partition_state_names",
     "utilization",
 ]
 

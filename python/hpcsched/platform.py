@@ -1,4 +1,5 @@
-"""Platforms: a node count and, optionally, the power model of its nodes (DESIGN §3.5).
+"""Platforms: a node count and, optionally, the power model of its nodes (DESIGN §3.5), and
+the partitions over them (a site, DESIGN §3.6: :mod:`hpcsched.site`).
 
 A platform is a TOML file::
 
@@ -19,7 +20,8 @@ A platform is a TOML file::
     switch_off_std = 60.0
 
 ``[power]`` and ``[transitions]`` go together and may both be left out (no energy reported).
-The presets AOBA-64, AOBA-1152, Taurus-64 and Taurus-1152 ship with the package as such files.
+The presets AOBA-64, AOBA-1152, Taurus-64 and Taurus-1152 ship with the package as such files,
+and so do the sites of three bundled traces (CEA-Curie, CTC-SP2, SDSC-BLUE).
 All nodes start idle and awake at time 0.
 
 A heterogeneous platform lists its node groups instead, each with its count and power model
@@ -41,6 +43,10 @@ A heterogeneous platform lists its node groups instead, each with its count and 
     name = "Taurus"
     nodes = 16
     ...
+
+A group may give its ``cores`` (processors per node, 1 when left out) and may leave out its
+power model, when every group does. ``[[partitions]]``, ``[[routes]]`` and ``over_limits``
+describe the site (:mod:`hpcsched.site`).
 """
 
 from __future__ import annotations
@@ -61,9 +67,13 @@ from hpcsched.exceptions import (
     shown,
     unknown_name,
 )
+from hpcsched.site import Site, parse_site
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
+SITE_KEYS = ("partitions", "routes", "over_limits")
+PLATFORM_KEYS = ("name", "nodes", "power", "transitions", "groups", *SITE_KEYS)
+GROUP_KEYS = ("name", "nodes", "cores", "power", "transitions")
 
 
 @dataclass(frozen=True)
@@ -86,26 +96,36 @@ class PowerModel:
 
 @dataclass(frozen=True)
 class NodeGroup:
-    """Nodes of one kind: how many, and their power model."""
+    """Nodes of one kind: how many, their power model (None when no group has one) and their
+    cores (processors) per node."""
 
     name: str
     nodes: int
-    power: PowerModel
+    power: PowerModel | None
+    cores: int = 1
 
     def to_dict(self) -> dict[str, object]:
-        return {"name": self.name, "nodes": self.nodes, "power": self.power.to_dict()}
+        out: dict[str, object] = {
+            "name": self.name,
+            "nodes": self.nodes,
+            "power": self.power.to_dict() if self.power else None,
+        }
+        if self.cores != 1:  # only then: the files written before cores stay as they were
+            out["cores"] = self.cores
+        return out
 
 
 @dataclass(frozen=True)
 class Platform:
     """A machine: ``nodes`` nodes with one ``power`` model, or node ``groups`` of their own
-    (then ``power`` is the first group's)."""
+    (then ``power`` is the first group's), and its partitions (``site``, None for one pool)."""
 
     name: str
     nodes: int
     power: PowerModel | None = None
     source: str = "<memory>"
     groups: tuple[NodeGroup, ...] = ()
+    site: Site | None = None
 
     @property
     def heterogeneous(self) -> bool:
@@ -120,6 +140,8 @@ class Platform:
         }
         if self.groups:
             out["groups"] = [g.to_dict() for g in self.groups]
+        if self.site is not None:
+            out["site"] = self.site.to_dict()
         return out
 
 
@@ -159,12 +181,10 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
         document = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", path=path) from None
-    unknown = sorted(set(document) - {"name", "nodes", "power", "transitions", "groups"})
+    unknown = sorted(set(document) - set(PLATFORM_KEYS))
     if unknown:
         raise InputError(
-            unknown_name("key", unknown[0], ["name", "nodes", "power", "transitions", "groups"]),
-            path=path,
-            field=unknown[0],
+            unknown_name("key", unknown[0], PLATFORM_KEYS), path=path, field=unknown[0]
         )
     if "groups" in document:
         return _parse_groups(document, path)
@@ -178,10 +198,11 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
             field="nodes",
         )
     name = _name(document, path, "name", os.path.basename(path).removesuffix(".toml"))
-    power, transitions = document.get("power"), document.get("transitions")
-    if power is None and transitions is None:
-        return Platform(name, nodes, None, path)
-    return Platform(name, nodes, _power_model(document, path, ""), path)
+    power = None
+    if document.get("power") is not None or document.get("transitions") is not None:
+        power = _power_model(document, path, "")
+    site = parse_site(document, (NodeGroup(name, nodes, power),), path)
+    return Platform(name, nodes, power, path, site=site)
 
 
 def _power_model(document: dict[str, Any], path: str, prefix: str) -> PowerModel:
@@ -237,12 +258,13 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
         raise InputError("groups must be [[groups]] tables", path=path, field="groups")
     groups = []
     names: list[str] = []
+    with_power = [k for k, g in enumerate(raw) if "power" in g or "transitions" in g]
     for k, table in enumerate(raw):
         prefix = f"groups[{k}]."
-        extra = sorted(set(table) - {"name", "nodes", "power", "transitions"})
+        extra = sorted(set(table) - set(GROUP_KEYS))
         if extra:
             raise InputError(
-                f"unknown key {shown(extra[0])}", path=path, field=f"{prefix}{extra[0]}"
+                unknown_name("key", extra[0], GROUP_KEYS), path=path, field=f"{prefix}{extra[0]}"
             )
         count = table.get("nodes")
         if isinstance(count, bool) or not isinstance(count, int) or count <= 0:
@@ -260,7 +282,24 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
                 field=f"{prefix}name",
             )
         names.append(name)
-        groups.append(NodeGroup(name, count, _power_model(table, path, prefix)))
+        cores = table.get("cores", 1)
+        if isinstance(cores, bool) or not isinstance(cores, int) or cores <= 0:
+            raise InputError(
+                f"cores must be a positive integer (processors per node), not {shown(cores)}",
+                path=path,
+                field=f"{prefix}cores",
+            )
+        power = None
+        if with_power:
+            if k not in with_power:  # the energy of a run would leave these nodes out
+                raise InputError(
+                    f"[{prefix}power] is missing: power models go on every group or on none "
+                    f"(groups[{with_power[0]}] has one)",
+                    path=path,
+                    field=f"{prefix}power",
+                )
+            power = _power_model(table, path, prefix)
+        groups.append(NodeGroup(name, count, power, cores))
     total = sum(g.nodes for g in groups)
     if total > _core.MAX_NODES:
         raise InputError(
@@ -269,7 +308,8 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
             field="groups",
         )
     name = _name(document, path, "name", os.path.basename(path).removesuffix(".toml"))
-    return Platform(name, total, groups[0].power, path, tuple(groups))
+    site = parse_site(document, groups, path)
+    return Platform(name, total, groups[0].power, path, tuple(groups), site)
 
 
 def _name(table: dict[str, Any], path: str, field: str, default: str | None = None) -> str:

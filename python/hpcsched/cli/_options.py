@@ -219,8 +219,9 @@ class RunOptions:
     platform: Annotated[
         str | None,
         typer.Option(
-            help="Platform preset (AOBA-64, AOBA-1152, Taurus-64, Taurus-1152) or TOML file: "
-            "sets the machine size and reports energy."
+            help="Platform preset (AOBA-64, AOBA-1152, Taurus-64, Taurus-1152; CEA-Curie, "
+            "CTC-SP2, SDSC-BLUE with partitions) or TOML file: sets the machine size, its "
+            "partitions, and with a power model reports energy."
         ),
     ] = None
     announce_lead: Annotated[

@@ -66,19 +66,16 @@ def policies() -> None:
         table.add_row(name, kind, DESCRIPTIONS.get(name, ""))
     console.print(kept_whole(table))
     presets = Table(title="platform presets (--platform)", title_justify="left")
-    for column in ("name", "nodes", "computing W", "idle W", "sleeping W", "wake s", "sleep s"):
+    for column in ("name", "nodes", "partitions", "W busy/idle/asleep", "s wake/sleep"):
         presets.add_column(column)
     for name in preset_names():
         p = load_platform(name)
         m = p.power
-        assert m is not None, f"the preset {name} has a power model"
         presets.add_row(
             name,
             str(p.nodes),
-            f"{m.computing:g}",
-            f"{m.idle:g}",
-            f"{m.sleeping:g}",
-            f"{m.switch_on:g}",
-            f"{m.switch_off:g}",
+            ", ".join(q.name for q in p.site.partitions) if p.site is not None else "-",
+            f"{m.computing:g}/{m.idle:g}/{m.sleeping:g}" if m is not None else "-",
+            f"{m.switch_on:g}/{m.switch_off:g}" if m is not None else "-",
         )
     console.print(kept_whole(presets))

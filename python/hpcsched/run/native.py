@@ -67,6 +67,7 @@ def native_run(
     estimates: str = "requested",
     max_wait: float | None = None,
     decision_log: str = "compact",
+    site: dict[str, Any] | None = None,
 ) -> NativeRun:
     """The run of `workload` (replay clock) and `calendar` (already shifted to it)."""
     jobs = workload.jobs
@@ -79,10 +80,8 @@ def native_run(
         user=jobs["user"].to_numpy(np.int64) if "user" in jobs else None,
         machine_nodes=workload.nodes,
         power=platform.power.to_dict() if platform is not None and platform.power else None,
-        groups=[(g.nodes, g.power.to_dict()) for g in platform.groups]
-        if platform is not None and platform.heterogeneous
-        else None,
-        site=None,
+        groups=_power_groups(platform),
+        site=site,
         **calendar.columns(),
         announce_lead=calendar.announce_lead,
         overrun=overrun,
@@ -112,7 +111,7 @@ def manager_options(
     if spec.power is not None:
         native: dict[str, Any] = spec.power.to_native()
         return native
-    if platform is not None and platform.heterogeneous:
+    if platform is not None and platform.heterogeneous and platform.site is None:
         # Jobs run within one node group: an IPM whose timeout never comes places them.
         placement = PowerSpec(manager="ipm").to_native()
         placement["idle_timeout"] = float("inf")
@@ -121,3 +120,12 @@ def manager_options(
         has_power = platform is not None and platform.power is not None
         return {"sample_transitions": None} if has_power else None
     return None
+
+
+def _power_groups(platform: Platform | None) -> list[tuple[int, dict[str, float]]] | None:
+    """The node groups the engine places jobs in: those of a platform of several groups with
+    their power models, without partitions (partitions say where jobs run)."""
+    if platform is None or not platform.heterogeneous or platform.site is not None:
+        return None
+    groups = [(g.nodes, g.power.to_dict()) for g in platform.groups if g.power is not None]
+    return groups if len(groups) == len(platform.groups) else None

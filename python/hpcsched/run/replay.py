@@ -27,6 +27,7 @@ from hpcsched.run.options import (
     check_power_model,
     resolve_platform,
 )
+from hpcsched.run.partitions import check_partitioned_run, fit_partitions, site_options
 from hpcsched.run.recorded import recorded_result
 from hpcsched.run.result import Result
 from hpcsched.run.summary import MODE_COLUMNS, SEARCH_STATS_COLUMNS, build_result
@@ -79,29 +80,37 @@ def simulate(
     if out is not None:
         check_writable(out)  # before the run, not after it
     platform, nodes = resolve_platform(platform, nodes)
+    site = platform.site if platform is not None else None
     t0 = time.perf_counter()
     read_before = workload.load_seconds if isinstance(workload, Workload) else 0.0
     if not isinstance(workload, Workload):
         workload = load_workload(
             workload,
             format=format,
-            nodes=nodes,
+            # on partitions, jobs are sized in the nodes of their partitions (fit_partitions)
+            nodes=None if site is not None else nodes,
             procs_per_node=procs_per_node,
             lenient=lenient,
             strict=strict,
         )
     check_power_model(spec, platform)
-    if platform is not None and workload.nodes != platform.nodes:
+    assignment = None
+    if platform is not None and site is not None:
+        workload, assignment = fit_partitions(workload, platform)
+    elif platform is not None and workload.nodes != platform.nodes:
         raise OptionError(
             f"the workload was read for {workload.nodes} nodes but platform {platform.name} has "
             f"{platform.nodes}; read it with nodes={platform.nodes}",
             option="--platform",
         )
-    if platform is not None and platform.heterogeneous:
+    if platform is not None and platform.heterogeneous and site is None:
         workload = _fit_groups(workload, platform)
     if len(workload) == 0:
         raise InputError(f"no job to replay{_skips(workload)}", path=workload.source)
     calendar = _calendar(downtime, announce_lead, workload)
+    recorded = isinstance(spec, PolicySpec) and spec.name == RECORDED
+    if platform is not None and site is not None and not recorded:
+        check_partitioned_run(spec, platform, calendar)
     # node power states under a power manager, or a Python policy on a power platform
     manager = manager_options(spec, platform)
     t1 = time.perf_counter()
@@ -146,6 +155,7 @@ def simulate(
             estimates=getattr(spec, "estimates", "requested"),
             max_wait=getattr(spec, "max_wait", None),
             decision_log=decision_log,
+            site=site_options(site, assignment) if site is not None and assignment else None,
         )
     )
     # With a run directory, the logs go to its staging folder while the run goes; the columns
@@ -186,6 +196,11 @@ def simulate(
             downtime_source=downtime_source,
             stored=None if staging is None or files is None else (staging.target, files),
         )
+        if assignment is not None:
+            result.info["inputs"]["assignment"] = {
+                "how": assignment.how,
+                "unknown_names": assignment.unknown_names,
+            }
         if staging is not None:
             staging.commit(result, csv=csv)
     return result

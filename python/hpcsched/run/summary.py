@@ -26,6 +26,7 @@ from hpcsched.logs import (
 from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
+from hpcsched.run.partitions import by_partition, partition_columns, rejected_summary
 from hpcsched.run.result import LogFrame, Result, StoredLog
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import has_record
@@ -58,6 +59,10 @@ def build_result(
     use)."""
     raw = sim.results()
     table = job_table(workload, raw)
+    site = platform.site if platform is not None else None
+    if site is not None and "partition" in raw:
+        for name, column in partition_columns(site, raw).items():
+            table[name] = column
     lost = pd.DataFrame(
         {
             "job_index": raw["lost_job"],
@@ -81,6 +86,9 @@ def build_result(
         platform=platform,
         decision_log=decision_log,
     )
+    if site is not None and "partition" in table:
+        info["partitions"] = by_partition(table, site, info["makespan"])
+        info["jobs"]["rejected"] = rejected_summary(table)
     reservations = pd.DataFrame(
         {
             "time": raw["reservation_time"],

@@ -1,0 +1,154 @@
+"""Runs on a platform with partitions: the jobs sized in the partitions they name, what the
+engine takes of the site, the options that do not combine with partitions yet, and the
+outputs by partition (docs/semantics.md, "Partitions")."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from hpcsched import _core
+from hpcsched.assignment import Assignment, assign_partitions
+from hpcsched.exceptions import OptionError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from hpcsched.platform import Platform
+    from hpcsched.policies import PolicySpec
+    from hpcsched.protocol import PythonPolicySpec
+    from hpcsched.site import Site
+    from hpcsched.workload import DowntimeCalendar, Workload
+
+#: Why the engine refused a job at submission, by the code in ``results()["rejected"]``.
+REJECTIONS = tuple(_core.partition_rejection_names())
+
+
+def check_partitioned_run(
+    spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
+) -> None:
+    """An ``OptionError`` for what does not run on partitions yet (said plainly, before the
+    run)."""
+    from hpcsched.protocol import PythonPolicySpec
+
+    unsupported = None
+    if isinstance(spec, PythonPolicySpec):
+        unsupported = ("a Python policy", "--policy")
+    elif spec.search is not None:
+        unsupported = ("MARS (a look-ahead search)", "--policy")
+    elif spec.is_power:
+        unsupported = ("a power manager", "--policy")
+    elif getattr(spec, "estimates", "requested") != "requested":
+        unsupported = ("EASY on predicted run times", "--estimates")
+    elif len(calendar):
+        unsupported = ("a downtime calendar", "--downtime")
+    if unsupported is not None:
+        what, option = unsupported
+        raise OptionError(
+            f"platform {platform.name} has partitions, and {what} does not run on partitions "
+            "yet; heuristics (with or without EASY) and SNF do",
+            option=option,
+        )
+
+
+def fit_partitions(workload: Workload, platform: Platform) -> tuple[Workload, Assignment]:
+    """``workload`` (read in its own units: processors for an SWF trace) sized in nodes of the
+    partitions its jobs name, on ``platform``'s machine, with each job's candidates. A job's
+    size is its size in its first candidate; candidates whose nodes have another number of
+    cores (another size) are dropped. Jobs larger than the whole machine are skipped and
+    counted, as the reader skips them on one pool."""
+    assignment = assign_partitions(workload, platform)
+    offsets, partitions, nodes = assignment.offsets, assignment.partitions, assignment.nodes
+    first = nodes[offsets[:-1]]
+    counts = np.diff(offsets)
+    keep = nodes == np.repeat(first, counts)
+    too_big = first > platform.nodes
+    keep &= ~np.repeat(too_big, counts)
+    kept_counts = np.add.reduceat(keep.astype(np.int64), offsets[:-1]) if len(first) else counts
+    kept_counts = kept_counts[~too_big]
+    new_offsets = np.zeros(len(kept_counts) + 1, dtype=np.int64)
+    np.cumsum(kept_counts, out=new_offsets[1:])
+    jobs = workload.jobs[~too_big].reset_index(drop=True)
+    jobs["nodes"] = first[~too_big]
+    skipped = dict(workload.skipped)
+    warnings = list(workload.warnings)
+    if too_big.any():
+        skipped["larger than the machine"] = int(too_big.sum())
+        warnings.append(
+            f"{int(too_big.sum())} jobs need more than the {platform.nodes} nodes of "
+            f"{platform.name} in their partitions: skipped"
+        )
+    sized = replace(
+        workload,
+        jobs=jobs,
+        nodes=platform.nodes,
+        procs_per_node=1,
+        skipped=skipped,
+        warnings=warnings,
+    )
+    fitted = replace(
+        assignment,
+        offsets=new_offsets,
+        partitions=partitions[keep],
+        nodes=nodes[keep],
+    )
+    return sized, fitted
+
+
+def site_options(site: Site, assignment: Assignment) -> dict[str, Any]:
+    """The site as the engine takes it (``NativeRun.site``)."""
+    native = site.to_native()
+    native["partitions"] = [{**p.to_dict(), "ranges": list(p.ranges)} for p in site.partitions]
+    native["offsets"] = assignment.offsets.astype(np.uint32)
+    native["candidates"] = assignment.partitions.astype(np.uint32)
+    return native
+
+
+def partition_columns(site: Site, raw: dict[str, Any]) -> dict[str, Any]:
+    """``jobs.parquet``'s ``partition`` (where each job ran) and ``rejected`` (why the engine
+    refused it at submission) columns."""
+    import pandas as pd
+
+    names = pd.Index([p.name for p in site.partitions])
+    return {
+        "partition": pd.Categorical.from_codes(np.asarray(raw["partition"], np.int64), names),
+        "rejected": pd.Categorical.from_codes(
+            np.asarray(raw["rejected"], np.int64), pd.Index(REJECTIONS)
+        ),
+    }
+
+
+def by_partition(table: pd.DataFrame, site: Site, makespan: float) -> dict[str, Any]:
+    """Waits, bounded slowdown and utilization of each partition: of the jobs that ran in it,
+    over its nodes from 0 to the makespan (nodes two partitions share count in both)."""
+    from hpcsched import metrics
+
+    out: dict[str, Any] = {}
+    for partition in site.partitions:
+        ran = table[table["partition"] == partition.name]
+        wait = ran["wait"].to_numpy()
+        executed = (ran["end"] - ran["start"]).to_numpy()
+        busy = float((executed * ran["nodes"].to_numpy()).sum())
+        capacity = partition.nodes * makespan
+        out[partition.name] = {
+            "nodes": partition.nodes,
+            "tier": partition.tier,
+            "jobs": len(ran),
+            "wait": metrics.wait_stats(wait),
+            "bounded_slowdown_mean": float(metrics.bounded_slowdown(wait, executed).mean())
+            if len(ran)
+            else None,
+            "utilization": busy / capacity if capacity > 0 else None,
+        }
+    return out
+
+
+def rejected_summary(table: pd.DataFrame) -> dict[str, Any]:
+    """Jobs refused at submission, in all and by reason."""
+    counts = table["rejected"].value_counts()
+    return {
+        "total": int(counts.sum()),
+        "by_reason": {reason: int(counts.get(reason, 0)) for reason in REJECTIONS},
+    }
