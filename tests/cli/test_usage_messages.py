@@ -100,7 +100,8 @@ def test_a_usage_error_is_one_line_at_80_columns_piped():
         (
             ["--platform", "taurus-46"],
             "error: --platform: 'taurus-46' is neither a preset (AOBA-1152, AOBA-64, "
-            "Taurus-1152, Taurus-64) nor a file; did you mean Taurus-64?",
+            "CEA-Curie, CTC-SP2, SDSC-BLUE, Taurus-1152, Taurus-64) nor a file; did you mean "
+            "Taurus-64?",
         ),
         (
             ["--policy", "snf-icon", "--power", "icn-ng"],

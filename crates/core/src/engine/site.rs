@@ -16,6 +16,20 @@ pub struct SiteState {
     /// `(SPREAD, 0)` for a job holding several atoms' nodes, `(0, 0)` for one holding none.
     single: Vec<(u32, u32)>,
     spread: HashMap<u32, Box<[(u32, u32)]>>,
+    /// Per atom, the running jobs holding its nodes: (requested end, job, count), sorted by
+    /// (requested end, job) as the engine's running jobs are (EASY walks them by end).
+    running: Vec<Vec<(f64, u32, u32)>>,
+    /// Jobs that waited in each component, by index, started ones among them until the list
+    /// is compacted (the scan passes over components without any waiting job, and scans in
+    /// queue order component by component): removing a started job from the middle of a
+    /// long list at each start would move the list each time.
+    waiting: Vec<Vec<u32>>,
+    /// Waiting jobs per component.
+    counts: Vec<u32>,
+    /// Started jobs still in their component's list, per component.
+    stale: Vec<u32>,
+    /// Whether each job has started (by index; the lists skip them).
+    started: Vec<bool>,
 }
 
 impl SiteState {
@@ -24,6 +38,11 @@ impl SiteState {
             free: site.atom_sizes().to_vec(),
             single: vec![(0, 0); jobs],
             spread: HashMap::new(),
+            running: vec![Vec::new(); site.atoms()],
+            waiting: vec![Vec::new(); site.components() as usize],
+            counts: vec![0; site.components() as usize],
+            stale: vec![0; site.components() as usize],
+            started: vec![false; jobs],
         }
     }
 
@@ -44,10 +63,62 @@ impl SiteState {
         }
     }
 
-    /// Job `job` takes `takes` ((atom, count) pairs, each within the atom's free nodes).
-    pub(crate) fn take(&mut self, job: u32, takes: &[(u32, u32)]) {
+    /// How many jobs wait in each component.
+    #[inline]
+    pub fn waiting(&self) -> &[u32] {
+        &self.counts
+    }
+
+    /// The jobs waiting in `component`, by index.
+    #[inline]
+    pub fn waiting_jobs(&self, component: u32) -> impl Iterator<Item = u32> + '_ {
+        (self.waiting[component as usize].iter())
+            .copied()
+            .filter(|&j| !self.started[j as usize])
+    }
+
+    /// Job `job` of `component` joins the queue (`component` past the last: a job no
+    /// partition may start, not kept); jobs join in index order.
+    pub(crate) fn enqueue(&mut self, job: u32, component: u32) {
+        if let Some(list) = self.waiting.get_mut(component as usize) {
+            debug_assert!(list.last().is_none_or(|&last| last < job));
+            list.push(job);
+            self.counts[component as usize] += 1;
+        }
+    }
+
+    /// Job `job` of `component` leaves the queue (it starts).
+    pub(crate) fn dequeue(&mut self, job: u32, component: u32) {
+        let c = component as usize;
+        if c < self.waiting.len() {
+            self.started[job as usize] = true;
+            self.counts[c] -= 1;
+            self.stale[c] += 1;
+            if self.stale[c] as usize * 2 > self.waiting[c].len() {
+                let started = &self.started;
+                self.waiting[c].retain(|&j| !started[j as usize]);
+                self.stale[c] = 0;
+            }
+        }
+    }
+
+    /// The running jobs holding nodes of atom `atom`: (requested end, job, count), by
+    /// (requested end, job).
+    #[inline]
+    pub fn running_in(&self, atom: u32) -> &[(f64, u32, u32)] {
+        &self.running[atom as usize]
+    }
+
+    /// Job `job`, ending by its request at `requested_end`, takes `takes` ((atom, count)
+    /// pairs, each within the atom's free nodes).
+    pub(crate) fn take(&mut self, job: u32, takes: &[(u32, u32)], requested_end: f64) {
         for &(atom, count) in takes {
             self.free[atom as usize] -= count;
+            let list = &mut self.running[atom as usize];
+            let at = list.partition_point(|&(end, j, _)| {
+                end.total_cmp(&requested_end).then(j.cmp(&job)).is_lt()
+            });
+            list.insert(at, (requested_end, job, count));
         }
         match takes {
             [one] => self.single[job as usize] = *one,
@@ -58,16 +129,21 @@ impl SiteState {
         }
     }
 
-    /// Job `job` gives its nodes back.
-    pub(crate) fn release(&mut self, job: u32) {
+    /// Job `job`, which was to end by its request at `requested_end`, gives its nodes back.
+    pub(crate) fn release(&mut self, job: u32, requested_end: f64) {
         let j = job as usize;
-        match std::mem::take(&mut self.single[j]) {
-            (SPREAD, _) => {
-                for (atom, count) in self.spread.remove(&job).into_iter().flatten() {
-                    self.free[atom as usize] += count;
-                }
-            }
-            (atom, count) => self.free[atom as usize] += count,
+        let held = match std::mem::take(&mut self.single[j]) {
+            (SPREAD, _) => self.spread.remove(&job).unwrap_or_default(),
+            one => Box::new([one]),
+        };
+        for &(atom, count) in held.iter() {
+            self.free[atom as usize] += count;
+            let list = &mut self.running[atom as usize];
+            let at = list.partition_point(|&(end, j, _)| {
+                end.total_cmp(&requested_end).then(j.cmp(&job)).is_lt()
+            });
+            debug_assert_eq!(list.get(at).map(|r| r.1), Some(job));
+            list.remove(at);
         }
     }
 }
@@ -85,15 +161,6 @@ impl SiteView<'_> {
     pub fn free_in(&self, p: u32, free: &[u32]) -> u32 {
         (self.model.partition(p).atoms.iter())
             .map(|&a| free[a as usize])
-            .sum()
-    }
-
-    /// Nodes of partition `p` that running job `job` holds.
-    #[inline]
-    pub fn held_in(&self, p: u32, job: u32) -> u32 {
-        (self.state.holdings(job).iter())
-            .filter(|&&(atom, _)| self.model.contains(p, atom))
-            .map(|&(_, count)| count)
             .sum()
     }
 }

@@ -119,6 +119,8 @@ pub struct Site {
     /// `member[p * atoms + a]`: atom `a` belongs to partition `p`.
     member: Vec<bool>,
     components: u32,
+    /// The component of each atom.
+    atom_component: Vec<u32>,
     pub over_limits: OverLimits,
     /// Candidate partitions of job `j`: `candidates[offsets[j]..offsets[j + 1]]`, as named.
     offsets: Vec<u32>,
@@ -131,6 +133,9 @@ pub struct Site {
     tiers: Vec<u32>,
     /// Each job's component (that of its candidates), `u32::MAX` when none is usable.
     job_component: Vec<u32>,
+    /// Each job's (nodes, component), the component `components` when none is usable: what
+    /// the scan reads of every waiting job, side by side.
+    job_keys: Vec<(u32, u32)>,
     /// Why a job no candidate accepts is refused (`None`: accepted).
     rejections: Vec<Option<Rejection>>,
     /// Several tiers: the scan orders by tier first.
@@ -198,7 +203,14 @@ impl Site {
                 component: component_of_root[root],
             });
         }
+        let mut atom_component = vec![0; atoms];
+        for part in &built {
+            for &a in part.atoms.iter() {
+                atom_component[a as usize] = part.component;
+            }
+        }
         let mut site = Site {
+            atom_component,
             tiered: built.windows(2).any(|w| w[0].spec.tier != w[1].spec.tier),
             partitions: built,
             atom_sizes,
@@ -211,9 +223,13 @@ impl Site {
             usable: Vec::new(),
             tiers: Vec::new(),
             job_component: Vec::new(),
+            job_keys: Vec::new(),
             rejections: Vec::new(),
         };
         site.screen(jobs);
+        site.job_keys = (jobs.iter().zip(&site.job_component))
+            .map(|(job, &c)| (job.nodes, c.min(site.components)))
+            .collect();
         Ok(site)
     }
 
@@ -272,6 +288,12 @@ impl Site {
         self.components
     }
 
+    /// The component of atom `atom`.
+    #[inline]
+    pub fn atom_component(&self, atom: u32) -> u32 {
+        self.atom_component[atom as usize]
+    }
+
     /// Whether atom `atom` belongs to partition `p`.
     #[inline]
     pub fn contains(&self, p: u32, atom: u32) -> bool {
@@ -304,6 +326,13 @@ impl Site {
     /// Whether partitions have different tiers (the queue is then considered tier by tier).
     pub fn tiered(&self) -> bool {
         self.tiered
+    }
+
+    /// Job `job`'s (nodes, component), the component [`Site::components`] when it has no
+    /// usable candidate.
+    #[inline]
+    pub fn job_key(&self, job: u32) -> (u32, u32) {
+        self.job_keys[job as usize]
     }
 
     /// The component of job `job`'s usable candidates (`u32::MAX` when none).

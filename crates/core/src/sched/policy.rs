@@ -220,7 +220,13 @@ impl Policy for QueuePolicy {
             }
             return;
         }
-        if view.site.is_some() {
+        if let Some(site) = view.site {
+            if self.heuristic == Heuristic::Fcfs && !site.model.tiered() {
+                // queue order: each component's own waiting jobs, in order
+                self.site_scan
+                    .scan_queue_order(view, self.backfill, decision);
+                return;
+            }
             // Each component of the site has its own top job: the whole queue is ordered.
             order_window(
                 self.heuristic,

@@ -35,6 +35,25 @@ enum Phase {
 #[derive(Debug, Clone, Default)]
 pub struct SiteScan {
     free: Vec<u32>,
+    /// Free nodes of each component.
+    component_free: Vec<u64>,
+    /// Per component (and one more for the jobs no partition may start), the job size from
+    /// which its jobs need not be looked at: `u64::MAX` while it starts jobs in order, its
+    /// free nodes + 1 while it backfills, 0 once blocked.
+    bound: Vec<u64>,
+    /// Per component, its waiting jobs not yet passed in this scan.
+    remaining: Vec<u32>,
+    /// Components still open in this scan.
+    open: usize,
+    /// The reservation recorded is the earliest top job's by index (components scanned one
+    /// after the other), else the first made.
+    by_index: bool,
+    /// Per component while it backfills, the most nodes a job ending after the shadow time
+    /// may take: the reservation's extra nodes and the free nodes outside the reserved
+    /// partition.
+    late_bound: Vec<u64>,
+    /// Per component, its reservation's shadow time (+inf when it has none).
+    shadow: Vec<f64>,
     phases: Vec<Phase>,
     /// The order's indices, by tier.
     tiered: Vec<(u32, u32)>,
@@ -60,15 +79,10 @@ impl SiteScan {
             return;
         };
         let model = site.model;
-        self.free.clear();
-        self.free.extend_from_slice(site.state.free());
-        self.phases.clear();
-        self.phases
-            .resize(model.components() as usize, Phase::Primary);
-        self.started.clear();
-        self.takes.clear();
-        let mut total_free: u64 = self.free.iter().map(|&f| u64::from(f)).sum();
-        let mut open = model.components();
+        let open = self.prepare(&site);
+        if open == 0 {
+            return;
+        }
         let by_tier = model.tiered();
         if by_tier {
             self.tiered.clear();
@@ -78,8 +92,10 @@ impl SiteScan {
             }));
             self.tiered.sort_unstable();
         }
+        self.open = open;
+        self.by_index = false;
         for i in 0..len {
-            if total_free == 0 || open == 0 {
+            if self.open == 0 {
                 break;
             }
             let k = if by_tier {
@@ -88,77 +104,223 @@ impl SiteScan {
                 i
             };
             let pos = position(k);
-            let index = view.queue[pos as usize];
-            let usable = model.usable(index);
-            if usable.is_empty() {
-                continue; // held: over its partitions' limits, or they are down
-            }
-            let component = model.job_component(index) as usize;
-            let job = view.jobs.get(index);
-            let est_end = view.now + job.requested_time;
-            let start = match self.phases[component] {
-                Phase::Blocked => continue,
-                Phase::Primary => {
-                    let fits = (usable.iter())
-                        .find(|&&p| site.free_in(p, &self.free) >= job.nodes)
-                        .copied();
-                    match fits {
-                        Some(p) => {
-                            self.take(&site, p, None, job.nodes);
-                            Some((p, StartKind::Primary))
-                        }
-                        None => {
-                            self.phases[component] =
-                                self.top(&site, view, usable, backfill, index, decision);
-                            if let Phase::Blocked = self.phases[component] {
-                                open -= 1;
-                            }
-                            None
-                        }
-                    }
+            self.visit(
+                &site,
+                view,
+                Some(pos),
+                view.queue[pos as usize],
+                backfill,
+                decision,
+            );
+        }
+        decision.takes.extend_from_slice(&self.takes);
+    }
+
+    /// The scan in queue order (FCFS) on a site of one tier, component by component over
+    /// each one's own waiting jobs (`SiteState::waiting_jobs`): the same starts as `scan` in
+    /// queue order, without passing over the jobs of components where nothing can start.
+    pub fn scan_queue_order(&mut self, view: &View, backfill: Backfill, decision: &mut Decision) {
+        let Some(site) = view.site else {
+            return;
+        };
+        let open = self.prepare(&site);
+        if open == 0 {
+            return;
+        }
+        self.open = open;
+        // (the reservation recorded is the one of the earliest top job, as in queue order)
+        self.by_index = true;
+        for c in 0..site.model.components() as usize {
+            for index in site.state.waiting_jobs(c as u32) {
+                if self.bound[c] == 0 {
+                    break;
                 }
-                Phase::Backfill {
-                    partition,
-                    shadow,
-                    extra,
-                } => {
-                    let mut chosen = None;
-                    for &p in usable {
-                        if site.free_in(p, &self.free) < job.nodes {
-                            continue;
-                        }
-                        let from_reserved = self.plan(&site, p, Some(partition), job.nodes);
-                        if est_end <= shadow || from_reserved <= extra {
-                            if est_end > shadow {
-                                self.phases[component] = Phase::Backfill {
-                                    partition,
-                                    shadow,
-                                    extra: extra - from_reserved,
-                                };
-                            }
-                            self.take(&site, p, Some(partition), job.nodes);
-                            chosen = Some((p, StartKind::Backfill));
-                            break;
-                        }
+                // (most jobs behind a reservation cannot start: passed over here, cheaply)
+                let nodes = u64::from(site.model.job_key(index).0);
+                let passed_over = nodes >= self.bound[c]
+                    || (nodes > self.late_bound[c]
+                        && view.now + view.jobs.get(index).requested_time > self.shadow[c]);
+                if passed_over {
+                    self.remaining[c] -= 1;
+                    if self.remaining[c] == 0 {
+                        self.bound[c] = 0;
+                        self.open -= 1;
                     }
-                    chosen
+                    continue;
                 }
-            };
-            if let Some((partition, kind)) = start {
-                total_free -= u64::from(job.nodes);
-                let first = self.started.last().map_or(0, |s| s.2);
-                self.started.push((est_end, first, self.takes.len() as u32));
-                decision.starts.push(Start {
-                    pos,
-                    job: index,
-                    kind,
-                });
-                decision
-                    .site_starts
-                    .push((partition, self.takes.len() as u32));
+                self.visit(&site, view, None, index, backfill, decision);
             }
         }
         decision.takes.extend_from_slice(&self.takes);
+    }
+
+    /// Job `index`, at queue position `pos` (found when it starts if `None`), in the scan:
+    /// started, made its component's top job, or passed over; closes its component once
+    /// nothing more can start in it.
+    fn visit(
+        &mut self,
+        site: &SiteView,
+        view: &View,
+        pos: Option<u32>,
+        index: u32,
+        backfill: Backfill,
+        decision: &mut Decision,
+    ) {
+        let (nodes, component) = site.model.job_key(index);
+        let component = component as usize;
+        if self.bound[component] == 0 {
+            return; // closed (held jobs too: over their limits, or their partitions down)
+        }
+        self.remaining[component] -= 1;
+        let last = self.remaining[component] == 0;
+        let start = if u64::from(nodes) >= self.bound[component] {
+            None
+        } else {
+            self.consider(site, view, index, component, backfill, decision)
+        };
+        if let Some((partition, kind)) = start {
+            self.component_free[component] -= u64::from(nodes);
+            if kind == StartKind::Backfill {
+                self.bound[component] = self.component_free[component] + 1;
+                self.late_bound[component] =
+                    self.late_room(site, component, self.phases[component]);
+            }
+            let est_end = view.now + view.jobs.get(index).requested_time;
+            let first = self.started.last().map_or(0, |s| s.2);
+            self.started.push((est_end, first, self.takes.len() as u32));
+            decision.starts.push(Start {
+                pos: pos.unwrap_or_else(|| queue_position(view.queue, index)),
+                job: index,
+                kind,
+            });
+            decision
+                .site_starts
+                .push((partition, self.takes.len() as u32));
+        }
+        let done = self.phases[component] == Phase::Blocked || self.component_free[component] == 0;
+        if last || done {
+            self.bound[component] = 0;
+            self.open -= 1;
+        }
+    }
+
+    /// The scan's state for the view's site: free nodes, every component at its start;
+    /// returns how many components are open.
+    fn prepare(&mut self, site: &SiteView) -> usize {
+        let model = site.model;
+        self.free.clear();
+        self.free.extend_from_slice(site.state.free());
+        self.phases.clear();
+        self.phases
+            .resize(model.components() as usize, Phase::Primary);
+        self.started.clear();
+        self.takes.clear();
+        self.component_free.clear();
+        self.component_free.resize(model.components() as usize, 0);
+        for (a, &f) in self.free.iter().enumerate() {
+            self.component_free[model.atom_component(a as u32) as usize] += u64::from(f);
+        }
+        // Components where a job may still start: with free nodes and waiting jobs, not
+        // blocked, and not past their last waiting job in this order. A closed component's
+        // jobs are passed over at once (bound 0); the scan ends when none is open.
+        let components = model.components() as usize;
+        self.remaining.clear();
+        self.remaining.extend_from_slice(site.state.waiting());
+        self.bound.clear();
+        self.bound.resize(components, u64::MAX);
+        self.bound.push(0); // (the jobs no partition may start)
+        self.late_bound.clear();
+        self.late_bound.resize(components, 0);
+        self.shadow.clear();
+        self.shadow.resize(components, f64::INFINITY);
+        let mut open = components;
+        for c in 0..components {
+            if self.component_free[c] == 0 || self.remaining[c] == 0 {
+                self.bound[c] = 0;
+                open -= 1;
+            }
+        }
+        open
+    }
+
+    /// Job `index` of open `component`: where it starts (partition, kind), or `None`; as the
+    /// component's top job, the component's reservation or its end.
+    fn consider(
+        &mut self,
+        site: &SiteView,
+        view: &View,
+        index: u32,
+        component: usize,
+        backfill: Backfill,
+        decision: &mut Decision,
+    ) -> Option<(u32, StartKind)> {
+        let usable = site.model.usable(index);
+        let job = view.jobs.get(index);
+        let est_end = view.now + job.requested_time;
+        match self.phases[component] {
+            Phase::Blocked => None,
+            Phase::Primary => {
+                let fits = (usable.iter())
+                    .find(|&&p| site.free_in(p, &self.free) >= job.nodes)
+                    .copied();
+                if let Some(p) = fits {
+                    self.take(site, p, None, job.nodes);
+                    return Some((p, StartKind::Primary));
+                }
+                let phase = self.top(site, view, usable, backfill, index, decision);
+                self.phases[component] = phase;
+                if phase != Phase::Blocked {
+                    self.bound[component] = self.component_free[component] + 1;
+                    self.late_bound[component] = self.late_room(site, component, phase);
+                    if let Phase::Backfill { shadow, .. } = phase {
+                        self.shadow[component] = shadow;
+                    }
+                }
+                None
+            }
+            Phase::Backfill {
+                partition,
+                shadow,
+                extra,
+            } => {
+                let late = est_end > shadow;
+                if late && u64::from(job.nodes) > self.late_bound[component] {
+                    return None; // it would delay the reservation wherever it started
+                }
+                for &p in usable {
+                    if site.free_in(p, &self.free) < job.nodes {
+                        continue;
+                    }
+                    let from_reserved = self.plan(site, p, Some(partition), job.nodes);
+                    if !late || from_reserved <= extra {
+                        if late {
+                            self.phases[component] = Phase::Backfill {
+                                partition,
+                                shadow,
+                                extra: extra - from_reserved,
+                            };
+                        }
+                        self.take(site, p, Some(partition), job.nodes);
+                        return Some((p, StartKind::Backfill));
+                    }
+                }
+                None
+            }
+        }
+    }
+
+    /// The most nodes a job of `component` ending after the shadow time may take in `phase`
+    /// (see `late_bound`).
+    fn late_room(&self, site: &SiteView, component: usize, phase: Phase) -> u64 {
+        match phase {
+            Phase::Backfill {
+                partition, extra, ..
+            } => {
+                let inside = u64::from(site.free_in(partition, &self.free));
+                u64::from(extra) + (self.component_free[component] - inside)
+            }
+            _ => 0,
+        }
     }
 
     /// The phase of a component whose top job `index` fits nowhere now (with EASY, its
@@ -187,11 +349,17 @@ impl SiteScan {
         let Some((partition, shadow, extra)) = best else {
             return Phase::Blocked;
         };
-        decision.reservation.get_or_insert(Reserve {
-            job: index,
-            shadow_time: shadow,
-            extra,
-        });
+        let earlier = match decision.reservation {
+            None => true,
+            Some(r) => self.by_index && index < r.job,
+        };
+        if earlier {
+            decision.reservation = Some(Reserve {
+                job: index,
+                shadow_time: shadow,
+                extra,
+            });
+        }
         Phase::Backfill {
             partition,
             shadow,
@@ -219,10 +387,23 @@ impl SiteScan {
                 self.releases.push((end, held));
             }
         }
+        let atoms = &site.model.partition(p).atoms;
+        // the running jobs on the nodes of `p`, by requested end: one atom's list as it is,
+        // several atoms' merged (a job holding nodes of two counts once per atom: the same)
+        let mut merged_running = Vec::new();
+        let running: &[(f64, u32, u32)] = match &atoms[..] {
+            [one] => site.state.running_in(*one),
+            several => {
+                for &a in several {
+                    merged_running.extend_from_slice(site.state.running_in(a));
+                }
+                merged_running.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+                &merged_running
+            }
+        };
         self.releases.sort_by(|a, b| a.0.total_cmp(&b.0));
-        let running = (view.running.iter())
-            .map(|r| (view.estimated_end(r), site.held_in(p, r.job)))
-            .filter(|&(_, held)| held > 0);
+        let now = view.now;
+        let running = running.iter().map(|&(end, _, count)| (end.max(now), count));
         let mut started = self.releases.iter().copied().peekable();
         let mut running = running.peekable();
         let merged = std::iter::from_fn(|| match (running.peek(), started.peek()) {
@@ -270,4 +451,14 @@ impl SiteScan {
             }
         }
     }
+}
+
+/// The position of job `index` in `queue`: found by bisection, the queue holding jobs by
+/// index on a site (nothing is requeued: downtime does not run on sites), else by a walk.
+fn queue_position(queue: &[u32], index: u32) -> u32 {
+    let at = queue.partition_point(|&j| j < index);
+    if queue.get(at) == Some(&index) {
+        return at as u32;
+    }
+    queue.iter().position(|&j| j == index).unwrap_or(at) as u32
 }

@@ -190,7 +190,8 @@ impl Engine {
                     .get(begin as usize..end as usize)
                     .ok_or_else(|| CoreError::decision("a start's nodes are out of range"))?;
                 check_site_start(site, state, start.job, job.id, job.nodes, p, takes)?;
-                state.take(start.job, takes);
+                state.take(start.job, takes, requested_end);
+                state.dequeue(start.job, site.job_key(start.job).1);
                 self.log.record_partition(start.job, p, inputs.jobs.len());
             }
             let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;

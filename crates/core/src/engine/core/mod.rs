@@ -460,7 +460,7 @@ impl Engine {
             let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
             if let Some(site) = self.state.site.as_mut() {
-                site.release(c.job);
+                site.release(c.job, c.requested_end);
             }
             // Only power managers and outside policies read completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
@@ -488,6 +488,9 @@ impl Engine {
                 continue; // refused at submission: never queued
             }
             self.state.queue.push(index);
+            if let (Some(site), Some(state)) = (&self.inputs.site, self.state.site.as_mut()) {
+                state.enqueue(index, site.job_key(index).1);
+            }
             if self.state.nodes.is_some() || self.state.record_events {
                 self.state.arrived.push(index);
             }
