@@ -124,3 +124,48 @@ def check_reservation_capacity(result: Result) -> None:
         assert still_busy + nodes[top] <= machine, (
             f"at t={t}, the reservation of job index {top} at {shadow} is over-committed"
         )
+
+
+def check_partitions(result: Result) -> None:
+    """On a platform with partitions (read from the summary's platform, not from the engine):
+    every job that ran names a partition, within its limits and up; a job refused at
+    submission never ran; and at every instant the jobs of any set of partitions hold no more
+    nodes than those partitions have between them (the count of nodes their union holds):
+    with overlapping partitions, that is what a placement of every job on its own nodes
+    needs (Hall's condition), so no node is used twice."""
+    site = result.info["inputs"]["platform"]["site"]
+    partitions = site["partitions"]
+    jobs = result.jobs
+    ran = ~jobs["start"].isna()
+    assert jobs.loc[ran, "partition"].notna().all(), "a job ran in no partition"
+    assert jobs.loc[~ran, "partition"].isna().all(), "a job that never ran names a partition"
+    assert not (ran & jobs["rejected"].notna()).any(), "a refused job ran"
+    nodes_of = {p["name"]: {n for a, b in p["ranges"] for n in range(a, b)} for p in partitions}
+    start, end = jobs["start"].to_numpy(), jobs["end"].to_numpy()
+    size, requested = jobs["nodes"].to_numpy(), jobs["requested_time"].to_numpy()
+    names = jobs["partition"].astype(object).to_numpy()
+    times = np.unique(start[ran])
+    busy = {}
+    for p in partitions:
+        mine = ran & (names == p["name"])
+        assert p["state"] == "up" or not mine.any(), f"a job ran in {p['name']} ({p['state']})"
+        assert (size[mine] <= len(nodes_of[p["name"]])).all()
+        assert (size[mine] >= p["min_nodes"]).all(), f"under {p['name']}'s MinNodes"
+        if p["max_nodes"] is not None:
+            assert (size[mine] <= p["max_nodes"]).all(), f"over {p['name']}'s MaxNodes"
+        if p["max_time"] is not None:
+            assert (requested[mine] <= p["max_time"]).all(), f"over {p['name']}'s MaxTime"
+        # nodes held at each start instant: started by then, minus ended by then
+        s_order, e_order = np.argsort(start[mine]), np.argsort(end[mine])
+        s_sum = np.concatenate([[0], np.cumsum(size[mine][s_order])])
+        e_sum = np.concatenate([[0], np.cumsum(size[mine][e_order])])
+        started = s_sum[np.searchsorted(start[mine][s_order], times, side="right")]
+        ended = e_sum[np.searchsorted(end[mine][e_order], times, side="right")]
+        busy[p["name"]] = started - ended
+    names_all = [p["name"] for p in partitions]
+    for mask in range(1, 1 << len(names_all)):
+        chosen = [n for k, n in enumerate(names_all) if mask >> k & 1]
+        held = sum(busy[n] for n in chosen)
+        room = len(set().union(*(nodes_of[n] for n in chosen)))
+        worst = int(np.max(held, initial=0))
+        assert worst <= room, f"partitions {chosen} hold {worst} nodes of {room}"

@@ -1,0 +1,185 @@
+"""Runs on platforms with partitions (issue 29): a hand-computed schedule through the whole
+pipeline (SWF reader, the site's assignment, the engine, jobs.parquet and the summary), what
+does not run on partitions yet refused plainly, and the invariants on CEA Curie with its
+preset, checked against the partitions recorded in the trace itself."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import hpcsched
+from hpcsched.cli import main
+from tests.invariants import check_partitions
+
+#: 8 nodes of 4 cores. batch: all of them, the default; debug: nodes 6-7 (inside batch), a
+#: higher tier, at most 2 nodes and 600 s.
+PLATFORM = """
+name = "mini-site"
+[[groups]]
+name = "cpu"
+nodes = 8
+cores = 4
+[[partitions]]
+name = "batch"
+nodes = "cpu"
+default = true
+[[partitions]]
+name = "debug"
+nodes = "6-7"
+priority_tier = 2
+max_nodes = 2
+max_time = 600
+"""
+
+#: Sizes in processors (4 per node). Field 16 names the partition through the header (-1:
+#: none recorded, the default); "test,batch" names a partition the site lacks, and batch.
+TRACE = """; MaxNodes: 8
+; MaxProcs: 32
+; Partition: 1 batch
+; Partition: 2 debug
+; Partition: 3 test,batch
+1 0 -1 100 24 -1 -1 24 100 -1 1 1 1 1 1 1 -1 -1
+2 1 -1 10 32 -1 -1 32 10 -1 1 1 1 1 1 1 -1 -1
+3 2 -1 50 8 -1 -1 8 50 -1 1 1 1 1 1 2 -1 -1
+4 3 -1 500 4 -1 -1 4 500 -1 1 1 1 1 1 2 -1 -1
+5 4 -1 1000 12 -1 -1 12 2000 -1 1 1 1 1 1 2 -1 -1
+6 5 -1 100 4 -1 -1 4 700 -1 1 1 1 1 1 2 -1 -1
+7 6 -1 20 4 -1 -1 4 20 -1 1 1 1 1 1 3 -1 -1
+8 7 -1 30 4 -1 -1 4 30 -1 1 1 1 1 1 -1 -1 -1
+"""
+
+
+@pytest.fixture
+def site_run(tmp_path: Path) -> tuple[Path, Path]:
+    (tmp_path / "site.toml").write_text(PLATFORM)
+    (tmp_path / "trace.swf").write_text(TRACE)
+    return tmp_path / "trace.swf", tmp_path / "site.toml"
+
+
+def test_a_two_tier_overlapping_site_schedules_as_computed_by_hand(site_run, tmp_path):
+    """J1 (6 nodes of batch) takes batch's own nodes 0-5 and leaves debug's free. J2 (all 8)
+    is batch's top job. J3 (debug, tier 2) starts at 2 on debug's nodes. At 52 (J3 ends) J4
+    (debug, tier 2) is considered before J2 and takes a debug node until 552: J2's shadow
+    moves to 552, and J7 (batch, 20 s) backfills at once, J8 (no partition: batch) when J7
+    ends at 72. J5 (3 nodes) is larger than debug, J6 (700 s) over its MaxTime: refused at
+    submission. J2 starts when J4 ends, at 552."""
+    trace, platform = site_run
+    out = tmp_path / "run"
+    result = hpcsched.simulate(trace, "fcfs", platform=str(platform), out=out)
+    jobs = result.jobs
+    nan = float("nan")
+    np.testing.assert_array_equal(jobs["start"].to_numpy(), [0, 552, 2, 52, nan, nan, 52, 72])
+    assert jobs["nodes"].tolist() == [6, 8, 2, 1, 3, 1, 1, 1]  # ceil(procs / 4)
+    assert jobs["partition"].astype(object).fillna("-").tolist() == [
+        "batch", "batch", "debug", "debug", "-", "-", "batch", "batch"
+    ]  # fmt: skip
+    assert jobs["rejected"].astype(object).fillna("-").tolist() == [
+        "-", "-", "-", "-", "larger_than_partition", "over_max_time", "-", "-"
+    ]  # fmt: skip
+    assert jobs["start_kind"].astype(object).tolist()[6:] == ["backfill", "backfill"]
+    info = result.info
+    assert info["jobs"]["rejected"]["total"] == 2
+    assert info["jobs"]["rejected"]["by_reason"]["over_max_time"] == 1
+    assert info["inputs"]["assignment"]["how"] == {
+        "named": 7, "routed": 0, "default": 1, "unknown_name": 0
+    }  # fmt: skip
+    assert info["inputs"]["assignment"]["unknown_names"] == {"test": 1}
+    batch, debug = info["partitions"]["batch"], info["partitions"]["debug"]
+    assert (batch["jobs"], debug["jobs"]) == (4, 2)
+    assert batch["wait"]["mean"] == pytest.approx((0 + 551 + 46 + 65) / 4)
+    assert debug["wait"]["mean"] == pytest.approx((0 + 49) / 2)
+    # busy node-seconds of its jobs over its nodes, from 0 to the makespan (562)
+    assert batch["utilization"] == pytest.approx((600 + 80 + 20 + 30) / (8 * 562))
+    assert debug["utilization"] == pytest.approx((100 + 500) / (2 * 562))
+    # what was written is what was computed
+    stored = pd.read_parquet(out / "jobs.parquet")
+    assert stored["partition"].astype(object).tolist()[:4] == ["batch", "batch", "debug", "debug"]
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["partitions"]["debug"]["jobs"] == 2
+    check_partitions(result)
+
+
+def test_the_site_decides_the_order_not_only_the_sizes(site_run):
+    """The same trace as one pool of 8 nodes (sizes in nodes of 4 cores, no partitions, no
+    limits): J2 is no longer held behind debug's tier-2 job, and J5 and J6 run."""
+    trace, _ = site_run
+    pool = hpcsched.simulate(trace, "fcfs", procs_per_node=4)
+    assert not pool.jobs["start"].isna().any()
+    assert pool.jobs["start"].iloc[1] == 100.0
+
+
+@pytest.mark.parametrize(
+    ("extra", "option", "says"),
+    [
+        (["--policy", "mars"], "--policy", "MARS (a look-ahead search) does not run on partitions"),
+        (["--estimates", "history"], "--estimates", "predicted run times does not run on"),
+        # (a power manager: this site has no power model, which is said first)
+        (["--policy", "snf-icon"], "--platform", "has no power model"),
+    ],
+)
+def test_what_does_not_run_on_partitions_yet_is_refused_plainly(
+    site_run, extra, option, says, capsys
+):
+    trace, platform = site_run
+    assert main(["simulate", str(trace), "--platform", str(platform), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {option}: ") and says in err
+    assert "Traceback" not in err
+
+
+def test_a_downtime_calendar_is_refused_on_partitions(site_run, tmp_path, capsys):
+    trace, platform = site_run
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("10 20 S\n")
+    args = ["simulate", str(trace), "--platform", str(platform), "--downtime", str(calendar)]
+    assert main(args) == 2
+    assert capsys.readouterr().err.startswith("error: --downtime: platform mini-site has")
+
+
+CURIE = "CEA-Curie-2011-2.1-cln.swf.gz"
+
+
+def recorded_partition_names(path: Path) -> dict[int, str]:
+    """Each job's partition as the trace records it (field 16 through the header's
+    ``; Partition:`` lines), by job id, read line by line here, independently of hpcsched's
+    reader."""
+    names: dict[str, str] = {}
+    recorded = {}
+    with gzip.open(path, "rt") as lines:
+        for line in lines:
+            if line.startswith(";"):
+                parts = line[1:].split(None, 2)
+                if parts and parts[0] == "Partition:" and len(parts) == 3:
+                    names[parts[1]] = parts[2].strip()
+                continue
+            fields = line.split()
+            if fields:
+                recorded[int(fields[0])] = names.get(fields[15], fields[15])
+    return recorded
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("policy", "backfill"), [("fcfs", "easy"), ("wfp3", "easy"), ("sjf", "none"), ("snf", None)]
+)
+def test_curie_with_its_partitions_keeps_every_invariant(traces_dir, policy, backfill):
+    """On CEA Curie with its preset: no partition ever holds more nodes than it has, every job
+    ran in its candidate partition, and the jobs the trace records in large and hybrid ran on
+    the fat and hybrid nodes (standard and every other name: thin, the default)."""
+    path = traces_dir / "pwa" / CURIE
+    result = hpcsched.simulate(path, policy, backfill=backfill, platform="CEA-Curie")
+    check_partitions(result)
+    recorded = recorded_partition_names(path)
+    expected = [
+        name if name in ("large", "hybrid") else "standard"
+        for name in (recorded[int(j)] for j in result.jobs["job_id"])
+    ]
+    ran = result.jobs["partition"].astype(object).tolist()
+    assert ran == expected
+    assert result.info["jobs"]["rejected"]["total"] == 0
