@@ -25,6 +25,7 @@ NEED_TRACES = {
     "mars_icon.py",
     "mars_quality.py",
     "mars_speed.py",
+    "partitions.py",
     "replay.py",
     "snf_icon.py",
 }

@@ -5,6 +5,15 @@ use std::collections::HashMap;
 
 use crate::model::Site;
 
+/// A waiting job as a component's list keeps it: what the scan tests of every job, side by
+/// side in the order it walks them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Waiting {
+    pub job: u32,
+    pub nodes: u32,
+    pub requested: f64,
+}
+
 /// No atom: a job that holds nodes of several atoms is looked up in `SiteState::spread`.
 const SPREAD: u32 = u32::MAX;
 
@@ -23,7 +32,7 @@ pub struct SiteState {
     /// is compacted (the scan passes over components without any waiting job, and scans in
     /// queue order component by component): removing a started job from the middle of a
     /// long list at each start would move the list each time.
-    waiting: Vec<Vec<u32>>,
+    waiting: Vec<Vec<Waiting>>,
     /// Waiting jobs per component.
     counts: Vec<u32>,
     /// Started jobs still in their component's list, per component.
@@ -71,18 +80,22 @@ impl SiteState {
 
     /// The jobs waiting in `component`, by index.
     #[inline]
-    pub fn waiting_jobs(&self, component: u32) -> impl Iterator<Item = u32> + '_ {
+    pub fn waiting_jobs(&self, component: u32) -> impl Iterator<Item = Waiting> + '_ {
         (self.waiting[component as usize].iter())
             .copied()
-            .filter(|&j| !self.started[j as usize])
+            .filter(|w| !self.started[w.job as usize])
     }
 
     /// Job `job` of `component` joins the queue (`component` past the last: a job no
     /// partition may start, not kept); jobs join in index order.
-    pub(crate) fn enqueue(&mut self, job: u32, component: u32) {
+    pub(crate) fn enqueue(&mut self, job: u32, component: u32, nodes: u32, requested: f64) {
         if let Some(list) = self.waiting.get_mut(component as usize) {
-            debug_assert!(list.last().is_none_or(|&last| last < job));
-            list.push(job);
+            debug_assert!(list.last().is_none_or(|last| last.job < job));
+            list.push(Waiting {
+                job,
+                nodes,
+                requested,
+            });
             self.counts[component as usize] += 1;
         }
     }
@@ -94,9 +107,9 @@ impl SiteState {
             self.started[job as usize] = true;
             self.counts[c] -= 1;
             self.stale[c] += 1;
-            if self.stale[c] as usize * 2 > self.waiting[c].len() {
+            if self.stale[c] as usize * 8 > self.waiting[c].len() {
                 let started = &self.started;
-                self.waiting[c].retain(|&j| !started[j as usize]);
+                self.waiting[c].retain(|w| !started[w.job as usize]);
                 self.stale[c] = 0;
             }
         }

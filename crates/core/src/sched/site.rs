@@ -131,15 +131,15 @@ impl SiteScan {
         // (the reservation recorded is the one of the earliest top job, as in queue order)
         self.by_index = true;
         for c in 0..site.model.components() as usize {
-            for index in site.state.waiting_jobs(c as u32) {
+            for waiting in site.state.waiting_jobs(c as u32) {
                 if self.bound[c] == 0 {
                     break;
                 }
                 // (most jobs behind a reservation cannot start: passed over here, cheaply)
-                let nodes = u64::from(site.model.job_key(index).0);
+                let (index, nodes) = (waiting.job, u64::from(waiting.nodes));
                 let passed_over = nodes >= self.bound[c]
                     || (nodes > self.late_bound[c]
-                        && view.now + view.jobs.get(index).requested_time > self.shadow[c]);
+                        && view.now + waiting.requested > self.shadow[c]);
                 if passed_over {
                     self.remaining[c] -= 1;
                     if self.remaining[c] == 0 {

@@ -489,7 +489,8 @@ impl Engine {
             }
             self.state.queue.push(index);
             if let (Some(site), Some(state)) = (&self.inputs.site, self.state.site.as_mut()) {
-                state.enqueue(index, site.job_key(index).1);
+                let job = self.inputs.jobs.get(index);
+                state.enqueue(index, site.job_key(index).1, job.nodes, job.requested_time);
             }
             if self.state.nodes.is_some() || self.state.record_events {
                 self.state.arrived.push(index);
