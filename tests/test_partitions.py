@@ -183,3 +183,27 @@ def test_curie_with_its_partitions_keeps_every_invariant(traces_dir, policy, bac
     ran = result.jobs["partition"].astype(object).tolist()
     assert ran == expected
     assert result.info["jobs"]["rejected"]["total"] == 0
+
+
+def test_simulate_and_compare_show_each_partition(site_run, tmp_path, capsys):
+    """The console summary gives each partition's jobs, waits and utilization and the jobs
+    refused; compare adds each run's mean wait per partition, and the report a section: the
+    figures of the hand-computed schedule above (batch: 4 jobs, mean wait 165.5 s = 0.05 h;
+    debug: 2 jobs, 24.5 s = 0.01 h; 600 node-seconds of debug's 2 x 562)."""
+    trace, platform = site_run
+    assert main(["simulate", str(trace), "--platform", str(platform), "--out", tmp_path / "s"]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    assert "partition batch │ 4 jobs on 8 nodes, wait mean 0.05 h" in out
+    assert "partition debug │ 2 jobs on 2 nodes, wait mean 0.01 h" in out
+    assert "utilization 53.38%" in out  # 600 / (2 x 562)
+    assert "refused at submission │ 2 jobs (larger than partition 1, over max" in out
+    args = ["compare", str(trace), "--policy", "fcfs", "--policy", "sjf:1"]
+    assert main([*args, "--platform", str(platform), "--out", str(tmp_path / "c")]) == 0
+    out = capsys.readouterr().out
+    assert "mean wait by partition" in out
+    rows = [line.split("│") for line in out.splitlines() if line.startswith("│ FCFS")]
+    assert [cell.strip() for cell in rows[-1][1:-1]] == ["FCFS +EASY", "0.05", "0.01"]
+    report = (tmp_path / "c" / "report.html").read_text()
+    assert "By partition" in report and "165.5" not in report
+    row = '<td>debug</td><td class="num">2</td><td class="num">2</td><td class="num">0.01</td>'
+    assert row in report  # debug: 2 nodes, 2 jobs, 0.01 h

@@ -232,11 +232,10 @@ class RunConfig:
         """Runs the simulation (no run directory is written)."""
         workload = self.workload
         if isinstance(workload, WorkloadSpec):
-            nodes = self.nodes
-            if self.platform is not None and nodes is None:
-                from hpcsched.platform import load_platform
+            from hpcsched.run import resolve_platform
 
-                nodes = load_platform(self.platform).nodes
+            # (a platform's size; on partitions, the trace's own units: see resolve_platform)
+            _, nodes = resolve_platform(self.platform, self.nodes)
             workload = workload.load(nodes)
         return simulate(
             workload,

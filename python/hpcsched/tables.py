@@ -103,3 +103,35 @@ def by_agreement(table: pd.DataFrame) -> pd.DataFrame:
         order = {w: k for k, w in enumerate(dict.fromkeys(table["workload"]))}
         close = close.sort_values("workload", kind="stable", key=lambda w: w.map(order))
     return close
+
+
+def partition_waits(infos: dict[str, dict[str, Any]]) -> pd.DataFrame:
+    """Per run (``infos``: label -> summary) and partition, the jobs that ran in it, their
+    mean and P95 wait (s), mean bounded slowdown and the partition's utilization (fraction):
+    one row per (run, partition), the runs in their order; empty when no run had partitions."""
+    rows = [
+        {
+            "policy": label,
+            "partition": name,
+            "nodes": part["nodes"],
+            "jobs": part["jobs"],
+            "wait_mean": part["wait"]["mean"],
+            "wait_p95": part["wait"]["p95"],
+            "bsld_mean": part["bounded_slowdown_mean"],
+            "utilization": part["utilization"],
+        }
+        for label, info in infos.items()
+        for name, part in (info.get("partitions") or {}).items()
+    ]
+    return pd.DataFrame(rows)
+
+
+def partition_wait_cells(table: pd.DataFrame) -> list[tuple[str, list[str]]]:
+    """``partition_waits`` as terminal columns: each partition's mean wait (h), one row per
+    run (in the order of ``table``)."""
+    policies = list(dict.fromkeys(table["policy"]))
+    cells = []
+    for name in dict.fromkeys(table["partition"]):
+        mine = table[table["partition"] == name].set_index("policy")
+        cells.append((f"{name} (h)", [_hours(mine.at[p, "wait_mean"]) for p in policies]))
+    return cells

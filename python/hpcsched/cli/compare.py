@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -138,6 +138,7 @@ def compare(
         ),
     )
     print_agreement(comparison.table)
+    print_partition_waits({label: r.info for label, r in comparison.results.items()})
     reused = len(comparison.reused)
     console.print(f"run directories: {len(done)} in {out}", highlight=False)
     if reused:  # read back, not run: a short line of its own (the folder may be long)
@@ -166,6 +167,21 @@ def print_table(
     ]
     metric_cells = [(heading, [fmt(v) for v in table[column]]) for column, heading, fmt in columns]
     for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
+        console.print(view)
+
+
+def print_partition_waits(infos: dict[str, dict[str, Any]]) -> None:
+    """Each run's mean wait per partition, on a platform with partitions (nothing else)."""
+    from hpcsched.tables import partition_wait_cells, partition_waits
+
+    table = partition_waits(infos)
+    if table.empty:
+        return
+    policies = list(dict.fromkeys(table["policy"]))
+    title = "mean wait by partition"
+    for view in fitted_tables(
+        title, [("policy", policies)], partition_wait_cells(table), console.width
+    ):
         console.print(view)
 
 

@@ -162,6 +162,8 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
     bsld = info["bounded_slowdown"]["mean"]
     table.add_row("bounded slowdown (mean)", "-" if bsld is None else f"{bsld:.2f}")
     table.add_row("utilization over uptime", percent(info["utilization"]["overall_uptime"]))
+    if "partitions" in info:
+        _add_partition_rows(table, info)
     down = info["downtime"]
     if down["windows"]:
         plural = "s" if down["windows"] != 1 else ""
@@ -224,6 +226,25 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
     console.print(kept_whole(table))
     for warning in [*wl["warnings"], *info.get("warnings", [])]:
         console.print(labelled("warning:", "yellow", warning))
+
+
+def _add_partition_rows(table: Table, info: dict[str, Any]) -> None:
+    """Each partition's jobs, waits and utilization, and the jobs refused at submission."""
+    for name, part in info["partitions"].items():
+        wait = part["wait"]
+        table.add_row(
+            f"partition {name}",
+            f"{part['jobs']:,} jobs on {part['nodes']:,} nodes, wait mean {hours(wait['mean'])}"
+            f" / P95 {hours(wait['p95'])}, utilization {percent(part['utilization'])}"
+            if part["jobs"]
+            else f"no job on {part['nodes']:,} nodes",
+        )
+    refused = info["jobs"].get("rejected")
+    if refused and refused["total"]:
+        reasons = ", ".join(
+            f"{k.replace('_', ' ')} {v:,}" for k, v in refused["by_reason"].items() if v
+        )
+        table.add_row("refused at submission", f"{refused['total']:,} jobs ({reasons})")
 
 
 #: How the run treated each kind of conflict with the record, in short (summary.json says it

@@ -89,7 +89,9 @@ def check_decision_log(
 def resolve_platform(
     platform: Platform | str | os.PathLike[str] | None, nodes: int | None
 ) -> tuple[Platform | None, int | None]:
-    """The platform (loaded when named) and the machine size it implies."""
+    """The platform (loaded when named) and the machine size a trace is read for: the
+    platform's, or None on a platform with partitions (the trace is then read in its own
+    units, processors for SWF, and each job sized in its partition's nodes: ``fit_partitions``)."""
     if platform is None:
         return None, nodes
     if not isinstance(platform, Platform):
@@ -99,7 +101,7 @@ def resolve_platform(
             f"{nodes} nodes given but platform {platform.name} has {platform.nodes}",
             option="--nodes",
         )
-    return platform, platform.nodes
+    return platform, None if platform.site is not None else platform.nodes
 
 
 def check_overrun(overrun: str) -> None:
