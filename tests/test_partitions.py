@@ -15,6 +15,7 @@ import pytest
 
 import hpcsched
 from hpcsched.cli import main
+from hpcsched.exceptions import DecisionError
 from tests.invariants import check_partitions
 
 #: 8 nodes of 4 cores. batch: all of them, the default; debug: nodes 6-7 (inside batch), a
@@ -207,3 +208,66 @@ def test_simulate_and_compare_show_each_partition(site_run, tmp_path, capsys):
     assert "By partition" in report and "165.5" not in report
     row = '<td>debug</td><td class="num">2</td><td class="num">2</td><td class="num">0.01</td>'
     assert row in report  # debug: 2 nodes, 2 jobs, 0.01 h
+
+
+class QueueOrder:
+    """A Python policy: the queue in its order with EASY, keeping what it saw."""
+
+    name = "queue-order"
+
+    def __init__(self) -> None:
+        self.seen: dict[float, tuple] = {}
+
+    def decide(self, view):
+        from hpcsched.protocol import Decision
+
+        self.seen[view.now] = (view.partitions, view.queue_partitions, tuple(view.queue_id))
+        return Decision(order=list(view.queue))
+
+
+class FirstWaiting:
+    """A Python policy naming the first waiting job to start, whether or not it fits."""
+
+    name = "first-waiting"
+
+    def decide(self, view):
+        from hpcsched.protocol import Decision
+
+        return Decision(start=list(view.queue[:1]))
+
+
+def test_a_python_policy_sees_the_partitions_and_runs_on_them(site_run):
+    """The queue in its order with EASY, from Python, schedules as the built-in FCFS+EASY
+    (the engine scans its order on the partitions); at t=3 it saw batch and debug full (J1 on
+    6 of batch's own nodes, J3 on debug's 2), J2 waiting for batch and J4 for debug (J5 and J6
+    refused at submission: not in the queue)."""
+    trace, platform = site_run
+    policy = QueueOrder()
+    mine = hpcsched.simulate(trace, policy, platform=str(platform))
+    builtin = hpcsched.simulate(trace, "fcfs", platform=str(platform))
+    np.testing.assert_array_equal(mine.jobs["start"], builtin.jobs["start"])
+    assert mine.jobs["partition"].tolist() == builtin.jobs["partition"].tolist()
+    assert policy.seen[3.0] == ((("batch", 8, 0), ("debug", 2, 0)), ((0,), (1,)), (2, 4))
+
+
+def test_a_python_policy_starting_a_job_that_fits_nowhere_is_told_which(site_run):
+    trace, platform = site_run
+    with pytest.raises(DecisionError, match="job 2 fits in none of its partitions now"):
+        hpcsched.simulate(trace, FirstWaiting(), platform=str(platform))
+
+
+@pytest.mark.slow
+def test_a_python_order_on_curie_schedules_as_the_builtin_fcfs(traces_dir):
+    """The general scan (any order, here the queue's, from Python) and FCFS's scan of each
+    partition's own waiting jobs agree on 3,000 jobs of Curie with its partitions."""
+    from dataclasses import replace
+
+    from hpcsched.workload import load_workload
+
+    workload = load_workload(traces_dir / "pwa" / CURIE)
+    workload = replace(workload, jobs=workload.jobs.iloc[:3000].reset_index(drop=True))
+    mine = hpcsched.simulate(workload, QueueOrder(), platform="CEA-Curie")
+    builtin = hpcsched.simulate(workload, "fcfs", platform="CEA-Curie")
+    np.testing.assert_array_equal(mine.jobs["start"], builtin.jobs["start"])
+    assert (mine.jobs["partition"] == builtin.jobs["partition"]).all()
+    assert builtin.info["jobs"]["start_kinds"]["backfill"] > 0

@@ -95,6 +95,11 @@ class View(NamedTuple):
     #: the agent features of hpcsched.gym (slots x 8 job features, then 9 cluster features),
     #: when the policy sets ``observation_slots``; else None
     observation: np.ndarray | None = None
+    #: on a platform with partitions: each partition (name, nodes, free nodes), and each
+    #: waiting job's partitions (indices into ``partitions``) where it may start; the engine
+    #: starts a job in the first of them where its nodes are free. Empty on one pool.
+    partitions: tuple[tuple[str, int, int], ...] = ()
+    queue_partitions: tuple[tuple[int, ...], ...] = ()
 
     @property
     def idle_nodes(self) -> np.ndarray:
@@ -153,7 +158,7 @@ def _read_only(value: Any) -> Any:
     if isinstance(value, np.ndarray):
         value.flags.writeable = False
     elif isinstance(value, list):
-        return tuple(value)
+        return tuple(tuple(v) if isinstance(v, list) else v for v in value)
     return value
 
 

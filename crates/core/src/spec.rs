@@ -211,8 +211,8 @@ impl RunSpec {
         if self.site.is_some() {
             let unsupported = if search.is_some() {
                 Some("a look-ahead search (MARS)")
-            } else if policy_name == "python" || policy_name == "agent" {
-                Some("a policy outside the engine")
+            } else if policy_name == "agent" {
+                Some("a learning agent (the gym environment)")
             } else if self.manager.is_some() {
                 Some("node power management")
             } else if estimates != "requested" {

@@ -233,6 +233,21 @@ pub fn view_dict<'py>(py: Python<'py>, view: &View) -> PyResult<Bound<'py, PyDic
         array(py, completed.clone().map(|c| i64::from(c.0))),
     )?;
     d.set_item("completed_start", array(py, completed.clone().map(|c| c.1)))?;
+    if let Some(site) = view.site {
+        // each partition (name, nodes, free nodes) and each waiting job's partitions (indices)
+        let partitions: Vec<(String, u32, u32)> = (site.model.partitions().iter())
+            .enumerate()
+            .map(|(p, part)| {
+                let free = site.free_in(p as u32, site.state.free());
+                (part.spec.name.clone(), part.size, free)
+            })
+            .collect();
+        d.set_item("partitions", partitions)?;
+        let candidates: Vec<Vec<u32>> = (view.queue.iter())
+            .map(|&j| site.model.usable(j).to_vec())
+            .collect();
+        d.set_item("queue_partitions", candidates)?;
+    }
     d.set_item("completed_end", array(py, completed.map(|c| c.2)))?;
     Ok(d)
 }

@@ -35,7 +35,7 @@ def check_partitioned_run(
 
     unsupported = None
     if isinstance(spec, PythonPolicySpec):
-        unsupported = ("a Python policy", "--policy")
+        pass  # it names jobs; the engine finds their partitions and nodes
     elif spec.search is not None:
         unsupported = ("MARS (a look-ahead search)", "--policy")
     elif spec.is_power:
@@ -48,7 +48,7 @@ def check_partitioned_run(
         what, option = unsupported
         raise OptionError(
             f"platform {platform.name} has partitions, and {what} does not run on partitions "
-            "yet; heuristics (with or without EASY) and SNF do",
+            "yet; heuristics (with or without EASY), SNF and Python policies do",
             option=option,
         )
 

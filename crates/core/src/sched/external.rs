@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use crate::engine::View;
 use crate::error::{CoreError, Result};
 use crate::sched::policy::{scan_with_backfill, Backfill, Decision, Start, StartKind};
+use crate::sched::site::SiteScan;
 
 /// What an outside policy decides at one invocation.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -69,10 +70,27 @@ pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decisi
             .iter()
             .map(|&j| (j, StartKind::Backfill)),
     );
+    let mut named_starts = Vec::new();
     for (job, kind) in starts {
         let pos = position(job)?;
         name(pos, job)?;
-        decision.starts.push(Start { pos, job, kind });
+        named_starts.push((pos, job, kind));
+    }
+    if view.site.is_some() {
+        // on partitions the engine finds each job's partition and nodes
+        let placed = SiteScan::default().start_named(view, &named_starts, decision);
+        if let Err(job) = placed {
+            return Err(CoreError::decision(format!(
+                "job {} fits in none of its partitions now",
+                view.jobs.get(job).id
+            )));
+        }
+    } else {
+        (decision.starts).extend(named_starts.iter().map(|&(pos, job, kind)| Start {
+            pos,
+            job,
+            kind,
+        }));
     }
     if let Some(order) = &external.order {
         let mut positions = Vec::with_capacity(view.queue.len());
@@ -82,14 +100,19 @@ pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decisi
             positions.push(pos);
         }
         positions.extend((0..view.queue.len() as u32).filter(|&p| !named[p as usize]));
-        let mut started = Vec::new();
-        scan_with_backfill(
-            view,
-            |k| positions[k],
-            external.backfill,
-            &mut started,
-            decision,
-        );
+        if view.site.is_some() {
+            let len = positions.len();
+            SiteScan::default().scan(view, len, |k| positions[k], external.backfill, decision);
+        } else {
+            let mut started = Vec::new();
+            scan_with_backfill(
+                view,
+                |k| positions[k],
+                external.backfill,
+                &mut started,
+                decision,
+            );
+        }
     }
     decision.timers.extend_from_slice(&external.timers);
     decision.power_on.extend_from_slice(&external.power_on);

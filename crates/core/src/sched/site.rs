@@ -154,6 +154,40 @@ impl SiteScan {
         decision.takes.extend_from_slice(&self.takes);
     }
 
+    /// Starts the jobs `starts` names ((queue position, job, kind), in that order), each in the
+    /// first of its candidates where its nodes are free, taken as the scan takes them: what a
+    /// policy outside the engine decides (it names jobs, not nodes). Returns the first job
+    /// that fits in none of its candidates.
+    pub fn start_named(
+        &mut self,
+        view: &View,
+        starts: &[(u32, u32, StartKind)],
+        decision: &mut Decision,
+    ) -> Result<(), u32> {
+        let Some(site) = view.site else {
+            return Ok(());
+        };
+        self.prepare(&site);
+        for &(pos, index, kind) in starts {
+            let nodes = view.jobs.get(index).nodes;
+            let fits = (site.model.usable(index).iter())
+                .find(|&&p| site.free_in(p, &self.free) >= nodes)
+                .copied();
+            let Some(p) = fits else {
+                return Err(index);
+            };
+            self.take(&site, p, None, nodes);
+            decision.starts.push(Start {
+                pos,
+                job: index,
+                kind,
+            });
+            decision.site_starts.push((p, self.takes.len() as u32));
+        }
+        decision.takes.extend_from_slice(&self.takes);
+        Ok(())
+    }
+
     /// Job `index`, at queue position `pos` (found when it starts if `None`), in the scan:
     /// started, made its component's top job, or passed over; closes its component once
     /// nothing more can start in it.
