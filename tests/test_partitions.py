@@ -271,3 +271,19 @@ def test_a_python_order_on_curie_schedules_as_the_builtin_fcfs(traces_dir):
     np.testing.assert_array_equal(mine.jobs["start"], builtin.jobs["start"])
     assert (mine.jobs["partition"] == builtin.jobs["partition"]).all()
     assert builtin.info["jobs"]["start_kinds"]["backfill"] > 0
+
+
+def test_inspect_tells_where_the_jobs_would_run(site_run, capsys):
+    """inspect --platform: each partition's nodes and the jobs whose first candidate it is
+    (batch: J1, J2, J7 and J8, the largest 8 nodes; debug: J3 to J6, the largest 3), how they
+    were placed and the recorded name no partition matches."""
+    trace, platform = site_run
+    assert main(["inspect", str(trace), "--platform", str(platform), "--json"]) == 0
+    site = json.loads(capsys.readouterr().out)["site"]
+    assert site["partitions"]["batch"]["jobs"] == 4
+    assert site["partitions"]["batch"]["largest_job_nodes"] == 8
+    assert site["partitions"]["debug"]["jobs"] == 4
+    assert site["partitions"]["debug"]["largest_job_nodes"] == 3
+    assert site["how"]["default"] == 1 and site["unknown_names"] == {"test": 1}
+    assert main(["inspect", str(trace), "--platform", "AOBA-64"]) == 2
+    assert "has no partitions" in capsys.readouterr().err

@@ -199,3 +199,29 @@ def _csr(
         how={name: int(placed[k]) for k, name in enumerate(HOW)},
         unknown_names=unknown,
     )
+
+
+def describe_assignment(workload: Workload, platform: Platform) -> dict[str, object]:
+    """Where ``workload``'s jobs would run on ``platform``'s partitions (``inspect
+    --platform``): per partition its nodes and the jobs whose first candidate it is, with the
+    largest of them in its nodes; how jobs were placed; the recorded names no partition
+    matched."""
+    assignment = assign_partitions(workload, platform)
+    site = platform.site or Site((Partition("all", ((0, platform.nodes),), 1),))
+    first = assignment.offsets[:-1]
+    partition, nodes = assignment.partitions[first], assignment.nodes[first]
+    per_partition = {}
+    for k, part in enumerate(site.partitions):
+        mine = nodes[partition == k]
+        per_partition[part.name] = {
+            "nodes": part.nodes,
+            "cores": part.cores,
+            "tier": part.tier,
+            "jobs": len(mine),
+            "largest_job_nodes": int(mine.max()) if len(mine) else None,
+        }
+    return {
+        "partitions": per_partition,
+        "how": assignment.how,
+        "unknown_names": dict(sorted(assignment.unknown_names.items(), key=lambda item: -item[1])),
+    }

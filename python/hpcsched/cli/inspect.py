@@ -11,6 +11,7 @@ from rich.text import Text
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, hours, kept_whole, labelled, percent
+from hpcsched.exceptions import OptionError
 
 
 @opt.command
@@ -19,18 +20,39 @@ def inspect(
     *,
     reading: opt.TraceOptions,
     lenient: opt.Lenient = False,
+    platform: Annotated[
+        str | None,
+        typer.Option(
+            metavar="PRESET|FILE",
+            help="A platform with partitions (e.g. CEA-Curie): also where the jobs would run.",
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes, and what
     the site recorded (waits, utilization, job status, queues and partitions)."""
+    from hpcsched.platform import Platform, load_platform
     from hpcsched.workload import load_workload
     from hpcsched.workload.stats import describe
 
     nodes, ppn = reading.checked()
+    machine: Platform | None = None
+    if platform is not None:
+        machine = load_platform(platform)
+        if machine.site is None:
+            raise OptionError(
+                f"platform {machine.name} has no partitions: inspect --platform tells where jobs "
+                "would run on a platform with partitions",
+                option="--platform",
+            )
     workload = load_workload(
         trace, format=reading.format, nodes=nodes, procs_per_node=ppn, lenient=lenient
     )
     info = describe(workload)
+    if machine is not None:
+        from hpcsched.assignment import describe_assignment
+
+        info["site"] = {"platform": machine.name, **describe_assignment(workload, machine)}
     if as_json:
         console.print_json(json.dumps(info))
         return
@@ -99,8 +121,38 @@ def inspect(
                     cells.append(hours(row["recorded_wait_mean"]))
                 listed.add_row(*cells)
             console.print(kept_whole(listed))
+    if "site" in info:
+        site_tables(info["site"])
     for warning in info["warnings"]:
         console.print(labelled("warning:", "yellow", warning))
+
+
+def site_tables(site: dict[str, Any]) -> None:
+    """Where the jobs would run on the platform's partitions (``inspect --platform``)."""
+    table = Table(title=f"partitions of {site['platform']}", title_justify="left")
+    for column in ("partition", "nodes", "cores", "tier", "jobs", "largest job"):
+        table.add_column(column, justify="left" if column == "partition" else "right")
+    for name, part in site["partitions"].items():
+        largest = part["largest_job_nodes"]
+        table.add_row(
+            name,
+            f"{part['nodes']:,}",
+            str(part["cores"]),
+            str(part["tier"]),
+            f"{part['jobs']:,}",
+            "-" if largest is None else f"{largest:,} nodes",
+        )
+    console.print(kept_whole(table))
+    how = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in site["how"].items() if v)
+    console.print(f"jobs placed: {how}", highlight=False)
+    unknown = site["unknown_names"]
+    if unknown:
+        names = ", ".join(f"{name} ({count:,})" for name, count in list(unknown.items())[:6])
+        more = f" and {len(unknown) - 6} more" if len(unknown) > 6 else ""
+        console.print(
+            f"recorded names no partition matches (sent to the default partition): {names}{more}",
+            highlight=False,
+        )
 
 
 def recorded_rows(table: Table, info: dict[str, Any]) -> None:
