@@ -118,7 +118,11 @@ def test_the_site_decides_the_order_not_only_the_sizes(site_run):
 @pytest.mark.parametrize(
     ("extra", "option", "says"),
     [
-        (["--policy", "mars"], "--policy", "MARS (a look-ahead search) does not run on partitions"),
+        (
+            ["--policy", "mars", "--arrivals", "recent"],
+            "--arrivals",
+            "a look-ahead with future arrivals does not run on partitions",
+        ),
         (["--estimates", "history"], "--estimates", "predicted run times does not run on"),
         # (a power manager: this site has no power model, which is said first)
         (["--policy", "snf-icon"], "--platform", "has no power model"),
@@ -287,3 +291,26 @@ def test_inspect_tells_where_the_jobs_would_run(site_run, capsys):
     assert site["how"]["default"] == 1 and site["unknown_names"] == {"test": 1}
     assert main(["inspect", str(trace), "--platform", "AOBA-64"]) == 2
     assert "has no partitions" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_mars_on_curie_with_its_partitions_keeps_every_invariant(traces_dir):
+    """MARS-CW (a small budget) on 2,000 Curie jobs with the preset: it searched, and every
+    invariant of partitions holds, each job in the partition its trace line records."""
+    from dataclasses import replace
+
+    from hpcsched.workload import load_workload
+
+    path = traces_dir / "pwa" / CURIE
+    workload = load_workload(path)
+    workload = replace(workload, jobs=workload.jobs.iloc[:2000].reset_index(drop=True))
+    spec = hpcsched.PolicySpec("mars", search=hpcsched.SearchSpec(iterations=16, trees=2))
+    result = hpcsched.simulate(workload, spec, platform="CEA-Curie")
+    assert result.info["search"]["searches"] > 0
+    check_partitions(result)
+    recorded = recorded_partition_names(path)
+    expected = [
+        name if name in ("large", "hybrid") else "standard"
+        for name in (recorded[int(j)] for j in result.jobs["job_id"])
+    ]
+    assert result.jobs["partition"].astype(object).tolist() == expected

@@ -8,10 +8,15 @@
 //! the iteration budget pays for, every future drawn and built inside the timed part.
 //!
 //!     cargo run --release --example search_speed -- ALCF-Theta-2022.swf.gz [ITERATIONS] [MIN_QUEUE] [DEPTH]
+//!
+//! With `SEARCH_SPEED_PARTITION=1` the machine is one partition of all its nodes (the same
+//! schedule as one pool, scheduled by the engine's partitions code): the trees only (sampled
+//! arrivals do not run on partitions).
 
 use std::time::Instant;
 
 use hpcsched_core::estimate::{Completed, RuntimeHistory};
+use hpcsched_core::model::{OverLimits, PartitionSpec, PartitionState};
 use hpcsched_core::search::mcts::search_scenarios;
 use hpcsched_core::search::rollout::rollout_search;
 use hpcsched_core::search::{
@@ -32,7 +37,30 @@ fn main() {
     let min_queue: usize = args.get(3).and_then(|s| s.parse().ok()).unwrap_or(200);
     let depth: u32 = args.get(4).and_then(|s| s.parse().ok()).unwrap_or(50);
 
-    let inputs = trace::load(path);
+    let mut inputs = trace::load(path);
+    let one_partition = std::env::var("SEARCH_SPEED_PARTITION").is_ok_and(|v| v == "1");
+    if one_partition {
+        let owned = (*inputs).clone();
+        let (machine, jobs) = (owned.machine.nodes, owned.jobs.len() as u32);
+        let all = PartitionSpec {
+            name: "all".into(),
+            ranges: vec![(0, machine)],
+            max_time: None,
+            max_nodes: None,
+            min_nodes: 1,
+            tier: 1,
+            state: PartitionState::Up,
+        };
+        let offsets = (0..=jobs).collect();
+        let site = owned.with_site(
+            vec![all],
+            OverLimits::Reject,
+            offsets,
+            vec![0; jobs as usize],
+        );
+        inputs = std::sync::Arc::new(site.unwrap());
+        println!("one partition of all {machine} nodes");
+    }
     let mut engine = Engine::new(inputs);
     engine.record_events();
     let mut history = RuntimeHistory::new();
@@ -112,7 +140,7 @@ fn main() {
         overrun_kill: false,
     };
     println!("history: {} completed jobs", history.len());
-    let sampled_rewards = if only_rollout { 0 } else { 2 };
+    let sampled_rewards = if only_rollout || one_partition { 0 } else { 2 };
     for (name, reward) in [("CW", Reward::CW), ("CU", Reward::CU)]
         .into_iter()
         .take(sampled_rewards)
@@ -138,7 +166,7 @@ fn main() {
             result.iterations as f64 / seconds
         );
     }
-    if only_sampled_tree {
+    if only_sampled_tree || one_partition {
         return;
     }
     let set = ActionSet::parse("f1:256,f2:256,sjf:256,wfp3:256,unicef:256,fcfs").unwrap();

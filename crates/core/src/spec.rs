@@ -209,9 +209,7 @@ impl RunSpec {
         let (backfill, estimates) = (self.backfill.clone(), self.estimates.clone());
         let search = self.search.take();
         if self.site.is_some() {
-            let unsupported = if search.is_some() {
-                Some("a look-ahead search (MARS)")
-            } else if policy_name == "agent" {
+            let unsupported = if policy_name == "agent" {
                 Some("a learning agent (the gym environment)")
             } else if self.manager.is_some() {
                 Some("node power management")

@@ -36,8 +36,9 @@ def check_partitioned_run(
     unsupported = None
     if isinstance(spec, PythonPolicySpec):
         pass  # it names jobs; the engine finds their partitions and nodes
-    elif spec.search is not None:
-        unsupported = ("MARS (a look-ahead search)", "--policy")
+    elif spec.search is not None and spec.search.arrivals != "none":
+        # (the partitions of jobs that have not arrived are not known)
+        unsupported = ("a look-ahead with future arrivals", "--arrivals")
     elif spec.is_power:
         unsupported = ("a power manager", "--policy")
     elif getattr(spec, "estimates", "requested") != "requested":
@@ -48,7 +49,8 @@ def check_partitioned_run(
         what, option = unsupported
         raise OptionError(
             f"platform {platform.name} has partitions, and {what} does not run on partitions "
-            "yet; heuristics (with or without EASY), SNF and Python policies do",
+            "yet; heuristics (with or without EASY), SNF, MARS (without --arrivals) and Python "
+            "policies do",
             option=option,
         )
 

@@ -14,10 +14,13 @@ use crate::engine::core::Engine;
 use crate::engine::inputs::Inputs;
 use crate::engine::power::{NodeState, Nodes, NO_JOB};
 use crate::engine::record::RunLog;
+use crate::engine::site::SiteState;
 use crate::engine::state::{Completion, Running, SimState};
 use crate::engine::view::View;
-use crate::error::Result;
-use crate::model::{Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel};
+use crate::error::{CoreError, Result};
+use crate::model::{
+    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel, Site,
+};
 
 /// An announced window is already known: its announcement lies far in the past.
 const KNOWN_LONG_AGO: f64 = 1e18;
@@ -111,6 +114,9 @@ impl Belief {
         } else if !view.nodes.is_empty() {
             inputs = inputs.with_power_management(None)?;
         }
+        if let Some(site) = view.site {
+            inputs = site_inputs(inputs, site.model, &known, scenario)?;
+        }
         let mut state = SimState {
             now,
             ..SimState::default()
@@ -146,6 +152,28 @@ impl Belief {
         }
         if let (Some(model), false) = (view.power, view.nodes.is_empty()) {
             power_state(view, &mut state, *model, &belief_of, &inputs.calendar);
+        }
+        if let (Some(site), Some(belief_site)) = (view.site, inputs.site.as_ref()) {
+            // the partitions' nodes as they are: each running job's, each waiting job's turn
+            let mut nodes = SiteState::new(belief_site, inputs.jobs.len());
+            for r in view.running {
+                nodes.take(
+                    belief_of(r.job),
+                    site.state.holdings(r.job),
+                    r.requested_end,
+                );
+            }
+            for &real in view.queue {
+                let job = belief_of(real);
+                let held = inputs.jobs.get(job);
+                nodes.enqueue(
+                    job,
+                    belief_site.job_key(job).1,
+                    held.nodes,
+                    held.requested_time,
+                );
+            }
+            state.site = Some(nodes);
         }
         let mut engine = Engine::from_parts(Arc::new(inputs), state, RunLog::counters_only());
         engine.refresh_down();
@@ -214,4 +242,28 @@ fn power_state(
         // The real engine prepared this instant: the look-ahead acts on it first.
         state.pending_act = true;
     }
+}
+
+/// The belief's site: the same partitions, each known job with its candidates (the jobs of a
+/// scenario's arrivals, whose partitions are not known, are refused).
+fn site_inputs(
+    inputs: Inputs,
+    site: &Site,
+    known: &[u32],
+    scenario: Option<&Scenario>,
+) -> Result<Inputs> {
+    if scenario.is_some_and(|s| !s.arrivals.is_empty()) {
+        return Err(CoreError::input(
+            "a look-ahead with future arrivals on partitions: not yet (their partitions are unknown)",
+        ));
+    }
+    let partitions = (site.partitions().iter()).map(|p| p.spec.clone()).collect();
+    let mut offsets = Vec::with_capacity(known.len() + 1);
+    let mut candidates = Vec::new();
+    offsets.push(0);
+    for &real in known {
+        candidates.extend_from_slice(site.candidates(real));
+        offsets.push(candidates.len() as u32);
+    }
+    inputs.with_site(partitions, site.over_limits, offsets, candidates)
 }

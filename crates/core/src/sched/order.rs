@@ -411,6 +411,116 @@ fn monotone(x: f64) -> u64 {
     }
 }
 
+/// [`order_fitting`] on a site (partitions, `sched::site`): the queue positions the site scan
+/// can act on, in the order of `heuristic` on the first `window` jobs (the rest in FCFS
+/// order): every job no wider than its component's free nodes, and in each component its
+/// first wider job in the order of the scan (by tier, then the order): the component's top
+/// job if the scan reaches it. A component's free nodes only shrink during a call, so a wider
+/// job never starts, and EASY passes over all but the first. Sites have no announced
+/// maintenance (calendars do not run on partitions). The order is `out[..n]`, `n` returned;
+/// `keys` and `misfits` are scratch.
+pub fn order_fitting_site(
+    heuristic: Heuristic,
+    window: usize,
+    view: &View,
+    component_free: &[u64],
+    keys: &mut Vec<u128>,
+    misfits: &mut Vec<(u32, u128)>,
+    out: &mut Vec<u32>,
+) -> usize {
+    let Some(site) = view.site else {
+        return 0;
+    };
+    let model = site.model;
+    let queue = view.queue;
+    let mut w = window.min(queue.len());
+    if heuristic == Heuristic::Fcfs || w <= 1 {
+        w = 0;
+    }
+    // per component (and one more for held jobs), the least (tier first, key) misfit so far
+    misfits.clear();
+    misfits.resize(component_free.len() + 1, (u32::MAX, u128::MAX));
+    keys.clear();
+    let ranks = (w > 0 && heuristic.is_static() && queue[..w].windows(2).all(|p| p[0] < p[1]))
+        .then(|| {
+            view.jobs
+                .static_rank(heuristic as usize, || table_order(heuristic, view))
+        });
+    for (pos, &j) in queue[..w].iter().enumerate() {
+        let (nodes, c) = model.job_key(j);
+        let c = c as usize;
+        if c >= component_free.len() {
+            continue; // held: no partition may start it
+        }
+        let key = fitting_key(heuristic, ranks, view, pos, j);
+        if u64::from(nodes) <= component_free[c] {
+            keys.push(key);
+        } else {
+            let tier_key = (u32::MAX - model.tier(j), key);
+            if tier_key < misfits[c] {
+                misfits[c] = tier_key;
+            }
+        }
+    }
+    keys.extend(misfits.iter().filter(|m| m.1 != u128::MAX).map(|m| m.1));
+    if out.len() < queue.len() {
+        out.resize(queue.len(), 0);
+    }
+    let fitting = keys.len();
+    let table = view.jobs.len();
+    let mut kept = 0;
+    if ranks.is_some() && fitting * BUCKET_FACTOR > table {
+        // distinct ranks: place each key at its rank and read them in order (`order_fitting`)
+        keys.resize(fitting + table, 0);
+        let (found, buckets) = keys.split_at_mut(fitting);
+        buckets.fill(0);
+        for &key in found.iter() {
+            buckets[(key >> 32) as usize] = (key & 0xffff_ffff) + 1;
+        }
+        for &b in buckets.iter() {
+            if b != 0 {
+                out[kept] = (b - 1) as u32;
+                kept += 1;
+                if kept == fitting {
+                    break;
+                }
+            }
+        }
+    } else {
+        keys.sort_unstable();
+        for &key in keys.iter() {
+            out[kept] = key as u32;
+            kept += 1;
+        }
+    }
+    // the rest in queue order: its fitting jobs, and per component its first misfit if none
+    // of a tier as high came before (the scan's order is by tier first)
+    for (pos, &j) in queue.iter().enumerate().skip(w) {
+        let (nodes, c) = model.job_key(j);
+        let c = c as usize;
+        if c >= component_free.len() {
+            continue;
+        }
+        let keep = if u64::from(nodes) <= component_free[c] {
+            true
+        } else {
+            let tier = u32::MAX - model.tier(j);
+            // a misfit after the window: kept when no kept misfit of its component comes
+            // before it in the scan's order (a higher or equal tier kept already does)
+            let first = tier < misfits[c].0;
+            if first {
+                misfits[c] = (tier, u128::MAX);
+            }
+            first
+        };
+        if keep {
+            out[kept] = pos as u32;
+            kept += 1;
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use rand_core::{Rng, SeedableRng};

@@ -3,9 +3,10 @@
 
 use std::sync::Arc;
 
+use crate::engine::SiteView;
 use crate::engine::View;
 pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
-use crate::sched::order::{order_fitting, order_window, Heuristic};
+use crate::sched::order::{order_fitting, order_fitting_site, order_window, Heuristic};
 use crate::sched::scan::{scan, Counts, Estimates};
 use crate::sched::site::SiteScan;
 
@@ -102,6 +103,7 @@ pub struct QueuePolicy {
     started: Vec<(f64, u32)>,
     /// The scan's scratch on a platform with partitions.
     site_scan: SiteScan,
+    misfits: Vec<(u32, u128)>,
     /// EASY on system-generated predictions instead of requested times (`None`: requested).
     predictions: Option<Predictions>,
     /// How the policy serves the queue, handed to a power manager with each decision.
@@ -123,6 +125,7 @@ impl QueuePolicy {
             order: Vec::new(),
             started: Vec::new(),
             site_scan: SiteScan::default(),
+            misfits: Vec::new(),
             predictions: None,
         }
     }
@@ -221,27 +224,59 @@ impl Policy for QueuePolicy {
             return;
         }
         if let Some(site) = view.site {
+            if let Some(free) = one_set_of_nodes(&site, view) {
+                // One set of nodes that every waiting job may start in, one tier: the site's
+                // scan is the one-pool scan on that set's free nodes (its jobs then take them).
+                let pool = View {
+                    free,
+                    site: None,
+                    ..*view
+                };
+                if free > 0 {
+                    self.decide_pool(&pool, decision);
+                }
+                for (i, start) in decision.starts.iter().enumerate() {
+                    let partition = site.model.usable(start.job)[0];
+                    decision.site_starts.push((partition, i as u32 + 1));
+                    decision.takes.push((0, view.jobs.get(start.job).nodes));
+                }
+                return;
+            }
             if self.heuristic == Heuristic::Fcfs && !site.model.tiered() {
                 // queue order: each component's own waiting jobs, in order
                 self.site_scan
                     .scan_queue_order(view, self.backfill, decision);
                 return;
             }
-            // Each component of the site has its own top job: the whole queue is ordered.
-            order_window(
+            // Each component of the site has its own top job: the jobs that fit their
+            // component's free nodes and each component's first misfit, ordered.
+            let component_free = self.site_scan.component_free(&site);
+            let len = order_fitting_site(
                 self.heuristic,
                 self.window,
                 view,
+                &component_free,
                 &mut self.scores,
+                &mut self.misfits,
                 &mut self.order,
             );
-            let (order, sorted) = (&self.order, self.order.len());
-            let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
-            let len = queue.len();
+            let order = &self.order;
             self.site_scan
-                .scan(view, len, position, self.backfill, decision);
+                .scan(view, len, |k| order[k], self.backfill, decision);
             return;
         }
+        self.decide_pool(view, decision);
+    }
+
+    fn observes_events(&self) -> bool {
+        self.predictions.is_some()
+    }
+}
+
+impl QueuePolicy {
+    /// The decision on one pool of anonymous nodes (or nodes a power manager places).
+    fn decide_pool(&mut self, view: &View, decision: &mut Decision) {
+        let queue = view.queue;
         // Without a power manager placing jobs only the jobs that fit (and the first that does
         // not, or with maintenance announced the misfits the scan may stop at) can matter:
         // order those alone (`order_fitting`).
@@ -286,10 +321,20 @@ impl Policy for QueuePolicy {
             decision,
         );
     }
+}
 
-    fn observes_events(&self) -> bool {
-        self.predictions.is_some()
-    }
+/// The free nodes of a site that is one set of nodes for the scan: one atom, one tier, and
+/// every waiting job may start in it (none held); `None` otherwise.
+fn one_set_of_nodes(site: &SiteView, view: &View) -> Option<u32> {
+    let model = site.model;
+    (model.atoms() == 1
+        && !model.tiered()
+        && site
+            .state
+            .waiting()
+            .first()
+            .is_some_and(|&w| w as usize == view.queue.len()))
+    .then(|| site.state.free()[0])
 }
 
 /// The scan and EASY, for a queue order given as `position(k)` = queue position of the k-th

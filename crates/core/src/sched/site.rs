@@ -104,14 +104,17 @@ impl SiteScan {
                 i
             };
             let pos = position(k);
-            self.visit(
-                &site,
-                view,
-                Some(pos),
-                view.queue[pos as usize],
-                backfill,
-                decision,
-            );
+            let index = view.queue[pos as usize];
+            // (a job that cannot start is passed over here, cheaply: see scan_queue_order)
+            let (nodes, c) = model.job_key(index);
+            let (nodes, c) = (u64::from(nodes), c as usize);
+            if nodes >= self.bound[c]
+                || (nodes > self.late_bound[c]
+                    && view.now + view.jobs.get(index).requested_time > self.shadow[c])
+            {
+                continue;
+            }
+            self.visit(&site, view, Some(pos), index, backfill, decision);
         }
         decision.takes.extend_from_slice(&self.takes);
     }
@@ -152,6 +155,15 @@ impl SiteScan {
             }
         }
         decision.takes.extend_from_slice(&self.takes);
+    }
+
+    /// Free nodes of each component of the site now.
+    pub fn component_free(&self, site: &SiteView) -> Vec<u64> {
+        let mut free = vec![0u64; site.model.components() as usize];
+        for (a, &f) in site.state.free().iter().enumerate() {
+            free[site.model.atom_component(a as u32) as usize] += u64::from(f);
+        }
+        free
     }
 
     /// Starts the jobs `starts` names ((queue position, job, kind), in that order), each in the

@@ -296,6 +296,11 @@ impl Policy for MarsPolicy {
                 s
             }));
         decision.reservation = branch.decision.reservation;
+        // On partitions: each start's partition and nodes.
+        decision
+            .site_starts
+            .extend_from_slice(&branch.decision.site_starts);
+        decision.takes.extend_from_slice(&branch.decision.takes);
         // Under a power manager: the nodes it placed the jobs on, and the queue rule it plans by.
         decision.nodes.extend_from_slice(&branch.decision.nodes);
         decision.held.extend_from_slice(&branch.decision.held);

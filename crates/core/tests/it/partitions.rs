@@ -391,3 +391,179 @@ fn fcfs_component_by_component_equals_the_whole_queue_walk() {
         }
     }
 }
+
+/// MARS-CW (the paper's forward model, 2 trees of 16 iterations, one thread): its forward
+/// model is the engine, partitions included. On one partition over the whole machine it
+/// schedules exactly as on one pool; on two disjoint partitions every job runs in its own.
+#[test]
+fn mars_schedules_partitions_as_its_forward_model_does() {
+    use hpcsched_core::search::{build_search_policy, Reward, SearchConfig, SearchOptions};
+    let mars = || {
+        build_search_policy(
+            "mars",
+            &SearchOptions {
+                actions: "paper".into(),
+                reward: Reward::CW,
+                config: SearchConfig {
+                    iterations: Some(16),
+                    trees: 2,
+                    seed: 7,
+                    ..SearchConfig::default()
+                },
+                model: Default::default(),
+                threads: 1,
+            },
+        )
+        .unwrap()
+    };
+    let mut seed = 0x51_7CC1_B727_220Au64;
+    let mut draw = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let mut submit = 0.0;
+    let specs: Vec<Spec> = (0..60)
+        .map(|_| {
+            submit += draw(30) as f64;
+            let requested = 20.0 + draw(500) as f64;
+            let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
+            (submit, run, requested, 1 + draw(8) as u32)
+        })
+        .collect();
+    let pool = run(16, &specs, mars().as_mut());
+    let one: Vec<&[u32]> = vec![&[0]; specs.len()];
+    let site = run_site(
+        16,
+        &specs,
+        vec![part("all", &[(0, 16)])],
+        &one,
+        OverLimits::Reject,
+        mars().as_mut(),
+    );
+    let bits = |log: &RunLog| log.start.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&pool), bits(&site));
+    assert_eq!(pool.start_kind, site.start_kind);
+    // two partitions of 8, jobs alternating: each ran in its own (the engine refuses a start
+    // beyond the free nodes of a partition)
+    let halves: Vec<&[u32]> = (0..specs.len())
+        .map(|j| if j % 2 == 0 { &[0u32][..] } else { &[1u32][..] })
+        .collect();
+    let parts = vec![part("a", &[(0, 8)]), part("b", &[(8, 16)])];
+    let split = run_site(
+        16,
+        &specs,
+        parts,
+        &halves,
+        OverLimits::Reject,
+        mars().as_mut(),
+    );
+    assert!(split.start.iter().all(|s| !s.is_nan()));
+    for (j, &p) in split.partition.iter().enumerate() {
+        assert_eq!(p, (j % 2) as u32);
+    }
+    // the schedule differs from one pool's: the partitions bind
+    assert_ne!(bits(&split), bits(&pool));
+}
+
+/// The heuristic's order over the whole queue, scanned on the site: what `QueuePolicy` does
+/// with only the jobs that may matter (`order_fitting_site`) must decide the same.
+struct WholeQueue {
+    heuristic: Heuristic,
+    window: usize,
+    backfill: Backfill,
+    scores: Vec<u128>,
+    order: Vec<u32>,
+    scan: hpcsched_core::sched::site::SiteScan,
+}
+
+impl Policy for WholeQueue {
+    fn name(&self) -> String {
+        "whole-queue".into()
+    }
+
+    fn decide(&mut self, view: &hpcsched_core::View, decision: &mut hpcsched_core::Decision) {
+        hpcsched_core::sched::order::order_window(
+            self.heuristic,
+            self.window,
+            view,
+            &mut self.scores,
+            &mut self.order,
+        );
+        let (order, sorted) = (&self.order, self.order.len());
+        let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
+        self.scan
+            .scan(view, view.queue.len(), position, self.backfill, decision);
+    }
+}
+
+/// On random workloads over overlapping partitions of two tiers (and jobs naming two), every
+/// heuristic tried, windowed or not, with EASY or not, starts the same jobs at the same times
+/// in the same partitions whether it orders the whole queue or only the jobs that may matter.
+#[test]
+fn ordering_only_what_may_matter_on_a_site_decides_as_the_whole_queue() {
+    let mut seed = 0xD1B5_4A32_D192_ED03u64;
+    let mut draw = |n: u64| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed % n
+    };
+    let choices: [&[u32]; 5] = [&[0], &[1], &[2], &[3], &[1, 3]];
+    let mut compared = 0;
+    for trial in 0..6 {
+        let mut submit = 0.0;
+        let specs: Vec<Spec> = (0..70)
+            .map(|_| {
+                submit += draw(40) as f64;
+                let requested = 10.0 + draw(400) as f64;
+                let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
+                (submit, run, requested, 1 + draw(8) as u32)
+            })
+            .collect();
+        let cands: Vec<&[u32]> = (0..specs.len())
+            .map(|_| choices[draw(choices.len() as u64) as usize])
+            .collect();
+        let parts = || {
+            let mut debug = part("debug", &[(8, 12)]);
+            debug.tier = 2;
+            vec![
+                part("batch", &[(0, 12)]),
+                debug,
+                part("gpu", &[(12, 18)]),
+                part("big", &[(14, 24)]),
+            ]
+        };
+        for h in [
+            Heuristic::Sjf,
+            Heuristic::Wfp3,
+            Heuristic::F1,
+            Heuristic::Lcfs,
+        ] {
+            for window in [usize::MAX, 8] {
+                for backfill in [Backfill::Easy, Backfill::None] {
+                    let mut fast = QueuePolicy::new(h, window, backfill);
+                    let mut slow = WholeQueue {
+                        heuristic: h,
+                        window,
+                        backfill,
+                        scores: Vec::new(),
+                        order: Vec::new(),
+                        scan: Default::default(),
+                    };
+                    let a = run_site(24, &specs, parts(), &cands, OverLimits::Reject, &mut fast);
+                    let b = run_site(24, &specs, parts(), &cands, OverLimits::Reject, &mut slow);
+                    let what = format!("trial {trial} {} w={window} {backfill:?}", h.name());
+                    let bits =
+                        |log: &RunLog| log.start.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+                    assert_eq!(bits(&a), bits(&b), "{what}");
+                    assert_eq!(a.partition, b.partition, "{what}");
+                    assert_eq!(a.reservations, b.reservations, "{what}");
+                    compared += 1;
+                }
+            }
+        }
+    }
+    assert_eq!(compared, 6 * 4 * 2 * 2);
+}
