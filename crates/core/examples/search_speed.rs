@@ -16,7 +16,7 @@
 use std::time::Instant;
 
 use hpcsched_core::estimate::{Completed, RuntimeHistory};
-use hpcsched_core::model::{OverLimits, PartitionSpec, PartitionState};
+use hpcsched_core::model::{OverLimits, PartitionSpec};
 use hpcsched_core::search::mcts::search_scenarios;
 use hpcsched_core::search::rollout::rollout_search;
 use hpcsched_core::search::{
@@ -42,15 +42,7 @@ fn main() {
     if one_partition {
         let owned = (*inputs).clone();
         let (machine, jobs) = (owned.machine.nodes, owned.jobs.len() as u32);
-        let all = PartitionSpec {
-            name: "all".into(),
-            ranges: vec![(0, machine)],
-            max_time: None,
-            max_nodes: None,
-            min_nodes: 1,
-            tier: 1,
-            state: PartitionState::Up,
-        };
+        let all = PartitionSpec::new("all", &[(0, machine)]);
         let offsets = (0..=jobs).collect();
         let site = owned.with_site(
             vec![all],

@@ -98,6 +98,21 @@ pub struct PartitionSpec {
     pub state: PartitionState,
 }
 
+impl PartitionSpec {
+    /// A partition `name` over `ranges`, without limits, of tier 1, up.
+    pub fn new(name: &str, ranges: &[(u32, u32)]) -> Self {
+        PartitionSpec {
+            name: name.into(),
+            ranges: ranges.to_vec(),
+            max_time: None,
+            max_nodes: None,
+            min_nodes: 1,
+            tier: 1,
+            state: PartitionState::Up,
+        }
+    }
+}
+
 /// A partition as the engine uses it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Partition {
@@ -463,15 +478,7 @@ mod tests {
     use crate::model::Job;
 
     fn spec(name: &str, ranges: &[(u32, u32)]) -> PartitionSpec {
-        PartitionSpec {
-            name: name.into(),
-            ranges: ranges.to_vec(),
-            max_time: None,
-            max_nodes: None,
-            min_nodes: 1,
-            tier: 1,
-            state: PartitionState::Up,
-        }
+        PartitionSpec::new(name, ranges)
     }
 
     fn jobs(sizes: &[u32]) -> JobTable {

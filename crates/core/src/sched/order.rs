@@ -278,36 +278,7 @@ pub fn order_fitting(
             fitting += 1;
             misfit_seen = true;
         }
-        let table = jobs.len();
-        if ranks.is_some() && fitting * BUCKET_FACTOR > table {
-            // Many keys, all distinct ranks: place each at its rank and read them in order
-            // (a small table's walk, as in `order_window`) rather than sort them.
-            if keys.len() < fitting + table {
-                keys.resize(fitting + table, 0);
-            }
-            let (found, buckets) = keys.split_at_mut(fitting);
-            let buckets = &mut buckets[..table];
-            buckets.fill(0);
-            for &key in found.iter() {
-                buckets[(key >> 32) as usize] = (key & 0xffff_ffff) + 1;
-            }
-            for &b in buckets.iter() {
-                if b != 0 {
-                    out[kept] = (b - 1) as u32;
-                    kept += 1;
-                    if kept == fitting {
-                        break;
-                    }
-                }
-            }
-        } else {
-            let keys = &mut keys[..fitting];
-            keys.sort_unstable();
-            for (slot, &key) in out.iter_mut().zip(keys.iter()) {
-                *slot = key as u32;
-            }
-            kept = fitting;
-        }
+        kept = sort_keys(keys, fitting, ranks.is_some(), jobs.len(), out);
     }
     // the rest in queue order: its fitting jobs, and its first misfit if none came before
     if let Some(admission) = &admission {
@@ -385,6 +356,48 @@ const STATIC_WALK_FACTOR: usize = 8;
 /// `order_fitting` reads ranks from buckets rather than sorting once the keys to order are
 /// more than the table's size over this (a sort costs about this many steps a key).
 const BUCKET_FACTOR: usize = 8;
+
+/// Writes the queue positions of `keys[..fitting]` (each `(rank or score) << 32 | position`)
+/// into `out` in key order; returns `fitting`. Many keys of distinct ranks (`ranked`) over a
+/// table of `table` jobs are placed each at its rank and read in order (a small table's walk,
+/// as in `order_window`) rather than sorted. `keys` keeps its high-water size.
+fn sort_keys(
+    keys: &mut Vec<u128>,
+    fitting: usize,
+    ranked: bool,
+    table: usize,
+    out: &mut [u32],
+) -> usize {
+    if ranked && fitting * BUCKET_FACTOR > table {
+        if keys.len() < fitting + table {
+            keys.resize(fitting + table, 0);
+        }
+        let (found, buckets) = keys.split_at_mut(fitting);
+        let buckets = &mut buckets[..table];
+        buckets.fill(0);
+        for &key in found.iter() {
+            buckets[(key >> 32) as usize] = (key & 0xffff_ffff) + 1;
+        }
+        let mut kept = 0;
+        for &b in buckets.iter() {
+            if b != 0 {
+                out[kept] = (b - 1) as u32;
+                kept += 1;
+                if kept == fitting {
+                    break;
+                }
+            }
+        }
+        kept
+    } else {
+        let keys = &mut keys[..fitting];
+        keys.sort_unstable();
+        for (slot, &key) in out.iter_mut().zip(keys.iter()) {
+            *slot = key as u32;
+        }
+        fitting
+    }
+}
 
 /// Every job of the view's table in the order of a time-independent `heuristic` (ties by index).
 fn table_order(heuristic: Heuristic, view: &View) -> Box<[u32]> {
@@ -467,32 +480,7 @@ pub fn order_fitting_site(
         out.resize(queue.len(), 0);
     }
     let fitting = keys.len();
-    let table = view.jobs.len();
-    let mut kept = 0;
-    if ranks.is_some() && fitting * BUCKET_FACTOR > table {
-        // distinct ranks: place each key at its rank and read them in order (`order_fitting`)
-        keys.resize(fitting + table, 0);
-        let (found, buckets) = keys.split_at_mut(fitting);
-        buckets.fill(0);
-        for &key in found.iter() {
-            buckets[(key >> 32) as usize] = (key & 0xffff_ffff) + 1;
-        }
-        for &b in buckets.iter() {
-            if b != 0 {
-                out[kept] = (b - 1) as u32;
-                kept += 1;
-                if kept == fitting {
-                    break;
-                }
-            }
-        }
-    } else {
-        keys.sort_unstable();
-        for &key in keys.iter() {
-            out[kept] = key as u32;
-            kept += 1;
-        }
-    }
+    let mut kept = sort_keys(keys, fitting, ranks.is_some(), view.jobs.len(), out);
     // the rest in queue order: its fitting jobs, and per component its first misfit if none
     // of a tier as high came before (the scan's order is by tier first)
     for (pos, &j) in queue.iter().enumerate().skip(w) {

@@ -10,17 +10,40 @@ use hpcsched_core::{
     Snf,
 };
 
+/// A reproducible stream of draws (xorshift64) for random workloads.
+struct Draws(u64);
+
+impl Draws {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+
+    /// `jobs` rigid jobs: submitted below `gap` s apart, requesting 10 to 409 s, running 1 to
+    /// 100 % of it, on 1 to `max_nodes` nodes.
+    fn workload(&mut self, jobs: usize, gap: u64, max_nodes: u32) -> Vec<Spec> {
+        let mut submit = 0.0;
+        (0..jobs)
+            .map(|_| {
+                submit += self.below(gap) as f64;
+                let requested = 10.0 + self.below(400) as f64;
+                let run = (requested * (self.below(100) as f64 + 1.0) / 100.0).round();
+                (
+                    submit,
+                    run,
+                    requested,
+                    1 + self.below(u64::from(max_nodes)) as u32,
+                )
+            })
+            .collect()
+    }
+}
+
 /// A partition `name` over `ranges`, tier 1, no limits, up.
 fn part(name: &str, ranges: &[(u32, u32)]) -> PartitionSpec {
-    PartitionSpec {
-        name: name.into(),
-        ranges: ranges.to_vec(),
-        max_time: None,
-        max_nodes: None,
-        min_nodes: 1,
-        tier: 1,
-        state: PartitionState::Up,
-    }
+    PartitionSpec::new(name, ranges)
 }
 
 /// Runs `specs` on `nodes` nodes cut into `partitions`, job `j` naming `candidates[j]`.
@@ -267,13 +290,7 @@ fn snf_stops_each_component_at_its_own_misfit() {
 /// workloads.
 #[test]
 fn one_partition_over_the_machine_schedules_as_one_pool() {
-    let mut seed = 0x9E37_79B9_7F4A_7C15u64;
-    let mut draw = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut draws = Draws(0x9E37_79B9_7F4A_7C15u64);
     let heuristics = [
         Heuristic::Fcfs,
         Heuristic::Sjf,
@@ -282,16 +299,8 @@ fn one_partition_over_the_machine_schedules_as_one_pool() {
     ];
     let mut compared = 0;
     for _ in 0..40 {
-        let nodes = 4 + draw(28) as u32;
-        let mut submit = 0.0;
-        let specs: Vec<Spec> = (0..60)
-            .map(|_| {
-                submit += draw(50) as f64;
-                let requested = 10.0 + draw(400) as f64;
-                let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
-                (submit, run, requested, 1 + draw(u64::from(nodes)) as u32)
-            })
-            .collect();
+        let nodes = 4 + draws.below(28) as u32;
+        let specs = draws.workload(60, 50, nodes);
         let cands: Vec<&[u32]> = vec![&[0]; specs.len()];
         let mut policies: Vec<(Box<dyn Policy>, Box<dyn Policy>)> = Vec::new();
         for h in heuristics {
@@ -330,26 +339,12 @@ fn one_partition_over_the_machine_schedules_as_one_pool() {
 /// the order: no job is in it.)
 #[test]
 fn fcfs_component_by_component_equals_the_whole_queue_walk() {
-    let mut seed = 0x2545_F491_4F6C_DD1Du64;
-    let mut draw = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut draws = Draws(0x2545_F491_4F6C_DD1Du64);
     let choices: [&[u32]; 5] = [&[0], &[1], &[2], &[3], &[1, 3]];
     for trial in 0..60 {
-        let mut submit = 0.0;
-        let specs: Vec<Spec> = (0..80)
-            .map(|_| {
-                submit += draw(40) as f64;
-                let requested = 10.0 + draw(400) as f64;
-                let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
-                (submit, run, requested, 1 + draw(6) as u32)
-            })
-            .collect();
+        let specs = draws.workload(80, 40, 6);
         let cands: Vec<&[u32]> = (0..specs.len())
-            .map(|_| choices[draw(choices.len() as u64) as usize])
+            .map(|_| choices[draws.below(choices.len() as u64) as usize])
             .collect();
         // batch 0-11 with debug 8-11 inside it; gpu 12-17 and big 14-23 overlap; spare apart
         let parts = || {
@@ -416,22 +411,8 @@ fn mars_schedules_partitions_as_its_forward_model_does() {
         )
         .unwrap()
     };
-    let mut seed = 0x51_7CC1_B727_220Au64;
-    let mut draw = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
-    let mut submit = 0.0;
-    let specs: Vec<Spec> = (0..60)
-        .map(|_| {
-            submit += draw(30) as f64;
-            let requested = 20.0 + draw(500) as f64;
-            let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
-            (submit, run, requested, 1 + draw(8) as u32)
-        })
-        .collect();
+    let mut draws = Draws(0x51_7CC1_B727_220Au64);
+    let specs = draws.workload(60, 30, 8);
     let pool = run(16, &specs, mars().as_mut());
     let one: Vec<&[u32]> = vec![&[0]; specs.len()];
     let site = run_site(
@@ -503,27 +484,13 @@ impl Policy for WholeQueue {
 /// in the same partitions whether it orders the whole queue or only the jobs that may matter.
 #[test]
 fn ordering_only_what_may_matter_on_a_site_decides_as_the_whole_queue() {
-    let mut seed = 0xD1B5_4A32_D192_ED03u64;
-    let mut draw = |n: u64| {
-        seed ^= seed << 13;
-        seed ^= seed >> 7;
-        seed ^= seed << 17;
-        seed % n
-    };
+    let mut draws = Draws(0xD1B5_4A32_D192_ED03u64);
     let choices: [&[u32]; 5] = [&[0], &[1], &[2], &[3], &[1, 3]];
     let mut compared = 0;
     for trial in 0..6 {
-        let mut submit = 0.0;
-        let specs: Vec<Spec> = (0..70)
-            .map(|_| {
-                submit += draw(40) as f64;
-                let requested = 10.0 + draw(400) as f64;
-                let run = (requested * (draw(100) as f64 + 1.0) / 100.0).round();
-                (submit, run, requested, 1 + draw(8) as u32)
-            })
-            .collect();
+        let specs = draws.workload(70, 40, 8);
         let cands: Vec<&[u32]> = (0..specs.len())
-            .map(|_| choices[draw(choices.len() as u64) as usize])
+            .map(|_| choices[draws.below(choices.len() as u64) as usize])
             .collect();
         let parts = || {
             let mut debug = part("debug", &[(8, 12)]);
