@@ -314,3 +314,21 @@ def test_mars_on_curie_with_its_partitions_keeps_every_invariant(traces_dir):
         for name in (recorded[int(j)] for j in result.jobs["job_id"])
     ]
     assert result.jobs["partition"].astype(object).tolist() == expected
+
+
+def test_a_learning_agent_runs_on_partitions(site_run):
+    """The gym environment on the hand-computed site: an agent always taking the head of the
+    queue (with EASY behind it) schedules as the built-in FCFS+EASY there, its reward the
+    same mean wait (118.5 s over the six jobs that ran: J5 and J6 are refused), each job in
+    its partition."""
+    from hpcsched.gym import SchedulingEnv
+    from hpcsched.workload import load_workload
+    from tests.test_gym import run_episode
+
+    trace, platform = site_run
+    env = SchedulingEnv(load_workload(trace), slots=4, reward="wait", platform=str(platform))
+    steps, info = run_episode(env, seed=0, actions=lambda env: 0)
+    assert info["terms"]["wait"] == pytest.approx(1 / (1 + 118.5 / 3600))
+    results = env._sim.results()
+    np.testing.assert_array_equal(results["start"], [0, 552, 2, 52, np.nan, np.nan, 52, 72])
+    assert results["partition"].tolist() == [0, 0, 1, 1, -1, -1, 0, 0]

@@ -46,7 +46,8 @@ from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PAPER_TERMS
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.rewards import parse_reward
-from hpcsched.run import native_run, new_simulation
+from hpcsched.run import native_run, new_simulation, resolve_platform
+from hpcsched.run.partitions import fit_partitions, site_options
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
 JOB_FEATURES = 8
@@ -120,9 +121,19 @@ class SchedulingEnv(gymnasium.Env):
         super().reset(seed=seed)
         workload = self._episode_workload()
         manager = {"sample_transitions": None} if self.action_kind in POWER_ACTIONS else None
+        site = None
+        if self.platform is not None and self.platform.site is not None:
+            # jobs sized in their partitions' nodes; the engine keeps each in its partitions
+            workload, assignment = fit_partitions(workload, self.platform)
+            site = site_options(self.platform.site, assignment)
         self._sim = new_simulation(
             native_run(
-                workload, DowntimeCalendar(()), "agent", platform=self.platform, manager=manager
+                workload,
+                DowntimeCalendar(()),
+                "agent",
+                platform=self.platform,
+                manager=manager,
+                site=site,
             )
         )
         self._jobs = len(workload)
@@ -249,4 +260,6 @@ class SchedulingEnv(gymnasium.Env):
 def _load(source: Workload | str | os.PathLike[str], platform: Platform | None) -> Workload:
     if isinstance(source, Workload):
         return source
-    return load_workload(source, nodes=None if platform is None else platform.nodes)
+    # (on partitions, the trace's own units: each episode is sized in its partitions)
+    _, nodes = resolve_platform(platform, None)
+    return load_workload(source, nodes=nodes)

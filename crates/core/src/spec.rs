@@ -209,9 +209,7 @@ impl RunSpec {
         let (backfill, estimates) = (self.backfill.clone(), self.estimates.clone());
         let search = self.search.take();
         if self.site.is_some() {
-            let unsupported = if policy_name == "agent" {
-                Some("a learning agent (the gym environment)")
-            } else if self.manager.is_some() {
+            let unsupported = if self.manager.is_some() {
                 Some("node power management")
             } else if estimates != "requested" {
                 Some("EASY on predicted run times")
@@ -220,7 +218,8 @@ impl RunSpec {
             };
             if let Some(what) = unsupported {
                 return Err(CoreError::input(format!(
-                    "partitions with {what}: not yet (heuristics, with or without EASY, and SNF run on partitions)"
+                    "partitions with {what}: not yet (heuristics, with or without EASY, SNF, MARS, \
+                     Python policies and learning agents run on partitions)"
                 )));
             }
         }
