@@ -327,7 +327,7 @@ def test_a_learning_agent_runs_on_partitions(site_run):
 
     trace, platform = site_run
     env = SchedulingEnv(load_workload(trace), slots=4, reward="wait", platform=str(platform))
-    steps, info = run_episode(env, seed=0, actions=lambda env: 0)
+    _, info = run_episode(env, seed=0, actions=lambda env: 0)
     assert info["terms"]["wait"] == pytest.approx(1 / (1 + 118.5 / 3600))
     results = env._sim.results()
     np.testing.assert_array_equal(results["start"], [0, 552, 2, 52, np.nan, np.nan, 52, 72])
