@@ -138,13 +138,40 @@ def test_what_does_not_run_on_partitions_yet_is_refused_plainly(
     assert "Traceback" not in err
 
 
-def test_a_downtime_calendar_is_refused_on_partitions(site_run, tmp_path, capsys):
+def test_maintenance_of_one_partition_as_computed_by_hand(site_run, tmp_path):
+    """debug's maintenance from 40 to 60 (announced long before): J3 and J4 (debug) may not
+    start before it (they would run into it) and are passed over; batch's jobs ending by 40
+    backfill on debug's nodes (J7 at 6, J8 at 7: batch holds them too). When debug comes back
+    J3 (tier 2) starts at 60; J4 is debug's top job until J3 ends at 110; J2 (all 8 nodes of
+    batch) starts when J4 ends at 610."""
     trace, platform = site_run
     calendar = tmp_path / "down.txt"
-    calendar.write_text("10 20 S\n")
+    calendar.write_text("40 60 S partition=debug  # debug's maintenance\n")
+    result = hpcsched.simulate(trace, "fcfs", platform=str(platform), downtime=calendar)
+    nan = float("nan")
+    np.testing.assert_array_equal(
+        result.jobs["start"].to_numpy(), [0, 610, 60, 110, nan, nan, 6, 7]
+    )
+    assert result.jobs["partition"].astype(object).fillna("-").tolist() == [
+        "batch", "batch", "debug", "debug", "-", "-", "batch", "batch"
+    ]  # fmt: skip
+    assert len(result.lost) == 0
+    check_partitions(result)
+    # the summary counts debug's 2 nodes down for 20 s of the 620 s run
+    assert result.info["downtime"]["windows"] == 1
+
+
+def test_a_window_naming_an_unknown_partition_names_the_file_and_line(site_run, tmp_path, capsys):
+    trace, platform = site_run
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("# maintenance\n40 60 S partition=debg\n")
     args = ["simulate", str(trace), "--platform", str(platform), "--downtime", str(calendar)]
     assert main(args) == 2
-    assert capsys.readouterr().err.startswith("error: --downtime: platform mini-site has")
+    err = capsys.readouterr().err
+    assert f"{calendar}, line 2, field partition" in err and "did you mean debug?" in err
+    # and on a platform without partitions
+    assert main(["simulate", str(trace), "--downtime", str(calendar)]) == 2
+    assert "not a partition of the run (no platform)" in capsys.readouterr().err
 
 
 CURIE = "CEA-Curie-2011-2.1-cln.swf.gz"

@@ -254,6 +254,7 @@ impl Table {
                 kind: DowntimeKind::Scheduled,
                 nodes,
                 back_asleep: false,
+                partition: None,
             })
             .collect();
         let free = snapshot

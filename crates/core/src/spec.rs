@@ -73,6 +73,8 @@ pub struct DowntimeColumns {
     pub scheduled: Vec<bool>,
     pub nodes: Vec<i64>,
     pub asleep: Vec<bool>,
+    /// The partition each window takes down (-1: none); may be empty (none at all).
+    pub partition: Vec<i64>,
 }
 
 impl DowntimeColumns {
@@ -85,7 +87,9 @@ impl DowntimeColumns {
             self.nodes.len(),
             self.asleep.len(),
         ];
-        if lengths.iter().any(|&l| l != m) {
+        if lengths.iter().any(|&l| l != m)
+            || !(self.partition.is_empty() || self.partition.len() == m)
+        {
             return Err(CoreError::input("downtime columns have different lengths"));
         }
         Ok((0..m)
@@ -100,6 +104,8 @@ impl DowntimeColumns {
                 nodes: (self.nodes[i] > 0)
                     .then(|| u32::try_from(self.nodes[i]).unwrap_or(u32::MAX)),
                 back_asleep: self.asleep[i],
+                partition: (self.partition.get(i).copied().unwrap_or(-1) >= 0)
+                    .then(|| u32::try_from(self.partition[i]).unwrap_or(u32::MAX)),
             })
             .collect())
     }
@@ -304,6 +310,16 @@ impl RunSpec {
         let mut inputs = Inputs::new(table, machine, calendar, overrun)?;
         if let Some(groups) = self.groups {
             inputs = inputs.with_groups(groups)?;
+        }
+        let partition_windows = inputs
+            .calendar
+            .windows()
+            .iter()
+            .any(|w| w.partition.is_some());
+        if partition_windows && self.site.is_none() {
+            return Err(CoreError::input(
+                "a downtime window names a partition, and the platform has none",
+            ));
         }
         if let Some(site) = self.site {
             let over_limits = OverLimits::from_name(&site.over_limits).ok_or_else(|| {

@@ -109,6 +109,7 @@ fn windows(
         scheduled: down_scheduled.as_slice()?.to_vec(),
         nodes: down_nodes.as_slice()?.to_vec(),
         asleep: vec![false; ds.len()],
+        partition: Vec::new(),
     }
     .windows()
     .py_result(py)

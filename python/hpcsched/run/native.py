@@ -39,6 +39,8 @@ class NativeRun:
     down_scheduled: npt.NDArray[np.bool_]
     down_nodes: npt.NDArray[np.int64]
     down_asleep: npt.NDArray[np.bool_]
+    #: the partition each window takes down (-1: none), indices into the site's partitions
+    down_partition: npt.NDArray[np.int64]
     announce_lead: float
     overrun: str
     policy: str
@@ -82,7 +84,11 @@ def native_run(
         power=platform.power.to_dict() if platform is not None and platform.power else None,
         groups=_power_groups(platform),
         site=site,
-        **calendar.columns(),
+        **calendar.columns(
+            [p.name for p in platform.site.partitions]
+            if platform is not None and platform.site is not None
+            else None
+        ),
         announce_lead=calendar.announce_lead,
         overrun=overrun,
         policy=policy,

@@ -39,12 +39,12 @@ def check_partitioned_run(
     elif spec.search is not None and spec.search.arrivals != "none":
         # (the partitions of jobs that have not arrived are not known)
         unsupported = ("a look-ahead with future arrivals", "--arrivals")
+    elif spec.search is not None and len(calendar):
+        unsupported = ("MARS with a downtime calendar", "--downtime")
     elif spec.is_power:
         unsupported = ("a power manager", "--policy")
     elif getattr(spec, "estimates", "requested") != "requested":
         unsupported = ("EASY on predicted run times", "--estimates")
-    elif len(calendar):
-        unsupported = ("a downtime calendar", "--downtime")
     if unsupported is not None:
         what, option = unsupported
         raise OptionError(
@@ -53,6 +53,38 @@ def check_partitioned_run(
             "policies do",
             option=option,
         )
+
+
+def partition_windows(calendar: DowntimeCalendar, platform: Platform | None) -> DowntimeCalendar:
+    """``calendar`` with each ``partition=`` window's node count set to its partition's (what
+    the summaries count down); an ``InputError`` naming the file and line for a partition the
+    platform lacks, or any partition window on a platform without partitions."""
+    from dataclasses import replace
+
+    from hpcsched.exceptions import InputError, close_names, did_you_mean, shown
+
+    named = [w for w in calendar if w.partition is not None]
+    if not named:
+        return calendar
+    site = platform.site if platform is not None else None
+    sizes = {p.name: p.nodes for p in site.partitions} if site is not None else {}
+    windows = []
+    for w in calendar:
+        if w.partition is None:
+            windows.append(w)
+            continue
+        if w.partition not in sizes:
+            where = f"platform {platform.name}" if platform is not None else "the run (no platform)"
+            close = did_you_mean(close_names(w.partition, list(sizes)))
+            raise InputError(
+                f"partition {shown(w.partition)} is not a partition of {where}"
+                + (f"; {close}" if close else ""),
+                path=calendar.source,
+                line=w.line,
+                field="partition",
+            )
+        windows.append(replace(w, nodes=sizes[w.partition]))
+    return replace(calendar, windows=tuple(windows))
 
 
 def fit_partitions(workload: Workload, platform: Platform) -> tuple[Workload, Assignment]:

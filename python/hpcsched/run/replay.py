@@ -27,7 +27,12 @@ from hpcsched.run.options import (
     check_power_model,
     resolve_platform,
 )
-from hpcsched.run.partitions import check_partitioned_run, fit_partitions, site_options
+from hpcsched.run.partitions import (
+    check_partitioned_run,
+    fit_partitions,
+    partition_windows,
+    site_options,
+)
 from hpcsched.run.recorded import recorded_result
 from hpcsched.run.result import Result
 from hpcsched.run.summary import MODE_COLUMNS, SEARCH_STATS_COLUMNS, build_result
@@ -107,7 +112,7 @@ def simulate(
         workload = _fit_groups(workload, platform)
     if len(workload) == 0:
         raise InputError(f"no job to replay{_skips(workload)}", path=workload.source)
-    calendar = _calendar(downtime, announce_lead, workload)
+    calendar = partition_windows(_calendar(downtime, announce_lead, workload), platform)
     recorded = isinstance(spec, PolicySpec) and spec.name == RECORDED
     if platform is not None and site is not None and not recorded:
         check_partitioned_run(spec, platform, calendar)

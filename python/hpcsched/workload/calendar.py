@@ -17,6 +17,8 @@ File format, one window per line::
   an error, not a note); otherwise the note starts there.
 - ``back=idle`` or ``back=asleep`` (optional, after ``nodes``): the state the nodes come back in
   when nodes have power states (under a power manager); idle by default. Ignored otherwise.
+- ``partition=NAME`` (optional, after ``nodes``; on a platform with partitions): the window
+  takes down that partition's nodes (give no node count with it).
 - ``note`` is the rest of the line (free text, no ``#``), kept for reports.
 - ``#`` starts a comment, on its own line or after a window; blank lines are ignored.
 
@@ -62,6 +64,9 @@ class Downtime:
     line: int | None = field(default=None, compare=False)
     #: the state its nodes come back in when nodes have power states: ``idle`` or ``asleep``
     back: Back = "idle"
+    #: on a platform with partitions, the partition whose nodes it takes down (None: the
+    #: ``nodes`` count, or the whole machine)
+    partition: str | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.start) and math.isfinite(self.end)):
@@ -103,11 +108,16 @@ class DowntimeCalendar:
     def __len__(self) -> int:
         return len(self.windows)
 
-    def columns(self) -> dict[str, np.ndarray]:
+    def columns(self, partitions: list[str] | None = None) -> dict[str, np.ndarray]:
         """The windows as the engine's columns: start, end, scheduled (else unscheduled),
-        nodes (0: the whole machine), back asleep."""
+        nodes (0: the whole machine), back asleep, and the index of the partition each takes
+        down among ``partitions`` (-1: none)."""
         w = self.windows
+        index = {name: k for k, name in enumerate(partitions or [])}
         return {
+            "down_partition": np.array(
+                [index.get(x.partition, -1) if x.partition else -1 for x in w], dtype=np.int64
+            ),
             "down_start": np.array([x.start for x in w], dtype=np.float64),
             "down_end": np.array([x.end for x in w], dtype=np.float64),
             "down_scheduled": np.array([x.kind == "scheduled" for x in w], dtype=bool),
@@ -181,19 +191,38 @@ def parse_calendar(
                 nodes = _count(tokens[3], path, number)
             note = tokens[4] if len(tokens) > 4 else ""
         back: Back = "idle"
-        first, _, rest = note.partition(" ")
-        if first.lower().startswith("back="):
-            value = first.split("=", 1)[1].lower()
-            if value not in ("idle", "asleep"):
-                raise InputError(
-                    f"back= takes idle or asleep, not {shown(value)}",
-                    path=path,
-                    line=number,
-                    field="back",
-                )
-            back = value  # type: ignore[assignment]
+        partition: str | None = None
+        while True:  # back= and partition=, in either order, before the note
+            first, _, rest = note.partition(" ")
+            key = first.split("=", 1)[0].lower()
+            if key == "back" and "=" in first:
+                value = first.split("=", 1)[1].lower()
+                if value not in ("idle", "asleep"):
+                    raise InputError(
+                        f"back= takes idle or asleep, not {shown(value)}",
+                        path=path,
+                        line=number,
+                        field="back",
+                    )
+                back = value  # type: ignore[assignment]
+            elif key == "partition" and "=" in first:
+                partition = first.split("=", 1)[1]
+                if not partition or nodes is not None:
+                    raise InputError(
+                        "partition= takes a partition's name, and no node count beside it (the "
+                        "window takes the whole partition down)",
+                        path=path,
+                        line=number,
+                        field="partition",
+                    )
+            else:
+                break
             note = rest
-        windows.append(Downtime(start, end, kind, nodes, note.strip(), line=number, back=back))
+        windows.append(
+            Downtime(
+                start, end, kind, nodes, note.strip(), line=number, back=back, partition=partition
+            )
+        )
     return DowntimeCalendar(tuple(windows), announce_lead=announce_lead, source=path)
 
 

@@ -97,6 +97,7 @@ impl Belief {
             kind: DowntimeKind::Unscheduled,
             nodes: Some(nodes),
             back_asleep: false,
+            partition: None,
         }));
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
         let mut inputs = Inputs::new(

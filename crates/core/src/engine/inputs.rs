@@ -98,8 +98,9 @@ impl Inputs {
     }
 
     /// Partitions over the machine's nodes, and each job's candidate partitions
-    /// (`candidates[offsets[j]..offsets[j + 1]]`). Node power states, node groups and
-    /// downtime windows do not combine with partitions yet: they are refused.
+    /// (`candidates[offsets[j]..offsets[j + 1]]`). Downtime windows take down a partition's
+    /// nodes or the whole machine. Node power states and node groups of their own power do not
+    /// combine with partitions yet: they are refused.
     pub fn with_site(
         mut self,
         partitions: Vec<PartitionSpec>,
@@ -112,10 +113,20 @@ impl Inputs {
                 "partitions with node power states or node groups of their own power: not yet",
             ));
         }
-        if !self.calendar.windows().is_empty() {
-            return Err(CoreError::input(
-                "partitions with a downtime calendar: not yet",
-            ));
+        for w in self.calendar.windows() {
+            if let Some(p) = w.partition {
+                if p as usize >= partitions.len() {
+                    return Err(CoreError::input(format!(
+                        "a downtime window names partition {p} of {}",
+                        partitions.len()
+                    )));
+                }
+            } else if w.nodes.is_some() {
+                return Err(CoreError::input(
+                    "on a platform with partitions a window of part of the machine names its \
+                     partition",
+                ));
+            }
         }
         let site = Site::new(
             partitions,

@@ -39,6 +39,9 @@ pub struct SiteState {
     stale: Vec<u32>,
     /// Whether each job has started (by index; the lists skip them).
     started: Vec<bool>,
+    /// Per atom, the downtime windows holding it down now, and when the last of them ends.
+    down: Vec<u32>,
+    back: Vec<f64>,
 }
 
 impl SiteState {
@@ -52,6 +55,8 @@ impl SiteState {
             counts: vec![0; site.components() as usize],
             stale: vec![0; site.components() as usize],
             started: vec![false; jobs],
+            down: vec![0; site.atoms()],
+            back: vec![f64::NEG_INFINITY; site.atoms()],
         }
     }
 
@@ -112,6 +117,65 @@ impl SiteState {
                 self.waiting[c].retain(|w| !started[w.job as usize]);
                 self.stale[c] = 0;
             }
+        }
+    }
+
+    /// Whether atom `atom` is down, and when it comes back (the end of the last window over
+    /// it).
+    #[inline]
+    pub fn down(&self, atom: u32) -> Option<f64> {
+        (self.down[atom as usize] > 0).then(|| self.back[atom as usize])
+    }
+
+    /// A window ending at `end` takes `atoms` down (their running jobs were killed: every
+    /// node of them is free).
+    pub(crate) fn take_down(&mut self, atoms: &[u32], end: f64) {
+        for &a in atoms {
+            let a = a as usize;
+            self.down[a] += 1;
+            self.back[a] = self.back[a].max(end);
+            self.free[a] = 0;
+        }
+    }
+
+    /// A window over `atoms` ends; those no other window holds come back (all free), with the
+    /// sizes `sizes` of the site's atoms.
+    pub(crate) fn bring_up(&mut self, atoms: &[u32], sizes: &[u32]) {
+        for &a in atoms {
+            let a = a as usize;
+            self.down[a] -= 1;
+            if self.down[a] == 0 {
+                self.free[a] = sizes[a];
+                self.back[a] = f64::NEG_INFINITY;
+            }
+        }
+    }
+
+    /// Killed jobs go back to the front of their components' waiting lists, in the order
+    /// given (by index, as the engine's queue takes them back): (job, component, nodes,
+    /// requested time) each.
+    pub(crate) fn requeue(&mut self, jobs: &[(u32, u32, u32, f64)]) {
+        for c in 0..self.waiting.len() {
+            let mine: Vec<Waiting> = (jobs.iter())
+                .filter(|j| j.1 as usize == c)
+                .map(|&(job, _, nodes, requested)| Waiting {
+                    job,
+                    nodes,
+                    requested,
+                })
+                .collect();
+            if mine.is_empty() {
+                continue;
+            }
+            // (their entries of the first wait, started since, leave the list first)
+            let started = &self.started;
+            self.waiting[c].retain(|w| !started[w.job as usize]);
+            self.stale[c] = 0;
+            for w in &mine {
+                self.started[w.job as usize] = false;
+            }
+            self.counts[c] += mine.len() as u32;
+            self.waiting[c].splice(0..0, mine);
         }
     }
 

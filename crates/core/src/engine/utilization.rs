@@ -337,6 +337,7 @@ mod tests {
             kind,
             nodes,
             back_asleep: false,
+            partition: None,
         }
     }
 

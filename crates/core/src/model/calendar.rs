@@ -20,6 +20,9 @@ pub struct Downtime {
     pub nodes: Option<u32>,
     /// With node power states: the nodes come back asleep (else idle and awake).
     pub back_asleep: bool,
+    /// On a platform with partitions: the partition whose nodes the window takes down
+    /// (`nodes` is then its size); `None` with `nodes` `None`: the whole machine.
+    pub partition: Option<u32>,
 }
 
 impl Downtime {

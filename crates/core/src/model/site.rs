@@ -309,6 +309,15 @@ impl Site {
         self.atom_component[atom as usize]
     }
 
+    /// The atoms a downtime window takes down: those of `partition`, or all (the whole
+    /// machine) when `None`.
+    pub fn window_atoms(&self, partition: Option<u32>) -> Vec<u32> {
+        match partition {
+            Some(p) => self.partition(p).atoms.to_vec(),
+            None => (0..self.atoms() as u32).collect(),
+        }
+    }
+
     /// Whether atom `atom` belongs to partition `p`.
     #[inline]
     pub fn contains(&self, p: u32, atom: u32) -> bool {

@@ -242,6 +242,23 @@ impl Policy for QueuePolicy {
                 }
                 return;
             }
+            if !view.announced.is_empty() {
+                // maintenance announced: jobs that may not start now are passed over, so the
+                // whole queue is ordered
+                order_window(
+                    self.heuristic,
+                    self.window,
+                    view,
+                    &mut self.scores,
+                    &mut self.order,
+                );
+                let (order, sorted) = (&self.order, self.order.len());
+                let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
+                let len = queue.len();
+                self.site_scan
+                    .scan(view, len, position, self.backfill, decision);
+                return;
+            }
             if self.heuristic == Heuristic::Fcfs && !site.model.tiered() {
                 // queue order: each component's own waiting jobs, in order
                 self.site_scan
@@ -329,6 +346,8 @@ fn one_set_of_nodes(site: &SiteView, view: &View) -> Option<u32> {
     let model = site.model;
     (model.atoms() == 1
         && !model.tiered()
+        && view.announced.is_empty()
+        && view.down_windows.is_empty()
         && site
             .state
             .waiting()
@@ -501,6 +520,12 @@ impl Policy for Snf {
                 if backfill == Backfill::Easy && view.manager.is_some() {
                     decision.rule = Some(self.aged_easy.clone());
                 }
+                if view.site.is_some() {
+                    let len = positions.len();
+                    self.site_scan
+                        .scan(view, len, |k| positions[k], backfill, decision);
+                    return;
+                }
                 let mut started = Vec::new();
                 scan_with_backfill(view, |k| positions[k], backfill, &mut started, decision);
                 return;
@@ -634,6 +659,7 @@ mod tests {
                     kind: DowntimeKind::Scheduled,
                     nodes: (draw(2) == 0).then(|| draw(u64::from(machine)) as u32),
                     back_asleep: false,
+                    partition: None,
                 })
                 .collect();
             let view = View {

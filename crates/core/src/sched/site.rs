@@ -52,6 +52,9 @@ pub struct SiteScan {
     /// may take: the reservation's extra nodes and the free nodes outside the reserved
     /// partition.
     late_bound: Vec<u64>,
+    /// Per atom, the start of the first maintenance announced ahead over its nodes (+inf:
+    /// none): only jobs ending by then take its nodes.
+    ahead: Vec<f64>,
     /// Per component, its reservation's shadow time (+inf when it has none).
     shadow: Vec<f64>,
     phases: Vec<Phase>,
@@ -79,7 +82,7 @@ impl SiteScan {
             return;
         };
         let model = site.model;
-        let open = self.prepare(&site);
+        let open = self.prepare(&site, view);
         if open == 0 {
             return;
         }
@@ -126,7 +129,7 @@ impl SiteScan {
         let Some(site) = view.site else {
             return;
         };
-        let open = self.prepare(&site);
+        let open = self.prepare(&site, view);
         if open == 0 {
             return;
         }
@@ -179,16 +182,17 @@ impl SiteScan {
         let Some(site) = view.site else {
             return Ok(());
         };
-        self.prepare(&site);
+        self.prepare(&site, view);
         for &(pos, index, kind) in starts {
-            let nodes = view.jobs.get(index).nodes;
+            let job = view.jobs.get(index);
+            let (nodes, est_end) = (job.nodes, view.now + job.requested_time);
             let fits = (site.model.usable(index).iter())
-                .find(|&&p| site.free_in(p, &self.free) >= nodes)
-                .copied();
+                .copied()
+                .find(|&p| self.room(&site, p, est_end) >= nodes);
             let Some(p) = fits else {
                 return Err(index);
             };
-            self.take(&site, p, None, nodes);
+            self.take(&site, p, None, nodes, est_end);
             decision.starts.push(Start {
                 pos,
                 job: index,
@@ -252,7 +256,7 @@ impl SiteScan {
 
     /// The scan's state for the view's site: free nodes, every component at its start;
     /// returns how many components are open.
-    fn prepare(&mut self, site: &SiteView) -> usize {
+    fn prepare(&mut self, site: &SiteView, view: &View) -> usize {
         let model = site.model;
         self.free.clear();
         self.free.extend_from_slice(site.state.free());
@@ -279,6 +283,15 @@ impl SiteScan {
         self.late_bound.resize(components, 0);
         self.shadow.clear();
         self.shadow.resize(components, f64::INFINITY);
+        // per atom, the start of the first maintenance announced ahead over its nodes
+        self.ahead.clear();
+        self.ahead.resize(model.atoms(), f64::INFINITY);
+        for w in view.announced.iter().filter(|w| w.start > view.now) {
+            for a in model.window_atoms(w.partition) {
+                let when = &mut self.ahead[a as usize];
+                *when = when.min(w.start);
+            }
+        }
         let mut open = components;
         for c in 0..components {
             if self.component_free[c] == 0 || self.remaining[c] == 0 {
@@ -303,17 +316,24 @@ impl SiteScan {
         let usable = site.model.usable(index);
         let job = view.jobs.get(index);
         let est_end = view.now + job.requested_time;
+        // (nodes under maintenance announced ahead take only jobs that end, by their request,
+        // before it starts: `room`)
         match self.phases[component] {
             Phase::Blocked => None,
             Phase::Primary => {
-                let fits = (usable.iter())
-                    .find(|&&p| site.free_in(p, &self.free) >= job.nodes)
-                    .copied();
+                let fits =
+                    (usable.iter().copied()).find(|&p| self.room(site, p, est_end) >= job.nodes);
                 if let Some(p) = fits {
-                    self.take(site, p, None, job.nodes);
+                    self.take(site, p, None, job.nodes, est_end);
                     return Some((p, StartKind::Primary));
                 }
-                let phase = self.top(site, view, usable, backfill, index, decision);
+                if !usable
+                    .iter()
+                    .any(|&p| self.admitted(site, p, est_end, job.nodes))
+                {
+                    return None; // not admitted now: passed over, not the top job
+                }
+                let phase = self.top(site, view, usable, est_end, backfill, index, decision);
                 self.phases[component] = phase;
                 if phase != Phase::Blocked {
                     self.bound[component] = self.component_free[component] + 1;
@@ -334,10 +354,10 @@ impl SiteScan {
                     return None; // it would delay the reservation wherever it started
                 }
                 for &p in usable {
-                    if site.free_in(p, &self.free) < job.nodes {
+                    if self.room(site, p, est_end) < job.nodes {
                         continue;
                     }
-                    let from_reserved = self.plan(site, p, Some(partition), job.nodes);
+                    let from_reserved = self.plan(site, p, Some(partition), job.nodes, est_end);
                     if !late || from_reserved <= extra {
                         if late {
                             self.phases[component] = Phase::Backfill {
@@ -346,7 +366,7 @@ impl SiteScan {
                                 extra: extra - from_reserved,
                             };
                         }
-                        self.take(site, p, Some(partition), job.nodes);
+                        self.take(site, p, Some(partition), job.nodes, est_end);
                         return Some((p, StartKind::Backfill));
                     }
                 }
@@ -371,11 +391,13 @@ impl SiteScan {
 
     /// The phase of a component whose top job `index` fits nowhere now (with EASY, its
     /// reservation, the first of the invocation recorded in `decision`).
+    #[allow(clippy::too_many_arguments)]
     fn top(
         &mut self,
         site: &SiteView,
         view: &View,
         usable: &[u32],
+        est_end: f64,
         backfill: Backfill,
         index: u32,
         decision: &mut Decision,
@@ -386,6 +408,9 @@ impl SiteScan {
         let nodes = view.jobs.get(index).nodes;
         let mut best: Option<(u32, f64, u32)> = None;
         for &p in usable {
+            if !self.admitted(site, p, est_end, nodes) {
+                continue; // it may not start there before the maintenance
+            }
             if let Some((shadow, extra)) = self.reservation(site, view, p, nodes) {
                 if best.is_none_or(|b| shadow < b.1) {
                     best = Some((p, shadow, extra));
@@ -447,6 +472,13 @@ impl SiteScan {
                 &merged_running
             }
         };
+        // atoms down come back (all free) at the end of their windows
+        for &a in atoms.iter() {
+            if let Some(back) = site.state.down(a) {
+                self.releases
+                    .push((back, site.model.atom_sizes()[a as usize]));
+            }
+        }
         self.releases.sort_by(|a, b| a.0.total_cmp(&b.0));
         let now = view.now;
         let running = running.iter().map(|&(end, _, count)| (end.max(now), count));
@@ -461,22 +493,56 @@ impl SiteScan {
         walk(merged, free, nodes).map(|r| (r.shadow_time, r.extra))
     }
 
-    /// Nodes a job of `nodes` nodes in partition `p` would take from the atoms of `reserved`
-    /// (it takes nodes outside them first).
-    fn plan(&self, site: &SiteView, p: u32, reserved: Option<u32>, nodes: u32) -> u32 {
+    /// Whether a job ending (by its request) at `est_end` may take atom `a`'s nodes: no
+    /// maintenance announced ahead over them starts before.
+    #[inline]
+    fn open_until(&self, a: u32, est_end: f64) -> bool {
+        est_end <= self.ahead[a as usize]
+    }
+
+    /// Free nodes of partition `p` a job ending at `est_end` may take now.
+    #[inline]
+    fn room(&self, site: &SiteView, p: u32, est_end: f64) -> u32 {
+        (site.model.partition(p).atoms.iter())
+            .filter(|&&a| self.open_until(a, est_end))
+            .map(|&a| self.free[a as usize])
+            .sum()
+    }
+
+    /// Whether a job of `nodes` nodes ending at `est_end` may start in `p` before maintenance
+    /// announced ahead (the nodes of `p` open to it hold it), whatever else runs.
+    fn admitted(&self, site: &SiteView, p: u32, est_end: f64, nodes: u32) -> bool {
+        let open: u32 = (site.model.partition(p).atoms.iter())
+            .filter(|&&a| self.open_until(a, est_end))
+            .map(|&a| site.model.atom_sizes()[a as usize])
+            .sum();
+        open >= nodes
+    }
+
+    /// Nodes a job of `nodes` nodes in partition `p`, ending at `est_end`, would take from the
+    /// atoms of `reserved` (it takes nodes outside them first).
+    fn plan(
+        &self,
+        site: &SiteView,
+        p: u32,
+        reserved: Option<u32>,
+        nodes: u32,
+        est_end: f64,
+    ) -> u32 {
         let Some(r) = reserved else {
             return 0;
         };
         let outside: u32 = (site.model.partition(p).atoms.iter())
-            .filter(|&&a| !site.model.contains(r, a))
+            .filter(|&&a| !site.model.contains(r, a) && self.open_until(a, est_end))
             .map(|&a| self.free[a as usize])
             .sum();
         nodes.saturating_sub(outside)
     }
 
-    /// Takes `nodes` nodes of partition `p` (outside `reserved`'s atoms first, then in the
-    /// partition's atom order) into `takes`.
-    fn take(&mut self, site: &SiteView, p: u32, reserved: Option<u32>, nodes: u32) {
+    /// Takes `nodes` nodes of partition `p` for a job ending at `est_end` (outside
+    /// `reserved`'s atoms first, then in the partition's atom order; never nodes under
+    /// maintenance announced before `est_end`) into `takes`.
+    fn take(&mut self, site: &SiteView, p: u32, reserved: Option<u32>, nodes: u32, est_end: f64) {
         let atoms = &site.model.partition(p).atoms;
         let mut left = nodes;
         for pass in 0..2 {
@@ -485,7 +551,7 @@ impl SiteScan {
                     return;
                 }
                 let inside = reserved.is_some_and(|r| site.model.contains(r, a));
-                if inside != (pass == 1) {
+                if inside != (pass == 1) || !self.open_until(a, est_end) {
                     continue;
                 }
                 let count = left.min(self.free[a as usize]);

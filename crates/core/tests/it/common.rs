@@ -57,6 +57,7 @@ pub fn window(start: f64, end: f64, kind: DowntimeKind, nodes: Option<u32>) -> D
         kind,
         nodes,
         back_asleep: false,
+        partition: None,
     }
 }
 

@@ -175,7 +175,8 @@ impl Engine {
                     job.id, job.nodes
                 )));
             }
-            if !admission.admits(requested_end, job.nodes) {
+            // (on partitions, maintenance is checked against the start's partition below)
+            if !on_site && !admission.admits(requested_end, job.nodes) {
                 return Err(CoreError::decision(format!(
                     "job {} would run into an announced maintenance window",
                     job.id
@@ -190,6 +191,19 @@ impl Engine {
                     .get(begin as usize..end as usize)
                     .ok_or_else(|| CoreError::decision("a start's nodes are out of range"))?;
                 check_site_start(site, state, start.job, job.id, job.nodes, p, takes)?;
+                // (the nodes it takes must stay up until it ends, by its request)
+                let blocked = (self.state.announced.iter()).any(|w| {
+                    w.start > now
+                        && requested_end > w.start
+                        && (site.window_atoms(w.partition).iter())
+                            .any(|a| takes.iter().any(|t| t.0 == *a))
+                });
+                if blocked {
+                    return Err(CoreError::decision(format!(
+                        "job {} would run into maintenance announced on its nodes",
+                        job.id
+                    )));
+                }
                 state.take(start.job, takes, requested_end);
                 state.dequeue(start.job, site.job_key(start.job).1);
                 self.log.record_partition(start.job, p, inputs.jobs.len());

@@ -39,6 +39,15 @@ impl Engine {
                         }
                     }
                     s.active.push((b.window, window.end, nodes_down));
+                    if let Some(site) = inputs.site.as_ref() {
+                        let atoms = site.window_atoms(window.partition);
+                        self.kill_on_atoms(t, &atoms);
+                        if let Some(state) = self.state.site.as_mut() {
+                            state.take_down(&atoms, window.end);
+                        }
+                        self.refresh_down();
+                        continue;
+                    }
                     self.refresh_down();
                     self.kill_for_capacity(t);
                     self.take_nodes_down(b.window, &window, t);
@@ -46,6 +55,9 @@ impl Engine {
                 BoundaryKind::End => {
                     if let Some(pos) = s.active.iter().position(|a| a.0 == b.window) {
                         s.active.remove(pos);
+                    }
+                    if let (Some(site), Some(state)) = (inputs.site.as_ref(), s.site.as_mut()) {
+                        state.bring_up(&site.window_atoms(window.partition), site.atom_sizes());
                     }
                     self.bring_nodes_up(b.window, t);
                     self.refresh_down();
@@ -58,7 +70,26 @@ impl Engine {
         let n = self.inputs.machine.nodes;
         let s = &mut self.state;
         let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
-        s.down = nodes_down(n, total);
+        s.down = match (self.inputs.site.as_ref(), s.site.as_ref()) {
+            // on partitions: the nodes of the atoms down (all nodes under a whole-machine
+            // window, those of no partition too)
+            (Some(site), Some(state)) => {
+                let whole = s.active.iter().any(|a| {
+                    self.inputs.calendar.windows()[a.0 as usize]
+                        .partition
+                        .is_none()
+                });
+                if whole {
+                    n
+                } else {
+                    (0..site.atoms() as u32)
+                        .filter(|&a| state.down(a).is_some())
+                        .map(|a| site.atom_sizes()[a as usize])
+                        .sum()
+                }
+            }
+            _ => nodes_down(n, total),
+        };
         s.down_windows.clear();
         s.down_windows.extend(s.active.iter().map(|a| (a.1, a.2)));
         s.down_windows.sort_by(|a, b| a.0.total_cmp(&b.0));
@@ -90,6 +121,46 @@ impl Engine {
         self.state.completions.retain(|c| !killed.contains(&c.job));
         killed.sort_unstable();
         self.state.queue.push_front(&killed);
+    }
+
+    /// On partitions, a window's start kills every running job holding nodes of the atoms it
+    /// takes down. Killed jobs go back to the front of the queue (and of their components'
+    /// waiting lists), in FCFS order, with their original submit time.
+    pub(super) fn kill_on_atoms(&mut self, t: f64, atoms: &[u32]) {
+        let (Some(site), Some(state)) = (self.inputs.site.as_ref(), self.state.site.as_ref())
+        else {
+            return;
+        };
+        let victims: Vec<Running> = (self.state.running.iter())
+            .filter(|r| (state.holdings(r.job).iter()).any(|&(a, _)| atoms.contains(&a)))
+            .copied()
+            .collect();
+        if victims.is_empty() {
+            return;
+        }
+        let mut killed = Vec::with_capacity(victims.len());
+        for v in &victims {
+            self.state.remove_running(v.job, v.requested_end);
+            self.state.busy -= v.nodes;
+            if let Some(state) = self.state.site.as_mut() {
+                state.release(v.job, v.requested_end);
+            }
+            self.log.record_kill(v.job, v.start, t);
+            killed.push(v.job);
+        }
+        self.state.completions.retain(|c| !killed.contains(&c.job));
+        killed.sort_unstable();
+        self.state.queue.push_front(&killed);
+        let jobs = &self.inputs.jobs;
+        let back: Vec<(u32, u32, u32, f64)> = (killed.iter())
+            .map(|&j| {
+                let job = jobs.get(j);
+                (j, site.job_key(j).1, job.nodes, job.requested_time)
+            })
+            .collect();
+        if let Some(state) = self.state.site.as_mut() {
+            state.requeue(&back);
+        }
     }
 
     /// With node identities, a window's start takes its nodes down: those asleep first, then
