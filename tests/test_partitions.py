@@ -321,9 +321,11 @@ def test_inspect_tells_where_the_jobs_would_run(site_run, capsys):
 
 
 @pytest.mark.slow
-def test_mars_on_curie_with_its_partitions_keeps_every_invariant(traces_dir):
-    """MARS-CW (a small budget) on 2,000 Curie jobs with the preset: it searched, and every
-    invariant of partitions holds, each job in the partition its trace line records."""
+@pytest.mark.parametrize("name", ["mars", "random"])
+def test_mars_on_curie_with_its_partitions_keeps_every_invariant(traces_dir, name):
+    """MARS-CW (a small budget) and Random on 2,000 Curie jobs with the preset: they decided,
+    and every invariant of partitions holds, each job in the partition its trace line
+    records."""
     from dataclasses import replace
 
     from hpcsched.workload import load_workload
@@ -331,7 +333,7 @@ def test_mars_on_curie_with_its_partitions_keeps_every_invariant(traces_dir):
     path = traces_dir / "pwa" / CURIE
     workload = load_workload(path)
     workload = replace(workload, jobs=workload.jobs.iloc[:2000].reset_index(drop=True))
-    spec = hpcsched.PolicySpec("mars", search=hpcsched.SearchSpec(iterations=16, trees=2))
+    spec = hpcsched.PolicySpec(name, search=hpcsched.SearchSpec(iterations=16, trees=2))
     result = hpcsched.simulate(workload, spec, platform="CEA-Curie")
     assert result.info["search"]["searches"] > 0
     check_partitions(result)
@@ -359,3 +361,27 @@ def test_a_learning_agent_runs_on_partitions(site_run):
     results = env._sim.results()
     np.testing.assert_array_equal(results["start"], [0, 552, 2, 52, np.nan, np.nan, 52, 72])
     assert results["partition"].tolist() == [0, 0, 1, 1, -1, -1, 0, 0]
+
+
+def test_a_batsim_workload_names_its_jobs_partitions(tmp_path):
+    """A Batsim JSON job's ``partition`` names its partitions (several with commas); a job
+    naming none goes to the default; a partition that is not a name is an input error naming
+    the job. Its ``res`` counts processors here, as the workload's unit (``procs_per_node``
+    1): 8, 16 and 4 are 2, 4 and 1 nodes of 4 cores."""
+    (tmp_path / "site.toml").write_text(PLATFORM)
+    jobs = [
+        {"id": 1, "res": 8, "subtime": 0, "runtime": 10, "reqtime": 10, "partition": "debug"},
+        {"id": 2, "res": 16, "subtime": 1, "runtime": 10, "reqtime": 10},
+        {"id": 3, "res": 4, "subtime": 2, "runtime": 10, "reqtime": 10, "partition": "debug,batch"},
+    ]
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 32, "jobs": jobs}))
+    result = hpcsched.simulate(tmp_path / "w.json", "fcfs", platform=str(tmp_path / "site.toml"))
+    # J1 on debug's 2 nodes; J2 (default: batch) on batch's own; J3 finds debug full at 2,
+    # and starts in batch, its second candidate
+    assert result.jobs["partition"].astype(object).tolist() == ["debug", "batch", "batch"]
+    assert result.jobs["start"].tolist() == [0.0, 1.0, 2.0]
+    assert result.jobs["nodes"].tolist() == [2, 4, 1]
+    jobs[0]["partition"] = 7
+    (tmp_path / "w.json").write_text(json.dumps({"nb_res": 32, "jobs": jobs}))
+    with pytest.raises(hpcsched.InputError, match="partition must be a name"):
+        hpcsched.simulate(tmp_path / "w.json", "fcfs", platform=str(tmp_path / "site.toml"))

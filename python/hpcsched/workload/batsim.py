@@ -7,7 +7,10 @@ Format::
                "runtime": ..., "user_id"|"user": ..., ...}, ...],
      ...}
 
-Other keys (``profile``, ``profiles``, ...) are ignored. The rules are those of the SWF reader:
+A job's ``partition`` (a name, or several separated by commas; optional) becomes the
+``partition_name`` column, which a platform with partitions reads
+(:mod:`hpcsched.assignment`). Other keys (``profile``, ``profiles``, ...) are ignored. The
+rules are those of the SWF reader:
 
 - Replay order is (submit, position in the file), stable. It is *not* sorted by job id: the
   SNF-ICON workloads list jobs in submission order with ties kept in file order.
@@ -219,6 +222,9 @@ def read_batsim(
             "requested_known": req_known,
         }
     ).astype(JOB_COLUMNS)
+    partitions = _partitions(jobs, path)
+    if partitions is not None:
+        frame["partition_name"] = partitions[order]
 
     n_unknown = int((~req_known).sum())
     if n_unknown:
@@ -421,3 +427,20 @@ def _users(jobs: list[dict[str, Any]], path: str) -> np.ndarray:
 
 
 __all__ = ["NO_REQUESTED_TIME_WARNING", "parse_batsim", "read_batsim", "read_batsim_file"]
+
+
+def _partitions(jobs: list[dict[str, Any]], path: str) -> np.ndarray | None:
+    """Each job's ``partition`` text ("" when it names none); None when no job names one."""
+    if not any(job.get("partition") is not None for job in jobs):
+        return None
+    names = []
+    for i, job in enumerate(jobs):
+        value = job.get("partition")
+        if value is not None and not isinstance(value, str):
+            raise InputError(
+                f"partition must be a name in quotes, not {shown(value)}",
+                path=path,
+                field=f"jobs[{i}].partition",
+            )
+        names.append(value or "")
+    return np.array(names, dtype=object)
