@@ -42,6 +42,18 @@ pub struct SiteState {
     /// Per atom, the downtime windows holding it down now, and when the last of them ends.
     down: Vec<u32>,
     back: Vec<f64>,
+    /// Per component, a value that changes at every change of it but an arrival (a start, a
+    /// completion, a kill, a downtime boundary): a scan may reuse what it found while it
+    /// stays the same (`sched::site`). Drawn from one counter for every state and its copies,
+    /// so two states that diverged never share one; only compared for equality.
+    versions: Vec<u64>,
+}
+
+/// The source of component versions (see `SiteState::versions`).
+static NEXT_VERSION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
+fn next_version() -> u64 {
+    NEXT_VERSION.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl SiteState {
@@ -57,6 +69,7 @@ impl SiteState {
             started: vec![false; jobs],
             down: vec![0; site.atoms()],
             back: vec![f64::NEG_INFINITY; site.atoms()],
+            versions: (0..site.components()).map(|_| next_version()).collect(),
         }
     }
 
@@ -83,12 +96,39 @@ impl SiteState {
         &self.counts
     }
 
-    /// The jobs waiting in `component`, by index.
+    /// The jobs waiting in `component`, by index, from entry `from` of its list on (entries
+    /// only ever join its end while the component's version stays the same).
     #[inline]
-    pub fn waiting_jobs(&self, component: u32) -> impl Iterator<Item = Waiting> + '_ {
-        (self.waiting[component as usize].iter())
+    pub fn waiting_jobs(&self, component: u32, from: usize) -> impl Iterator<Item = Waiting> + '_ {
+        (self.waiting[component as usize][from..].iter())
             .copied()
             .filter(|w| !self.started[w.job as usize])
+    }
+
+    /// The length of `component`'s list of waiting jobs (started ones not yet compacted
+    /// out included).
+    #[inline]
+    pub fn waiting_entries(&self, component: u32) -> usize {
+        self.waiting[component as usize].len()
+    }
+
+    /// `component`'s version (see `SiteState::versions`).
+    #[inline]
+    pub fn version(&self, component: u32) -> u64 {
+        self.versions[component as usize]
+    }
+
+    /// `component` changed (a start, a completion, a kill); `None`: every component (a
+    /// downtime boundary).
+    pub(crate) fn changed(&mut self, component: Option<u32>) {
+        match component {
+            Some(c) => {
+                if let Some(v) = self.versions.get_mut(c as usize) {
+                    *v = next_version();
+                }
+            }
+            None => self.versions.iter_mut().for_each(|v| *v = next_version()),
+        }
     }
 
     /// Job `job` of `component` joins the queue (`component` past the last: a job no

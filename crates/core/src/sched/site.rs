@@ -31,6 +31,22 @@ enum Phase {
     },
 }
 
+/// What a queue-order scan of a component found, when it started nothing.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Memo {
+    /// The component's version then (`SiteState::version`).
+    version: u64,
+    /// Entries of its waiting list scanned (later ones are arrivals since).
+    entries: usize,
+    phase: Phase,
+    /// The bound for the jobs after those (0: none may start).
+    bound: u64,
+    late_bound: u64,
+    shadow: f64,
+    /// Its reservation, if it has one.
+    reservation: Option<Reserve>,
+}
+
 /// The scan's scratch space (kept by a policy from call to call).
 #[derive(Debug, Clone, Default)]
 pub struct SiteScan {
@@ -43,6 +59,12 @@ pub struct SiteScan {
     bound: Vec<u64>,
     /// Per component, its waiting jobs not yet passed in this scan.
     remaining: Vec<u32>,
+    /// The reservation of the component being scanned, if it made one.
+    reserved: Option<Reserve>,
+    /// Per component, what the last queue-order scan found when it started nothing, for the
+    /// next scan of the same site (`memo_site`: its identity) if nothing but arrivals changes.
+    memos: Vec<Option<Memo>>,
+    memo_site: usize,
     /// Components still open in this scan.
     open: usize,
     /// The reservation recorded is the earliest top job's by index (components scanned one
@@ -136,8 +158,43 @@ impl SiteScan {
         self.open = open;
         // (the reservation recorded is the one of the earliest top job, as in queue order)
         self.by_index = true;
+        let identity = site.model as *const _ as usize;
+        if self.memo_site != identity {
+            self.memos.clear();
+            self.memo_site = identity;
+        }
+        self.memos.resize(site.model.components() as usize, None);
         for c in 0..site.model.components() as usize {
-            for waiting in site.state.waiting_jobs(c as u32) {
+            if self.bound[c] == 0 {
+                continue; // closed before the scan: nothing to remember either
+            }
+            let overdue = self.overdue(&site, c, view.now);
+            let entries = site.state.waiting_entries(c as u32);
+            let from = match self.memos[c] {
+                // Nothing changed in the component since the scan remembered but arrivals,
+                // and no running job of it is past its request (its jobs' releases, so the
+                // reservation and its extra nodes, are those of then; time passing only makes
+                // a waiting job end later): the jobs then waiting would do as they did (start
+                // nothing), so only the arrivals since are scanned, from where it stopped.
+                Some(memo)
+                    if !overdue
+                        && memo.version == site.state.version(c as u32)
+                        && memo.entries <= entries =>
+                {
+                    self.phases[c] = memo.phase;
+                    self.bound[c] = memo.bound;
+                    self.late_bound[c] = memo.late_bound;
+                    self.shadow[c] = memo.shadow;
+                    if let Some(reserve) = memo.reservation {
+                        self.offer(reserve, decision);
+                    }
+                    memo.entries
+                }
+                _ => 0,
+            };
+            self.reserved = None;
+            let started_before = decision.starts.len();
+            for waiting in site.state.waiting_jobs(c as u32, from) {
                 if self.bound[c] == 0 {
                     break;
                 }
@@ -156,8 +213,51 @@ impl SiteScan {
                 }
                 self.visit(&site, view, None, index, backfill, decision);
             }
+            // what the scan found, for the next one if nothing but arrivals changes
+            let carried = match self.memos[c] {
+                Some(memo) if from > 0 => memo.reservation,
+                _ => None,
+            };
+            self.memos[c] = (decision.starts.len() == started_before && !overdue).then(|| {
+                let phase = self.phases[c];
+                let free = self.component_free[c];
+                Memo {
+                    version: site.state.version(c as u32),
+                    entries,
+                    phase,
+                    bound: match phase {
+                        Phase::Blocked => 0,
+                        _ if free == 0 => 0,
+                        Phase::Primary => u64::MAX,
+                        Phase::Backfill { .. } => free + 1,
+                    },
+                    late_bound: self.late_bound[c],
+                    shadow: self.shadow[c],
+                    reservation: self.reserved.or(carried),
+                }
+            });
         }
         decision.takes.extend_from_slice(&self.takes);
+    }
+
+    /// Whether a running job of component `c` is past its request at `now` (its release then
+    /// moves with time: nothing found before may be reused).
+    fn overdue(&self, site: &SiteView, c: usize, now: f64) -> bool {
+        (0..site.model.atoms() as u32)
+            .filter(|&a| site.model.atom_component(a) as usize == c)
+            .any(|a| (site.state.running_in(a).first()).is_some_and(|&(end, _, _)| end <= now))
+    }
+
+    /// Records `reserve` as the decision's reservation if it is the first, or (components
+    /// scanned one after the other) its top job comes before the one recorded.
+    fn offer(&self, reserve: Reserve, decision: &mut Decision) {
+        let earlier = match decision.reservation {
+            None => true,
+            Some(r) => self.by_index && reserve.job < r.job,
+        };
+        if earlier {
+            decision.reservation = Some(reserve);
+        }
     }
 
     /// Free nodes of each component of the site now.
@@ -420,17 +520,13 @@ impl SiteScan {
         let Some((partition, shadow, extra)) = best else {
             return Phase::Blocked;
         };
-        let earlier = match decision.reservation {
-            None => true,
-            Some(r) => self.by_index && index < r.job,
+        let reserve = Reserve {
+            job: index,
+            shadow_time: shadow,
+            extra,
         };
-        if earlier {
-            decision.reservation = Some(Reserve {
-                job: index,
-                shadow_time: shadow,
-                extra,
-            });
-        }
+        self.reserved = Some(reserve);
+        self.offer(reserve, decision);
         Phase::Backfill {
             partition,
             shadow,

@@ -206,6 +206,7 @@ impl Engine {
                 }
                 state.take(start.job, takes, requested_end);
                 state.dequeue(start.job, site.job_key(start.job).1);
+                state.changed(Some(site.job_key(start.job).1));
                 self.log.record_partition(start.job, p, inputs.jobs.len());
             }
             let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;

@@ -27,6 +27,9 @@ impl Engine {
                 break;
             }
             self.state.next_boundary += 1;
+            if let Some(state) = self.state.site.as_mut() {
+                state.changed(None); // announcements and windows change what may start
+            }
             let window = inputs.calendar.windows()[b.window as usize];
             let nodes_down = window.nodes_down(inputs.machine.nodes);
             let s = &mut self.state;

@@ -459,8 +459,10 @@ impl Engine {
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
-            if let Some(site) = self.state.site.as_mut() {
+            if let (Some(model), Some(site)) = (self.inputs.site.as_ref(), self.state.site.as_mut())
+            {
                 site.release(c.job, c.requested_end);
+                site.changed(Some(model.job_key(c.job).1));
             }
             // Only power managers and outside policies read completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
