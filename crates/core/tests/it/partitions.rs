@@ -412,30 +412,32 @@ fn fcfs_component_by_component_equals_the_whole_queue_walk() {
     }
 }
 
+/// MARS-CW with the paper's forward model, 2 trees of 16 iterations, one thread.
+fn mars() -> Box<dyn Policy> {
+    use hpcsched_core::search::{build_search_policy, Reward, SearchConfig, SearchOptions};
+    build_search_policy(
+        "mars",
+        &SearchOptions {
+            actions: "paper".into(),
+            reward: Reward::CW,
+            config: SearchConfig {
+                iterations: Some(16),
+                trees: 2,
+                seed: 7,
+                ..SearchConfig::default()
+            },
+            model: Default::default(),
+            threads: 1,
+        },
+    )
+    .unwrap()
+}
+
 /// MARS-CW (the paper's forward model, 2 trees of 16 iterations, one thread): its forward
 /// model is the engine, partitions included. On one partition over the whole machine it
 /// schedules exactly as on one pool; on two disjoint partitions every job runs in its own.
 #[test]
 fn mars_schedules_partitions_as_its_forward_model_does() {
-    use hpcsched_core::search::{build_search_policy, Reward, SearchConfig, SearchOptions};
-    let mars = || {
-        build_search_policy(
-            "mars",
-            &SearchOptions {
-                actions: "paper".into(),
-                reward: Reward::CW,
-                config: SearchConfig {
-                    iterations: Some(16),
-                    trees: 2,
-                    seed: 7,
-                    ..SearchConfig::default()
-                },
-                model: Default::default(),
-                threads: 1,
-            },
-        )
-        .unwrap()
-    };
     let mut draws = Draws(0x51_7CC1_B727_220Au64);
     let specs = draws.workload(60, 30, 8);
     let pool = run(16, &specs, mars().as_mut());
@@ -606,4 +608,51 @@ fn maintenance_of_one_partition_and_an_outage_of_another() {
     assert_eq!(log.requeues, vec![0, 0, 1, 0, 0]);
     assert_eq!(log.lost_attempts, vec![(2, 0.0, 250.0)]);
     assert_eq!(log.partition, vec![0, 0, 1, 0, 1]);
+}
+
+/// MARS shares its action policies across the copies of its forward model: FCFS's memo of its
+/// last scan (reused while only arrivals change) must never carry over from one copy to
+/// another. On three overlapping and disjoint partitions with overrunning jobs, MARS decides
+/// exactly as when FCFS cannot use its memo (an unused partition of another tier over
+/// batch's nodes sends FCFS through the whole-queue scan, changing no order and no node).
+#[test]
+fn mars_decides_the_same_whether_fcfs_remembers_its_scans_or_not() {
+    let mut draws = Draws(0x3C6E_F372_FE94_F82Bu64);
+    let mut specs = draws.workload(80, 25, 6);
+    for spec in specs.iter_mut().step_by(4) {
+        spec.1 = (spec.2 * 1.4).round();
+    }
+    let choices: [&[u32]; 4] = [&[0], &[1], &[2], &[1, 2]];
+    let cands: Vec<&[u32]> = (0..specs.len())
+        .map(|_| choices[draws.below(choices.len() as u64) as usize])
+        .collect();
+    let parts = vec![
+        part("batch", &[(0, 10)]),
+        part("debug", &[(6, 10)]),
+        part("gpu", &[(10, 16)]),
+    ];
+    let remembered = run_site(
+        16,
+        &specs,
+        parts.clone(),
+        &cands,
+        OverLimits::Reject,
+        mars().as_mut(),
+    );
+    let mut tiered = parts;
+    let mut shadow = part("shadow", &[(0, 10)]);
+    shadow.tier = 2;
+    tiered.push(shadow);
+    let walked = run_site(
+        16,
+        &specs,
+        tiered,
+        &cands,
+        OverLimits::Reject,
+        mars().as_mut(),
+    );
+    let bits = |log: &RunLog| log.start.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&remembered), bits(&walked));
+    assert_eq!(remembered.partition, walked.partition);
+    assert_eq!(remembered.start_kind, walked.start_kind);
 }
