@@ -385,3 +385,24 @@ def test_a_batsim_workload_names_its_jobs_partitions(tmp_path):
     (tmp_path / "w.json").write_text(json.dumps({"nb_res": 32, "jobs": jobs}))
     with pytest.raises(hpcsched.InputError, match="partition must be a name"):
         hpcsched.simulate(tmp_path / "w.json", "fcfs", platform=str(tmp_path / "site.toml"))
+
+
+def test_the_recorded_schedule_gives_each_partitions_recorded_waits(site_run, tmp_path):
+    """With the site's waits recorded (field 3), ``--policy recorded`` on the platform gives
+    each partition's recorded mean wait, each job in the partition its line names: batch J1,
+    J2, J7 (0, 100, 40 s; J8's unknown), debug J3, J5, J6 (10, 20, 30 s; J4's unknown: the
+    record is what ran, so the jobs the engine would refuse count too)."""
+    trace, platform = site_run
+    waits = ["0", "100", "10", "-1", "20", "30", "40", "-1"]
+    lines = trace.read_text().splitlines()
+    jobs = [line for line in lines if not line.startswith(";")]
+    recorded = [
+        " ".join([f[0], f[1], wait, *f[3:]])
+        for f, wait in ((line.split(), w) for line, w in zip(jobs, waits, strict=True))
+    ]
+    trace.write_text("\n".join([*[x for x in lines if x.startswith(";")], *recorded]) + "\n")
+    result = hpcsched.simulate(trace, "recorded", platform=str(platform))
+    partitions = result.info["partitions"]
+    assert partitions["batch"]["jobs"] == 3 and partitions["debug"]["jobs"] == 3
+    assert partitions["batch"]["wait"]["mean"] == pytest.approx(140 / 3)
+    assert partitions["debug"]["wait"]["mean"] == pytest.approx(20.0)

@@ -139,6 +139,9 @@ def simulate(
             load_seconds=load_seconds,
             options=options,
             downtime_source=downtime_source,
+            partitions=None
+            if assignment is None
+            else assignment.partitions[assignment.offsets[:-1]],
         )
         if out is not None:
             with RunStaging(out) as recorded_staging:
