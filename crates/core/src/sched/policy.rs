@@ -245,18 +245,14 @@ impl Policy for QueuePolicy {
             if !view.announced.is_empty() {
                 // maintenance announced: jobs that may not start now are passed over, so the
                 // whole queue is ordered
-                order_window(
-                    self.heuristic,
-                    self.window,
+                let order = (self.heuristic, self.window);
+                self.site_scan.scan_whole_queue(
                     view,
-                    &mut self.scores,
-                    &mut self.order,
+                    order,
+                    self.backfill,
+                    (&mut self.scores, &mut self.order),
+                    decision,
                 );
-                let (order, sorted) = (&self.order, self.order.len());
-                let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
-                let len = queue.len();
-                self.site_scan
-                    .scan(view, len, position, self.backfill, decision);
                 return;
             }
             if self.heuristic == Heuristic::Fcfs && !site.model.tiered() {

@@ -15,6 +15,7 @@
 use crate::engine::site::SiteView;
 use crate::engine::{Backfill, Decision, Reserve, Start, StartKind, View};
 use crate::sched::easy::walk;
+use crate::sched::order::{order_window, Heuristic};
 
 /// How a component stands in the scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -258,6 +259,24 @@ impl SiteScan {
         if earlier {
             decision.reservation = Some(reserve);
         }
+    }
+
+    /// The scan over the whole queue in the order of `order` (a heuristic on the first
+    /// `window` jobs, the rest in queue order; `scratch` its scores and order): what ordering
+    /// only the jobs that may matter reproduces, and the scan while maintenance is announced.
+    pub fn scan_whole_queue(
+        &mut self,
+        view: &View,
+        order: (Heuristic, usize),
+        backfill: Backfill,
+        scratch: (&mut Vec<u128>, &mut Vec<u32>),
+        decision: &mut Decision,
+    ) {
+        let (scores, sorted) = scratch;
+        order_window(order.0, order.1, view, scores, sorted);
+        let (sorted, n) = (&*sorted, sorted.len());
+        let position = |k: usize| if k < n { sorted[k] } else { k as u32 };
+        self.scan(view, view.queue.len(), position, backfill, decision);
     }
 
     /// Free nodes of each component of the site now.

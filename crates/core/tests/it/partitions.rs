@@ -492,17 +492,13 @@ impl Policy for WholeQueue {
     }
 
     fn decide(&mut self, view: &hpcsched_core::View, decision: &mut hpcsched_core::Decision) {
-        hpcsched_core::sched::order::order_window(
-            self.heuristic,
-            self.window,
+        self.scan.scan_whole_queue(
             view,
-            &mut self.scores,
-            &mut self.order,
+            (self.heuristic, self.window),
+            self.backfill,
+            (&mut self.scores, &mut self.order),
+            decision,
         );
-        let (order, sorted) = (&self.order, self.order.len());
-        let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
-        self.scan
-            .scan(view, view.queue.len(), position, self.backfill, decision);
     }
 }
 
