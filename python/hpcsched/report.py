@@ -188,37 +188,19 @@ def comparison_report(
 def add_partitions(report: Report, infos: dict[str, dict[str, Any]]) -> None:
     """The section "By partition", on a platform with partitions: each run's jobs, waits,
     bounded slowdown and utilization in each partition."""
-    from hpcsched.tables import partition_waits
+    from hpcsched.tables import partition_rows, partition_waits
 
     table = partition_waits(infos)
     if table.empty:
         return
     report.heading("By partition")
-    shown = pd.DataFrame(
-        {
-            "policy": table["policy"],
-            "partition": table["partition"],
-            "nodes": table["nodes"].map("{:,}".format),
-            "jobs": table["jobs"].map("{:,}".format),
-            "mean wait (h)": table["wait_mean"].map(_hours_cell),
-            "P95 wait (h)": table["wait_p95"].map(_hours_cell),
-            "bsld": table["bsld_mean"].map(lambda v: "-" if v is None else f"{v:,.2f}"),
-            "utilization (%)": table["utilization"].map(
-                lambda v: "-" if v is None else f"{100 * v:.2f}"
-            ),
-        }
-    )
     report.table(
-        shown,
+        partition_rows(table),
         caption="The jobs that ran in each partition: their waits and mean bounded slowdown, "
         "and the partition's utilization (their node-seconds over its nodes from 0 to the "
         "makespan; nodes two partitions share count in both). Jobs refused at submission "
         "ran nowhere.",
     )
-
-
-def _hours_cell(seconds: float | None) -> str:
-    return "-" if seconds is None or seconds != seconds else f"{seconds / 3600:,.2f}"
 
 
 def inputs_of(result: Result) -> dict[str, str]:

@@ -126,6 +126,22 @@ def partition_waits(infos: dict[str, dict[str, Any]]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def partition_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """``partition_waits`` as a report's table: counts, hours and percents as text."""
+    return pd.DataFrame(
+        {
+            "policy": table["policy"],
+            "partition": table["partition"],
+            "nodes": table["nodes"].map(_count),
+            "jobs": table["jobs"].map(_count),
+            "mean wait (h)": table["wait_mean"].map(_hours),
+            "P95 wait (h)": table["wait_p95"].map(_hours),
+            "bsld": table["bsld_mean"].map(_num),
+            "utilization (%)": table["utilization"].map(_pct),
+        }
+    )
+
+
 def partition_wait_cells(table: pd.DataFrame) -> list[tuple[str, list[str]]]:
     """``partition_waits`` as terminal columns: each partition's mean wait (h), one row per
     run (in the order of ``table``)."""

@@ -144,7 +144,9 @@ fn site_spec(d: &Bound<'_, PyDict>) -> PyResult<SiteSpec> {
         let state: String = get_item(p, "state")?;
         partitions.push(PartitionSpec {
             name: get_item(p, "name")?,
-            ranges: get_item(p, "ranges")?,
+            ranges: (get_item::<Vec<[u32; 2]>>(p, "ranges")?.into_iter())
+                .map(|[start, end]| (start, end))
+                .collect(),
             max_time: get_item(p, "max_time")?,
             max_nodes: get_item(p, "max_nodes")?,
             min_nodes: get_item(p, "min_nodes")?,

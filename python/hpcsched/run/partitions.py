@@ -59,8 +59,6 @@ def partition_windows(calendar: DowntimeCalendar, platform: Platform | None) -> 
     """``calendar`` with each ``partition=`` window's node count set to its partition's (what
     the summaries count down); an ``InputError`` naming the file and line for a partition the
     platform lacks, or any partition window on a platform without partitions."""
-    from dataclasses import replace
-
     from hpcsched.exceptions import InputError, close_names, did_you_mean, shown
 
     named = [w for w in calendar if w.partition is not None]
@@ -134,7 +132,6 @@ def fit_partitions(workload: Workload, platform: Platform) -> tuple[Workload, As
 def site_options(site: Site, assignment: Assignment) -> dict[str, Any]:
     """The site as the engine takes it (``NativeRun.site``)."""
     native = site.to_native()
-    native["partitions"] = [{**p.to_dict(), "ranges": list(p.ranges)} for p in site.partitions]
     native["offsets"] = assignment.offsets.astype(np.uint32)
     native["candidates"] = assignment.partitions.astype(np.uint32)
     return native

@@ -153,11 +153,16 @@ impl SiteState {
             self.counts[c] -= 1;
             self.stale[c] += 1;
             if self.stale[c] as usize * 8 > self.waiting[c].len() {
-                let started = &self.started;
-                self.waiting[c].retain(|w| !started[w.job as usize]);
-                self.stale[c] = 0;
+                self.compact(c);
             }
         }
+    }
+
+    /// Component `c`'s list without its started jobs.
+    fn compact(&mut self, c: usize) {
+        let started = &self.started;
+        self.waiting[c].retain(|w| !started[w.job as usize]);
+        self.stale[c] = 0;
     }
 
     /// Whether atom `atom` is down, and when it comes back (the end of the last window over
@@ -207,10 +212,7 @@ impl SiteState {
             if mine.is_empty() {
                 continue;
             }
-            // (their entries of the first wait, started since, leave the list first)
-            let started = &self.started;
-            self.waiting[c].retain(|w| !started[w.job as usize]);
-            self.stale[c] = 0;
+            self.compact(c); // (their entries of the first wait, started since, leave first)
             for w in &mine {
                 self.started[w.job as usize] = false;
             }
@@ -232,10 +234,10 @@ impl SiteState {
         for &(atom, count) in takes {
             self.free[atom as usize] -= count;
             let list = &mut self.running[atom as usize];
-            let at = list.partition_point(|&(end, j, _)| {
-                end.total_cmp(&requested_end).then(j.cmp(&job)).is_lt()
-            });
-            list.insert(at, (requested_end, job, count));
+            list.insert(
+                by_end(list, requested_end, job),
+                (requested_end, job, count),
+            );
         }
         match takes {
             [one] => self.single[job as usize] = *one,
@@ -248,21 +250,32 @@ impl SiteState {
 
     /// Job `job`, which was to end by its request at `requested_end`, gives its nodes back.
     pub(crate) fn release(&mut self, job: u32, requested_end: f64) {
-        let j = job as usize;
-        let held = match std::mem::take(&mut self.single[j]) {
-            (SPREAD, _) => self.spread.remove(&job).unwrap_or_default(),
-            one => Box::new([one]),
-        };
-        for &(atom, count) in held.iter() {
-            self.free[atom as usize] += count;
-            let list = &mut self.running[atom as usize];
-            let at = list.partition_point(|&(end, j, _)| {
-                end.total_cmp(&requested_end).then(j.cmp(&job)).is_lt()
-            });
-            debug_assert_eq!(list.get(at).map(|r| r.1), Some(job));
-            list.remove(at);
+        match std::mem::take(&mut self.single[job as usize]) {
+            (SPREAD, _) => {
+                for (atom, count) in self.spread.remove(&job).into_iter().flatten() {
+                    self.give_back(job, requested_end, atom, count);
+                }
+            }
+            (_, 0) => {}
+            (atom, count) => self.give_back(job, requested_end, atom, count),
         }
     }
+
+    /// `count` nodes of atom `atom` that job `job` (ending by its request at `requested_end`)
+    /// held are free again.
+    fn give_back(&mut self, job: u32, requested_end: f64, atom: u32, count: u32) {
+        self.free[atom as usize] += count;
+        let list = &mut self.running[atom as usize];
+        let at = by_end(list, requested_end, job);
+        debug_assert_eq!(list.get(at).map(|r| r.1), Some(job));
+        list.remove(at);
+    }
+}
+
+/// Where (requested end, job) stands in an atom's list of running jobs, sorted by them.
+#[inline]
+fn by_end(list: &[(f64, u32, u32)], requested_end: f64, job: u32) -> usize {
+    list.partition_point(|&(end, j, _)| end.total_cmp(&requested_end).then(j.cmp(&job)).is_lt())
 }
 
 /// The site as a policy sees it: the partitions and the nodes free and held now.

@@ -8,7 +8,7 @@
 //! (EASY keeps one reservation per component; docs/semantics.md, "Partitions").
 
 use crate::error::{CoreError, Result};
-use crate::model::JobTable;
+use crate::model::{Downtime, JobTable};
 
 /// A partition's state, as Slurm's `State=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -146,8 +146,6 @@ pub struct Site {
     usable: Vec<u32>,
     /// Each job's tier: the highest of its usable candidates' (0 when none).
     tiers: Vec<u32>,
-    /// Each job's component (that of its candidates), `u32::MAX` when none is usable.
-    job_component: Vec<u32>,
     /// Each job's (nodes, component), the component `components` when none is usable: what
     /// the scan reads of every waiting job, side by side.
     job_keys: Vec<(u32, u32)>,
@@ -237,29 +235,26 @@ impl Site {
             usable_offsets: Vec::new(),
             usable: Vec::new(),
             tiers: Vec::new(),
-            job_component: Vec::new(),
             job_keys: Vec::new(),
             rejections: Vec::new(),
         };
         site.screen(jobs);
-        site.job_keys = (jobs.iter().zip(&site.job_component))
-            .map(|(job, &c)| (job.nodes, c.min(site.components)))
-            .collect();
         Ok(site)
     }
 
-    /// Which candidates accept each job, each job's tier and component, and the reason for
-    /// the jobs none accepts.
+    /// Which candidates accept each job, each job's tier, size and component, and the reason
+    /// for the jobs none accepts.
     fn screen(&mut self, jobs: &JobTable) {
         let n = jobs.len();
         self.usable_offsets = Vec::with_capacity(n + 1);
         self.usable_offsets.push(0);
         self.tiers = Vec::with_capacity(n);
-        self.job_component = Vec::with_capacity(n);
+        self.job_keys = Vec::with_capacity(n);
         self.rejections = Vec::with_capacity(n);
         for (j, job) in jobs.iter().enumerate() {
             let (mut first_reason, mut accepted) = (None, false);
-            let (mut tier, mut component) = (0, u32::MAX);
+            // (the component of no partition: no candidate may start it)
+            let (mut tier, mut component) = (0, self.components);
             for &p in &self.candidates[self.offsets[j] as usize..self.offsets[j + 1] as usize] {
                 let part = &self.partitions[p as usize];
                 match refusal(part, job.nodes, job.requested_time) {
@@ -277,7 +272,7 @@ impl Site {
             }
             self.usable_offsets.push(self.usable.len() as u32);
             self.tiers.push(tier);
-            self.job_component.push(component);
+            self.job_keys.push((job.nodes, component));
             self.rejections
                 .push(if accepted { None } else { first_reason });
         }
@@ -315,6 +310,21 @@ impl Site {
         match partition {
             Some(p) => self.partition(p).atoms.to_vec(),
             None => (0..self.atoms() as u32).collect(),
+        }
+    }
+
+    /// Per atom, into `out`, the start of the first of the `announced` maintenance windows
+    /// still ahead of `now` that takes its nodes down (+inf: none): a job may take an atom's
+    /// nodes only if it ends, by its request, by then (the scan admits by it, the engine
+    /// checks starts by it).
+    pub fn maintenance_ahead(&self, announced: &[Downtime], now: f64, out: &mut Vec<f64>) {
+        out.clear();
+        out.resize(self.atoms(), f64::INFINITY);
+        for w in announced.iter().filter(|w| w.start > now) {
+            for a in self.window_atoms(w.partition) {
+                let when = &mut out[a as usize];
+                *when = when.min(w.start);
+            }
         }
     }
 
@@ -357,12 +367,6 @@ impl Site {
     #[inline]
     pub fn job_key(&self, job: u32) -> (u32, u32) {
         self.job_keys[job as usize]
-    }
-
-    /// The component of job `job`'s usable candidates (`u32::MAX` when none).
-    #[inline]
-    pub fn job_component(&self, job: u32) -> u32 {
-        self.job_component[job as usize]
     }
 }
 

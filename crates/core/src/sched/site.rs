@@ -281,10 +281,8 @@ impl SiteScan {
 
     /// Free nodes of each component of the site now.
     pub fn component_free(&self, site: &SiteView) -> Vec<u64> {
-        let mut free = vec![0u64; site.model.components() as usize];
-        for (a, &f) in site.state.free().iter().enumerate() {
-            free[site.model.atom_component(a as u32) as usize] += u64::from(f);
-        }
+        let mut free = Vec::new();
+        sum_by_component(site, site.state.free(), &mut free);
         free
     }
 
@@ -384,11 +382,7 @@ impl SiteScan {
             .resize(model.components() as usize, Phase::Primary);
         self.started.clear();
         self.takes.clear();
-        self.component_free.clear();
-        self.component_free.resize(model.components() as usize, 0);
-        for (a, &f) in self.free.iter().enumerate() {
-            self.component_free[model.atom_component(a as u32) as usize] += u64::from(f);
-        }
+        sum_by_component(site, &self.free, &mut self.component_free);
         // Components where a job may still start: with free nodes and waiting jobs, not
         // blocked, and not past their last waiting job in this order. A closed component's
         // jobs are passed over at once (bound 0); the scan ends when none is open.
@@ -402,15 +396,7 @@ impl SiteScan {
         self.late_bound.resize(components, 0);
         self.shadow.clear();
         self.shadow.resize(components, f64::INFINITY);
-        // per atom, the start of the first maintenance announced ahead over its nodes
-        self.ahead.clear();
-        self.ahead.resize(model.atoms(), f64::INFINITY);
-        for w in view.announced.iter().filter(|w| w.start > view.now) {
-            for a in model.window_atoms(w.partition) {
-                let when = &mut self.ahead[a as usize];
-                *when = when.min(w.start);
-            }
-        }
+        model.maintenance_ahead(view.announced, view.now, &mut self.ahead);
         let mut open = components;
         for c in 0..components {
             if self.component_free[c] == 0 || self.remaining[c] == 0 {
@@ -680,8 +666,17 @@ impl SiteScan {
     }
 }
 
+/// Free nodes `free` of each atom, summed by component into `out`.
+fn sum_by_component(site: &SiteView, free: &[u32], out: &mut Vec<u64>) {
+    out.clear();
+    out.resize(site.model.components() as usize, 0);
+    for (a, &f) in free.iter().enumerate() {
+        out[site.model.atom_component(a as u32) as usize] += u64::from(f);
+    }
+}
+
 /// The position of job `index` in `queue`: found by bisection, the queue holding jobs by
-/// index on a site (nothing is requeued: downtime does not run on sites), else by a walk.
+/// index on a site unless downtime requeued some at its front, else by a walk.
 fn queue_position(queue: &[u32], index: u32) -> u32 {
     let at = queue.partition_point(|&j| j < index);
     if queue.get(at) == Some(&index) {

@@ -154,6 +154,12 @@ impl Engine {
         let placed = self.placements(decision)?;
         let mut offset = 0;
         let on_site = inputs.site.is_some();
+        // (on partitions: when the nodes of each atom go down for maintenance announced ahead;
+        // empty when none is)
+        let mut ahead = Vec::new();
+        if let (Some(site), false) = (inputs.site.as_ref(), self.state.announced.is_empty()) {
+            site.maintenance_ahead(&self.state.announced, now, &mut ahead);
+        }
         if on_site && decision.site_starts.len() != decision.starts.len() {
             return Err(CoreError::decision(
                 "on a platform with partitions each start names its partition and nodes",
@@ -192,21 +198,18 @@ impl Engine {
                     .ok_or_else(|| CoreError::decision("a start's nodes are out of range"))?;
                 check_site_start(site, state, start.job, job.id, job.nodes, p, takes)?;
                 // (the nodes it takes must stay up until it ends, by its request)
-                let blocked = (self.state.announced.iter()).any(|w| {
-                    w.start > now
-                        && requested_end > w.start
-                        && (site.window_atoms(w.partition).iter())
-                            .any(|a| takes.iter().any(|t| t.0 == *a))
-                });
-                if blocked {
+                if (takes.iter())
+                    .any(|&(a, _)| ahead.get(a as usize).is_some_and(|&t| requested_end > t))
+                {
                     return Err(CoreError::decision(format!(
                         "job {} would run into maintenance announced on its nodes",
                         job.id
                     )));
                 }
+                let component = site.job_key(start.job).1;
                 state.take(start.job, takes, requested_end);
-                state.dequeue(start.job, site.job_key(start.job).1);
-                state.changed(Some(site.job_key(start.job).1));
+                state.dequeue(start.job, component);
+                state.changed(Some(component));
                 self.log.record_partition(start.job, p, inputs.jobs.len());
             }
             let killed = inputs.overrun == Overrun::Kill && job.run_time > job.requested_time;

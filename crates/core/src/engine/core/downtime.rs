@@ -108,30 +108,22 @@ impl Engine {
         }
         let mut victims: Vec<Running> = self.state.running.clone();
         victims.sort_by(|a, b| b.start.total_cmp(&a.start).then(b.job.cmp(&a.job)));
-        let mut killed = Vec::new();
-        for v in victims {
-            if self.state.busy <= capacity {
-                break;
-            }
-            self.state.remove_running(v.job, v.requested_end);
-            self.state.busy -= v.nodes;
-            if let Some(nodes) = self.state.nodes.as_mut() {
-                nodes.release(v.job, t);
-            }
-            self.log.record_kill(v.job, v.start, t);
-            killed.push(v.job);
-        }
-        self.state.completions.retain(|c| !killed.contains(&c.job));
-        killed.sort_unstable();
-        self.state.queue.push_front(&killed);
+        let mut busy = self.state.busy;
+        let enough = (victims.iter())
+            .take_while(|v| {
+                let over = busy > capacity;
+                busy -= if over { v.nodes } else { 0 };
+                over
+            })
+            .count();
+        self.kill(t, &victims[..enough]);
     }
 
     /// On partitions, a window's start kills every running job holding nodes of the atoms it
-    /// takes down. Killed jobs go back to the front of the queue (and of their components'
-    /// waiting lists), in FCFS order, with their original submit time.
+    /// takes down; they go back to the front of the queue as `kill` says, and of their
+    /// components' waiting lists.
     pub(super) fn kill_on_atoms(&mut self, t: f64, atoms: &[u32]) {
-        let (Some(site), Some(state)) = (self.inputs.site.as_ref(), self.state.site.as_ref())
-        else {
+        let Some(state) = self.state.site.as_ref() else {
             return;
         };
         let victims: Vec<Running> = (self.state.running.iter())
@@ -141,20 +133,11 @@ impl Engine {
         if victims.is_empty() {
             return;
         }
-        let mut killed = Vec::with_capacity(victims.len());
-        for v in &victims {
-            self.state.remove_running(v.job, v.requested_end);
-            self.state.busy -= v.nodes;
-            if let Some(state) = self.state.site.as_mut() {
-                state.release(v.job, v.requested_end);
-            }
-            self.log.record_kill(v.job, v.start, t);
-            killed.push(v.job);
-        }
-        self.state.completions.retain(|c| !killed.contains(&c.job));
-        killed.sort_unstable();
-        self.state.queue.push_front(&killed);
-        let jobs = &self.inputs.jobs;
+        let killed = self.kill(t, &victims);
+        let inputs = Arc::clone(&self.inputs);
+        let (Some(site), jobs) = (inputs.site.as_ref(), &inputs.jobs) else {
+            return;
+        };
         let back: Vec<(u32, u32, u32, f64)> = (killed.iter())
             .map(|&j| {
                 let job = jobs.get(j);
@@ -164,6 +147,29 @@ impl Engine {
         if let Some(state) = self.state.site.as_mut() {
             state.requeue(&back);
         }
+    }
+
+    /// Kills the running jobs `victims` at `t`: their nodes are free (node identities and a
+    /// site's counts too), their attempts recorded as lost, and they go back to the front of
+    /// the queue in FCFS order with their original submit time. Returns them, sorted.
+    fn kill(&mut self, t: f64, victims: &[Running]) -> Vec<u32> {
+        let mut killed = Vec::with_capacity(victims.len());
+        for v in victims {
+            self.state.remove_running(v.job, v.requested_end);
+            self.state.busy -= v.nodes;
+            if let Some(nodes) = self.state.nodes.as_mut() {
+                nodes.release(v.job, t);
+            }
+            if let Some(site) = self.state.site.as_mut() {
+                site.release(v.job, v.requested_end);
+            }
+            self.log.record_kill(v.job, v.start, t);
+            killed.push(v.job);
+        }
+        self.state.completions.retain(|c| !killed.contains(&c.job));
+        killed.sort_unstable();
+        self.state.queue.push_front(&killed);
+        killed
     }
 
     /// With node identities, a window's start takes its nodes down: those asleep first, then
