@@ -161,6 +161,45 @@ def test_maintenance_of_one_partition_as_computed_by_hand(site_run, tmp_path):
     assert result.info["downtime"]["windows"] == 1
 
 
+def test_an_outage_of_a_node_range_as_computed_by_hand(site_run, tmp_path):
+    """Nodes 5-6 down from 30 to 40: node 5 is batch's own, node 6 is debug's (and batch's).
+    J1 (batch, nodes 0-5) and J3 (debug, nodes 6-7) are killed and requeued; nodes 0-4 and 7
+    stay up. At 30 J3 (tier 2) is the top job, reserved at 40 when node 6 returns: J4 (debug,
+    500 s) may not take node 7 before it, nor J1 (6 nodes: it would need node 7); J7 and J8
+    (batch, ending by 60) start at once on nodes 0-4. At 40 J3 starts again on 6-7; J4 is
+    reserved at 90 (J3's end); J1 starts at 60 when J8 leaves it nodes 0-5; J4 at 90; J2 (all
+    8 nodes) when J4 ends at 590."""
+    trace, platform = site_run
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("30 40 U nodes=5-6 PDU of rack 2\n")
+    result = hpcsched.simulate(trace, "fcfs", platform=str(platform), downtime=calendar)
+    nan = float("nan")
+    np.testing.assert_array_equal(
+        result.jobs["start"].to_numpy(), [60, 590, 40, 90, nan, nan, 30, 30]
+    )
+    assert result.jobs["start_kind"].astype(object).tolist()[6:] == ["backfill", "backfill"]
+    assert sorted(result.lost["job_index"].tolist()) == [0, 2]  # J1 and J3
+    check_partitions(result)
+    assert result.info["downtime"]["windows"] == 1
+
+
+def test_a_node_range_must_be_one_range_within_the_machine(site_run, tmp_path, capsys):
+    trace, platform = site_run
+    calendar = tmp_path / "down.txt"
+    for line, says in [
+        ("30 40 U nodes=5-9", "nodes 5-9, the machine has nodes 0-7"),
+        ("30 40 U nodes=1-2,5-6", "one range of node indices"),
+        ("30 40 U nodes=6-5", "one range of node indices"),
+        ("30 40 U 2 nodes=5-6", "takes the place of a node count"),
+    ]:
+        calendar.write_text(f"# outage\n{line}\n")
+        args = ["simulate", str(trace), "--platform", str(platform), "--downtime", str(calendar)]
+        assert main(args) == 2, line
+        err = capsys.readouterr().err
+        assert f"{calendar}, line 2, field nodes" in err and says in err, err
+        assert "Traceback" not in err
+
+
 def test_a_window_naming_an_unknown_partition_names_the_file_and_line(site_run, tmp_path, capsys):
     trace, platform = site_run
     calendar = tmp_path / "down.txt"

@@ -255,6 +255,7 @@ impl Table {
                 nodes,
                 back_asleep: false,
                 partition: None,
+                range: None,
             })
             .collect();
         let free = snapshot

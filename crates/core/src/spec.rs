@@ -75,6 +75,10 @@ pub struct DowntimeColumns {
     pub asleep: Vec<bool>,
     /// The partition each window takes down (-1: none); may be empty (none at all).
     pub partition: Vec<i64>,
+    /// The node range `[first, end)` each window takes down (first -1: none); both may be
+    /// empty (none at all).
+    pub range_first: Vec<i64>,
+    pub range_end: Vec<i64>,
 }
 
 impl DowntimeColumns {
@@ -87,8 +91,9 @@ impl DowntimeColumns {
             self.nodes.len(),
             self.asleep.len(),
         ];
+        let optional = [&self.partition, &self.range_first, &self.range_end];
         if lengths.iter().any(|&l| l != m)
-            || !(self.partition.is_empty() || self.partition.len() == m)
+            || optional.iter().any(|c| !(c.is_empty() || c.len() == m))
         {
             return Err(CoreError::input("downtime columns have different lengths"));
         }
@@ -106,6 +111,13 @@ impl DowntimeColumns {
                 back_asleep: self.asleep[i],
                 partition: (self.partition.get(i).copied().unwrap_or(-1) >= 0)
                     .then(|| u32::try_from(self.partition[i]).unwrap_or(u32::MAX)),
+                range: (self.range_first.get(i).copied().unwrap_or(-1) >= 0).then(|| {
+                    let node = |n: i64| u32::try_from(n.max(0)).unwrap_or(u32::MAX);
+                    (
+                        node(self.range_first[i]),
+                        node(self.range_end.get(i).copied().unwrap_or(0)),
+                    )
+                }),
             })
             .collect())
     }
@@ -315,10 +327,11 @@ impl RunSpec {
             .calendar
             .windows()
             .iter()
-            .any(|w| w.partition.is_some());
+            .any(|w| w.partition.is_some() || w.range.is_some());
         if partition_windows && self.site.is_none() {
             return Err(CoreError::input(
-                "a downtime window names a partition, and the platform has none",
+                "a downtime window names a partition or a node range, and the platform has no \
+                 partitions",
             ));
         }
         if let Some(site) = self.site {

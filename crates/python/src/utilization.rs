@@ -110,6 +110,8 @@ fn windows(
         nodes: down_nodes.as_slice()?.to_vec(),
         asleep: vec![false; ds.len()],
         partition: Vec::new(),
+        range_first: Vec::new(),
+        range_end: Vec::new(),
     }
     .windows()
     .py_result(py)

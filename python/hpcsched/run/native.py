@@ -41,6 +41,9 @@ class NativeRun:
     down_asleep: npt.NDArray[np.bool_]
     #: the partition each window takes down (-1: none), indices into the site's partitions
     down_partition: npt.NDArray[np.int64]
+    #: the node range ``[first, end)`` each window takes down (first -1: none)
+    down_range_first: npt.NDArray[np.int64]
+    down_range_end: npt.NDArray[np.int64]
     announce_lead: float
     overrun: str
     policy: str

@@ -39,8 +39,6 @@ def check_partitioned_run(
     elif spec.search is not None and spec.search.arrivals != "none":
         # (the partitions of jobs that have not arrived are not known)
         unsupported = ("a look-ahead with future arrivals", "--arrivals")
-    elif spec.search is not None and len(calendar):
-        unsupported = ("MARS with a downtime calendar", "--downtime")
     elif spec.is_power:
         unsupported = ("a power manager", "--policy")
     elif getattr(spec, "estimates", "requested") != "requested":

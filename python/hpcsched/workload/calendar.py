@@ -19,6 +19,9 @@ File format, one window per line::
   when nodes have power states (under a power manager); idle by default. Ignored otherwise.
 - ``partition=NAME`` (optional, after ``nodes``; on a platform with partitions): the window
   takes down that partition's nodes (give no node count with it).
+- ``nodes=FIRST-LAST`` (optional, in place of the node count): the window takes down that
+  range of node indices, inclusive as Slurm writes ranges (``nodes=88-95``: 8 nodes), whatever
+  partitions they belong to; on a platform without partitions it counts as that many nodes.
 - ``note`` is the rest of the line (free text, no ``#``), kept for reports.
 - ``#`` starts a comment, on its own line or after a window; blank lines are ignored.
 
@@ -67,6 +70,9 @@ class Downtime:
     #: on a platform with partitions, the partition whose nodes it takes down (None: the
     #: ``nodes`` count, or the whole machine)
     partition: str | None = None
+    #: the node indices it takes down, ``(first, end)`` half-open (None: ``nodes`` counts
+    #: them, or ``partition`` or the whole machine); ``nodes`` is then their number
+    node_range: tuple[int, int] | None = None
 
     def __post_init__(self) -> None:
         if not (math.isfinite(self.start) and math.isfinite(self.end)):
@@ -81,6 +87,13 @@ class Downtime:
             raise InputError(f"nodes must be a positive integer, not {shown(self.nodes)}")
         if self.back not in ("idle", "asleep"):
             raise InputError(f"back must be 'idle' or 'asleep', not {shown(self.back)}")
+        if self.node_range is not None:
+            first, end = self.node_range
+            if not 0 <= first < end or self.nodes != end - first or self.partition is not None:
+                raise InputError(
+                    f"a node range {first}..{end} must be non-empty, with nodes = its length "
+                    "and no partition"
+                )
 
     @property
     def duration(self) -> float:
@@ -110,11 +123,15 @@ class DowntimeCalendar:
 
     def columns(self, partitions: list[str] | None = None) -> dict[str, np.ndarray]:
         """The windows as the engine's columns: start, end, scheduled (else unscheduled),
-        nodes (0: the whole machine), back asleep, and the index of the partition each takes
-        down among ``partitions`` (-1: none)."""
+        nodes (0: the whole machine), back asleep, and on a platform with ``partitions`` the
+        index of the partition each takes down (-1: none) and its node range (first -1:
+        none; without partitions a range is its count of nodes)."""
         w = self.windows
         index = {name: k for k, name in enumerate(partitions or [])}
+        ranges = [x.node_range if x.node_range and partitions else (-1, -1) for x in w]
         return {
+            "down_range_first": np.array([r[0] for r in ranges], dtype=np.int64),
+            "down_range_end": np.array([r[1] for r in ranges], dtype=np.int64),
             "down_partition": np.array(
                 [index.get(x.partition, -1) if x.partition else -1 for x in w], dtype=np.int64
             ),
@@ -140,6 +157,14 @@ class DowntimeCalendar:
     def validate_against(self, nodes_total: int) -> None:
         """Raise ``InputError`` if a window takes down more nodes than the machine has."""
         for w in self.windows:
+            if w.node_range is not None and w.node_range[1] > nodes_total:
+                raise InputError(
+                    f"window takes down nodes {w.node_range[0]}-{w.node_range[1] - 1}, the "
+                    f"machine has nodes 0-{nodes_total - 1}",
+                    path=self.source,
+                    line=w.line,
+                    field="nodes",
+                )
             if w.nodes is not None and w.nodes > nodes_total:
                 raise InputError(
                     f"window takes down {w.nodes} nodes, the machine has {nodes_total}",
@@ -192,7 +217,8 @@ def parse_calendar(
             note = tokens[4] if len(tokens) > 4 else ""
         back: Back = "idle"
         partition: str | None = None
-        while True:  # back= and partition=, in either order, before the note
+        node_range: tuple[int, int] | None = None
+        while True:  # back=, partition= and nodes=, in any order, before the note
             first, _, rest = note.partition(" ")
             key = first.split("=", 1)[0].lower()
             if key == "back" and "=" in first:
@@ -207,7 +233,7 @@ def parse_calendar(
                 back = value  # type: ignore[assignment]
             elif key == "partition" and "=" in first:
                 partition = first.split("=", 1)[1]
-                if not partition or nodes is not None:
+                if not partition or nodes is not None or node_range is not None:
                     raise InputError(
                         "partition= takes a partition's name, and no node count beside it (the "
                         "window takes the whole partition down)",
@@ -215,12 +241,30 @@ def parse_calendar(
                         line=number,
                         field="partition",
                     )
+            elif key == "nodes" and "=" in first:
+                if nodes is not None or partition is not None:
+                    raise InputError(
+                        "nodes=FIRST-LAST takes the place of a node count or a partition",
+                        path=path,
+                        line=number,
+                        field="nodes",
+                    )
+                node_range = _node_range(first.split("=", 1)[1], path, number)
+                nodes = node_range[1] - node_range[0]
             else:
                 break
             note = rest
         windows.append(
             Downtime(
-                start, end, kind, nodes, note.strip(), line=number, back=back, partition=partition
+                start,
+                end,
+                kind,
+                nodes,
+                note.strip(),
+                line=number,
+                back=back,
+                partition=partition,
+                node_range=node_range,
             )
         )
     return DowntimeCalendar(tuple(windows), announce_lead=announce_lead, source=path)
@@ -237,6 +281,25 @@ def read_calendar(
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
     return parse_calendar(text, name, announce_lead=announce_lead)
+
+
+def _node_range(text: str, path: str, line: int) -> tuple[int, int]:
+    """``FIRST-LAST`` (inclusive node indices, or one index) as a half-open range."""
+    first, dash, last = text.partition("-")
+    try:
+        low = int(first)
+        high = int(last) if dash else low
+    except ValueError:
+        low, high = -1, -2
+    if not 0 <= low <= high:
+        raise InputError(
+            f"nodes= takes one range of node indices FIRST-LAST (inclusive, from 0), not "
+            f"{shown(text)}; write one line per range",
+            path=path,
+            line=line,
+            field="nodes",
+        )
+    return low, high + 1
 
 
 def _looks_numeric(token: str) -> bool:

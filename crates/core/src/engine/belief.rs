@@ -91,14 +91,23 @@ impl Belief {
             .copied()
             .filter(|w| w.start > now)
             .collect();
-        windows.extend(view.down_windows.iter().map(|&(end, nodes)| Downtime {
-            start: now,
-            end,
-            kind: DowntimeKind::Unscheduled,
-            nodes: Some(nodes),
-            back_asleep: false,
-            partition: None,
-        }));
+        match view.site {
+            // on partitions: the windows in progress themselves (their nodes are not a count)
+            Some(site) => windows.extend(site.state.active().iter().map(|w| Downtime {
+                start: now,
+                kind: DowntimeKind::Unscheduled,
+                ..*w
+            })),
+            None => windows.extend(view.down_windows.iter().map(|&(end, nodes)| Downtime {
+                start: now,
+                end,
+                kind: DowntimeKind::Unscheduled,
+                nodes: Some(nodes),
+                back_asleep: false,
+                partition: None,
+                range: None,
+            })),
+        }
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
         let mut inputs = Inputs::new(
             JobTable::new(jobs)?,
@@ -163,6 +172,9 @@ impl Belief {
                     site.state.holdings(r.job),
                     r.requested_end,
                 );
+            }
+            for w in inputs.calendar.windows().iter().filter(|w| w.start <= now) {
+                nodes.take_down(&belief_site.window_atoms(w), *w);
             }
             for &real in view.queue {
                 let job = belief_of(real);
@@ -266,5 +278,6 @@ fn site_inputs(
         candidates.extend_from_slice(site.candidates(real));
         offsets.push(candidates.len() as u32);
     }
-    inputs.with_site(partitions, site.over_limits, offsets, candidates)
+    let cuts = site.cuts().to_vec();
+    inputs.with_site_cut(partitions, site.over_limits, offsets, candidates, cuts)
 }

@@ -99,20 +99,15 @@ impl Inputs {
 
     /// Partitions over the machine's nodes, and each job's candidate partitions
     /// (`candidates[offsets[j]..offsets[j + 1]]`). Downtime windows take down a partition's
-    /// nodes or the whole machine. Node power states and node groups of their own power do not
+    /// nodes, a range of nodes or the whole machine. Node power states and node groups of their own power do not
     /// combine with partitions yet: they are refused.
     pub fn with_site(
-        mut self,
+        self,
         partitions: Vec<PartitionSpec>,
         over_limits: OverLimits,
         offsets: Vec<u32>,
         candidates: Vec<u32>,
     ) -> Result<Self> {
-        if self.power_managed || !self.groups.is_empty() {
-            return Err(CoreError::input(
-                "partitions with node power states or node groups of their own power: not yet",
-            ));
-        }
         for w in self.calendar.windows() {
             if let Some(p) = w.partition {
                 if p as usize >= partitions.len() {
@@ -121,21 +116,55 @@ impl Inputs {
                         partitions.len()
                     )));
                 }
-            } else if w.nodes.is_some() {
+            } else if w.nodes.is_some() && w.range.is_none() {
                 return Err(CoreError::input(
                     "on a platform with partitions a window of part of the machine names its \
-                     partition",
+                     partition or its nodes",
                 ));
             }
         }
-        let site = Site::new(
+        let cuts = self
+            .calendar
+            .windows()
+            .iter()
+            .filter_map(|w| w.range)
+            .collect();
+        self.with_site_cut(partitions, over_limits, offsets, candidates, cuts)
+    }
+
+    /// [`Inputs::with_site`] with the site's atoms cut at `cuts` (node ranges), which must
+    /// hold every range the calendar's windows take down (a look-ahead keeps its engine's).
+    pub fn with_site_cut(
+        mut self,
+        partitions: Vec<PartitionSpec>,
+        over_limits: OverLimits,
+        offsets: Vec<u32>,
+        candidates: Vec<u32>,
+        cuts: Vec<(u32, u32)>,
+    ) -> Result<Self> {
+        if self.power_managed || !self.groups.is_empty() {
+            return Err(CoreError::input(
+                "partitions with node power states or node groups of their own power: not yet",
+            ));
+        }
+        let site = Site::with_cuts(
             partitions,
             self.machine.nodes,
             over_limits,
             &self.jobs,
             offsets,
             candidates,
+            cuts,
         )?;
+        if let Some(w) = (self.calendar.windows().iter()).find(|w| {
+            w.range
+                .is_some_and(|r| site.cuts().binary_search(&r).is_err())
+        }) {
+            return Err(CoreError::input(format!(
+                "a downtime window takes down nodes {:?} the site is not cut at",
+                w.range
+            )));
+        }
         self.site = Some(site);
         Ok(self)
     }

@@ -3,7 +3,7 @@
 
 use std::collections::HashMap;
 
-use crate::model::Site;
+use crate::model::{Downtime, Site};
 
 /// A waiting job as a component's list keeps it: what the scan tests of every job, side by
 /// side in the order it walks them.
@@ -42,6 +42,8 @@ pub struct SiteState {
     /// Per atom, the downtime windows holding it down now, and when the last of them ends.
     down: Vec<u32>,
     back: Vec<f64>,
+    /// The downtime windows in progress (what a look-ahead from now must keep down).
+    active: Vec<Downtime>,
     /// Per component, a value that changes at every change of it but an arrival (a start, a
     /// completion, a kill, a downtime boundary): a scan may reuse what it found while it
     /// stays the same (`sched::site`). Drawn from one counter for every state and its copies,
@@ -69,6 +71,7 @@ impl SiteState {
             started: vec![false; jobs],
             down: vec![0; site.atoms()],
             back: vec![f64::NEG_INFINITY; site.atoms()],
+            active: Vec::new(),
             versions: (0..site.components()).map(|_| next_version()).collect(),
         }
     }
@@ -172,20 +175,29 @@ impl SiteState {
         (self.down[atom as usize] > 0).then(|| self.back[atom as usize])
     }
 
-    /// A window ending at `end` takes `atoms` down (their running jobs were killed: every
-    /// node of them is free).
-    pub(crate) fn take_down(&mut self, atoms: &[u32], end: f64) {
+    /// The downtime windows in progress, in the order they began.
+    pub fn active(&self) -> &[Downtime] {
+        &self.active
+    }
+
+    /// `window` takes `atoms` down (their running jobs were killed: every node of them is
+    /// free).
+    pub(crate) fn take_down(&mut self, atoms: &[u32], window: Downtime) {
+        self.active.push(window);
         for &a in atoms {
             let a = a as usize;
             self.down[a] += 1;
-            self.back[a] = self.back[a].max(end);
+            self.back[a] = self.back[a].max(window.end);
             self.free[a] = 0;
         }
     }
 
-    /// A window over `atoms` ends; those no other window holds come back (all free), with the
-    /// sizes `sizes` of the site's atoms.
-    pub(crate) fn bring_up(&mut self, atoms: &[u32], sizes: &[u32]) {
+    /// `window`, over `atoms`, ends; those no other window holds come back (all free), with
+    /// the sizes `sizes` of the site's atoms.
+    pub(crate) fn bring_up(&mut self, atoms: &[u32], sizes: &[u32], window: &Downtime) {
+        if let Some(pos) = self.active.iter().position(|w| w == window) {
+            self.active.remove(pos);
+        }
         for &a in atoms {
             let a = a as usize;
             self.down[a] -= 1;

@@ -338,6 +338,7 @@ mod tests {
             nodes,
             back_asleep: false,
             partition: None,
+            range: None,
         }
     }
 

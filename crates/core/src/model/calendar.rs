@@ -23,6 +23,10 @@ pub struct Downtime {
     /// On a platform with partitions: the partition whose nodes the window takes down
     /// (`nodes` is then its size); `None` with `nodes` `None`: the whole machine.
     pub partition: Option<u32>,
+    /// On a platform with partitions: the half-open range of node indices `[first, end)` the
+    /// window takes down, whatever their partitions (`nodes` is then its length; `partition`
+    /// is `None`).
+    pub range: Option<(u32, u32)>,
 }
 
 impl Downtime {
@@ -57,6 +61,19 @@ impl Calendar {
             }
             if w.nodes == Some(0) {
                 return Err(CoreError::input("downtime window takes 0 nodes"));
+            }
+            if let Some((first, end)) = w.range {
+                if first >= end || w.partition.is_some() {
+                    return Err(CoreError::input(format!(
+                        "downtime window over nodes {first}..{end}: a range must be non-empty, \
+                         and a window takes a range or a partition down, not both"
+                    )));
+                }
+            }
+        }
+        for w in &mut windows {
+            if let Some((first, end)) = w.range {
+                w.nodes = Some(end - first); // what the window takes, counted
             }
         }
         windows.sort_by(|a, b| a.start.total_cmp(&b.start).then(a.end.total_cmp(&b.end)));

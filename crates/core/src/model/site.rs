@@ -153,6 +153,13 @@ pub struct Site {
     rejections: Vec<Option<Rejection>>,
     /// Several tiers: the scan orders by tier first.
     tiered: bool,
+    /// Node ranges downtime windows take down (sorted, distinct), and the atoms each covers:
+    /// atoms are cut at their bounds, so an atom is wholly inside or outside each.
+    cuts: Vec<(u32, u32)>,
+    cut_atoms: Vec<Vec<u32>>,
+    /// `(first, end, atom)`: the atom of each run of nodes, in node order (nodes of no
+    /// partition are in none).
+    node_atoms: Vec<(u32, u32, u32)>,
 }
 
 impl Site {
@@ -166,13 +173,45 @@ impl Site {
         offsets: Vec<u32>,
         candidates: Vec<u32>,
     ) -> Result<Self> {
+        let cuts = Vec::new();
+        Site::with_cuts(
+            partitions,
+            machine_nodes,
+            over_limits,
+            jobs,
+            offsets,
+            candidates,
+            cuts,
+        )
+    }
+
+    /// [`Site::new`], with atoms also cut at the bounds of the node ranges `cuts` (those
+    /// downtime windows take down).
+    pub fn with_cuts(
+        partitions: Vec<PartitionSpec>,
+        machine_nodes: u32,
+        over_limits: OverLimits,
+        jobs: &JobTable,
+        offsets: Vec<u32>,
+        candidates: Vec<u32>,
+        mut cuts: Vec<(u32, u32)>,
+    ) -> Result<Self> {
+        cuts.sort_unstable();
+        cuts.dedup();
+        if let Some(&(first, end)) = cuts.iter().find(|c| c.0 >= c.1 || c.1 > machine_nodes) {
+            return Err(CoreError::input(format!(
+                "a downtime window's nodes {first}..{end} are not within the machine's \
+                 {machine_nodes}"
+            )));
+        }
         if partitions.is_empty() {
             return Err(CoreError::input("a site needs at least one partition"));
         }
         if partitions.len() > u32::MAX as usize / 2 {
             return Err(CoreError::input("too many partitions"));
         }
-        let (atom_sizes, memberships) = atoms_of(&partitions, machine_nodes)?;
+        let cut = atoms_of(&partitions, &cuts, machine_nodes)?;
+        let (atom_sizes, memberships) = (cut.sizes, cut.partitions);
         let atoms = atom_sizes.len();
         let mut member = vec![false; partitions.len() * atoms];
         for (a, parts) in memberships.iter().enumerate() {
@@ -237,6 +276,9 @@ impl Site {
             tiers: Vec::new(),
             job_keys: Vec::new(),
             rejections: Vec::new(),
+            cuts,
+            cut_atoms: cut.cut_atoms,
+            node_atoms: cut.node_atoms,
         };
         site.screen(jobs);
         Ok(site)
@@ -304,13 +346,29 @@ impl Site {
         self.atom_component[atom as usize]
     }
 
-    /// The atoms a downtime window takes down: those of `partition`, or all (the whole
-    /// machine) when `None`.
-    pub fn window_atoms(&self, partition: Option<u32>) -> Vec<u32> {
-        match partition {
-            Some(p) => self.partition(p).atoms.to_vec(),
-            None => (0..self.atoms() as u32).collect(),
+    /// The atoms a downtime window takes down: those of its node range or its partition, or
+    /// all (the whole machine) when it names neither.
+    pub fn window_atoms(&self, window: &Downtime) -> Vec<u32> {
+        match (window.range, window.partition) {
+            (Some(range), _) => match self.cuts.binary_search(&range) {
+                Ok(c) => self.cut_atoms[c].clone(),
+                // (a site is built with its calendar's ranges; any other range is a bug)
+                Err(_) => panic!("node range {range:?} is not one of the site's cuts"),
+            },
+            (None, Some(p)) => self.partition(p).atoms.to_vec(),
+            (None, None) => (0..self.atoms() as u32).collect(),
         }
+    }
+
+    /// The node ranges the site's atoms are cut at (besides the partitions' bounds).
+    pub fn cuts(&self) -> &[(u32, u32)] {
+        &self.cuts
+    }
+
+    /// The atom node `node` belongs to (`None`: no partition holds it).
+    pub fn atom_of_node(&self, node: u32) -> Option<u32> {
+        let i = self.node_atoms.partition_point(|&(_, end, _)| end <= node);
+        (self.node_atoms.get(i)).and_then(|&(first, _, atom)| (first <= node).then_some(atom))
     }
 
     /// Per atom, into `out`, the start of the first of the `announced` maintenance windows
@@ -321,7 +379,7 @@ impl Site {
         out.clear();
         out.resize(self.atoms(), f64::INFINITY);
         for w in announced.iter().filter(|w| w.start > now) {
-            for a in self.window_atoms(w.partition) {
+            for a in self.window_atoms(w) {
                 let when = &mut out[a as usize];
                 *when = when.min(w.start);
             }
@@ -411,10 +469,21 @@ fn check_candidates(jobs: usize, offsets: &[u32], candidates: &[u32], parts: usi
     Ok(())
 }
 
-/// The atoms of `partitions` over `machine` nodes: each atom's size and its partitions.
-/// Nodes no partition holds belong to no atom (no job can use them).
-fn atoms_of(partitions: &[PartitionSpec], machine: u32) -> Result<(Vec<u32>, Vec<Vec<u32>>)> {
-    // (node, +1 enter / -1 leave, partition) edges, swept in node order
+/// The atoms of a site: each atom's size and partitions, the atoms each cut covers, and the
+/// atom of each run of nodes.
+struct Atoms {
+    sizes: Vec<u32>,
+    partitions: Vec<Vec<u32>>,
+    cut_atoms: Vec<Vec<u32>>,
+    node_atoms: Vec<(u32, u32, u32)>,
+}
+
+/// The atoms of `partitions` over `machine` nodes, also cut at the bounds of `cuts`: the
+/// largest sets of nodes in the same partitions and the same cuts. Nodes no partition holds
+/// belong to no atom (no job can use them).
+fn atoms_of(partitions: &[PartitionSpec], cuts: &[(u32, u32)], machine: u32) -> Result<Atoms> {
+    // (node, enter, member) edges, swept in node order; members past the partitions are cuts
+    let parts = partitions.len() as u32;
     let mut edges = Vec::new();
     for (p, spec) in partitions.iter().enumerate() {
         if spec.ranges.is_empty() {
@@ -434,40 +503,62 @@ fn atoms_of(partitions: &[PartitionSpec], machine: u32) -> Result<(Vec<u32>, Vec
             edges.push((end, p as u32, false));
         }
     }
+    for (c, &(start, end)) in cuts.iter().enumerate() {
+        edges.push((start, parts + c as u32, true));
+        edges.push((end, parts + c as u32, false));
+    }
     edges.sort_unstable();
-    let mut inside = vec![0u32; partitions.len()];
-    let mut sizes: Vec<u32> = Vec::new();
+    let members = parts as usize + cuts.len();
+    let mut inside = vec![0u32; members];
+    let mut atoms = Atoms {
+        sizes: Vec::new(),
+        partitions: Vec::new(),
+        cut_atoms: vec![Vec::new(); cuts.len()],
+        node_atoms: Vec::new(),
+    };
     let mut keys: Vec<Vec<u32>> = Vec::new();
     let mut at = 0;
     let mut k = 0;
     while k < edges.len() {
         let node = edges[k].0;
         if node > at {
-            let key: Vec<u32> = (0..partitions.len() as u32)
-                .filter(|&p| inside[p as usize] > 0)
+            let key: Vec<u32> = (0..members as u32)
+                .filter(|&m| inside[m as usize] > 0)
                 .collect();
-            if !key.is_empty() {
-                match keys.iter().position(|k| *k == key) {
-                    Some(a) => sizes[a] += node - at,
-                    None => {
-                        keys.push(key);
-                        sizes.push(node - at);
+            if key.first().is_some_and(|&m| m < parts) {
+                let a = match keys.iter().position(|k| *k == key) {
+                    Some(a) => {
+                        atoms.sizes[a] += node - at;
+                        a
                     }
-                }
+                    None => {
+                        let a = keys.len();
+                        for &m in key.iter().filter(|&&m| m >= parts) {
+                            atoms.cut_atoms[(m - parts) as usize].push(a as u32);
+                        }
+                        atoms
+                            .partitions
+                            .push(key.iter().copied().filter(|&m| m < parts).collect());
+                        atoms.sizes.push(node - at);
+                        keys.push(key);
+                        a
+                    }
+                };
+                atoms.node_atoms.push((at, node, a as u32));
             }
             at = node;
         }
         while k < edges.len() && edges[k].0 == node {
-            let (_, p, enter) = edges[k];
+            let (_, m, enter) = edges[k];
             if enter {
-                inside[p as usize] += 1;
+                inside[m as usize] += 1;
             } else {
-                inside[p as usize] -= 1;
+                inside[m as usize] -= 1;
             }
             k += 1;
         }
     }
-    Ok((sizes, keys))
+    Ok(atoms)
 }
 
 fn find(roots: &mut [u32], mut x: u32) -> u32 {

@@ -656,6 +656,7 @@ mod tests {
                     nodes: (draw(2) == 0).then(|| draw(u64::from(machine)) as u32),
                     back_asleep: false,
                     partition: None,
+                    range: None,
                 })
                 .collect();
             let view = View {

@@ -507,7 +507,10 @@ impl SiteScan {
         index: u32,
         decision: &mut Decision,
     ) -> Phase {
-        if backfill == Backfill::None || usable.iter().all(|&p| site.free_in(p, &self.free) == 0) {
+        // (the top job's partitions may be full while others of its component are not: those
+        // backfill around its reservation)
+        let component = site.model.job_key(index).1 as usize;
+        if backfill == Backfill::None || self.component_free[component] == 0 {
             return Phase::Blocked;
         }
         let nodes = view.jobs.get(index).nodes;

@@ -58,6 +58,7 @@ pub fn window(start: f64, end: f64, kind: DowntimeKind, nodes: Option<u32>) -> D
         nodes,
         back_asleep: false,
         partition: None,
+        range: None,
     }
 }
 

@@ -580,6 +580,7 @@ fn maintenance_of_one_partition_and_an_outage_of_another() {
         nodes: Some(4),
         back_asleep: false,
         partition: Some(partition),
+        range: None,
     };
     let calendar = Calendar::new(
         vec![
@@ -651,4 +652,178 @@ fn mars_decides_the_same_whether_fcfs_remembers_its_scans_or_not() {
     assert_eq!(bits(&remembered), bits(&walked));
     assert_eq!(remembered.partition, walked.partition);
     assert_eq!(remembered.start_kind, walked.start_kind);
+}
+
+/// A downtime window over a node range, not a partition or the whole machine.
+fn range_window(start: f64, end: f64, kind: DowntimeKind, range: (u32, u32)) -> Downtime {
+    Downtime {
+        start,
+        end,
+        kind,
+        nodes: None, // (the calendar counts the range's nodes)
+        back_asleep: false,
+        partition: None,
+        range: Some(range),
+    }
+}
+
+/// a = nodes 0-3, b = 4-7; an outage of nodes 2-5 (half of each) from 100 to 200. Each job
+/// takes its partition's atoms in node order: J0 (a, 2 nodes) nodes 0-1 and J3 (b, 2) nodes
+/// 6-7 run through the outage; J1 (a, 2) on nodes 2-3 is killed at 100, requeued, and starts
+/// again at 200; J2 (b, 2) on 4-5 ended at 50. J4 (b, 1, at 120) waits for b's nodes 4-5 to
+/// come back at 200; J5 (a, 1, at 130) finds a full at 200 (J0 and J1) and starts when J1
+/// ends at 350. A window over the partitions would have killed J0 and J3 as well.
+#[test]
+fn an_outage_of_a_node_range_takes_only_those_nodes_down() {
+    let specs = [
+        (0.0, 500.0, 500.0, 2),
+        (0.0, 150.0, 150.0, 2),
+        (0.0, 50.0, 50.0, 2),
+        (0.0, 300.0, 300.0, 2),
+        (120.0, 10.0, 10.0, 1),
+        (130.0, 10.0, 10.0, 1),
+    ];
+    let outage = range_window(100.0, 200.0, DowntimeKind::Unscheduled, (2, 6));
+    let calendar = Calendar::new(vec![outage], 0.0).unwrap();
+    assert_eq!(calendar.windows()[0].nodes, Some(4));
+    let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
+    let cands: [&[u32]; 6] = [&[0], &[0], &[1], &[1], &[1], &[0]];
+    let log = run_site_with(
+        8,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        calendar,
+        &mut fcfs_easy(),
+    );
+    assert_eq!(log.start, vec![0.0, 200.0, 0.0, 0.0, 200.0, 350.0]);
+    assert_eq!(log.requeues, vec![0, 1, 0, 0, 0, 0]);
+    assert_eq!(log.lost_attempts, vec![(1, 0.0, 100.0)]);
+}
+
+/// a = nodes 0-3, maintenance of nodes 2-3 from 100 to 200, announced from the start. J0 (2
+/// nodes, 300 s) may not take nodes 2-3 and starts on 0-1; J1 (2 nodes, ends at 50) starts on
+/// 2-3 before the maintenance. J2 (2 nodes, 80 s, at 60) would run into it: it starts when
+/// nodes 2-3 come back at 200. J3 (1 node, 30 s, at 61) ends before the maintenance and
+/// before J2's reserved start: it backfills on node 2 at 61.
+#[test]
+fn maintenance_of_a_node_range_admits_only_jobs_ending_before_it() {
+    let specs = [
+        (0.0, 300.0, 300.0, 2),
+        (0.0, 50.0, 50.0, 2),
+        (60.0, 80.0, 80.0, 2),
+        (61.0, 30.0, 30.0, 1),
+    ];
+    let maintenance = range_window(100.0, 200.0, DowntimeKind::Scheduled, (2, 4));
+    let calendar = Calendar::new(vec![maintenance], 1000.0).unwrap();
+    let log = run_site_with(
+        4,
+        &specs,
+        vec![part("a", &[(0, 4)])],
+        &[&[0], &[0], &[0], &[0]],
+        OverLimits::Reject,
+        calendar,
+        &mut fcfs_easy(),
+    );
+    assert_eq!(log.start, vec![0.0, 0.0, 200.0, 61.0]);
+    assert_eq!(log.requeues, vec![0, 0, 0, 0]);
+}
+
+/// Atoms are cut at a window's node range, whatever partitions it crosses: node ranges map
+/// to the atoms a window takes down, and nodes of no partition to none.
+#[test]
+fn a_node_range_cuts_the_atoms_it_crosses() {
+    use hpcsched_core::model::Site;
+    let jobs = table(&[(0.0, 1.0, 1.0, 1)]);
+    let parts = vec![part("a", &[(0, 6)]), part("b", &[(4, 8)])];
+    let site = Site::with_cuts(
+        parts,
+        10,
+        OverLimits::Reject,
+        &jobs,
+        vec![0, 1],
+        vec![0],
+        vec![(2, 5)],
+    )
+    .unwrap();
+    // a only 0-1 | a + cut 2-3 | a, b + cut 4 | a, b 5 | b only 6-7 | none 8-9
+    assert_eq!(site.atom_sizes(), &[2, 2, 1, 1, 2]);
+    let atoms: Vec<Option<u32>> = (0..10).map(|n| site.atom_of_node(n)).collect();
+    let expected = [0, 0, 1, 1, 2, 3, 4, 4].map(Some);
+    assert_eq!(&atoms[..8], &expected);
+    assert_eq!(&atoms[8..], &[None, None]);
+    let w = range_window(0.0, 1.0, DowntimeKind::Unscheduled, (2, 5));
+    assert_eq!(site.window_atoms(&w), vec![1, 2]);
+    // a's least shared atoms first (the cut does not count as sharing)
+    assert_eq!(&*site.partition(0).atoms, &[0, 1, 2, 3]);
+    assert_eq!(&*site.partition(1).atoms, &[4, 2, 3]);
+    assert_eq!(site.components(), 1);
+}
+
+/// MARS's look-ahead keeps the windows in progress on partitions as they are (not as a count
+/// of nodes): with whole-machine outages and maintenance, one partition over the machine
+/// schedules exactly as one pool; with outages of node ranges crossing two partitions and a
+/// partition's maintenance, every start is one the engine accepts (it checks each against
+/// the nodes down and the maintenance ahead) and every job runs.
+#[test]
+fn mars_looks_ahead_through_downtime_on_partitions() {
+    let mut draws = Draws(0x2545_F491_4F6C_DD1Du64);
+    let specs = draws.workload(60, 30, 8);
+    let whole = vec![
+        window(200.0, 400.0, DowntimeKind::Unscheduled, None),
+        window(700.0, 900.0, DowntimeKind::Scheduled, None),
+    ];
+    let pool = run_with(
+        16,
+        &specs,
+        whole.clone(),
+        300.0,
+        Overrun::Continue,
+        mars().as_mut(),
+    );
+    let one: Vec<&[u32]> = vec![&[0]; specs.len()];
+    let site = run_site_with(
+        16,
+        &specs,
+        vec![part("all", &[(0, 16)])],
+        &one,
+        OverLimits::Reject,
+        Calendar::new(whole, 300.0).unwrap(),
+        mars().as_mut(),
+    );
+    let bits = |log: &RunLog| log.start.iter().map(|s| s.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&pool), bits(&site));
+    assert_eq!(pool.requeues, site.requeues);
+
+    let mut maintenance = range_window(500.0, 800.0, DowntimeKind::Scheduled, (0, 1));
+    (maintenance.range, maintenance.partition) = (None, Some(1));
+    let calendar = Calendar::new(
+        vec![
+            range_window(100.0, 450.0, DowntimeKind::Unscheduled, (6, 10)),
+            range_window(300.0, 350.0, DowntimeKind::Unscheduled, (0, 3)),
+            maintenance,
+        ],
+        300.0,
+    )
+    .unwrap();
+    let halves: Vec<&[u32]> = (0..specs.len())
+        .map(|j| match (j % 3, j % 2) {
+            (0, _) => &[0u32, 1][..],
+            (_, 0) => &[0u32][..],
+            _ => &[1u32][..],
+        })
+        .collect();
+    let parts = vec![part("a", &[(0, 8)]), part("b", &[(8, 16)])];
+    let log = run_site_with(
+        16,
+        &specs,
+        parts,
+        &halves,
+        OverLimits::Reject,
+        calendar,
+        mars().as_mut(),
+    );
+    assert!(log.start.iter().all(|s| s.is_finite()));
+    assert!(log.requeues.iter().sum::<u32>() > 0); // the outages killed jobs
 }

@@ -43,10 +43,10 @@ impl Engine {
                     }
                     s.active.push((b.window, window.end, nodes_down));
                     if let Some(site) = inputs.site.as_ref() {
-                        let atoms = site.window_atoms(window.partition);
+                        let atoms = site.window_atoms(&window);
                         self.kill_on_atoms(t, &atoms);
                         if let Some(state) = self.state.site.as_mut() {
-                            state.take_down(&atoms, window.end);
+                            state.take_down(&atoms, window);
                         }
                         self.refresh_down();
                         continue;
@@ -60,7 +60,7 @@ impl Engine {
                         s.active.remove(pos);
                     }
                     if let (Some(site), Some(state)) = (inputs.site.as_ref(), s.site.as_mut()) {
-                        state.bring_up(&site.window_atoms(window.partition), site.atom_sizes());
+                        state.bring_up(&site.window_atoms(&window), site.atom_sizes(), &window);
                     }
                     self.bring_nodes_up(b.window, t);
                     self.refresh_down();
@@ -78,9 +78,8 @@ impl Engine {
             // window, those of no partition too)
             (Some(site), Some(state)) => {
                 let whole = s.active.iter().any(|a| {
-                    self.inputs.calendar.windows()[a.0 as usize]
-                        .partition
-                        .is_none()
+                    let w = &self.inputs.calendar.windows()[a.0 as usize];
+                    w.partition.is_none() && w.range.is_none()
                 });
                 if whole {
                     n

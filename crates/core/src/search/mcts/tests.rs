@@ -232,6 +232,7 @@ fn maintenance_utilization_is_measured_to_the_announced_window() {
         nodes: None,
         back_asleep: false,
         partition: None,
+        range: None,
     };
     // The utilization horizon (5000 s) ends before the window: its own mark, busy all
     // along (1); the maintenance term reads the other mark, at the window's start.
