@@ -9,9 +9,12 @@
 
 use std::sync::Arc;
 
-use crate::engine::{Belief, Engine, Running, View};
+use crate::engine::{Belief, Engine, Inputs, Running, SiteState, SiteView, View};
 use crate::error::{CoreError, Result};
-use crate::model::{Downtime, DowntimeKind, Job, JobTable};
+use crate::model::{
+    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, OverLimits, Overrun, PartitionSpec,
+    Rejection,
+};
 use crate::sched::registry::build_policy;
 use crate::search::{build_mars, SearchOptions};
 
@@ -50,6 +53,27 @@ pub struct Snapshot {
     pub running: Vec<RunningJob>,
     /// Announced maintenance: (start, end, nodes; `None` = every node).
     pub maintenance: Vec<(f64, f64, Option<u32>)>,
+    /// The scope's partitions, when it has any: then nodes are named (indices
+    /// `0..machine_nodes`), and `down_nodes` and `maintenance` are read from here instead.
+    pub site: Option<SnapshotSite>,
+}
+
+/// The partitions of a snapshot's scope, and where its jobs may run and run.
+#[derive(Debug, Clone, Default)]
+pub struct SnapshotSite {
+    /// Partitions over the scope's node indices, with their tiers, limits and states.
+    pub partitions: Vec<PartitionSpec>,
+    /// Candidate partitions of pending job `j`: `candidates[offsets[j]..offsets[j + 1]]`.
+    pub pending_offsets: Vec<u32>,
+    pub pending_candidates: Vec<u32>,
+    /// Nodes (indices) running job `j` holds: `nodes[offsets[j]..offsets[j + 1]]`; its
+    /// `nodes` count is their number.
+    pub running_offsets: Vec<u32>,
+    pub running_nodes: Vec<u32>,
+    /// Node ranges `[first, end)` down or drained now, with no known return.
+    pub down: Vec<(u32, u32)>,
+    /// Announced maintenance: (start, end, node range).
+    pub maintenance: Vec<(f64, f64, (u32, u32))>,
 }
 
 /// Which policy plans.
@@ -85,12 +109,20 @@ pub struct Plan {
     pub iterations: u64,
     pub outcomes: u32,
     pub seconds: f64,
+    /// On partitions, per pending job: the partition it starts in (`None`: never), its tier
+    /// (the highest of the partitions that accept it; 0: none) and why none accepts it.
+    pub partition: Vec<Option<u32>>,
+    pub tier: Vec<u32>,
+    pub rejection: Vec<Option<Rejection>>,
 }
 
 /// Plans the pending jobs of `snapshot` under `planner`.
 pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
     let table = Table::new(snapshot)?;
-    let belief = table.belief(snapshot)?;
+    let belief = match &snapshot.site {
+        None => table.belief(snapshot)?,
+        Some(site) => table.site_belief(snapshot, site)?,
+    };
     let (mut ordering, mut plan) = match planner {
         Planner::Queue {
             name,
@@ -136,12 +168,20 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
     );
     engine.invoke(&mut *ordering)?; // the decision at `now`: no event need come first
     engine.run(&mut *ordering)?;
-    let starts = &engine.log().start;
-    plan.planned_start = table
-        .pending_index
-        .iter()
-        .map(|&i| starts[belief.real_index.binary_search(&i).expect("known")])
+    let log = engine.log();
+    let belief_of = |i: &u32| belief.real_index.binary_search(i).expect("known");
+    plan.planned_start = (table.pending_index.iter())
+        .map(|i| log.start[belief_of(i)])
         .collect();
+    if let Some(site) = engine.inputs().site.as_ref() {
+        for i in &table.pending_index {
+            let j = belief_of(i);
+            let p = log.partition.get(j).copied().filter(|&p| p != u32::MAX);
+            plan.partition.push(p);
+            plan.tier.push(site.tier(j as u32));
+            plan.rejection.push(site.rejection(j as u32));
+        }
+    }
     Ok(plan)
 }
 
@@ -156,6 +196,9 @@ impl Plan {
             iterations: 0,
             outcomes: 0,
             seconds: 0.0,
+            partition: Vec::new(),
+            tier: Vec::new(),
+            rejection: Vec::new(),
         }
     }
 }
@@ -276,6 +319,211 @@ impl Table {
         };
         Belief::from_view(&view)
     }
+}
+
+impl Table {
+    /// The honest look-ahead engine at `now` on the scope's partitions: the engine's own site
+    /// (running jobs on their nodes, nodes down as windows in progress over their ranges,
+    /// maintenance over its nodes), seen through a policy's [`View`].
+    fn site_belief(&self, snapshot: &Snapshot, site: &SnapshotSite) -> Result<Belief> {
+        let now = snapshot.now;
+        check_site(snapshot, site)?;
+        let down = site.down.iter().map(|&range| Downtime {
+            start: now,
+            end: UNTIL_FURTHER_NOTICE,
+            kind: DowntimeKind::Unscheduled,
+            nodes: None,
+            back_asleep: false,
+            partition: None,
+            range: Some(range),
+        });
+        let maintenance =
+            (site.maintenance.iter())
+                .filter(|m| m.1 > now)
+                .map(|&(start, end, range)| Downtime {
+                    start: start.max(now),
+                    end,
+                    kind: DowntimeKind::Scheduled,
+                    nodes: None,
+                    back_asleep: false,
+                    partition: None,
+                    range: Some(range),
+                });
+        let windows: Vec<Downtime> = down.chain(maintenance).collect();
+        // (announced long ago: known now)
+        let calendar = Calendar::new(windows, 2.0 * UNTIL_FURTHER_NOTICE)?;
+        // candidates in table order: a running job's, the first partition holding its first
+        // node (its completion frees the nodes it holds, whatever its partition)
+        let n = self.jobs.len();
+        let mut candidates: Vec<&[u32]> = vec![&[]; n];
+        let mut holder = vec![0u32; snapshot.running.len()];
+        for (r, h) in holder.iter_mut().enumerate() {
+            let first = site.running_nodes[site.running_offsets[r] as usize];
+            *h = (site.partitions.iter())
+                .position(|p| p.ranges.iter().any(|&(a, b)| a <= first && first < b))
+                .ok_or_else(|| {
+                    CoreError::input(format!(
+                        "running job {}: node {first} is in no partition",
+                        snapshot.running[r].id
+                    ))
+                })? as u32;
+        }
+        for (r, &i) in self.running_index.iter().enumerate() {
+            candidates[i as usize] = std::slice::from_ref(&holder[r]);
+        }
+        for (k, &i) in self.pending_index.iter().enumerate() {
+            let (a, b) = (site.pending_offsets[k], site.pending_offsets[k + 1]);
+            candidates[i as usize] = &site.pending_candidates[a as usize..b as usize];
+        }
+        let mut offsets = Vec::with_capacity(n + 1);
+        let mut flat = Vec::new();
+        offsets.push(0);
+        for c in &candidates {
+            flat.extend_from_slice(c);
+            offsets.push(flat.len() as u32);
+        }
+        let inputs = Inputs::new(
+            self.jobs.clone(),
+            Machine::new(snapshot.machine_nodes),
+            calendar,
+            Overrun::Continue,
+        )?
+        // (a job no partition accepts stays pending in Slurm: held, never started)
+        .with_site(site.partitions.clone(), OverLimits::Hold, offsets, flat)?;
+        let model = inputs.site.as_ref().expect("a site");
+        let mut state = SiteState::new(model, n);
+        let mut running = Vec::with_capacity(snapshot.running.len());
+        let mut takes: Vec<(u32, u32)> = Vec::new();
+        for (r, (&job, run)) in self.running_index.iter().zip(&snapshot.running).enumerate() {
+            takes.clear();
+            let (a, b) = (site.running_offsets[r], site.running_offsets[r + 1]);
+            for &node in &site.running_nodes[a as usize..b as usize] {
+                let atom = model.atom_of_node(node).ok_or_else(|| {
+                    CoreError::input(format!(
+                        "running job {}: node {node} is in no partition",
+                        run.id
+                    ))
+                })?;
+                match takes.iter_mut().find(|t| t.0 == atom) {
+                    Some(t) => t.1 += 1,
+                    None => takes.push((atom, 1)),
+                }
+            }
+            takes.sort_unstable();
+            let requested_end = run.start + run.limit;
+            state.take(job, &takes, requested_end);
+            running.push(Running {
+                requested_end,
+                job,
+                nodes: run.nodes,
+                start: run.start,
+            });
+        }
+        for w in inputs.calendar.windows().iter().filter(|w| w.start <= now) {
+            state.take_down(&model.window_atoms(w), *w);
+        }
+        let mut queue = self.pending_index.clone();
+        queue.sort_unstable(); // (the table is in submit order: FCFS; jobs join in index order)
+        for &job in &queue {
+            let held = self.jobs.get(job);
+            state.enqueue(job, model.job_key(job).1, held.nodes, held.requested_time);
+        }
+        running.sort_by(|a, b| {
+            (a.requested_end.max(now))
+                .total_cmp(&b.requested_end.max(now))
+                .then(a.job.cmp(&b.job))
+        });
+        let busy: u32 = running.iter().map(|r| r.nodes).sum();
+        let down_nodes: u32 = site.down.iter().map(|&(a, b)| b - a).sum();
+        let announced: Vec<Downtime> = (inputs.calendar.windows().iter())
+            .filter(|w| w.start > now)
+            .copied()
+            .collect();
+        let down_windows: Vec<(f64, u32)> = (inputs.calendar.windows().iter())
+            .filter(|w| w.start <= now)
+            .map(|w| (w.end, w.nodes_down(snapshot.machine_nodes)))
+            .collect();
+        let free = (snapshot.machine_nodes)
+            .saturating_sub(busy)
+            .saturating_sub(down_nodes);
+        let view = View {
+            down_windows: &down_windows,
+            announced: &announced,
+            site: Some(SiteView {
+                model,
+                state: &state,
+            }),
+            ..View::anonymous(
+                now,
+                &self.jobs,
+                snapshot.machine_nodes,
+                free,
+                &queue,
+                &running,
+            )
+        };
+        Belief::from_view(&view)
+    }
+}
+
+/// A snapshot's site: its columns of one length each, nodes within the scope, every pending
+/// job with a candidate and every running job on as many nodes as it counts.
+fn check_site(snapshot: &Snapshot, site: &SnapshotSite) -> Result<()> {
+    let machine = snapshot.machine_nodes;
+    let ragged = |offsets: &[u32], items: usize, rows: usize| {
+        offsets.len() == rows + 1
+            && offsets.first() == Some(&0)
+            && offsets.last().map(|&o| o as usize) == Some(items)
+            && offsets.windows(2).all(|w| w[0] <= w[1])
+    };
+    if !ragged(
+        &site.pending_offsets,
+        site.pending_candidates.len(),
+        snapshot.pending.len(),
+    ) || !ragged(
+        &site.running_offsets,
+        site.running_nodes.len(),
+        snapshot.running.len(),
+    ) {
+        return Err(CoreError::input(
+            "snapshot site: offsets must run from 0 to the items' count, one per job + 1",
+        ));
+    }
+    for (r, run) in snapshot.running.iter().enumerate() {
+        let held = site.running_offsets[r + 1] - site.running_offsets[r];
+        if held != run.nodes {
+            return Err(CoreError::input(format!(
+                "running job {} counts {} nodes but names {held}",
+                run.id, run.nodes
+            )));
+        }
+    }
+    let mut seen = vec![false; machine as usize];
+    for &node in &site.running_nodes {
+        if node >= machine || std::mem::replace(&mut seen[node as usize], true) {
+            return Err(CoreError::input(format!(
+                "node {node}: outside the scope's {machine} or held by two running jobs"
+            )));
+        }
+    }
+    for &(first, end) in site
+        .down
+        .iter()
+        .chain(site.maintenance.iter().map(|m| &m.2))
+    {
+        if first >= end || end > machine {
+            return Err(CoreError::input(format!(
+                "nodes {first}..{end} are not a range within the scope's {machine}"
+            )));
+        }
+    }
+    if let Some(&(first, _)) = (site.down.iter()).find(|&&(a, b)| (a..b).any(|n| seen[n as usize]))
+    {
+        return Err(CoreError::input(format!(
+            "nodes from {first} are down, and a running job holds one of them"
+        )));
+    }
+    Ok(())
 }
 
 fn check(snapshot: &Snapshot) -> Result<()> {

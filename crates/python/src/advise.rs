@@ -1,11 +1,12 @@
 //! `plan_snapshot`: the advisor's plan for a live cluster's snapshot. Bindings only.
 
-use hpcsched_core::advise::{plan, PendingJob, Planner, RunningJob, Snapshot};
+use hpcsched_core::advise::{plan, PendingJob, Planner, RunningJob, Snapshot, SnapshotSite};
+use hpcsched_core::model::Rejection;
 use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::search_spec;
+use crate::convert::{get_item, partition_specs, search_spec};
 use crate::error::IntoPyResult;
 
 /// Plans the pending jobs of a snapshot (columns; times in seconds on any one clock).
@@ -18,7 +19,7 @@ use crate::error::IntoPyResult;
     pending_id, pending_submit, pending_nodes, pending_limit,
     running_id, running_start, running_nodes, running_limit,
     maint_start, maint_end, maint_nodes,
-    policy, window, backfill, search=None
+    policy, window, backfill, search=None, site=None
 ))]
 pub fn plan_snapshot<'py>(
     py: Python<'py>,
@@ -40,6 +41,7 @@ pub fn plan_snapshot<'py>(
     window: Option<usize>,
     backfill: &str,
     search: Option<&Bound<'py, PyDict>>,
+    site: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let nodes = |n: i64| u32::try_from(n).unwrap_or(0); // 0 is refused by the core
     let pending = (pending_id.as_array().iter())
@@ -76,6 +78,7 @@ pub fn plan_snapshot<'py>(
         pending,
         running,
         maintenance,
+        site: site.map(snapshot_site).transpose()?,
     };
     let planner = match search {
         Some(options) => Planner::Search {
@@ -99,5 +102,38 @@ pub fn plan_snapshot<'py>(
     out.set_item("iterations", result.iterations)?;
     out.set_item("outcomes", result.outcomes)?;
     out.set_item("seconds", result.seconds)?;
+    if site.is_some() {
+        let partition: Vec<i64> = (result.partition.iter())
+            .map(|p| p.map_or(-1, i64::from))
+            .collect();
+        out.set_item("partition", partition.into_pyarray(py))?;
+        out.set_item("tier", result.tier.into_pyarray(py))?;
+        let names: Vec<Option<&str>> = (result.rejection.iter())
+            .map(|r| r.map(|r| Rejection::NAMES[r as usize]))
+            .collect();
+        out.set_item("rejection", names)?;
+    }
     Ok(out)
+}
+
+/// A snapshot's partitions (`hpcsched.advise.plan`): the scope's partitions over node
+/// indices, each pending job's candidates and each running job's nodes (ragged arrays), the
+/// node ranges down, and maintenance as (start, end, first node, end node).
+fn snapshot_site(d: &Bound<'_, PyDict>) -> PyResult<SnapshotSite> {
+    let column = |key: &str| -> PyResult<Vec<u32>> {
+        let values: PyReadonlyArray1<'_, u32> = get_item(d, key)?;
+        Ok(values.as_array().to_vec())
+    };
+    let maintenance: Vec<(f64, f64, u32, u32)> = get_item(d, "maintenance")?;
+    Ok(SnapshotSite {
+        partitions: partition_specs(d)?,
+        pending_offsets: column("pending_offsets")?,
+        pending_candidates: column("pending_candidates")?,
+        running_offsets: column("running_offsets")?,
+        running_nodes: column("running_nodes")?,
+        down: get_item(d, "down")?,
+        maintenance: (maintenance.into_iter())
+            .map(|(start, end, first, last)| (start, end, (first, last)))
+            .collect(),
+    })
 }

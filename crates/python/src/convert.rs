@@ -142,6 +142,19 @@ pub fn search_spec(d: &Bound<'_, PyDict>) -> PyResult<SearchSpec> {
 /// A site Python validated (`hpcsched.run.native.site_options`): its partitions, the
 /// over-limits rule and the jobs' candidates (CSR arrays).
 fn site_spec(d: &Bound<'_, PyDict>) -> PyResult<SiteSpec> {
+    let partitions = partition_specs(d)?;
+    let offsets: PyReadonlyArray1<'_, u32> = get_item(d, "offsets")?;
+    let candidates: PyReadonlyArray1<'_, u32> = get_item(d, "candidates")?;
+    Ok(SiteSpec {
+        partitions,
+        over_limits: get_item(d, "over_limits")?,
+        offsets: offsets.as_array().to_vec(),
+        candidates: candidates.as_array().to_vec(),
+    })
+}
+
+/// The partitions of a site Python described (`d["partitions"]`: `Site.to_native`'s).
+pub fn partition_specs(d: &Bound<'_, PyDict>) -> PyResult<Vec<PartitionSpec>> {
     let raw: Vec<Bound<'_, PyDict>> = get_item(d, "partitions")?;
     let mut partitions = Vec::with_capacity(raw.len());
     for p in &raw {
@@ -162,14 +175,7 @@ fn site_spec(d: &Bound<'_, PyDict>) -> PyResult<SiteSpec> {
             })?,
         });
     }
-    let offsets: PyReadonlyArray1<'_, u32> = get_item(d, "offsets")?;
-    let candidates: PyReadonlyArray1<'_, u32> = get_item(d, "candidates")?;
-    Ok(SiteSpec {
-        partitions,
-        over_limits: get_item(d, "over_limits")?,
-        offsets: offsets.as_array().to_vec(),
-        candidates: candidates.as_array().to_vec(),
-    })
+    Ok(partitions)
 }
 
 /// A power model Python validated (`hpcsched.platform.PowerModel.to_dict`).
@@ -240,7 +246,7 @@ fn icon_config(d: &Bound<'_, PyDict>) -> PyResult<IconConfig> {
 }
 
 /// `d[key]`, extracted; a missing key is a KeyError.
-fn get_item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
+pub fn get_item<'py, T: pyo3::conversion::FromPyObjectOwned<'py>>(
     d: &Bound<'py, PyDict>,
     key: &str,
 ) -> PyResult<T> {

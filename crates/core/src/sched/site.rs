@@ -519,7 +519,7 @@ impl SiteScan {
             if !self.admitted(site, p, est_end, nodes) {
                 continue; // it may not start there before the maintenance
             }
-            if let Some((shadow, extra)) = self.reservation(site, view, p, nodes) {
+            if let Some((shadow, extra)) = self.reservation(site, view, p, nodes, est_end) {
                 if best.is_none_or(|b| shadow < b.1) {
                     best = Some((p, shadow, extra));
                 }
@@ -544,32 +544,38 @@ impl SiteScan {
 
     /// EASY's (shadow time, extra nodes) for a job of `nodes` nodes in partition `p`: the
     /// releases of the nodes of `p` that running jobs (by their requested ends) and the jobs
-    /// started in this scan hold, walked in time order from the nodes of `p` free now.
+    /// started in this scan hold, walked in time order from the nodes of `p` free now. Only
+    /// the nodes open to the job (no maintenance announced over them before `est_end`, its
+    /// end if it started now) count: the others could not hold it.
     fn reservation(
         &mut self,
         site: &SiteView,
         view: &View,
         p: u32,
         nodes: u32,
+        est_end: f64,
     ) -> Option<(f64, u32)> {
-        self.releases.clear();
+        let mut releases = std::mem::take(&mut self.releases);
+        let open = |a: u32| site.model.contains(p, a) && self.open_until(a, est_end);
+        releases.clear();
         for &(end, first, last) in &self.started {
             let held: u32 = (self.takes[first as usize..last as usize].iter())
-                .filter(|&&(atom, _)| site.model.contains(p, atom))
+                .filter(|&&(atom, _)| open(atom))
                 .map(|&(_, count)| count)
                 .sum();
             if held > 0 {
-                self.releases.push((end, held));
+                releases.push((end, held));
             }
         }
         let atoms = &site.model.partition(p).atoms;
-        // the running jobs on the nodes of `p`, by requested end: one atom's list as it is,
-        // several atoms' merged (a job holding nodes of two counts once per atom: the same)
+        let all_open = atoms.iter().all(|&a| self.open_until(a, est_end));
+        // the running jobs on the open nodes of `p`, by requested end: one atom's list as it
+        // is, several atoms' merged (a job holding nodes of two counts once per atom: the same)
         let mut merged_running = Vec::new();
         let running: &[(f64, u32, u32)] = match &atoms[..] {
-            [one] => site.state.running_in(*one),
+            [one] if all_open => site.state.running_in(*one),
             several => {
-                for &a in several {
+                for &a in several.iter().filter(|&&a| self.open_until(a, est_end)) {
                     merged_running.extend_from_slice(site.state.running_in(a));
                 }
                 merged_running.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
@@ -577,24 +583,29 @@ impl SiteScan {
             }
         };
         // atoms down come back (all free) at the end of their windows
-        for &a in atoms.iter() {
+        for &a in atoms.iter().filter(|&&a| self.open_until(a, est_end)) {
             if let Some(back) = site.state.down(a) {
-                self.releases
-                    .push((back, site.model.atom_sizes()[a as usize]));
+                releases.push((back, site.model.atom_sizes()[a as usize]));
             }
         }
-        self.releases.sort_by(|a, b| a.0.total_cmp(&b.0));
+        releases.sort_by(|a, b| a.0.total_cmp(&b.0));
         let now = view.now;
+        let free = if all_open {
+            site.free_in(p, &self.free)
+        } else {
+            self.room(site, p, est_end)
+        };
         let running = running.iter().map(|&(end, _, count)| (end.max(now), count));
-        let mut started = self.releases.iter().copied().peekable();
+        let mut started = releases.iter().copied().peekable();
         let mut running = running.peekable();
         let merged = std::iter::from_fn(|| match (running.peek(), started.peek()) {
             (Some(r), Some(s)) if s.0 < r.0 => started.next(),
             (Some(_), _) => running.next(),
             (None, _) => started.next(),
         });
-        let free = site.free_in(p, &self.free);
-        walk(merged, free, nodes).map(|r| (r.shadow_time, r.extra))
+        let found = walk(merged, free, nodes).map(|r| (r.shadow_time, r.extra));
+        self.releases = releases;
+        found
     }
 
     /// Whether a job ending (by its request) at `est_end` may take atom `a`'s nodes: no

@@ -461,8 +461,17 @@ impl Engine {
             self.state.busy -= c.nodes;
             if let (Some(model), Some(site)) = (self.inputs.site.as_ref(), self.state.site.as_mut())
             {
+                // the components of the nodes it held (its own; a running job a snapshot gave
+                // the engine may hold nodes of several)
+                let held = site.holdings(c.job);
+                let first = held.first().map(|&(a, _)| model.atom_component(a));
+                let spread = held
+                    .iter()
+                    .any(|&(a, _)| Some(model.atom_component(a)) != first);
                 site.release(c.job, c.requested_end);
-                site.changed(Some(model.job_key(c.job).1));
+                if first.is_some() {
+                    site.changed(if spread { None } else { first });
+                }
             }
             // Only power managers and outside policies read completions and arrivals.
             if let Some(nodes) = self.state.nodes.as_mut() {
