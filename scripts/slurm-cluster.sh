@@ -2,6 +2,9 @@
 # A real Slurm 22.05 cluster on this one machine, for tests: a private munged, one slurmctld and four
 # slurmd (nodes c[1-4] x 4 CPUs), all on loopback, all state under one base folder. /etc/slurm and
 # /etc/munge are never touched. Background and quirks: /work/shared/notes/slurm-local-cluster.md.
+# Two overlapping partitions with different tiers and limits: debug = c[1-4], the default,
+# PriorityTier=1, no MaxTime or MaxNodes; batch = c[3-4], PriorityTier=2 (Slurm schedules its
+# jobs first on the nodes both share), MaxNodes=2, MaxTime=60 (minutes). Both DefaultTime=10.
 #
 #   scripts/slurm-cluster.sh install        # apt-get the Debian packages if slurmctld is missing
 #   scripts/slurm-cluster.sh start BASE     # last stdout line: export SLURM_CONF=BASE/etc/slurm.conf
@@ -139,18 +142,29 @@ ReturnToService=2
 KillWait=5
 MinJobAge=600
 NodeName=c[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$FIRST_NODE_PORT-$last_port] CPUs=$CPUS_PER_NODE RealMemory=1000 State=UNKNOWN
-PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE DefaultTime=10 State=UP
-PartitionName=batch Nodes=c[3-4] MaxTime=INFINITE DefaultTime=10 State=UP
+PartitionName=debug Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE DefaultTime=10 State=UP
+PartitionName=batch Nodes=c[3-4] PriorityTier=2 MaxNodes=2 MaxTime=60 DefaultTime=10 State=UP
 EOF
 }
 
 # Runs a daemon in foreground mode in the background; its stdio goes to log/NAME.out so that callers
 # capturing our stdout ($(...), pipes) are not held open by the daemons.
 launch() {
-    local name=$1
+    local name=$1 pid comm want tries=0
     shift
     "$@" </dev/null >>"$BASE/log/$name.out" 2>&1 &
-    echo $! >"$PIDS/$name.pid"
+    pid=$!
+    echo "$pid" >"$PIDS/$name.pid"
+    # Until the forked shell has exec'd the daemon, its command name is still the shell's, and
+    # `alive` would take a daemon that is starting for one that exited (seen on a loaded
+    # machine). Wait for the exec, at most 5 s: a command that cannot be run never gets there.
+    want=$(basename "$1")
+    want=${want:0:15}
+    while ((tries++ < 500)); do
+        comm=$(cat "/proc/$pid/comm" 2>/dev/null) || break
+        [[ "$comm" == "$want" ]] && break
+        sleep 0.01
+    done
 }
 
 # Slurm daemons write the same lines to NAME.log and to stderr: show NAME.log, or NAME.out when
