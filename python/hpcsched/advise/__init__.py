@@ -1,9 +1,12 @@
 """The production advisor: reads a live cluster, plans with an hpcsched policy (MARS by
 default) and steers the resource manager through job priorities (MARS §III, Fig. 1).
 
-- :mod:`~hpcsched.advise.state`: what an adapter reads (jobs, nodes, reservations);
+- :mod:`~hpcsched.advise.state`: what an adapter reads (jobs, nodes, partitions,
+  reservations);
 - :mod:`~hpcsched.advise.adapter`: what an adapter does (read, write priorities, release);
 - :mod:`~hpcsched.advise.slurm`: the Slurm adapter and saved Slurm snapshots;
+- :mod:`~hpcsched.advise.scontrol`: scontrol's text (reservations, partitions), hostlists and
+  durations;
 - :mod:`~hpcsched.advise.plan`: from a state to priorities, through the engine;
 - :mod:`~hpcsched.advise.runner`: ticks, the loop, the decision log (also the ledger of what
   the advisor changed), the release.
@@ -20,7 +23,7 @@ from hpcsched.advise.runner import (
     default_log_path,
 )
 from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
-from hpcsched.advise.state import ClusterState, Job, Node, Reservation
+from hpcsched.advise.state import ClusterState, Job, Node, Partition, Reservation
 
 __all__ = [
     "Adapter",
@@ -32,6 +35,7 @@ __all__ = [
     "Job",
     "Ledger",
     "Node",
+    "Partition",
     "Plan",
     "ReleaseResult",
     "Reservation",

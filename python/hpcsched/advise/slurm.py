@@ -3,15 +3,17 @@
 Reading handles the quirks of Slurm's JSON (``../shared/notes/slurm-local-cluster.md``):
 filters are ignored by ``--json`` (we filter here), a nice of 0 is ``null`` and negative nice
 values wrap around as unsigned 32-bit integers, an INFINITE time limit is ``null`` (limits are
-minutes), and a pending job array is one record whose ``array_task_string`` lists its pending
-tasks. Writing uses ``scontrol update JobId=... Priority=...`` (root or SlurmUser); returning a
-job to Slurm's own priority is ``scontrol hold`` then ``scontrol release`` (an admin-set
-priority is otherwise pinned).
+minutes), a pending job array is one record whose ``array_task_string`` lists its pending
+tasks, and a running job's nodes are a hostlist (``c[1-2]``). Reservations and partitions
+come from ``scontrol show reservation -o`` and ``scontrol show partition -o``, whose text
+:mod:`hpcsched.advise.scontrol` reads (sinfo's JSON has no partition limits, tiers or
+states). Writing uses ``scontrol update JobId=... Priority=...`` (root or SlurmUser);
+returning a job to Slurm's own priority is ``scontrol hold`` then ``scontrol release`` (an
+admin-set priority is otherwise pinned).
 """
 
 from __future__ import annotations
 
-import calendar
 import json
 import os
 import re
@@ -42,7 +44,10 @@ from hpcsched.advise.adapter import (
     Write,
     cut_off,
 )
-from hpcsched.advise.state import HOLD_REASONS, ClusterState, Job, Node, Reservation
+from hpcsched.advise.scontrol import expand_hostlist as expand_hostlist
+from hpcsched.advise.scontrol import parse_partitions as parse_partitions
+from hpcsched.advise.scontrol import parse_reservations as parse_reservations
+from hpcsched.advise.state import HOLD_REASONS, RUNNING_STATES, ClusterState, Job, Node
 from hpcsched.exceptions import InputError
 
 T = TypeVar("T")
@@ -143,6 +148,12 @@ def _job(r: Mapping[str, Any]) -> Job:
         partitions = tuple(p for p in partition if p)
     else:
         partitions = tuple(p for p in _text(r, "partition").split(",") if p)
+    node_names: tuple[str, ...] = ()
+    if state in RUNNING_STATES:
+        try:
+            node_names = tuple(expand_hostlist(_text(r, "nodes")))
+        except ValueError as exc:
+            raise _Unreadable("nodes", str(exc)) from None
     return Job(
         job_id=int(job_id),
         name=_text(r, "name"),
@@ -158,6 +169,7 @@ def _job(r: Mapping[str, Any]) -> Job:
         nice=_field(r, "nice", decode_nice),
         tasks=tasks,
         array=array,
+        node_names=node_names,
     )
 
 
@@ -287,52 +299,6 @@ def _words(r: Mapping[str, Any], key: str) -> list[str]:
     raise _Unreadable(key, f"expected a word or a list of words, not {_show(value)}")
 
 
-def parse_reservations(text: str, source: str = "scontrol show reservation") -> list[Reservation]:
-    """Reservations from ``scontrol show reservation`` (one-line ``-o`` or the block form).
-    scontrol prints times in its own time zone without saying which: the adapter runs it with
-    ``TZ=UTC`` and saved output must be taken the same way."""
-    if "No reservations" in text:
-        return []
-    blocks = re.split(r"\n(?=ReservationName=)", text.strip())
-    reservations = []
-    for block in blocks:
-        if not block.strip():
-            continue
-        fields = dict(token.split("=", 1) for token in block.split() if "=" in token)
-        try:
-            reservations.append(
-                Reservation(
-                    name=fields["ReservationName"],
-                    start=_utc_time(fields["StartTime"]),
-                    end=_utc_time(fields["EndTime"]),
-                    nodes=tuple(expand_hostlist(fields.get("Nodes", ""))),
-                    flags=tuple(f for f in fields.get("Flags", "").split(",") if f),
-                )
-            )
-        except (KeyError, ValueError) as exc:
-            raise InputError(
-                f"reservation cannot be read ({exc!r}): {block[:80]}", path=source
-            ) from None
-    return reservations
-
-
-def _utc_time(text: str) -> float:
-    return float(calendar.timegm(time.strptime(text, "%Y-%m-%dT%H:%M:%S")))
-
-
-def expand_hostlist(expression: str) -> list[str]:
-    """Slurm's hostlist notation as node names, by ``python-hostlist`` (several bracket
-    groups multiply: ``rack[1-2]-n[1-2]`` is four nodes); ``(null)`` and empty -> none."""
-    import hostlist
-
-    if expression in ("", "(null)"):
-        return []
-    try:
-        return list(hostlist.expand_hostlist(expression))
-    except hostlist.BadHostlist as exc:
-        raise ValueError(f"bad hostlist {expression!r}: {exc}") from None
-
-
 def version_of(document: Mapping[str, Any]) -> str:
     release = (document.get("meta") or {}).get("Slurm", {}).get("release")
     return f"Slurm {release}" if release else "Slurm"
@@ -401,6 +367,7 @@ class SlurmCluster:
         squeue = _json(self._run("squeue", "--json").stdout, "squeue --json")
         sinfo = _json(self._run("sinfo", "--json").stdout, "sinfo --json")
         reservations = self._run("scontrol", "show", "reservation", "-o").stdout
+        partitions = self._run("scontrol", "show", "partition", "-o").stdout
         pinned = self._pinned()
         now = (before + time.time()) / 2
         jobs = parse_squeue(squeue)
@@ -411,6 +378,7 @@ class SlurmCluster:
             jobs=jobs,
             nodes=parse_sinfo(sinfo),
             reservations=parse_reservations(reservations),
+            partitions=parse_partitions(partitions),
             source="slurm",
             manager=version_of(squeue),
         )
@@ -622,8 +590,9 @@ def _json(text: str, source: str) -> dict[str, Any]:
 
 class SlurmSnapshot:
     """Saved ``squeue --json`` and ``sinfo --json`` output (and optionally ``scontrol show
-    reservation``): the advisor plans them but writes nothing. ``now`` defaults to the latest
-    time the files mention (a submission or a start)."""
+    reservation`` and ``scontrol show partition``, either form): the advisor plans them but
+    writes nothing. Without ``partitions`` the state's partitions are empty (not known).
+    ``now`` defaults to the latest time the files mention (a submission or a start)."""
 
     name = "slurm-snapshot"
 
@@ -633,9 +602,12 @@ class SlurmSnapshot:
         sinfo: str | os.PathLike[str],
         reservations: str | os.PathLike[str] | None = None,
         now: float | None = None,
+        *,
+        partitions: str | os.PathLike[str] | None = None,
     ) -> None:
         self.paths = (os.fspath(squeue), os.fspath(sinfo))
         self.reservations = None if reservations is None else os.fspath(reservations)
+        self.partitions = None if partitions is None else os.fspath(partitions)
         self.now = now
 
     def check(self) -> None:
@@ -648,13 +620,10 @@ class SlurmSnapshot:
         nodes = parse_sinfo(_load(sinfo_path), sinfo_path)
         reservations = []
         if self.reservations is not None:
-            try:
-                with open(self.reservations, encoding="utf-8") as f:
-                    reservations = parse_reservations(f.read(), self.reservations)
-            except OSError as exc:
-                raise InputError(
-                    f"cannot read file: {exc.strerror or exc}", path=self.reservations
-                ) from None
+            reservations = parse_reservations(_read(self.reservations), self.reservations)
+        partitions = []
+        if self.partitions is not None:
+            partitions = parse_partitions(_read(self.partitions), self.partitions)
         now = self.now
         if now is None:
             times = [j.submit for j in jobs] + [j.start for j in jobs if j.start]
@@ -664,6 +633,7 @@ class SlurmSnapshot:
             jobs=jobs,
             nodes=nodes,
             reservations=reservations,
+            partitions=partitions,
             source=f"{squeue_path} + {sinfo_path}",
             manager=version_of(squeue),
         )
@@ -679,6 +649,14 @@ class SlurmSnapshot:
 
     def unhold(self, job_ids: Sequence[int]) -> dict[int, str]:
         raise InputError("a saved snapshot cannot be changed")
+
+
+def _read(path: str) -> str:
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
 
 
 def _load(path: str) -> dict[str, Any]:

@@ -1,4 +1,5 @@
-"""What an adapter reads from a resource manager: jobs, nodes and reservations at one moment.
+"""What an adapter reads from a resource manager: jobs, nodes, partitions and reservations at
+one moment.
 
 Times are Unix seconds; time limits are seconds (``None`` = unlimited). Adapters (Slurm today;
 PBS or Flux later) fill these; the planner never sees a resource manager's own format.
@@ -10,6 +11,8 @@ from dataclasses import dataclass, field
 
 #: Slurm's reasons of a held pending job.
 HOLD_REASONS = ("JobHeldUser", "JobHeldAdmin")
+#: The states of a job that holds its nodes.
+RUNNING_STATES = ("RUNNING", "COMPLETING", "SUSPENDED")
 
 
 @dataclass(frozen=True)
@@ -38,6 +41,8 @@ class Job:
     #: Priority=``, or the advisor's), which the resource manager then never recomputes;
     #: None when the adapter cannot tell
     pinned: bool | None = None
+    #: the nodes a running job holds, in the resource manager's order; () for other jobs
+    node_names: tuple[str, ...] = ()
 
     @property
     def pending(self) -> bool:
@@ -45,7 +50,7 @@ class Job:
 
     @property
     def running(self) -> bool:
-        return self.state in ("RUNNING", "COMPLETING", "SUSPENDED")
+        return self.state in RUNNING_STATES
 
     @property
     def held(self) -> bool:
@@ -100,6 +105,27 @@ class Reservation:
         return "MAINT" in self.flags
 
 
+@dataclass(frozen=True)
+class Partition:
+    """A partition (a queue over a set of nodes) and the limits a job submitted to it meets."""
+
+    name: str
+    #: its nodes, in the resource manager's order; partitions may share nodes
+    nodes: tuple[str, ...]
+    #: Slurm's PriorityTier: pending jobs of a higher tier are considered first
+    tier: int = 1
+    #: the longest time limit a job may have, in seconds; None = unlimited
+    max_time: float | None = None
+    #: the most nodes a job may ask for; None = unlimited
+    max_nodes: int | None = None
+    #: the fewest nodes a job may ask for (1 when the partition sets no minimum)
+    min_nodes: int = 1
+    #: whether jobs submitted without a partition go here
+    default: bool = False
+    #: lower-case: ``up``, ``down``, ``drain`` or ``inactive``
+    state: str = "up"
+
+
 @dataclass
 class ClusterState:
     """One reading of a cluster: ``now`` is the resource manager's clock at the read."""
@@ -108,6 +134,8 @@ class ClusterState:
     jobs: list[Job]
     nodes: list[Node]
     reservations: list[Reservation] = field(default_factory=list)
+    #: the partitions as the resource manager defines them; empty = not known
+    partitions: list[Partition] = field(default_factory=list)
     #: where it was read from (``slurm``, or the snapshot files)
     source: str = ""
     #: the resource manager and its version, e.g. ``Slurm 22.05.8``
