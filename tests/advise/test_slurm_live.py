@@ -197,3 +197,37 @@ def test_the_loop_stops_on_sigterm_and_releases_its_jobs(slurm, tmp_path):
     assert len(ticks) >= 2 and all(t["writes"] == [] for t in ticks[1:])
     time.sleep(1.5)
     assert slurm.priorities(jobs) != steered  # Slurm computes them again
+
+
+def test_two_overlapping_partitions_start_in_the_planned_order_in_each(slurm, capsys, tmp_path):
+    """debug = c[1-4] (tier 1) and batch = c[3-4] (tier 2, at most 2 nodes). Behind a
+    whole-machine blocker: three batch jobs of 2 nodes and three debug jobs of 4, each
+    submitted longest first (Slurm's own order would be FCFS: equal sizes, equal
+    priorities). The advisor plans SJF on the site: batch's jobs first (its tier), shortest
+    first, then debug's, shortest first; a job submitted to both but over batch's MaxNodes
+    is of debug's tier and runs in debug. Every job starts in the order the plan gave it
+    within its partition."""
+    blocker = slurm.submit("blocker", 4, 1, 8, "-p", "debug")
+    deadline = time.monotonic() + 20
+    while slurm.jobs()[blocker]["job_state"] != "RUNNING":
+        assert time.monotonic() < deadline, "the blocker did not start"
+        time.sleep(0.2)
+    batch = [slurm.submit(f"b{m}", 2, m, 1, "-p", "batch") for m in (4, 3, 2)]
+    debug = [slurm.submit(f"d{m}", 4, m, 1, "-p", "debug") for m in (7, 6, 5)]
+    both = slurm.submit("both", 3, 1, 1, "-p", "debug,batch")  # over batch's MaxNodes
+    log = tmp_path / "log.jsonl"
+    code, out, _ = advise(capsys, "--policy", "sjf", "--apply", "--log", log)
+    assert code == 0, out
+    assert "in debug (tier 1), batch (tier 2)" in " ".join(out.split())
+    tick = last_tick(log)
+    planned = [e["job"] for e in tick["plan"]]
+    tiers = {e["job"]: (e["partition"], e["tier"]) for e in tick["plan"]}
+    assert planned == [*batch[::-1], both, *debug[::-1]]  # tier 2, then SJF within tier 1
+    assert {j: tiers[j] for j in batch} == {j: ("batch", 2) for j in batch}
+    assert tiers[both] == ("debug", 1) and tiers[debug[0]] == ("debug", 1)
+    done = slurm.wait_done([*batch, *debug, both], timeout=120)
+    assert all(done[j]["job_state"] == "COMPLETED" for j in [*batch, *debug, both])
+    for jobs in (batch, [both, *debug]):
+        started = sorted(jobs, key=lambda j: (done[j]["start_time"], j))
+        assert started == [j for j in planned if j in jobs]
+    assert done[both]["partition"] == "debug"

@@ -3,9 +3,13 @@
 The managed scope (partitions, or the whole cluster; a job is in it when all its partitions
 are) becomes an engine snapshot: its nodes, the nodes down or drained, its running jobs
 (started at their start time, ending at their limit), its pending jobs in submit order and the
-reservations announced on its nodes. The
-engine plans it under the chosen policy (MARS searches at `now`); jobs are ranked by planned
-start and the ranks become priorities above every job the advisor does not manage.
+reservations announced on its nodes. When the resource manager lists its partitions and the
+nodes of its running jobs, the snapshot is the scope's site (``advise.scope``): each partition
+on its own nodes, with its tier and limits, each job in the partitions it was submitted to;
+otherwise one pool of the scope's nodes. The engine plans it under the chosen policy (MARS
+searches at `now`); jobs are ranked by planned start (on partitions, within their tier: the
+tier decides the order between tiers) and the ranks become priorities above every job the
+advisor does not manage.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from hpcsched import _core
+from hpcsched.advise.scope import SiteScope, site_scope
 from hpcsched.advise.state import ClusterState, Job
 from hpcsched.exceptions import OptionError
 from hpcsched.policies import PolicySpec
@@ -42,6 +47,9 @@ class Change:
     new: int
     planned_start: float
     why: str
+    #: on partitions: where the plan starts it (None: nowhere) and its tier
+    partition: str | None = None
+    tier: int | None = None
 
 
 @dataclass
@@ -113,6 +121,10 @@ def make_plan(
             option="--policy",
         )
     scope = scope_of(partition)
+    if on_partitions(state):
+        plan = _site_plan(state, policy, partition, unlimited, drain_holds)
+        plan.seconds = time.perf_counter() - started
+        return plan
     nodes = [n for n in state.nodes if scope is None or scope & set(n.partitions)]
     empty = sorted(scope - {p for n in nodes for p in n.partitions}) if scope else []
     if not nodes or empty:
@@ -207,6 +219,182 @@ def make_plan(
         plan.holds = _drain_holds(plan, machine - down - busy)
     plan.seconds = time.perf_counter() - started
     return plan
+
+
+def on_partitions(state: ClusterState) -> bool:
+    """Whether the advisor plans ``state`` on its partitions: the resource manager listed them,
+    and the nodes of every running job."""
+    return bool(state.partitions) and all(j.node_names for j in state.jobs if j.running)
+
+
+#: Why no partition accepts a job, as the plan says it (``{p}``: its first partition).
+REFUSALS = {
+    "larger_than_partition": "larger than partition {p}",
+    "over_max_nodes": "over partition {p}'s MaxNodes",
+    "under_min_nodes": "under partition {p}'s MinNodes",
+    "over_max_time": "over partition {p}'s MaxTime",
+    "drained": "partition {p} is drained",
+}
+
+
+def _site_plan(
+    state: ClusterState,
+    policy: PolicySpec,
+    partition: str | None,
+    unlimited: float,
+    drain_holds: bool,
+) -> Plan:
+    """The plan on the scope's partitions (``advise.scope``)."""
+    scope = scope_of(partition)
+    site = site_scope(state, scope)
+    with_nodes = {p.name for p in site.partitions}
+    missing = sorted(scope - with_nodes) if scope else []
+    if not site.partitions or missing:
+        known = sorted(p.name for p in state.partitions)
+        raise OptionError(
+            f"partition {(missing[0] if missing else partition)!r} has no nodes "
+            f"(partitions: {', '.join(known) or 'none'})",
+            option="--partition",
+        )
+    pending, skipped = [], []
+    for job in sorted((j for j in state.jobs if j.pending), key=lambda j: (j.submit, j.job_id)):
+        outside = partly_in_scope(job, partition)
+        if outside:
+            skipped.append((job, f"also submitted to {','.join(outside)}, outside the scope"))
+        elif not in_scope(job, partition):
+            continue
+        elif job.held:
+            skipped.append((job, "held"))
+        elif not site.candidates(job):
+            skipped.append((job, f"partition {','.join(job.partitions)} has no nodes"))
+        else:
+            pending.append(job)
+    summary = _site_summary(state, site, pending, skipped)
+    label = policy.label
+    if not pending:
+        return Plan(state.now, partition or "all", label, {}, [], skipped, summary)
+    owner = [i for i, job in enumerate(pending) for _ in range(max(job.tasks, 1))]
+    tasks = [pending[i] for i in owner]
+
+    def limit(job: Job) -> float:
+        return unlimited if job.time_limit is None else float(job.time_limit)
+
+    empty = np.array([], dtype=np.float64)
+    result = _core.plan_snapshot(
+        state.now,
+        len(site.names),
+        0,  # (nodes down are named in the site)
+        np.array([j.job_id for j in tasks], dtype=np.int64),
+        np.array([min(j.submit, state.now) for j in tasks], dtype=np.float64),
+        np.array([j.nodes for j in tasks], dtype=np.int64),
+        np.array([limit(j) for j in tasks], dtype=np.float64),
+        np.array([j.job_id for j in site.running], dtype=np.int64),
+        np.array([min(j.start or state.now, state.now) for j in site.running], dtype=np.float64),
+        np.array(site.running_nodes, dtype=np.int64),
+        np.array([limit(j) for j in site.running], dtype=np.float64),
+        empty,
+        empty,
+        np.array([], dtype=np.int64),
+        policy.engine_name,
+        policy.window,
+        str(policy.backfill),
+        policy.search.to_native() if policy.search else None,
+        site=site.native(tasks),
+    )
+    starts = np.nan_to_num(result["planned_start"], nan=np.inf)
+    # A job (or array) starts when its first task does, where that task does.
+    first_task: dict[int, int] = {}
+    for t, i in enumerate(owner):
+        if i not in first_task or starts[t] < starts[first_task[i]]:
+            first_task[i] = t
+    managed = []
+    for i, job in enumerate(pending):
+        t = first_task[i]
+        refusal = result["rejection"][t]
+        if refusal is not None:
+            first = site.partitions[site.candidates(job)[0]].name
+            skipped.append((job, REFUSALS.get(refusal, refusal).format(p=first)))
+        else:
+            managed.append(
+                (job, float(starts[t]), int(result["partition"][t]), int(result["tier"][t]))
+            )
+    summary["pending"] = len(managed)
+    summary["skipped"] = len(skipped)
+    summary["left_alone"] = left_alone_counts(skipped)
+    changes = _tiered_changes(state, site, managed)
+    decision = {
+        k: result[k]
+        for k in ("heuristic", "window", "decided_at", "drain", "iterations", "outcomes", "seconds")
+    }
+    plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
+    if drain_holds and decision["drain"]:
+        busy = sum(site.running_nodes)
+        plan.holds = _drain_holds(plan, len(site.names) - site.down - busy)
+    return plan
+
+
+def _tiered_changes(
+    state: ClusterState, site: SiteScope, managed: list[tuple[Job, float, int, int]]
+) -> list[Change]:
+    """Priorities by planned start within each tier (a higher tier goes first whatever the
+    priorities): the ranks of a tier's jobs, from the top priority down."""
+    order = sorted(range(len(managed)), key=lambda k: (managed[k][1], k))
+    ranks: dict[int, int] = {}
+    counts: dict[int, int] = {}
+    for k in order:
+        tier = managed[k][3]
+        ranks[k] = counts.get(tier, 0)
+        counts[tier] = ranks[k] + 1
+    ids = {job.job_id for job, *_ in managed}
+    top = _top_priority(state, ids, max(counts.values(), default=0))
+    changes = []
+    for k in order:
+        job, planned, p, tier = managed[k]
+        where = site.partitions[p].name if p >= 0 else None
+        new = max(1, top - ranks[k])
+        why = _why(planned, state.now)
+        changes.append(Change(job, ranks[k], job.priority, new, planned, why, where, tier))
+    return changes
+
+
+def _site_summary(
+    state: ClusterState, site: SiteScope, pending: list[Job], skipped: list[tuple[Job, str]]
+) -> dict[str, Any]:
+    names = set(site.names)
+    return {
+        "nodes": len(site.names),
+        "down": site.down,
+        "busy": sum(site.running_nodes),
+        "running": len(site.running) + len(site.shared),
+        "sharing": len(site.shared),
+        "pending": len(pending),
+        "skipped": len(skipped),
+        "reservations": [
+            r.name for r in state.reservations if r.end > state.now and names & set(r.nodes)
+        ],
+        "partitions": [
+            {"name": p.name, "tier": p.tier, "nodes": len(p.nodes), "state": p.state}
+            for p in site.partitions
+        ],
+        "left_alone": left_alone_counts(skipped),
+    }
+
+
+def left_alone_counts(skipped: list[tuple[Job, str]]) -> dict[str, int]:
+    """How many jobs were left alone, by the kind of reason (the tick line's)."""
+    counts: dict[str, int] = {}
+    for _, why in skipped:
+        kind = (
+            "held"
+            if why == "held"
+            else "outside the scope"
+            if "outside the scope" in why
+            else "over partition limits"
+            if why.startswith(("over ", "under ", "larger "))
+            else "partition unusable"
+        )
+        counts[kind] = counts.get(kind, 0) + 1
+    return counts
 
 
 def _whole_nodes(running: list[Job], available: int) -> tuple[list[Job], list[Job]]:

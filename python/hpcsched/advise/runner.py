@@ -658,6 +658,7 @@ class Advisor:
                     "new": c.new,
                     "planned_start": _number(c.planned_start),
                     "why": c.why,
+                    **({} if c.tier is None else {"partition": c.partition, "tier": c.tier}),
                 }
                 for c in plan.changes
             ],

@@ -41,6 +41,13 @@ def advise(
         Path | None,
         typer.Option(help="With --from-json: saved `scontrol show reservation` output."),
     ] = None,
+    partitions: Annotated[
+        Path | None,
+        typer.Option(
+            help="With --from-json: saved `scontrol show partition` output; each partition is "
+            "then planned on its own nodes, with its tier and limits."
+        ),
+    ] = None,
     now: Annotated[
         float | None,
         typer.Option(help="With --from-json: the snapshot's time (Unix s; default: its latest)."),
@@ -146,9 +153,11 @@ def advise(
             "a saved snapshot is planned, never changed: drop --apply/--release/--interval",
             option="--from-json",
         )
-    adapter = (
-        SlurmCluster() if slurm else SlurmSnapshot(from_json[0], from_json[1], reservations, now)  # type: ignore[index]
-    )
+    if slurm:
+        adapter: SlurmCluster | SlurmSnapshot = SlurmCluster()
+    else:
+        squeue, sinfo = from_json  # type: ignore[misc]
+        adapter = SlurmSnapshot(squeue, sinfo, reservations, now, partitions=partitions)
     advisor = Advisor(
         adapter,
         _policy(policy, window, budget, iterations, trees, seed, lookahead),
@@ -228,6 +237,7 @@ def _line(*parts: str | tuple[str, str]) -> Text:
 def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None:
     """The plan as a table: job, current priority, new priority, why."""
     from hpcsched.advise.adapter import WRITTEN
+    from hpcsched.advise.plan import left_alone_counts
 
     plan = result.plan
     s = plan.summary
@@ -238,11 +248,27 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         choice = f"; order: {d['heuristic']} w={window}" + (" (drain)" if d["drain"] else "")
         if d["iterations"]:
             choice += f", {d['iterations']:,} iterations over {d['outcomes']} outcomes"
+    tiers = ""
+    if "partitions" in s:  # planned on partitions: each with its tier and state
+        tiers = " in " + ", ".join(
+            f"{p['name']} (tier {p['tier']}"
+            + ("" if p["state"] == "up" else f", {p['state']}")
+            + ")"
+            for p in s["partitions"]
+        )
+    left = ""
+    if plan.skipped:
+        kinds = left_alone_counts(plan.skipped)
+        left = (
+            f"; left alone {len(plan.skipped)} ("
+            + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
+            + ")"
+        )
     console.print(  # wrapped at the terminal's width, words kept whole
         _line(
             (f"tick {result.number}", "bold"),
-            f" ({result.mode}) scope {plan.scope}: {s['nodes']} nodes ({s['down']} down, "
-            f"{s['busy']} busy), {s['running']} running, {s['pending']} pending{choice}; "
+            f" ({result.mode}) scope {plan.scope}: {s['nodes']} nodes{tiers} ({s['down']} down, "
+            f"{s['busy']} busy), {s['running']} running, {s['pending']} pending{left}{choice}; "
             f"{plan.policy} decided in {result.decide_seconds:.2f} s",
         )
     )
@@ -250,9 +276,15 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         say(console, _line("nothing to plan: no pending job in this scope"))
     outcome = {w.job_id: w.outcome for w in result.writes}
     table = Table(show_edge=False, pad_edge=False)
-    for heading in ("job", "name", "user", "nodes", "limit", "priority", "new", "why"):
+    headings = ["job", "name", "user", "nodes", "limit", "priority", "new", "why"]
+    # several partitions: where each job starts in the plan (their tiers are on the tick line)
+    placed = len(s.get("partitions", ())) > 1
+    if placed:
+        headings.insert(5, "where")
+    for heading in headings:
         table.add_column(
-            Text(heading), justify="right" if heading in ("nodes", "priority", "new") else "left"
+            Text(heading),
+            justify="right" if heading in ("nodes", "priority", "new") else "left",
         )
     rows = plan.changes if all_rows else plan.changes[:limit]
     for c in rows:
@@ -260,7 +292,7 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         why = c.why
         if job.job_id in outcome and outcome[job.job_id] != WRITTEN:
             why += f" ({outcome[job.job_id]})"
-        cells = (
+        cells: tuple[str, ...] = (
             job.array or str(job.job_id),
             job.name[:20],
             job.user,
@@ -270,6 +302,8 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
             f"{c.new:,}",
             why,
         )
+        if placed:
+            cells = (*cells[:5], c.partition or "-", *cells[5:])
         table.add_row(*(Text(cell) for cell in cells))
     if plan.changes:
         console.print(kept_whole(table))
