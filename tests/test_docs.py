@@ -95,9 +95,10 @@ def sandbox(tmp_path_factory, request):
     (work / "examples").symlink_to(REPO / "examples")
     # the advisor's saved snapshot (README step 1), from the test fixtures
     fixtures = REPO / "tests" / "advise" / "fixtures"
-    shutil.copy(fixtures / "squeue-mixed.json", work / "squeue.json")
-    shutil.copy(fixtures / "sinfo-mixed.json", work / "sinfo.json")
+    shutil.copy(fixtures / "squeue-partitions.json", work / "squeue.json")
+    shutil.copy(fixtures / "sinfo-partitions.json", work / "sinfo.json")
     shutil.copy(fixtures / "scontrol-reservation.txt", work / "reservations.txt")
+    shutil.copy(fixtures / "scontrol-partition.txt", work / "partitions.txt")
     readme_sweep = next(text for lang, text in blocks("README.md") if lang == "toml")
     (work / "alpha.toml").write_text(readme_sweep)
     if request.node.callspec.params.get("page") != "README.md":
