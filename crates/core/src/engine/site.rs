@@ -134,11 +134,11 @@ impl SiteState {
         }
     }
 
-    /// Job `job` of `component` joins the queue (`component` past the last: a job no
-    /// partition may start, not kept); jobs join in index order.
+    /// Job `job` of `component` joins the end of the queue (`component` past the last: a job
+    /// no partition may start, not kept): arrivals in index order, or a look-ahead's queue in
+    /// its order (jobs downtime requeued first).
     pub(crate) fn enqueue(&mut self, job: u32, component: u32, nodes: u32, requested: f64) {
         if let Some(list) = self.waiting.get_mut(component as usize) {
-            debug_assert!(list.last().is_none_or(|last| last.job < job));
             list.push(Waiting {
                 job,
                 nodes,
