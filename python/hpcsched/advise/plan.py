@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -141,19 +142,13 @@ def make_plan(
         [j for j in state.jobs if j.running and in_scope(j, partition)], machine - down
     )
     busy = sum(j.nodes for j in running)
-    pending, skipped = [], []
-    for job in sorted((j for j in state.jobs if j.pending), key=lambda j: (j.submit, j.job_id)):
-        outside = partly_in_scope(job, partition)
-        if outside:
-            skipped.append((job, f"also submitted to {','.join(outside)}, outside the scope"))
-        elif not in_scope(job, partition):
-            continue
-        elif job.held:
-            skipped.append((job, "held"))
-        elif job.nodes > machine:
-            skipped.append((job, f"needs {job.nodes} nodes, the scope has {machine}"))
-        else:
-            pending.append(job)
+    pending, skipped = _pending(
+        state,
+        partition,
+        lambda job: (
+            f"needs {job.nodes} nodes, the scope has {machine}" if job.nodes > machine else None
+        ),
+    )
     reservations = [
         (r, sum(1 for n in r.nodes if n in names))
         for r in state.reservations
@@ -173,33 +168,15 @@ def make_plan(
     if not pending:
         return Plan(state.now, partition or "all", label, {}, [], skipped, summary)
 
-    # Each pending task of an array is a job of its own in the plan.
-    owner = [i for i, job in enumerate(pending) for _ in range(max(job.tasks, 1))]
-    tasks = [pending[i] for i in owner]
-
-    def limit(job: Job) -> float:
-        return unlimited if job.time_limit is None else float(job.time_limit)
-
-    result = _core.plan_snapshot(
-        state.now,
-        machine,
-        down,
-        np.array([j.job_id for j in tasks], dtype=np.int64),
-        np.array([min(j.submit, state.now) for j in tasks], dtype=np.float64),
-        np.array([j.nodes for j in tasks], dtype=np.int64),
-        np.array([limit(j) for j in tasks], dtype=np.float64),
-        np.array([j.job_id for j in running], dtype=np.int64),
-        np.array([min(j.start or state.now, state.now) for j in running], dtype=np.float64),
-        np.array([j.nodes for j in running], dtype=np.int64),
-        np.array([limit(j) for j in running], dtype=np.float64),
+    maintenance = (
         np.array([r.start for r, _ in reservations], dtype=np.float64),
         np.array([r.end for r, _ in reservations], dtype=np.float64),
         np.array([0 if k >= machine else k for _, k in reservations], dtype=np.int64),
-        policy.engine_name,
-        policy.window,
-        str(policy.backfill),  # resolved by the spec
-        policy.search.to_native() if policy.search else None,
     )
+    result, owner = _engine_plan(
+        state, policy, unlimited, pending, (running, [j.nodes for j in running]),
+        (machine, down), maintenance,
+    )  # fmt: skip
     # A job (or array) starts when its first task does.
     first = np.full(len(pending), np.inf)
     np.minimum.at(first, owner, np.nan_to_num(result["planned_start"], nan=np.inf))
@@ -210,15 +187,81 @@ def make_plan(
         job = pending[i]
         new = max(1, top - rank)
         changes.append(Change(job, rank, job.priority, new, first[i], _why(first[i], state.now)))
-    decision = {
-        k: result[k]
-        for k in ("heuristic", "window", "decided_at", "drain", "iterations", "outcomes", "seconds")
-    }
+    decision = _decision(result)
     plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
     if drain_holds and decision["drain"]:
         plan.holds = _drain_holds(plan, machine - down - busy)
     plan.seconds = time.perf_counter() - started
     return plan
+
+
+def _pending(
+    state: ClusterState, partition: str | None, refuse: Callable[[Job], str | None]
+) -> tuple[list[Job], list[tuple[Job, str]]]:
+    """The scope's pending jobs to plan, in submit order (ties by id), and those left alone
+    with why: submitted outside the scope too, held, or what ``refuse`` says of it."""
+    pending, skipped = [], []
+    for job in sorted((j for j in state.jobs if j.pending), key=lambda j: (j.submit, j.job_id)):
+        outside = partly_in_scope(job, partition)
+        if outside:
+            skipped.append((job, f"also submitted to {','.join(outside)}, outside the scope"))
+        elif not in_scope(job, partition):
+            continue
+        elif job.held:
+            skipped.append((job, "held"))
+        elif (why := refuse(job)) is not None:
+            skipped.append((job, why))
+        else:
+            pending.append(job)
+    return pending, skipped
+
+
+def _engine_plan(
+    state: ClusterState,
+    policy: PolicySpec,
+    unlimited: float,
+    pending: list[Job],
+    running: tuple[Sequence[Job], Sequence[int]],
+    machine: tuple[int, int],
+    maintenance: tuple[np.ndarray, np.ndarray, np.ndarray],
+    site: SiteScope | None = None,
+) -> tuple[dict[str, Any], list[int]]:
+    """The engine's plan (``_core.plan_snapshot``) of ``pending``, each task of an array a job
+    of its own, with ``running`` jobs (and the nodes each holds) on ``machine`` (nodes, nodes
+    down); returns the result and the pending job of each task."""
+    owner = [i for i, job in enumerate(pending) for _ in range(max(job.tasks, 1))]
+    tasks = [pending[i] for i in owner]
+    jobs, counts = running
+
+    def limit(job: Job) -> float:
+        return unlimited if job.time_limit is None else float(job.time_limit)
+
+    result = _core.plan_snapshot(
+        state.now,
+        machine[0],
+        machine[1],
+        np.array([j.job_id for j in tasks], dtype=np.int64),
+        np.array([min(j.submit, state.now) for j in tasks], dtype=np.float64),
+        np.array([j.nodes for j in tasks], dtype=np.int64),
+        np.array([limit(j) for j in tasks], dtype=np.float64),
+        np.array([j.job_id for j in jobs], dtype=np.int64),
+        np.array([min(j.start or state.now, state.now) for j in jobs], dtype=np.float64),
+        np.array(counts, dtype=np.int64),
+        np.array([limit(j) for j in jobs], dtype=np.float64),
+        *maintenance,
+        policy.engine_name,
+        policy.window,
+        str(policy.backfill),  # resolved by the spec
+        policy.search.to_native() if policy.search else None,
+        site=None if site is None else site.native(tasks),
+    )
+    return result, owner
+
+
+def _decision(result: dict[str, Any]) -> dict[str, Any]:
+    """The decision behind a plan, as the engine reports it."""
+    keys = ("heuristic", "window", "decided_at", "drain", "iterations", "outcomes", "seconds")
+    return {k: result[k] for k in keys}
 
 
 def on_partitions(state: ClusterState) -> bool:
@@ -256,51 +299,27 @@ def _site_plan(
             f"(partitions: {', '.join(known) or 'none'})",
             option="--partition",
         )
-    pending, skipped = [], []
-    for job in sorted((j for j in state.jobs if j.pending), key=lambda j: (j.submit, j.job_id)):
-        outside = partly_in_scope(job, partition)
-        if outside:
-            skipped.append((job, f"also submitted to {','.join(outside)}, outside the scope"))
-        elif not in_scope(job, partition):
-            continue
-        elif job.held:
-            skipped.append((job, "held"))
-        elif not site.candidates(job):
-            skipped.append((job, f"partition {','.join(job.partitions)} has no nodes"))
-        else:
-            pending.append(job)
+    pending, skipped = _pending(
+        state,
+        partition,
+        lambda job: (
+            None if site.candidates(job) else f"partition {','.join(job.partitions)} has no nodes"
+        ),
+    )
     summary = _site_summary(state, site, pending, skipped)
     label = policy.label
     if not pending:
         return Plan(state.now, partition or "all", label, {}, [], skipped, summary)
-    owner = [i for i, job in enumerate(pending) for _ in range(max(job.tasks, 1))]
-    tasks = [pending[i] for i in owner]
-
-    def limit(job: Job) -> float:
-        return unlimited if job.time_limit is None else float(job.time_limit)
-
-    empty = np.array([], dtype=np.float64)
-    result = _core.plan_snapshot(
-        state.now,
-        len(site.names),
-        0,  # (nodes down are named in the site)
-        np.array([j.job_id for j in tasks], dtype=np.int64),
-        np.array([min(j.submit, state.now) for j in tasks], dtype=np.float64),
-        np.array([j.nodes for j in tasks], dtype=np.int64),
-        np.array([limit(j) for j in tasks], dtype=np.float64),
-        np.array([j.job_id for j in site.running], dtype=np.int64),
-        np.array([min(j.start or state.now, state.now) for j in site.running], dtype=np.float64),
-        np.array(site.running_nodes, dtype=np.int64),
-        np.array([limit(j) for j in site.running], dtype=np.float64),
-        empty,
-        empty,
+    none = (
+        np.array([], dtype=np.float64),
+        np.array([], dtype=np.float64),
         np.array([], dtype=np.int64),
-        policy.engine_name,
-        policy.window,
-        str(policy.backfill),
-        policy.search.to_native() if policy.search else None,
-        site=site.native(tasks),
     )
+    # (nodes down and reservations are named in the site)
+    result, owner = _engine_plan(
+        state, policy, unlimited, pending, (site.running, site.running_nodes),
+        (len(site.names), 0), none, site,
+    )  # fmt: skip
     starts = np.nan_to_num(result["planned_start"], nan=np.inf)
     # A job (or array) starts when its first task does, where that task does.
     first_task: dict[int, int] = {}
@@ -322,10 +341,7 @@ def _site_plan(
     summary["skipped"] = len(skipped)
     summary["left_alone"] = left_alone_counts(skipped)
     changes = _tiered_changes(state, site, managed)
-    decision = {
-        k: result[k]
-        for k in ("heuristic", "window", "decided_at", "drain", "iterations", "outcomes", "seconds")
-    }
+    decision = _decision(result)
     plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
     if drain_holds and decision["drain"]:
         busy = sum(site.running_nodes)
