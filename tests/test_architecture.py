@@ -75,13 +75,16 @@ PACKAGE = REPO / "python" / "hpcsched"
 #: The package's layers, bottom up (docs/architecture.md): a module may import from its own
 #: layer and those below. The package root (`hpcsched/__init__.py`) re-exports and is exempt.
 PYTHON_LAYERS = {
-    **dict.fromkeys(["exceptions", "_records", "_core", "classes", "logs", "units"], 0),
+    **dict.fromkeys(
+        ["exceptions", "_records", "_core", "classes", "logs", "units", "slurm_text"], 0
+    ),
     "_io": 1,
     "workload": 2,
     **dict.fromkeys(
         [
             "platform",
             "site",
+            "slurm_conf",
             "assignment",
             "protocol",
             "policies",

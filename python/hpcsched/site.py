@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from hpcsched.exceptions import InputError, shown, unknown_name
+from hpcsched.slurm_text import slurm_duration
 
 if TYPE_CHECKING:
     from hpcsched.platform import NodeGroup
@@ -56,9 +57,6 @@ ROUTE_KEYS = ("partition", "queue", "min_nodes", "max_nodes", "max_time")
 #: Slurm's words for "no limit" (``MaxTime=UNLIMITED``, ``MaxNodes=INFINITE``).
 UNLIMITED = ("unlimited", "infinite")
 
-#: Slurm time text: minutes, minutes:seconds, hours:minutes:seconds, days-hours,
-#: days-hours:minutes, days-hours:minutes:seconds.
-_SLURM_TIME = re.compile(r"^(?:(\d+)-)?(\d+)(?::(\d+))?(?::(\d+))?$")
 _NODE_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
 
 Ranges = tuple[tuple[int, int], ...]
@@ -346,20 +344,12 @@ def slurm_time(value: object, path: str, field: str) -> float | None:
     if value is None:
         return None
     if isinstance(value, str):
-        text = value.strip()
-        if text.lower() in UNLIMITED:
-            return None
-        match = _SLURM_TIME.match(text)
-        if match:
-            days, first, second, third = (int(g) if g else None for g in match.groups())
-            if days is None and third is None:  # "minutes" or "minutes:seconds"
-                seconds = 60 * (first or 0) + (second or 0)
-            else:  # [days-]hours[:minutes[:seconds]]
-                seconds = (
-                    86400 * (days or 0) + 3600 * (first or 0) + 60 * (second or 0) + (third or 0)
-                )
-            if seconds > 0:
-                return float(seconds)
+        try:
+            seconds = slurm_duration(value)
+        except ValueError:
+            seconds = 0.0
+        if seconds is None or seconds > 0:
+            return seconds
     elif (
         not isinstance(value, bool) and isinstance(value, int | float) and 0 < value < float("inf")
     ):

@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from hpcsched.advise.scontrol import slurm_duration
 from hpcsched.advise.slurm import (
     SlurmCluster,
     SlurmSnapshot,
@@ -21,6 +20,7 @@ from hpcsched.advise.slurm import (
 )
 from hpcsched.advise.state import Partition
 from hpcsched.exceptions import InputError
+from hpcsched.slurm_text import slurm_duration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

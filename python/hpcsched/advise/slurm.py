@@ -44,11 +44,11 @@ from hpcsched.advise.adapter import (
     Write,
     cut_off,
 )
-from hpcsched.advise.scontrol import expand_hostlist as expand_hostlist
 from hpcsched.advise.scontrol import parse_partitions as parse_partitions
 from hpcsched.advise.scontrol import parse_reservations as parse_reservations
 from hpcsched.advise.state import HOLD_REASONS, RUNNING_STATES, ClusterState, Job, Node
 from hpcsched.exceptions import InputError
+from hpcsched.slurm_text import expand_hostlist as expand_hostlist
 
 T = TypeVar("T")
 
