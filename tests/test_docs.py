@@ -111,7 +111,12 @@ def sandbox(tmp_path_factory, request):
 
 def _bare_names(work: Path) -> None:
     """The files the docs pages (not the README) name by bare names."""
-    for name in ("HPC2N-2002-2.2-cln", "SDSC-BLUE-2000-4.2-cln", "KTH-SP2-1996-2.1-cln"):
+    for name in (
+        "HPC2N-2002-2.2-cln",
+        "SDSC-BLUE-2000-4.2-cln",
+        "KTH-SP2-1996-2.1-cln",
+        "CEA-Curie-2011-2.1-cln",
+    ):
         (work / f"{name}.swf.gz").symlink_to(TRACES / "pwa" / f"{name}.swf.gz")
     (work / "lublin_256.swf.gz").symlink_to(TRACES / "pwa" / "lublin_256.swf.gz")
     for name in ("DAS2-fs1-0-3000", "DAS2-fs2-0-3000"):

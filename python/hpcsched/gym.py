@@ -42,11 +42,12 @@ from gymnasium import spaces
 from hpcsched import _core
 from hpcsched.exceptions import OptionError, unknown_name
 from hpcsched.experiment import slice_workload
-from hpcsched.platform import Platform, load_platform
+from hpcsched.platform import Platform
 from hpcsched.policies import PAPER_TERMS
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.rewards import parse_reward
 from hpcsched.run import native_run, new_simulation, resolve_platform
+from hpcsched.run.options import open_platform
 from hpcsched.run.partitions import fit_partitions, site_options
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
@@ -84,7 +85,7 @@ class SchedulingEnv(gymnasium.Env):
             raise OptionError(f"reward_mode must be final or step, not {reward_mode!r}")
         if not (isinstance(slots, int) and slots >= 1):
             raise OptionError(f"slots must be a positive integer, not {slots!r}")
-        self.platform = load_platform(platform) if isinstance(platform, str) else platform
+        self.platform = open_platform(platform) if isinstance(platform, str) else platform
         if action in POWER_ACTIONS and (self.platform is None or self.platform.power is None):
             raise OptionError(f"action {action!r} switches nodes: give a platform with power")
         self._source = workload if callable(workload) else None

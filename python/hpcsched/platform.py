@@ -126,6 +126,8 @@ class Platform:
     source: str = "<memory>"
     groups: tuple[NodeGroup, ...] = ()
     site: Site | None = None
+    #: what reading it noticed and left as it is (a run repeats them among its warnings)
+    notes: tuple[str, ...] = ()
 
     @property
     def heterogeneous(self) -> bool:

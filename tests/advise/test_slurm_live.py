@@ -231,3 +231,27 @@ def test_two_overlapping_partitions_start_in_the_planned_order_in_each(slurm, ca
         started = sorted(jobs, key=lambda j: (done[j]["start_time"], j))
         assert started == [j for j in planned if j in jobs]
     assert done[both]["partition"] == "debug"
+
+
+def test_the_clusters_own_slurm_conf_gives_the_site_slurmctld_reports(slurm):
+    """The test cluster's slurm.conf, read by hpcsched, against what its slurmctld reports
+    (scontrol show partition, sinfo): the same nodes, and each partition's nodes, tier,
+    limits, state and default."""
+    from hpcsched.slurm_conf import read_slurm_conf
+
+    platform = read_slurm_conf(slurm.conf).platform()
+    state = SlurmCluster().read()
+    assert platform.nodes == len(state.nodes) == 4
+    assert [(g.nodes, g.cores) for g in platform.groups] == [(4, 4)]  # c[1-4], CPUs=4
+    assert platform.site is not None
+    ours = {
+        p.name: (sum(b - a for a, b in p.ranges), p.tier, p.max_time, p.max_nodes, p.min_nodes,
+                 p.state, p.default)
+        for p in platform.site.partitions
+    }  # fmt: skip
+    reported = {
+        p.name: (len(p.nodes), p.tier, p.max_time, p.max_nodes, p.min_nodes, p.state, p.default)
+        for p in state.partitions
+    }
+    assert ours == reported
+    assert ours["batch"] == (2, 2, 3600.0, 2, 1, "up", False)

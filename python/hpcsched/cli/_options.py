@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import typer
 
-from hpcsched.exceptions import OptionError
+from hpcsched.exceptions import OptionError, shown
 
 if TYPE_CHECKING:
     from hpcsched.policies import PolicySpec
@@ -220,8 +220,15 @@ class RunOptions:
         str | None,
         typer.Option(
             help="Platform preset (AOBA-64, AOBA-1152, Taurus-64, Taurus-1152; CEA-Curie, "
-            "CTC-SP2, SDSC-BLUE with partitions) or TOML file: sets the machine size, its "
-            "partitions, and with a power model reports energy."
+            "CTC-SP2, SDSC-BLUE with partitions), TOML file or a site's slurm.conf: sets the "
+            "machine size, its partitions, and with a power model reports energy."
+        ),
+    ] = None
+    slurm_conf: Annotated[
+        Path | None,
+        typer.Option(
+            help="A site's slurm.conf (its Include files too): the machine and its partitions "
+            "from its NodeName and PartitionName lines (as --platform FILE.conf)."
         ),
     ] = None
     announce_lead: Annotated[
@@ -236,7 +243,21 @@ class RunOptions:
     def given(self) -> dict[str, Any]:
         """The notice of maintenance and the overrun policy, those given (the run's defaults
         otherwise)."""
-        return _given(self, leave_out=("downtime", "platform"))
+        return _given(self, leave_out=("downtime", "platform", "slurm_conf"))
+
+    def site(self) -> str | None:
+        """The platform given: ``--platform``, or ``--slurm-conf``'s file (not both), which a
+        run reads as a slurm.conf by its ``.conf`` name (``run.options.open_platform``)."""
+        if self.slurm_conf is None:
+            return self.platform
+        if self.platform is not None:
+            raise OptionError("give --platform or --slurm-conf, not both", option="--slurm-conf")
+        if self.slurm_conf.suffix != ".conf":
+            raise OptionError(
+                f"{shown(str(self.slurm_conf))}: a Slurm configuration file's name ends in .conf",
+                option="--slurm-conf",
+            )
+        return str(self.slurm_conf)
 
 
 @option_group

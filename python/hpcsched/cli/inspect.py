@@ -24,21 +24,23 @@ def inspect(
         str | None,
         typer.Option(
             metavar="PRESET|FILE",
-            help="A platform with partitions (e.g. CEA-Curie): also where the jobs would run.",
+            help="A platform with partitions (e.g. CEA-Curie, or a site's slurm.conf): also "
+            "where the jobs would run.",
         ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes, and what
     the site recorded (waits, utilization, job status, queues and partitions)."""
-    from hpcsched.platform import Platform, load_platform
+    from hpcsched.platform import Platform
+    from hpcsched.run.options import open_platform
     from hpcsched.workload import load_workload
     from hpcsched.workload.stats import describe
 
     nodes, ppn = reading.checked()
     machine: Platform | None = None
     if platform is not None:
-        machine = load_platform(platform)
+        machine = open_platform(platform)
         if machine.site is None:
             raise OptionError(
                 f"platform {machine.name} has no partitions: inspect --platform tells where jobs "
@@ -53,6 +55,7 @@ def inspect(
         from hpcsched.assignment import describe_assignment
 
         info["site"] = {"platform": machine.name, **describe_assignment(workload, machine)}
+        info["warnings"] = [*info["warnings"], *machine.notes]
     if as_json:
         console.print_json(json.dumps(info))
         return

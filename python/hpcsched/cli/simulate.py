@@ -77,7 +77,7 @@ def simulate(
         check_overrun(setting.overrun)
     nodes, ppn = reading.checked()
     start, stop = opt.job_slice(part)
-    machine, nodes = resolve_platform(setting.platform, nodes)
+    machine, nodes = resolve_platform(setting.site(), nodes)
     if out is None:
         name = slug(spec.name) if isinstance(spec, PythonPolicySpec) else spec.name
         stem = opt.trace_stem(trace) + opt.slice_suffix(start, stop)

@@ -86,6 +86,16 @@ def check_decision_log(
         )
 
 
+def open_platform(name_or_path: str | os.PathLike[str]) -> Platform:
+    """A preset, a platform TOML file, or a Slurm configuration file (a path ending in
+    ``.conf``: ``slurm_conf``)."""
+    if os.fspath(name_or_path).endswith(".conf"):
+        from hpcsched.slurm_conf import read_slurm_conf
+
+        return read_slurm_conf(name_or_path).platform()
+    return load_platform(name_or_path)
+
+
 def resolve_platform(
     platform: Platform | str | os.PathLike[str] | None, nodes: int | None
 ) -> tuple[Platform | None, int | None]:
@@ -95,7 +105,7 @@ def resolve_platform(
     if platform is None:
         return None, nodes
     if not isinstance(platform, Platform):
-        platform = load_platform(platform)
+        platform = open_platform(platform)
     if nodes is not None and nodes != platform.nodes:
         raise OptionError(
             f"{nodes} nodes given but platform {platform.name} has {platform.nodes}",

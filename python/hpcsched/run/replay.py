@@ -99,6 +99,8 @@ def simulate(
             strict=strict,
         )
     check_power_model(spec, platform)
+    if platform is not None and platform.notes:
+        workload = replace(workload, warnings=[*workload.warnings, *platform.notes])
     assignment = None
     if platform is not None and site is not None:
         workload, assignment = fit_partitions(workload, platform)
