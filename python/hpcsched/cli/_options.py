@@ -227,6 +227,7 @@ class RunOptions:
     slurm_conf: Annotated[
         Path | None,
         typer.Option(
+            metavar="FILE",
             help="A site's slurm.conf (its Include files too): the machine and its partitions "
             "from its NodeName and PartitionName lines (as --platform FILE.conf)."
         ),
