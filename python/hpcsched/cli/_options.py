@@ -229,7 +229,7 @@ class RunOptions:
         typer.Option(
             metavar="FILE",
             help="A site's slurm.conf (its Include files too): the machine and its partitions "
-            "from its NodeName and PartitionName lines (as --platform FILE.conf)."
+            "from its NodeName and PartitionName lines (as --platform FILE.conf).",
         ),
     ] = None
     announce_lead: Annotated[
