@@ -13,7 +13,9 @@ Where a job's partitions come from, first that applies:
 - ``default``: the default partition.
 
 A job's node count in a candidate is ``ceil(procs / cores)`` of that partition's nodes, with
-``procs`` the ``procs`` column when present, else ``nodes * procs_per_node``. Whether a job is
+``procs`` the ``procs`` column when present, else ``nodes * procs_per_node``; and at least the
+``recorded_nodes`` column when present (a Slurm record of the nodes a job ran on: a job of
+one CPU per node on 4 nodes still needs 4). Whether a job is
 within its partition's limits is the engine's decision, not made here.
 
 All of it works on the few distinct recorded names and queues, then on whole columns: one
@@ -100,7 +102,8 @@ def assign_partitions(workload: Workload, platform: Platform) -> Assignment:
             choice[rows], how[rows] = len(lists), _ROUTED
             lists.append((target,))
 
-    return _csr(lists, choice, procs, cores, how, unknown)
+    floor = jobs["recorded_nodes"].to_numpy(np.int64) if "recorded_nodes" in jobs else None
+    return _csr(lists, choice, procs, cores, how, unknown, floor)
 
 
 def _procs(jobs: pd.DataFrame, procs_per_node: int) -> np.ndarray:
@@ -176,8 +179,10 @@ def _csr(
     cores: np.ndarray,
     how: np.ndarray,
     unknown: dict[str, int],
+    floor: np.ndarray | None = None,
 ) -> Assignment:
-    """The assignment from each job's ``choice`` among the candidate ``lists``."""
+    """The assignment from each job's ``choice`` among the candidate ``lists`` (``floor``: each
+    job's fewest nodes, if any)."""
     width = max(len(c) for c in lists)
     table = np.full((len(lists), width), -1, dtype=np.int64)
     for k, candidates in enumerate(lists):
@@ -191,6 +196,8 @@ def _csr(
         rows = table[choice]
         partitions = rows[rows >= 0]  # row by row, in each job's order
     nodes = _ceil_div(np.repeat(procs, counts), cores[partitions])
+    if floor is not None:
+        nodes = np.maximum(nodes, np.repeat(floor, counts))
     placed = np.bincount(how, minlength=len(HOW))
     return Assignment(
         offsets=offsets,

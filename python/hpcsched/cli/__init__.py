@@ -89,7 +89,7 @@ METAVARS = {
     "policy": "NAME",
     "backfill": "easy|none",
     "overrun": "continue|kill",
-    "format": "swf|json",
+    "format": "swf|json|sacct",
     "procs_per_node": "K|auto",
     "platform": "PRESET|FILE",
     "downtime": "FILE",

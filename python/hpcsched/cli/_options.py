@@ -199,7 +199,9 @@ class TraceOptions:
         str | None,
         typer.Option(help="Processors per node (default 1), or 'auto' (MaxProcs / MaxNodes)."),
     ] = None
-    format: Annotated[str | None, typer.Option(help="swf or json (default: from the name).")] = None
+    format: Annotated[
+        str | None, typer.Option(help="swf, json or sacct (default: from the name).")
+    ] = None
 
     def checked(self) -> tuple[int | None, int | str]:
         """The machine size and processors per node, checked (by the readers' own checks)

@@ -1,4 +1,5 @@
-"""Workloads: readers for SWF and Batsim JSON traces, generators, downtime calendars."""
+"""Workloads: readers for SWF and Batsim JSON traces and Slurm accounting records (sacct),
+generators, downtime calendars."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     )
     from hpcsched.workload.model import Workload
 
-FORMATS = ("swf", "json")
+FORMATS = ("swf", "json", "sacct")
 
 #: Names loaded on first use (the readers and the job table bring numpy and pandas).
 _LAZY = {
@@ -42,7 +43,8 @@ def __getattr__(name: str) -> Any:
 
 
 def detect_format(path: str | os.PathLike[str]) -> str:
-    """``swf`` or ``json`` from the file name (``.gz`` allowed)."""
+    """``swf``, ``json`` or ``sacct`` (``.sacct``, ``.psv``: ``sacct --parsable2`` output) from
+    the file name (``.gz`` allowed)."""
     name = os.fspath(path).lower()
     if name.endswith(".gz"):
         name = name[:-3]
@@ -50,9 +52,11 @@ def detect_format(path: str | os.PathLike[str]) -> str:
         return "swf"
     if name.endswith(".json"):
         return "json"
+    if name.endswith((".sacct", ".psv")):
+        return "sacct"
     raise InputError(
-        "cannot tell the format from the name (expected .swf or .json, optionally .gz); "
-        "give --format swf|json",
+        "cannot tell the format from the name (expected .swf, .json or .sacct, optionally "
+        ".gz); give --format swf|json|sacct",
         path=os.fspath(path),
     )
 
@@ -106,6 +110,14 @@ def _read(
                 "JSON workloads give sizes in nodes already", option="--procs-per-node"
             )
         return read_batsim_file(path, nodes=nodes, strict=strict)
+    if fmt == "sacct":
+        from hpcsched.workload.sacct import read_sacct
+
+        if procs_per_node not in (1, "1"):
+            raise OptionError(
+                "sacct records give sizes in nodes already", option="--procs-per-node"
+            )
+        return read_sacct(path, nodes=nodes, strict=strict)
     raise OptionError(unknown_name("format", fmt, FORMATS), option="--format")
 
 
