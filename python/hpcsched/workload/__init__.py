@@ -104,6 +104,8 @@ def _read(
         return read_swf(
             path, nodes=nodes, procs_per_node=procs_per_node, lenient=lenient, strict=strict
         )
+    if fmt == "json" and _sacct_json(path):
+        fmt = "sacct"  # sacct --json, not a Batsim workload
     if fmt == "json":
         if procs_per_node not in (1, "1"):
             raise OptionError(
@@ -119,6 +121,16 @@ def _read(
             )
         return read_sacct(path, nodes=nodes, strict=strict)
     raise OptionError(unknown_name("format", fmt, FORMATS), option="--format")
+
+
+def _sacct_json(path: str | os.PathLike[str]) -> bool:
+    from hpcsched._io import read_bytes
+    from hpcsched.workload.sacct import is_sacct_json
+
+    try:
+        return is_sacct_json(bytes(read_bytes(os.fspath(path)))[:4096])
+    except (InputError, OSError):
+        return False  # the reader says why
 
 
 __all__ = [

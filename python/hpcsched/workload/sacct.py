@@ -1,4 +1,5 @@
-"""Reader for Slurm's accounting records: ``sacct --parsable2`` text (docs/formats.md, "sacct").
+"""Reader for Slurm's accounting records: ``sacct --parsable2`` text or ``sacct --json``
+(docs/formats.md, "Slurm accounting records").
 
 The fields, by the header line sacct prints (any order, names in any case; ``--format`` must
 ask for them): ``JobIDRaw`` (or ``JobID``), ``Submit``, ``Start``, ``End``, ``Timelimit`` and
@@ -25,13 +26,22 @@ times matter to a replay, so another zone shifts nothing but across a daylight-s
   ``partition_name`` (the partitions it could run in, as recorded), ``job_name``, ``line``,
   and ``recorded_wait``. Users are numbered in order of first appearance.
 
-Errors (``InputError``, file and line): no header line, a needed field missing from it (named),
-a line with another number of fields, a time, duration or count that is not one.
+``sacct --json`` (Slurm 22.05's ``openapi/v0.0.38`` shape; tests/workload/fixtures/README.md)
+gives the same jobs: one record per job (its steps inside it), times as Unix seconds in
+``time`` (``submission``, ``eligible``, ``start``, ``end``: 0 or null when not set), the limit
+in minutes (``time.limit``, null when unlimited), ``allocation_nodes``, the allocated CPUs in
+``tres.allocated``, ``state.current``; the ``line`` column is then the record's position in
+``jobs`` (from 1).
+
+Errors (``InputError``, file and line, or the JSON field): no header line, a needed field missing
+from it (named), a line with another number of fields, a time, duration or count that is not
+one; JSON that is not sacct's.
 """
 
 from __future__ import annotations
 
 import calendar
+import json
 import os
 import re
 import time
@@ -85,7 +95,95 @@ def read_sacct(
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+    if text.lstrip().startswith("{"):
+        try:
+            document = json.loads(text)
+        except ValueError as exc:
+            raise InputError(f"not JSON: {exc}", path=name) from None
+        return parse_sacct_json(document, name, nodes=nodes, strict=strict)
     return parse_sacct(text, name, nodes=nodes, strict=strict)
+
+
+def is_sacct_json(head: bytes) -> bool:
+    """Whether the first bytes of a JSON file look like ``sacct --json`` output (its ``meta``
+    names Slurm's accounting command), not a Batsim workload."""
+    text = head.decode("utf-8", "replace")
+    # 22.05: "openapi/dbv0.0.38", "Slurm OpenAPI DB"; later: "openapi/slurmdbd", "sacct"
+    marks = ("OpenAPI DB", "dbv0", "slurmdbd", '"sacct"')
+    return '"meta"' in text and any(m in text for m in marks)
+
+
+def parse_sacct_json(
+    document: Any, path: str = "<input>", nodes: int | None = None, strict: bool = False
+) -> Workload:
+    """The workload of ``sacct --json`` output (module docstring)."""
+    records = document.get("jobs") if isinstance(document, dict) else None
+    if not isinstance(records, list):
+        raise InputError("not sacct --json output: no 'jobs' list", path=path, field="jobs")
+    rows = [_json_row(record, path, k) for k, record in enumerate(records)]
+    return _workload(rows, 0, path, nodes, strict)
+
+
+def _json_row(record: Any, path: str, k: int) -> dict[str, Any]:
+    where = f"jobs[{k}]"
+    if not isinstance(record, dict):
+        raise InputError("a job record is not an object", path=path, field=where)
+
+    def number(value: Any, field: str) -> float | None:
+        """A JSON number (newer releases: ``{"set": ..., "infinite": ..., "number": ...}``);
+        None when unset, infinite or null."""
+        if isinstance(value, dict):
+            if not value.get("set", True) or value.get("infinite"):
+                return None
+            value = value.get("number")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise InputError(f"expected a number, not {shown(value)}", path=path, field=field)
+        return float(value)
+
+    def text(key: str) -> str:
+        value = record.get(key)
+        if isinstance(value, dict):  # state: {"current": ..., "reason": ...}
+            value = value.get("current")
+        return "" if value is None else str(value)
+
+    times = record.get("time")
+    if not isinstance(times, dict):
+        raise InputError("no 'time' object", path=path, field=f"{where}.time")
+
+    def when(key: str) -> float | None:
+        value = number(times.get(key), f"{where}.time.{key}")
+        return value if value else None  # (0: not set)
+
+    job_id = number(record.get("job_id"), f"{where}.job_id")
+    if job_id is None:
+        raise InputError("missing", path=path, field=f"{where}.job_id")
+    limit = number(times.get("limit"), f"{where}.time.limit")
+    allocated = (record.get("tres") or {}).get("allocated") or []
+    cpus = sum(
+        t.get("count") or 0 for t in allocated if isinstance(t, dict) and t.get("type") == "cpu"
+    )
+    if not cpus:
+        cpus = int(number((record.get("required") or {}).get("CPUs"), f"{where}.required") or 0)
+    return {
+        "job_id": int(job_id),
+        "submit": when("submission"),
+        "eligible": when("eligible"),
+        "start": when("start"),
+        "end": when("end"),
+        "limit": None if limit is None else 60.0 * limit,
+        "nodes": int(number(record.get("allocation_nodes"), f"{where}.allocation_nodes") or 0),
+        "procs": int(cpus),
+        "user_name": text("user"),
+        "group_name": text("group"),
+        "account": text("account"),
+        "qos": text("qos"),
+        "partition_name": text("partition"),
+        "state": text("state").split(" ")[0].upper(),
+        "job_name": text("name"),
+        "line": k + 1,
+    }
 
 
 def parse_sacct(
