@@ -6,9 +6,17 @@
 # PriorityTier=1, no MaxTime or MaxNodes; batch = c[3-4], PriorityTier=2 (Slurm schedules its
 # jobs first on the nodes both share), MaxNodes=2, MaxTime=60 (minutes). Both DefaultTime=10.
 #
+# With --accounting the cluster also keeps accounts (sacct, fair-share): a private MariaDB and a
+# slurmdbd under BASE, the cluster `ci` with accounts acct_a (users u1, u2) and acct_b (user u3),
+# Unix users created with `useradd -M` when missing, and multifactor priority with age and
+# fair-share weights (see write_conf). It uses its own ports, so it can run beside a plain
+# cluster. Recipe and pitfalls: /work/shared/notes/slurm-accounting.md.
+#
 #   scripts/slurm-cluster.sh install        # apt-get the Debian packages if slurmctld is missing
+#   scripts/slurm-cluster.sh install-accounting  # also mariadb-server and slurmdbd, if missing
 #   scripts/slurm-cluster.sh start BASE     # last stdout line: export SLURM_CONF=BASE/etc/slurm.conf
-#   scripts/slurm-cluster.sh status BASE    # exit 0 if slurmctld answers and all nodes respond
+#   scripts/slurm-cluster.sh start BASE --accounting  # the same, with slurmdbd and MariaDB
+#   scripts/slurm-cluster.sh status BASE    # exit 0 if slurmctld, all nodes (and slurmdbd) answer
 #   scripts/slurm-cluster.sh stop BASE      # cancel all jobs, stop every daemon; never fails
 set -euo pipefail
 
@@ -17,11 +25,35 @@ export PATH="$PATH:/usr/sbin:/sbin"
 
 readonly NODES=(c1 c2 c3 c4)
 readonly CPUS_PER_NODE=4
-# Ports away from Slurm's defaults (6817/6818) so a system Slurm cannot collide with ours.
-readonly CTLD_PORT=16817
-readonly FIRST_NODE_PORT=17001
+# Ports away from Slurm's defaults (6817/6818) so a system Slurm cannot collide with ours. The
+# accounting cluster has its own (and slurmdbd's 18819 and MariaDB's 13306, away from 6819 and
+# 3306), so the two kinds can run at once: the advisor's tests on one, accounting on the other.
+readonly PLAIN_CTLD_PORT=16817
+readonly PLAIN_FIRST_NODE_PORT=17001
+readonly ACCT_CTLD_PORT=18817
+readonly ACCT_FIRST_NODE_PORT=18001
+readonly DBD_PORT=18819
+readonly DB_PORT=13306
 readonly START_TIMEOUT=60
+# An accounting start takes 5 to 8 s on an idle machine (MariaDB's first start, then the accounts,
+# each sacctmgr call 0.2 to 0.6 s); leave room for a busy one.
+readonly ACCT_START_TIMEOUT=120
 readonly DRAIN_TIMEOUT=30
+# The accounting cluster's associations: account -> its users (the first account of a user is
+# its default account).
+readonly ACCOUNTS=(acct_a acct_b)
+readonly -A ACCOUNT_USERS=([acct_a]="u1 u2" [acct_b]="u3")
+# The database user slurmdbd logs in as. The password is no secret: the database listens on
+# 127.0.0.1 only, holds nothing but this throwaway cluster's records, and dies with it.
+readonly DB_USER=slurm
+readonly DB_PASS=slurmpw
+readonly DB_NAME=slurm_acct_db
+
+# Set by cmd_start (with or without --accounting); stop and status read the mode back from the
+# slurm.conf that start wrote.
+ACCOUNTING=0
+CTLD_PORT=$PLAIN_CTLD_PORT
+FIRST_NODE_PORT=$PLAIN_FIRST_NODE_PORT
 
 die() {
     echo "slurm-cluster: $*" >&2
@@ -54,7 +86,7 @@ alive() {
     [[ "$pid" =~ ^[0-9]+$ ]] || return 1
     comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
     case "$comm" in
-        munged | slurmctld | slurmd) ;;
+        munged | slurmctld | slurmd | slurmdbd | mariadbd) ;;
         *) return 1 ;;
     esac
     # Field 3 of /proc/PID/stat is the state; the command name before it may contain spaces.
@@ -98,10 +130,127 @@ cmd_install() {
     command -v slurmctld >/dev/null 2>&1 || die "slurmctld still not on PATH after install"
 }
 
+# Everything --accounting runs, as programs on PATH.
+accounting_programs() {
+    local prog
+    for prog in slurmdbd sacctmgr sacct mariadbd mariadb-install-db mariadb-admin mariadb useradd; do
+        command -v "$prog" >/dev/null 2>&1 || return 1
+    done
+}
+
+# Slurm first (as install), then MariaDB and slurmdbd. slurm-wlm-mysql-plugin (slurmdbd's
+# accounting_storage/mysql) is a dependency of slurmdbd, named anyway since slurmdbd is useless
+# without it. No recommends: the server alone is what we run (about 17 packages, 8 to 17 s). Where a
+# policy-rc.d forbids it (containers), apt starts no packaged mariadb or slurmdbd service; where
+# it does start them they listen on 3306 and 6819, not on our ports, and /etc is never read by ours.
+cmd_install_accounting() {
+    cmd_install
+    if accounting_programs; then
+        return 0
+    fi
+    local pkgs=(mariadb-server slurmdbd slurm-wlm-mysql-plugin)
+    export DEBIAN_FRONTEND=noninteractive
+    if ! apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null 2>&1; then
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends "${pkgs[@]}" >/dev/null
+    fi
+    accounting_programs || die "slurmdbd or MariaDB still not on PATH after install"
+}
+
+# True when BASE's slurm.conf (written by start) sends accounting to slurmdbd.
+conf_has_accounting() {
+    grep -qx 'AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" 2>/dev/null
+}
+
+# slurmdbd answers (through sacctmgr, which asks it, not the database). A failing call takes about
+# 2 s (munge retries), and one that cannot connect can hang longer: hence the timeout.
+dbd_up() {
+    timeout 10 sacctmgr -n -P show cluster format=cluster >/dev/null 2>&1
+}
+
+# A MariaDB client program on our database as root: --no-defaults must be its first option.
+db_client() {
+    local prog=$1
+    shift
+    "$prog" --no-defaults -S "$BASE/mysql/mysqld.sock" -u root "$@"
+}
+
+# The accounting cluster's slurm.conf lines that differ from the plain one's, with why:
+# - AccountingStorage*: jobs recorded by slurmdbd. AccountingStoragePass names our munge socket:
+#   the connection to slurmdbd (slurmctld's, sacct's, sacctmgr's, sshare's) ignores AuthInfo and
+#   would use /run/munge/munge.socket.2 without it. Enforce=associations rejects a user with no
+#   association (as sites do); limits and qos make the QOS and association limits tests set with
+#   sacctmgr count (none is set here, so they change nothing until then).
+# - JobAcctGatherType=jobacct_gather/linux: per-step CPU and memory use in sacct, sampled every 5 s.
+# - PrologFlags=Contain: every job gets the `.extern` step that sites running pam_slurm_adopt (most
+#   of them) record, so sacct output looks like theirs.
+# - Priority: multifactor priority shows its factors within a test of a few minutes. Slurm
+#   recomputes age and charges usage only at decay ticks, every PriorityCalcPeriod (in minutes: 1 is
+#   the least). Fair-share weighs most (10000) so that who ran what moves the order within one tick;
+#   age (1000) saturates after PriorityMaxAge=10 min, i.e. +100 a minute, enough to overtake job
+#   size and partition (100 each, tie-breakers) but not fair-share; usage halves every 10 min and is
+#   never reset, so a test sees decay without waiting hours. QOS weight 0: only QOS `normal` exists.
+acct_conf_lines() {
+    cat <<EOF
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageHost=localhost
+AccountingStoragePort=$DBD_PORT
+AccountingStoragePass=$BASE/munge/munge.socket
+AccountingStorageEnforce=associations,limits,qos
+JobAcctGatherType=jobacct_gather/linux
+JobAcctGatherFrequency=5
+PrologFlags=Contain
+JobCompType=jobcomp/none
+MpiDefault=none
+SwitchType=switch/none
+MailProg=/bin/true
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1,sched_interval=1
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+PriorityType=priority/multifactor
+PriorityDecayHalfLife=00:10:00
+PriorityCalcPeriod=1
+PriorityMaxAge=00:10:00
+PriorityUsageResetPeriod=NONE
+PriorityWeightAge=1000
+PriorityWeightFairshare=10000
+PriorityWeightJobSize=100
+PriorityWeightPartition=100
+PriorityWeightQOS=0
+EOF
+}
+
+plain_conf_lines() {
+    cat <<EOF
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+SwitchType=switch/none
+MailProg=/bin/true
+SchedulerType=sched/backfill
+SchedulerParameters=bf_interval=1,sched_interval=1
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+PriorityType=priority/multifactor
+PriorityWeightJobSize=1000
+PriorityWeightPartition=1000
+PriorityWeightAge=0
+PriorityWeightFairshare=0
+PriorityWeightQOS=0
+EOF
+}
+
 write_conf() {
-    local host last_port
+    local host last_port middle
     host=$(hostname -s)
     last_port=$((FIRST_NODE_PORT + ${#NODES[@]} - 1))
+    if ((ACCOUNTING)); then
+        middle=$(acct_conf_lines)
+    else
+        middle=$(plain_conf_lines)
+    fi
     cat >"$SLURM_CONF" <<EOF
 # Generated by scripts/slurm-cluster.sh: a throwaway test cluster under $BASE.
 ClusterName=ci
@@ -121,22 +270,7 @@ SlurmctldLogFile=$BASE/log/slurmctld.log
 SlurmdLogFile=$BASE/log/slurmd-%n.log
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-SwitchType=switch/none
-MailProg=/bin/true
-SchedulerType=sched/backfill
-SchedulerParameters=bf_interval=1,sched_interval=1
-SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-PriorityType=priority/multifactor
-PriorityWeightJobSize=1000
-PriorityWeightPartition=1000
-PriorityWeightAge=0
-PriorityWeightFairshare=0
-PriorityWeightQOS=0
+$middle
 SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=5
@@ -145,6 +279,125 @@ NodeName=c[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$FIRST_NO
 PartitionName=debug Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE DefaultTime=10 State=UP
 PartitionName=batch Nodes=c[3-4] PriorityTier=2 MaxNodes=2 MaxTime=60 DefaultTime=10 State=UP
 EOF
+}
+
+# slurmdbd refuses a slurmdbd.conf readable by others or owned by anyone but its SlurmUser (root).
+# It reads the file beside $SLURM_CONF. StorageHost=127.0.0.1, not localhost: localhost would make
+# the client library use the system socket /run/mysqld/mysqld.sock instead of our port.
+write_dbd_conf() {
+    local conf
+    conf="$(dirname "$SLURM_CONF")/slurmdbd.conf"
+    rm -f "$conf"
+    (umask 077 && cat >"$conf") <<EOF
+# Generated by scripts/slurm-cluster.sh: the throwaway test cluster's slurmdbd under $BASE.
+AuthType=auth/munge
+AuthInfo=socket=$BASE/munge/munge.socket
+DbdHost=localhost
+DbdPort=$DBD_PORT
+SlurmUser=root
+DebugLevel=info
+LogFile=$BASE/log/slurmdbd.log
+PidFile=$BASE/run/slurmdbd.pid
+StorageType=accounting_storage/mysql
+StorageHost=127.0.0.1
+StoragePort=$DB_PORT
+StorageUser=$DB_USER
+StoragePass=$DB_PASS
+StorageLoc=$DB_NAME
+EOF
+    chown root:root "$conf"
+    chmod 600 "$conf"
+}
+
+# A private MariaDB: its own data folder, socket and port under BASE. --no-defaults must come
+# first or /etc/mysql/*.cnf is read too; root (the Unix user) logs in through the socket without a
+# password. A fresh database each start, like the fresh state folder: slurmctld starts job ids at 1
+# again, and old records under the same ids would mix with the new ones in sacct.
+# innodb_buffer_pool_size=1G and innodb_lock_wait_timeout=900: below them slurmdbd logs
+# "Database settings not recommended values" (harmless, but an error line in every log).
+start_db() {
+    local deadline=$1 out
+    rm -rf "${BASE:?}/mysql"
+    mkdir -p "$BASE/mysql"
+    # Its log is not a .out: show_logs would print its chatty success on every later failure.
+    if ! mariadb-install-db --no-defaults --datadir="$BASE/mysql/data" --user=root \
+        --auth-root-authentication-method=socket --skip-test-db \
+        </dev/null >"$BASE/log/mariadb-install-db.log" 2>&1; then
+        start_failed "mariadb-install-db failed: $(tail -n 15 "$BASE/log/mariadb-install-db.log")"
+    fi
+    launch mariadbd mariadbd --no-defaults --user=root --datadir="$BASE/mysql/data" \
+        --socket="$BASE/mysql/mysqld.sock" --port="$DB_PORT" --bind-address=127.0.0.1 \
+        --pid-file="$BASE/mysql/mysqld.pid" --log-error="$BASE/log/mariadbd.log" \
+        --innodb-buffer-pool-size=1G --innodb-lock-wait-timeout=900
+    until db_client mariadb-admin --connect-timeout=2 ping >/dev/null 2>&1; do
+        alive "$(pid_of mariadbd)" || start_failed "mariadbd exited"
+        ((SECONDS < deadline)) || start_failed "MariaDB did not answer within ${ACCT_START_TIMEOUT}s"
+        sleep 0.1
+    done
+    # slurmdbd connects over TCP to 127.0.0.1, which MariaDB may match as 'localhost' or as
+    # '127.0.0.1' (name resolution): grant both.
+    if ! out=$(db_client mariadb 2>&1 <<EOF
+CREATE DATABASE IF NOT EXISTS $DB_NAME;
+CREATE USER IF NOT EXISTS '$DB_USER'@'localhost' IDENTIFIED BY '$DB_PASS';
+CREATE USER IF NOT EXISTS '$DB_USER'@'127.0.0.1' IDENTIFIED BY '$DB_PASS';
+GRANT ALL ON $DB_NAME.* TO '$DB_USER'@'localhost';
+GRANT ALL ON $DB_NAME.* TO '$DB_USER'@'127.0.0.1';
+FLUSH PRIVILEGES;
+EOF
+    ); then
+        start_failed "creating the database and its user failed: $out"
+    fi
+}
+
+# slurmdbd creates its tables on its first start (0.3 s on a fresh database). When it cannot reach
+# the database it does not exit but retries every 5 s: only the deadline ends that wait.
+start_dbd() {
+    local deadline=$1
+    write_dbd_conf
+    launch slurmdbd slurmdbd -D
+    until dbd_up; do
+        alive "$(pid_of slurmdbd)" || start_failed "slurmdbd exited"
+        ((SECONDS < deadline)) || start_failed "slurmdbd did not answer within ${ACCT_START_TIMEOUT}s"
+        sleep 0.2
+    done
+}
+
+sacctmgr_add() {
+    local out
+    out=$(timeout 20 sacctmgr -i add "$@" 2>&1) || start_failed "sacctmgr add $* failed: $out"
+}
+
+# The cluster, the accounts and their users, before slurmctld starts: associations made while it
+# runs get a fair-share factor of 0 until its next decay tick, while slurmctld's startup tick
+# computes real ones for these. `sacctmgr add` fails ("Nothing new added") on what exists, hence
+# the one `show` first (each sacctmgr call costs 0.2 to 0.6 s, whatever the database's speed).
+add_associations() {
+    local have account users user
+    have=$(timeout 20 sacctmgr -n -P show assoc format=cluster,account,user 2>&1) \
+        || start_failed "sacctmgr show assoc failed: $have"
+    grep -q '^ci|' <<<"$have" || sacctmgr_add cluster ci
+    for account in "${ACCOUNTS[@]}"; do
+        grep -qx "ci|$account|" <<<"$have" \
+            || sacctmgr_add account "$account" Cluster=ci Description="$account" Organization=ci
+        users=()
+        for user in ${ACCOUNT_USERS[$account]}; do
+            grep -qx "ci|$account|$user" <<<"$have" || users+=("$user")
+        done
+        if ((${#users[@]})); then
+            sacctmgr_add user "$(IFS=,; echo "${users[*]}")" Account="$account" Cluster=ci
+        fi
+    done
+}
+
+# Jobs run as these users (`sbatch --uid=u1 --gid=u1`, or su): Unix accounts without a home.
+add_unix_users() {
+    local account user
+    for account in "${ACCOUNTS[@]}"; do
+        for user in ${ACCOUNT_USERS[$account]}; do
+            id -u "$user" >/dev/null 2>&1 || useradd -M -s /bin/bash "$user" \
+                || start_failed "useradd $user failed"
+        done
+    done
 }
 
 # Runs a daemon in foreground mode in the background; its stdio goes to log/NAME.out so that callers
@@ -194,13 +447,32 @@ start_failed() {
 }
 
 cmd_start() {
-    use_base "${1:-}"
+    local arg base=""
+    for arg in "$@"; do
+        case "$arg" in
+            --accounting) ACCOUNTING=1 ;;
+            -*) usage ;;
+            *)
+                [[ -z "$base" ]] || usage
+                base=$arg
+                ;;
+        esac
+    done
+    use_base "$base"
     command -v slurmctld >/dev/null 2>&1 || die "slurmctld not found: run '$0 install' first"
+    local limit=$START_TIMEOUT
+    if ((ACCOUNTING)); then
+        accounting_programs || die "slurmdbd or MariaDB not found: run '$0 install-accounting' first"
+        ((EUID == 0)) || die "--accounting needs root (useradd, and slurmdbd.conf owned by root)"
+        CTLD_PORT=$ACCT_CTLD_PORT
+        FIRST_NODE_PORT=$ACCT_FIRST_NODE_PORT
+        limit=$ACCT_START_TIMEOUT
+    fi
     # Restarting over a live cluster would fight it for ports and state: stop it first.
     if any_alive; then
         cmd_stop_quiet
     fi
-    local deadline=$((SECONDS + START_TIMEOUT)) n
+    local deadline=$((SECONDS + limit)) n
     mkdir -p "$BASE"/{etc,munge,state,run,log} "$PIDS"
     for n in "${NODES[@]}"; do
         mkdir -p "$BASE/spool/$n"
@@ -222,15 +494,28 @@ cmd_start() {
         --pid-file="$BASE/run/munged.pid" --seed-file="$BASE/munge/munge.seed"
     until [[ -S "$BASE/munge/munge.socket" ]]; do
         alive "$(pid_of munged)" || start_failed "munged exited"
-        ((SECONDS < deadline)) || start_failed "munged socket did not appear within ${START_TIMEOUT}s"
+        ((SECONDS < deadline)) || start_failed "munged socket did not appear within ${limit}s"
         sleep 0.1
     done
 
-    # -i: ignore saved state, so every start is a clean cluster.
+    # With accounting, slurmdbd must answer before slurmctld starts: a slurmctld with no saved
+    # state and no slurmdbd exits ("slurmdbd and/or database must be up at slurmctld start time").
+    if ((ACCOUNTING)); then
+        # Job folders for the test users (sbatch -D BASE/jobs), sticky like /tmp.
+        mkdir -p "$BASE/jobs"
+        chmod 1777 "$BASE/jobs"
+        add_unix_users
+        start_db "$deadline"
+        start_dbd "$deadline"
+        add_associations
+    fi
+
+    # -i: ignore errors in state files (it does not discard state: the state folder was emptied
+    # above, and that is what makes every start a clean cluster).
     launch slurmctld slurmctld -D -i
     until ctld_up; do
         alive "$(pid_of slurmctld)" || start_failed "slurmctld exited"
-        ((SECONDS < deadline)) || start_failed "slurmctld not UP within ${START_TIMEOUT}s"
+        ((SECONDS < deadline)) || start_failed "slurmctld not UP within ${limit}s"
         sleep 0.2
     done
 
@@ -242,7 +527,7 @@ cmd_start() {
         for n in "${NODES[@]}"; do
             alive "$(pid_of "slurmd-$n")" || start_failed "slurmd for $n exited"
         done
-        ((SECONDS < deadline)) || start_failed "${#NODES[@]} idle nodes not reached within ${START_TIMEOUT}s"
+        ((SECONDS < deadline)) || start_failed "${#NODES[@]} idle nodes not reached within ${limit}s"
         sleep 0.2
     done
     echo "export SLURM_CONF=$SLURM_CONF"
@@ -267,20 +552,16 @@ drain_jobs() {
     done
 }
 
-# TERMs every daemon we started (slurmd first, munged last), waits, then KILLs leftovers.
-stop_daemons() {
+# TERMs the named daemons (those we started and that still run), waits up to 15 s, then KILLs
+# leftovers.
+stop_group() {
     local name pid deadline
-    local order=()
-    for name in "${NODES[@]}"; do
-        order+=("slurmd-$name")
-    done
-    order+=(slurmctld munged)
-    for name in "${order[@]}"; do
+    for name in "$@"; do
         pid=$(pid_of "$name")
         if alive "$pid"; then kill -TERM "$pid" 2>/dev/null || true; fi
     done
     deadline=$((SECONDS + 15))
-    for name in "${order[@]}"; do
+    for name in "$@"; do
         pid=$(pid_of "$name")
         while alive "$pid" && ((SECONDS < deadline)); do
             sleep 0.1
@@ -288,6 +569,21 @@ stop_daemons() {
         if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; fi
         rm -f "$PIDS/$name.pid"
     done
+}
+
+# Stops every daemon we started, in groups, each after the one before has exited: the slurmds and
+# slurmctld; then slurmdbd, once slurmctld has sent it its last job records; then MariaDB, once
+# slurmdbd has closed its connections (a TERM makes it shut down cleanly); munged last, since
+# every other daemon authenticates through it. Daemons a base never ran have no pid file.
+stop_daemons() {
+    local name group=()
+    for name in "${NODES[@]}"; do
+        group+=("slurmd-$name")
+    done
+    stop_group "${group[@]}" slurmctld
+    stop_group slurmdbd
+    stop_group mariadbd
+    stop_group munged
 }
 
 cmd_stop_quiet() {
@@ -305,16 +601,34 @@ cmd_stop() {
 
 cmd_status() {
     use_base "${1:-}"
-    ctld_up || die "slurmctld does not answer"
-    local up
+    local accounting=0 up
+    if conf_has_accounting; then accounting=1; fi
+    if ! ctld_up; then
+        if ((accounting)); then
+            if dbd_up; then
+                die "slurmctld does not answer (slurmdbd answers)"
+            fi
+            die "slurmctld does not answer (nor does slurmdbd)"
+        fi
+        die "slurmctld does not answer"
+    fi
     up=$(count_nodes -r)
     ((up == ${#NODES[@]})) || die "$up of ${#NODES[@]} nodes respond"
+    if ((accounting)); then
+        dbd_up || die "slurmctld and ${#NODES[@]} nodes up, but slurmdbd does not answer"
+        echo "up: slurmctld, ${#NODES[@]} nodes and slurmdbd"
+        return 0
+    fi
     echo "up: slurmctld and ${#NODES[@]} nodes"
 }
 
 case "${1:-}" in
     install) cmd_install ;;
-    start) cmd_start "${2:-}" ;;
+    install-accounting) cmd_install_accounting ;;
+    start)
+        shift
+        cmd_start "$@"
+        ;;
     stop) cmd_stop "${2:-}" ;;
     status) cmd_status "${2:-}" ;;
     *) usage ;;
