@@ -1,0 +1,85 @@
+"""The sacct reader on real sacct output of the test cluster with accounting (Slurm 22.05.8,
+slurmdbd and MariaDB; tests/workload/fixtures/README.md says how each file was captured and
+what each job did): the three captures give the same jobs, and the jobs are the ones the
+capture script submitted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import hpcsched
+from hpcsched.workload import load_workload
+
+FIXTURES = Path(__file__).parent / "fixtures"
+CAPTURES = {
+    "parsable2 with steps": ("sacct-parsable2.txt", "sacct"),
+    "parsable2, allocations only": ("sacct-parsable2-allocations.txt", "sacct"),
+    "json": ("sacct-json.json", None),  # told from Batsim JSON by its meta
+}
+
+
+def read(capture: str):
+    name, fmt = CAPTURES[capture]
+    return load_workload(FIXTURES / name, format=fmt, nodes=4)
+
+
+@pytest.mark.parametrize("capture", list(CAPTURES))
+def test_each_capture_gives_the_jobs_the_cluster_ran(capture):
+    w = read(capture)
+    jobs = w.jobs.set_index("job_id")
+    # 14 jobs ran to an end; 5 never started (4 pending, 1 cancelled while pending: 13),
+    # 4 were still running at the capture (16, 17, 18 and array task 25)
+    assert sorted(jobs.index) == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 15]
+    assert w.skipped["never started"] == 5 and w.skipped["running when recorded"] == 4
+    # pair-excl: 2 exclusive nodes of 4 CPUs, ran 20 s of its 10 minutes
+    assert jobs.loc[2, ["nodes", "procs", "run_time", "requested_time"]].tolist() == [2, 8, 20, 600]
+    # timeout: killed at its 1 minute limit
+    assert (jobs.loc[4, "state"], jobs.loc[4, "run_time"], jobs.loc[4, "status"]) == (
+        "TIMEOUT", 60.0, 0
+    )  # fmt: skip
+    # fails: exit 3 at once; cancel-running: cancelled after 4 s (status 5)
+    assert (jobs.loc[3, "state"], jobs.loc[3, "run_time"]) == ("FAILED", 0.0)
+    assert (jobs.loc[8, "state"], jobs.loc[8, "run_time"], jobs.loc[8, "status"]) == (
+        "CANCELLED", 4.0, 5
+    )  # fmt: skip
+    # full-machine: submitted 9 s after the first jobs, waited 51 s for all 4 nodes
+    assert jobs.loc[12, ["submit", "nodes", "recorded_wait"]].tolist() == [9.0, 4, 51.0]
+    # the array sweep (5_0..5_3) is four jobs, by JobIDRaw: 9, 10, 11 and 5
+    assert jobs.loc[[9, 10, 11, 5], "job_name"].tolist() == ["sweep"] * 4
+    # users and accounts: u1 and u2 in acct_a, u3 in acct_b
+    assert set(zip(jobs["user_name"], jobs["account"], strict=True)) <= {
+        ("u1", "acct_a"), ("u2", "acct_a"), ("u3", "acct_b")
+    }  # fmt: skip
+    assert jobs.loc[[3, 14, 15], "partition_name"].tolist() == ["batch"] * 3
+
+
+def test_the_captures_agree_column_by_column():
+    tables = {c: read(c).jobs.reset_index(drop=True) for c in CAPTURES}
+    first = tables.pop("parsable2 with steps").drop(columns=["line"])
+    for capture, table in tables.items():
+        assert first.equals(table.drop(columns=["line"])), capture
+
+
+def test_the_recorded_schedule_replays_what_the_cluster_did():
+    """--policy recorded starts each job when the cluster did. The cluster packs jobs of a few
+    CPUs on shared nodes (SelectTypeParameters=CR_CPU), which hpcsched's whole nodes cannot:
+    the record is then "over capacity", by as much as a sweep over its own starts and ends
+    finds."""
+    w = read("json")
+    result = hpcsched.simulate(w, "recorded")
+    starts = (w.jobs["submit"] + w.jobs["recorded_wait"]).to_numpy()
+    assert result.jobs["start"].tolist() == starts.tolist()
+    ends = starts + w.jobs["run_time"].to_numpy()
+    events = sorted(
+        [(t, n) for t, n in zip(starts, w.jobs["nodes"], strict=True)]
+        + [(t, -n) for t, n in zip(ends, w.jobs["nodes"], strict=True)],
+        key=lambda e: (e[0], e[1]),  # an end before a start at the same instant
+    )
+    busy, peak = 0, 0
+    for _, change in events:
+        busy += change
+        peak = max(peak, busy)
+    conflict = result.info["record"]["conflicts"]["over_capacity"]
+    assert peak > 4 and conflict["peak_busy_nodes"] == peak
