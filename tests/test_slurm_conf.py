@@ -193,3 +193,15 @@ def test_slurm_conf_and_platform_are_one_or_the_other(tiger, tmp_path, capsys):
     other.write_text(TIGER)
     assert main(["simulate", str(trace), "--slurm-conf", str(other)]) == 2
     assert "name ends in .conf" in capsys.readouterr().err
+
+
+def test_an_include_wildcard_reads_every_file_it_matches_in_name_order(tmp_path):
+    (tmp_path / "conf.d").mkdir()
+    (tmp_path / "conf.d" / "2-gpu.conf").write_text("NodeName=g[1-2] CPUs=8\n")
+    (tmp_path / "conf.d" / "1-cpu.conf").write_text("NodeName=c[1-3] CPUs=4\n")
+    (tmp_path / "slurm.conf").write_text("Include conf.d/*.conf\nPartitionName=all Nodes=ALL\n")
+    conf = read_slurm_conf(tmp_path / "slurm.conf")
+    assert conf.node_names() == ["c1", "c2", "c3", "g1", "g2"]
+    (tmp_path / "slurm.conf").write_text("Include none.d/*.conf\n")
+    with pytest.raises(hpcsched.InputError, match="no such file"):
+        read_slurm_conf(tmp_path / "slurm.conf")

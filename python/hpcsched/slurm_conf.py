@@ -5,7 +5,8 @@ Sockets x CoresPerSocket x ThreadsPerCore, RealMemory, Gres, Feature, State), ``
 lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier, Default, State, OverSubscribe),
 ``NodeSet`` lines (named node sets partitions may use), ``NodeName=DEFAULT`` and
 ``PartitionName=DEFAULT`` lines (defaults for the lines after them), ``Include`` (``%c`` is the
-cluster's name; a relative path is taken from the top file's folder), every ``Priority*``
+cluster's name; a relative path is taken from the top file's folder; a wildcard includes
+every file it matches, in name order), every ``Priority*``
 setting and ``SchedulerParameters``. Keys are case-insensitive, ``#`` starts a comment, values
 may be quoted. Every other key Slurm knows is kept as written; a key it does not know is kept
 too and reported once (first file and line). A line that cannot be read is an
@@ -20,6 +21,7 @@ partition's limits is refused at submission (``ALL``, ``ANY``, ``YES``) or left 
 
 from __future__ import annotations
 
+import glob
 import os
 import re
 import shlex
@@ -233,19 +235,22 @@ def _lines(
                         "Include names %c before ClusterName is set", path=path, line=first
                     )
                 name = name.replace("%c", cluster)
-            target = name if os.path.isabs(name) else str(folder / name)
-            if not os.path.exists(target):
+            pattern = name if os.path.isabs(name) else str(folder / name)
+            # (a wildcard includes every file it matches, in name order)
+            targets = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+            if not targets or not all(os.path.exists(t) for t in targets):
                 raise InputError(
-                    f"Include {shown(name)}: no such file ({target})", path=path, line=first
+                    f"Include {shown(name)}: no such file ({pattern})", path=path, line=first
                 )
             chain = (*seen, os.path.abspath(path))
-            if os.path.abspath(target) in chain:
-                raise InputError(
-                    f"Include {shown(name)}: an include loop (it includes this file)",
-                    path=path,
-                    line=first,
-                )
-            out += _lines(target, folder, cluster, chain)
+            for target in targets:
+                if os.path.abspath(target) in chain:
+                    raise InputError(
+                        f"Include {shown(name)}: an include loop (it includes this file)",
+                        path=path,
+                        line=first,
+                    )
+                out += _lines(target, folder, cluster, chain)
             continue
         pairs = _pairs(line, where)
         for key, value in pairs:
