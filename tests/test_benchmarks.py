@@ -38,6 +38,7 @@ def test_every_benchmark_is_listed():
         "hostile.py",
         "memory.py",
         "python_baseline.py",
+        "slurm_spread.py",
         "startup.py",
     } == set(SCRIPTS)
 
