@@ -132,6 +132,17 @@ def _inflate(data: bytes, name: str, check_head: Callable[[bytes], None] | None)
     return out  # not bytes(out): that would hold the text twice
 
 
+def read_text(path: str | os.PathLike[str]) -> str:
+    """A text file (plain or gzip), UTF-8 with or without a byte-order mark; ``InputError``
+    naming the file when it is not."""
+    name = os.fspath(path)
+    data = read_bytes(name)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+
+
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     """A TOML file as a dict; ``InputError`` naming the file when unreadable or invalid."""
     name = os.fspath(path)

@@ -8,6 +8,7 @@ file and field.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from hpcsched.exceptions import shown
 
@@ -42,6 +43,21 @@ def slurm_duration(text: str) -> float | None:
     numbers = [int(p) for p in parts if p is not None]
     units = _UNITS[days is not None, len(numbers)]
     return float(int(days or 0) * 86400 + sum(n * u for n, u in zip(numbers, units, strict=True)))
+
+
+def slurm_json_number(value: Any) -> float | None:
+    """A number of Slurm's JSON output: null when unset (newer releases write
+    ``{"set": false, "infinite": ..., "number": ...}``: None when not set or infinite). A
+    TypeError for anything else."""
+    if isinstance(value, dict):
+        if not value.get("set", True) or value.get("infinite"):
+            return None
+        value = value.get("number")
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TypeError(f"not a number: {value!r}")
+    return float(value)
 
 
 def expand_hostlist(expression: str) -> list[str]:

@@ -49,6 +49,7 @@ from hpcsched.advise.scontrol import parse_reservations as parse_reservations
 from hpcsched.advise.state import HOLD_REASONS, RUNNING_STATES, ClusterState, Job, Node
 from hpcsched.exceptions import InputError
 from hpcsched.slurm_text import expand_hostlist as expand_hostlist
+from hpcsched.slurm_text import slurm_json_number
 
 T = TypeVar("T")
 
@@ -225,17 +226,8 @@ def _field_number(r: Mapping[str, Any], key: str) -> float | None:
 
 
 def _number(value: Any) -> float | None:
-    """A JSON number; Slurm writes unset numbers as null (newer releases as
-    ``{"set": false, "infinite": ..., "number": ...}``). Anything else is a TypeError."""
-    if isinstance(value, dict):
-        if not value.get("set", True) or value.get("infinite"):
-            return None
-        value = value.get("number")
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise TypeError(f"not a number: {value!r}")
-    return float(value)
+    """A JSON number (``slurm_text.slurm_json_number``): a TypeError for anything else."""
+    return slurm_json_number(value)
 
 
 def decode_nice(value: Any) -> int:

@@ -41,7 +41,7 @@ from typing import Literal
 import numpy as np
 
 from hpcsched import _core
-from hpcsched._io import read_bytes
+from hpcsched._io import read_text
 from hpcsched.exceptions import InputError, OptionError, shown
 
 Kind = Literal["scheduled", "unscheduled"]
@@ -275,12 +275,7 @@ def read_calendar(
 ) -> DowntimeCalendar:
     """Read a downtime calendar file, plain or gzip-compressed."""
     name = os.fspath(path)
-    data = read_bytes(name)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
-    return parse_calendar(text, name, announce_lead=announce_lead)
+    return parse_calendar(read_text(name), name, announce_lead=announce_lead)
 
 
 def _node_range(text: str, path: str, line: int) -> tuple[int, int]:

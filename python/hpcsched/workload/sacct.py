@@ -49,9 +49,9 @@ from typing import Any
 
 import numpy as np
 
-from hpcsched._io import read_bytes
+from hpcsched._io import read_text
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_text import slurm_duration
+from hpcsched.slurm_text import slurm_duration, slurm_json_number
 from hpcsched.workload.model import Workload, check_machine_nodes
 
 #: Fields a workload cannot be built without (lower case), and those read when present.
@@ -90,11 +90,7 @@ def read_sacct(
 ) -> Workload:
     """Reads a ``sacct --parsable2`` file, plain or gzip-compressed (module docstring)."""
     name = os.fspath(path)
-    data = read_bytes(name)
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+    text = read_text(name)
     if text.lstrip().startswith("{"):
         try:
             document = json.loads(text)
@@ -130,17 +126,12 @@ def _json_row(record: Any, path: str, k: int) -> dict[str, Any]:
         raise InputError("a job record is not an object", path=path, field=where)
 
     def number(value: Any, field: str) -> float | None:
-        """A JSON number (newer releases: ``{"set": ..., "infinite": ..., "number": ...}``);
-        None when unset, infinite or null."""
-        if isinstance(value, dict):
-            if not value.get("set", True) or value.get("infinite"):
-                return None
-            value = value.get("number")
-        if value is None:
-            return None
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise InputError(f"expected a number, not {shown(value)}", path=path, field=field)
-        return float(value)
+        try:
+            return slurm_json_number(value)
+        except TypeError:
+            raise InputError(
+                f"expected a number, not {shown(value)}", path=path, field=field
+            ) from None
 
     def text(key: str) -> str:
         value = record.get(key)
