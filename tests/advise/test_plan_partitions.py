@@ -78,10 +78,16 @@ def test_a_scope_counts_the_jobs_of_other_partitions_on_its_nodes(state):
 
 
 def test_without_partitions_the_scope_is_one_pool(state):
-    """The same jobs without the partition list (an older snapshot): one pool, as before."""
+    """The same jobs without the partition list (an older snapshot): one pool, as before; with
+    the list but a running job whose nodes are not listed, one pool too, and the plan says
+    why."""
     plan = make_plan(replace(state, partitions=[]), PolicySpec("fcfs"))
     assert all(c.tier is None and c.partition is None for c in plan.changes)
-    assert "partitions" not in plan.summary
+    assert "partitions" not in plan.summary and "one_pool" not in plan.summary
+    jobs = [replace(j, node_names=()) if j.job_id == 1 else j for j in state.jobs]
+    plan = make_plan(replace(state, jobs=jobs), PolicySpec("fcfs"))
+    assert plan.summary["one_pool"] == "a running job lists no nodes"
+    assert all(c.tier is None for c in plan.changes)
 
 
 def test_the_site_names_nodes_running_down_and_reserved():

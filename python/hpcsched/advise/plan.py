@@ -164,6 +164,8 @@ def make_plan(
         "skipped": len(skipped),
         "reservations": [r.name for r, _ in reservations],
     }
+    if state.partitions:  # partitions known, but a running job's nodes are not
+        summary["one_pool"] = "a running job lists no nodes"
     label = policy.label
     if not pending:
         return Plan(state.now, partition or "all", label, {}, [], skipped, summary)

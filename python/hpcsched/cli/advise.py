@@ -256,6 +256,8 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
             + ")"
             for p in s["partitions"]
         )
+    if "one_pool" in s:
+        tiers = f" as one pool ({s['one_pool']})"
     left = ""
     if plan.skipped:
         kinds = left_alone_counts(plan.skipped)
