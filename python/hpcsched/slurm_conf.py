@@ -92,6 +92,10 @@ class Where:
     path: str
     line: int
 
+    def error(self, message: str, field: str | None = None) -> InputError:
+        """An input error at this line (of ``field``, when given)."""
+        return InputError(message, path=self.path, line=self.line, field=field)
+
 
 @dataclass(frozen=True)
 class Nodes:
@@ -267,12 +271,12 @@ def _pairs(line: str, where: Where) -> list[tuple[str, str]]:
     try:
         tokens = shlex.split(line, comments=False, posix=True)
     except ValueError as exc:
-        raise InputError(f"cannot be split ({exc})", path=where.path, line=where.line) from None
+        raise where.error(f"cannot be split ({exc})") from None
     pairs = []
     for token in tokens:
         key, eq, value = token.partition("=")
         if not eq or not key:
-            raise InputError(f"{shown(token)} is not Key=Value", path=where.path, line=where.line)
+            raise where.error(f"{shown(token)} is not Key=Value")
         pairs.append((key, value))
     return pairs
 
@@ -338,11 +342,9 @@ class _Reader:
         for n in names:
             if n in self.node_owner:
                 first = self.node_owner[n]
-                raise InputError(
+                raise where.error(
                     f"node {n} is already described at line {first.line} of {first.path}",
-                    path=where.path,
-                    line=where.line,
-                    field="NodeName",
+                    "NodeName",
                 )
             self.node_owner[n] = where
         self.nodes.append(
@@ -361,12 +363,7 @@ class _Reader:
         values = {k.lower(): v for k, v in pairs}
         name = values["nodeset"]
         if "nodes" not in values and "feature" not in values:
-            raise InputError(
-                f"node set {name} names neither Nodes nor Feature",
-                path=where.path,
-                line=where.line,
-                field="NodeSet",
-            )
+            raise where.error(f"node set {name} names neither Nodes nor Feature", "NodeSet")
         listed = _hostlist(values["nodes"], where, "Nodes") if "nodes" in values else []
         self.nodesets[name] = (listed, values.get("feature"), where)
 
@@ -386,38 +383,24 @@ class _Reader:
         for values, where in self.partition_lines:
             name = values["partitionname"]
             if name in seen:
-                raise InputError(
+                raise where.error(
                     f"partition {name} is already described at line {seen[name].line} of "
                     f"{seen[name].path}",
-                    path=where.path,
-                    line=where.line,
-                    field="PartitionName",
+                    "PartitionName",
                 )
             seen[name] = where
             nodes = self._partition_nodes(values.get("nodes", ""), where, order)
             if not nodes:
-                raise InputError(
-                    f"partition {name} has no nodes",
-                    path=where.path,
-                    line=where.line,
-                    field="Nodes",
-                )
+                raise where.error(f"partition {name} has no nodes", "Nodes")
             state = values.get("state", "UP").upper()
             if state not in PARTITION_STATES:
-                raise InputError(
+                raise where.error(
                     f"State must be one of {', '.join(PARTITION_STATES)}, not {shown(state)}",
-                    path=where.path,
-                    line=where.line,
-                    field="State",
+                    "State",
                 )
             default = values.get("default", "NO").upper()
             if default not in ("YES", "NO"):
-                raise InputError(
-                    f"Default must be YES or NO, not {shown(default)}",
-                    path=where.path,
-                    line=where.line,
-                    field="Default",
-                )
+                raise where.error(f"Default must be YES or NO, not {shown(default)}", "Default")
             out.append(
                 SlurmPartition(
                     name=name,
@@ -435,11 +418,8 @@ class _Reader:
         defaults = [p.name for p in out if p.default]
         if len(defaults) > 1:
             where = next(p.where for p in out if p.name == defaults[1])
-            raise InputError(
-                f"two default partitions ({defaults[0]} and {defaults[1]})",
-                path=where.path,
-                line=where.line,
-                field="Default",
+            raise where.error(
+                f"two default partitions ({defaults[0]} and {defaults[1]})", "Default"
             )
         return tuple(out)
 
@@ -463,12 +443,10 @@ class _Reader:
                 nodes.update(_hostlist(part, where, "Nodes"))
         missing = sorted(nodes - order.keys())
         if missing:
-            raise InputError(
+            raise where.error(
                 f"node {missing[0]} is in no NodeName line"
                 + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-                path=where.path,
-                line=where.line,
-                field="Nodes",
+                "Nodes",
             )
         return nodes
 
@@ -508,9 +486,9 @@ def _hostlist(text: str, where: Where, key: str) -> list[str]:
     try:
         names = expand_hostlist(text)
     except ValueError as exc:
-        raise InputError(str(exc), path=where.path, line=where.line, field=key) from None
+        raise where.error(str(exc), key) from None
     if not names:
-        raise InputError("names no node", path=where.path, line=where.line, field=key)
+        raise where.error("names no node", key)
     return names
 
 
@@ -522,11 +500,9 @@ def _integer(values: dict[str, str], key: str, where: Where, default: int | None
     if text.upper() in UNLIMITED:
         return None
     if not text.isdigit():
-        raise InputError(
+        raise where.error(
             f"must be a whole number, not {shown(text)}",
-            path=where.path,
-            line=where.line,
-            field=_KEY_NAMES.get(key, key),
+            _KEY_NAMES.get(key, key),
         )
     return int(text)
 
@@ -538,11 +514,9 @@ def _duration(values: dict[str, str], key: str, where: Where) -> float | None:
     try:
         return slurm_duration(text)
     except ValueError:
-        raise InputError(
+        raise where.error(
             f"must be Slurm time (minutes, HH:MM:SS, D-HH:MM:SS or UNLIMITED), not {shown(text)}",
-            path=where.path,
-            line=where.line,
-            field=_KEY_NAMES.get(key, key),
+            _KEY_NAMES.get(key, key),
         ) from None
 
 
@@ -553,9 +527,7 @@ def _cpus(values: dict[str, str], where: Where) -> int:
         if key in values:
             count = _integer(values, key, where, 1) or 0
             if count < 1:
-                raise InputError(
-                    "must be at least 1", path=where.path, line=where.line, field="CPUs"
-                )
+                raise where.error("must be at least 1", "CPUs")
             return count
     product = 1
     for key in ("boards", "socketsperboard", "corespersocket", "threadspercore"):

@@ -12,6 +12,7 @@ own shares its nodes (it is left out, as on one pool).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -43,14 +44,15 @@ class SiteScope:
     #: what ``plan_snapshot`` takes as ``site`` (pending candidates added by ``native``)
     columns: dict[str, Any] = field(default_factory=dict)
 
-    def index(self, name: str) -> int:
-        """A partition's number among the scope's."""
-        return next(k for k, p in enumerate(self.partitions) if p.name == name)
-
     def candidates(self, job: Job) -> list[int]:
         """The scope's partitions a pending job was submitted to, in its order."""
-        names = [p.name for p in self.partitions]
-        return [names.index(p) for p in job.partitions if p in names]
+        number = self._numbers
+        return [number[p] for p in job.partitions if p in number]
+
+    @functools.cached_property
+    def _numbers(self) -> dict[str, int]:
+        """Each partition's number among the scope's, by name."""
+        return {p.name: k for k, p in enumerate(self.partitions)}
 
     def native(self, pending: Sequence[Job]) -> dict[str, Any]:
         """The site for ``plan_snapshot``, with each of ``pending``'s candidates (each task of

@@ -58,9 +58,12 @@ import numpy as np
 from hpcsched import _core
 from hpcsched._io import read_bytes
 from hpcsched.exceptions import InputError, shown
-from hpcsched.workload.model import JOB_COLUMNS, Workload, check_machine_nodes
-
-NO_REQUESTED_TIME_WARNING = "{n} jobs have no requested time; their estimate is their run time"
+from hpcsched.workload.model import (
+    JOB_COLUMNS,
+    NO_REQUESTED_TIME_WARNING,
+    Workload,
+    check_machine_nodes,
+)
 
 _INT64_MAX = np.iinfo(np.int64).max
 _DIGITS = re.compile(r"\d+")

@@ -24,6 +24,10 @@ JOB_COLUMNS = {
 }
 
 
+#: What a reader warns of jobs with no requested time (``n`` of them).
+NO_REQUESTED_TIME_WARNING = "{n} jobs have no requested time; their estimate is their run time"
+
+
 @dataclass
 class Workload:
     """A workload ready for replay.

@@ -52,7 +52,7 @@ import numpy as np
 from hpcsched._io import read_text
 from hpcsched.exceptions import InputError, shown
 from hpcsched.slurm_text import slurm_duration, slurm_json_number
-from hpcsched.workload.model import Workload, check_machine_nodes
+from hpcsched.workload.model import NO_REQUESTED_TIME_WARNING, Workload, check_machine_nodes
 
 #: Fields a workload cannot be built without (lower case), and those read when present.
 NEEDED = ("submit", "start", "end", "timelimit", "nnodes")
@@ -353,9 +353,7 @@ def _workload(
     limit = np.array([np.nan if r["limit"] is None else r["limit"] for r in kept], dtype=np.float64)
     known = ~np.isnan(limit) & (limit > 0)
     if (~known).any():
-        warnings.append(
-            f"{int((~known).sum())} jobs have no requested time; their estimate is their run time"
-        )
+        warnings.append(NO_REQUESTED_TIME_WARNING.format(n=int((~known).sum())))
     jobs = pd.DataFrame(
         {
             "job_id": np.array([r["job_id"] for r in kept], dtype=np.int64),

@@ -14,7 +14,12 @@ import numpy as np
 from hpcsched import _core
 from hpcsched._io import check_regular_file
 from hpcsched.exceptions import InputError, OptionError
-from hpcsched.workload.model import Workload, check_machine_nodes, check_procs_per_node
+from hpcsched.workload.model import (
+    NO_REQUESTED_TIME_WARNING,
+    Workload,
+    check_machine_nodes,
+    check_procs_per_node,
+)
 
 #: Header keys read as integers (their leading integer: "MaxNodes: 338 (batch partition)").
 _INT_KEYS = ("MaxNodes", "MaxProcs", "UnixStartTime", "MaxQueues", "TimeZone")
@@ -140,10 +145,7 @@ def read_swf(
             f"(e.g. {first}); they are replayed as distinct jobs"
         )
     if (~requested_known).any():
-        warnings.append(
-            f"{int((~requested_known).sum())} jobs have no requested time; "
-            "their estimate is their run time"
-        )
+        warnings.append(NO_REQUESTED_TIME_WARNING.format(n=int((~requested_known).sum())))
 
     submit = raw["submit"][keep]
     job_id = raw["job_id"][keep]
