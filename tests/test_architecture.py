@@ -85,6 +85,8 @@ PYTHON_LAYERS = {
             "platform",
             "site",
             "slurm_conf",
+            "slurm_accounts",
+            "slurm_associations",
             "assignment",
             "protocol",
             "policies",
