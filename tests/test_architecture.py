@@ -87,6 +87,8 @@ PYTHON_LAYERS = {
             "slurm_conf",
             "slurm_accounts",
             "slurm_associations",
+            "slurm_settings",
+            "slurm_policy",
             "assignment",
             "protocol",
             "policies",

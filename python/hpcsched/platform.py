@@ -55,7 +55,7 @@ import os
 import tomllib
 from dataclasses import asdict, dataclass
 from importlib import resources
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from hpcsched import _core
 from hpcsched._io import read_bytes
@@ -68,6 +68,9 @@ from hpcsched.exceptions import (
     unknown_name,
 )
 from hpcsched.site import Site, parse_site
+
+if TYPE_CHECKING:
+    from hpcsched.slurm_settings import SlurmSettings
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
@@ -128,6 +131,8 @@ class Platform:
     site: Site | None = None
     #: what reading it noticed and left as it is (a run repeats them among its warnings)
     notes: tuple[str, ...] = ()
+    #: the scheduling settings of the slurm.conf it was read from (``--policy slurm``)
+    slurm: SlurmSettings | None = None
 
     @property
     def heterogeneous(self) -> bool:

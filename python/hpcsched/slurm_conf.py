@@ -31,6 +31,7 @@ from pathlib import Path
 from hpcsched.exceptions import InputError, shown
 from hpcsched.platform import NodeGroup, Platform
 from hpcsched.site import Partition, Site, merged
+from hpcsched.slurm_settings import SlurmSettings
 from hpcsched.slurm_text import UNLIMITED, expand_hostlist, slurm_duration
 
 #: The top-level keys of slurm.conf in Slurm 22.05 (slurm.conf(5), "PARAMETERS").
@@ -125,6 +126,8 @@ class SlurmPartition:
     state: str
     oversubscribe: str
     where: Where
+    #: ``PriorityJobFactor`` (1 by default): the multifactor priority's partition factor
+    job_factor: int = 1
 
 
 @dataclass(frozen=True)
@@ -185,13 +188,21 @@ class SlurmConf:
             for p in self.partitions
             if len(sizes := sorted({cpus[number[n]] for n in p.nodes})) > 1
         ]
+        slurm = SlurmSettings.from_conf(
+            self.path,
+            self.priority,
+            self.scheduler,
+            self.settings,
+            {p.name: p.job_factor for p in self.partitions},
+        )
         return Platform(
             name=self.cluster or Path(self.path).stem,
             nodes=len(names),
             source=self.path,
             groups=tuple(groups),
             site=site,
-            notes=tuple(notes),
+            notes=tuple(notes) + slurm.notes,
+            slurm=slurm,
         )
 
 
@@ -413,6 +424,7 @@ class _Reader:
                     state=PARTITION_STATES[state],
                     oversubscribe=values.get("oversubscribe", values.get("shared", "NO")).upper(),
                     where=where,
+                    job_factor=_integer(values, "priorityjobfactor", where, 1) or 0,
                 )
             )
         defaults = [p.name for p in out if p.default]
@@ -542,6 +554,7 @@ _KEY_NAMES = {
     "maxnodes": "MaxNodes",
     "minnodes": "MinNodes",
     "prioritytier": "PriorityTier",
+    "priorityjobfactor": "PriorityJobFactor",
     "realmemory": "RealMemory",
     "cpus": "CPUs",
     "procs": "Procs",

@@ -14,6 +14,7 @@ use crate::model::{
     PowerModel, MAX_NODES,
 };
 use crate::power::config::{manager_config, IconConfig};
+use crate::sched::slurm::{SlurmPolicy, SlurmSetup};
 use crate::sched::{build_policy, build_policy_estimated, build_snf, Policy};
 use crate::search::{
     build_search_policy, ActionSet, ArrivalModel, Lookahead, Reward, Rollout, RuntimeModel,
@@ -205,6 +206,8 @@ pub struct RunSpec {
     pub manager: Option<ManagerSpec>,
     /// A name of `LogDetail::NAMES`.
     pub decision_log: String,
+    /// Slurm's settings, tree, QOS and the jobs' attributes, for the policy `slurm`.
+    pub slurm: Option<SlurmSetup>,
 }
 
 impl RunSpec {
@@ -226,6 +229,10 @@ impl RunSpec {
         let (policy_name, window, max_wait) = (self.policy.clone(), self.window, self.max_wait);
         let (backfill, estimates) = (self.backfill.clone(), self.estimates.clone());
         let search = self.search.take();
+        let slurm = self.slurm.take();
+        let partitions = self.site.as_ref().map_or(1, |s| s.partitions.len());
+        let job_count = self.jobs.id.len();
+        let managed = self.manager.is_some();
         if self.site.is_some() {
             let unsupported = if self.manager.is_some() {
                 Some("node power management")
@@ -247,6 +254,18 @@ impl RunSpec {
             "agent" => build_policy("fcfs", None, "none")?,
             "python" => {
                 outside.ok_or_else(|| CoreError::input("policy 'python' needs the object"))?
+            }
+            "slurm" => {
+                let setup = slurm.ok_or_else(|| {
+                    CoreError::input("policy 'slurm' needs Slurm's settings (a slurm.conf)")
+                })?;
+                if search.is_some() || managed {
+                    return Err(CoreError::input(
+                        "policy 'slurm' runs alone: not under a look-ahead or a power manager",
+                    ));
+                }
+                setup.validate(job_count, partitions)?;
+                Box::new(SlurmPolicy::new(Arc::new(setup)))
             }
             name => match search {
                 Some(search) => {
@@ -465,6 +484,7 @@ mod tests {
             search: None,
             manager: None,
             decision_log: "compact".into(),
+            slurm: None,
         }
     }
 

@@ -5,6 +5,9 @@
 use hpcsched_core::model::{PartitionSpec, PartitionState, PowerModel};
 use hpcsched_core::power::config::IconConfig;
 use hpcsched_core::power::screen::ScreenConfig;
+use hpcsched_core::sched::slurm::{
+    Association, FairShare, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmSetup,
+};
 use hpcsched_core::search::Reward;
 use hpcsched_core::spec::{
     DowntimeColumns, JobColumns, ManagerSpec, NamedManager, RunSpec, SearchSpec, SiteSpec,
@@ -45,6 +48,7 @@ struct NativeRun<'py> {
     manager: Option<Bound<'py, PyDict>>,
     python: Option<Py<PyAny>>,
     decision_log: String,
+    slurm: Option<Bound<'py, PyDict>>,
 }
 
 /// A run as the core takes it, and the Python policy object when there is one.
@@ -97,10 +101,103 @@ pub fn native_run(run: &Bound<'_, PyAny>) -> PyResult<Run> {
         search: r.search.as_ref().map(search_spec).transpose()?,
         manager: r.manager.as_ref().map(manager_spec).transpose()?,
         decision_log: r.decision_log,
+        slurm: r.slurm.as_ref().map(slurm_setup).transpose()?,
     };
     Ok(Run {
         spec,
         python: r.python,
+    })
+}
+
+/// Slurm's settings, tree, QOS and job attributes (`hpcsched.slurm_policy.native_setup`).
+fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
+    let p: Bound<'_, PyDict> = get_item(d, "priority")?;
+    let fair_share: String = get_item(&p, "fair_share")?;
+    let priority = PrioritySettings {
+        weight_age: get_item(&p, "weight_age")?,
+        weight_fairshare: get_item(&p, "weight_fairshare")?,
+        weight_job_size: get_item(&p, "weight_job_size")?,
+        weight_partition: get_item(&p, "weight_partition")?,
+        weight_qos: get_item(&p, "weight_qos")?,
+        weight_assoc: get_item(&p, "weight_assoc")?,
+        max_age: get_item(&p, "max_age")?,
+        decay_half_life: get_item(&p, "decay_half_life")?,
+        calc_period: get_item(&p, "calc_period")?,
+        favor_small: get_item(&p, "favor_small")?,
+        small_relative_to_time: get_item(&p, "small_relative_to_time")?,
+        fair_share: match fair_share.as_str() {
+            "fair_tree" => FairShare::FairTree,
+            "classic" => FairShare::Classic,
+            other => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "unknown fair-share {other:?}"
+                )))
+            }
+        },
+        dampening: get_item(&p, "dampening")?,
+        charge_at_end: get_item(&p, "charge_at_end")?,
+    };
+    let q: Bound<'_, PyDict> = get_item(d, "scheduler")?;
+    let scheduler = SchedulerSettings {
+        sched_interval: get_item(&q, "sched_interval")?,
+        default_queue_depth: get_item(&q, "default_queue_depth")?,
+        bf_interval: get_item(&q, "bf_interval")?,
+        bf_window: get_item(&q, "bf_window")?,
+        bf_resolution: get_item(&q, "bf_resolution")?,
+        bf_max_job_test: get_item(&q, "bf_max_job_test")?,
+        bf_max_job_user: get_item(&q, "bf_max_job_user")?,
+        bf_continue: get_item(&q, "bf_continue")?,
+    };
+    let parents: Vec<i64> = get_item(d, "assoc_parent")?;
+    let shares: Vec<i64> = get_item(d, "assoc_shares")?;
+    let users: Vec<bool> = get_item(d, "assoc_user")?;
+    let associations = (parents.iter().zip(&shares).zip(&users))
+        .map(|((&parent, &share), &user)| Association {
+            parent: u32::try_from(parent).ok(),
+            shares: u32::try_from(share).ok(),
+            user,
+        })
+        .collect();
+    let qos_dicts: Vec<Bound<'_, PyDict>> = get_item(d, "qos")?;
+    let qos = (qos_dicts.iter())
+        .map(|q| {
+            Ok(Qos {
+                priority: get_item(q, "priority")?,
+                max_jobs_per_user: get_item(q, "max_jobs_per_user")?,
+                max_nodes_per_user: get_item(q, "max_nodes_per_user")?,
+                max_cpus_per_user: get_item(q, "max_cpus_per_user")?,
+                grp_jobs: get_item(q, "grp_jobs")?,
+                grp_nodes: get_item(q, "grp_nodes")?,
+                grp_cpus: get_item(q, "grp_cpus")?,
+            })
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let u32s = |key: &str| -> PyResult<Vec<u32>> {
+        let a: PyReadonlyArray1<'_, i64> = get_item(d, key)?;
+        (a.as_array().iter())
+            .map(|&v| {
+                u32::try_from(v).map_err(|_| {
+                    pyo3::exceptions::PyValueError::new_err(format!("{key}: {v} out of range"))
+                })
+            })
+            .collect()
+    };
+    let nice: PyReadonlyArray1<'_, i64> = get_item(d, "job_nice")?;
+    Ok(SlurmSetup {
+        priority,
+        scheduler,
+        associations,
+        qos,
+        jobs: SlurmJobs {
+            association: u32s("job_association")?,
+            user: u32s("job_user")?,
+            qos: u32s("job_qos")?,
+            nice: nice.as_array().to_vec(),
+            cpus: u32s("job_cpus")?,
+        },
+        cluster_cpus: get_item(d, "cluster_cpus")?,
+        cluster_nodes: get_item(d, "cluster_nodes")?,
+        partition_factors: get_item(d, "partition_factors")?,
     })
 }
 

@@ -24,6 +24,7 @@ import typer
 from hpcsched.exceptions import OptionError, shown
 
 if TYPE_CHECKING:
+    from hpcsched.platform import Platform
     from hpcsched.policies import PolicySpec
     from hpcsched.protocol import PythonPolicySpec
 
@@ -234,6 +235,14 @@ class RunOptions:
             "from its NodeName and PartitionName lines (as --platform FILE.conf).",
         ),
     ] = None
+    slurm_accounts: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The site's associations and QOS for --policy slurm: a 'sacctmgr dump' file, "
+            "'sacctmgr show assoc -P' output (with parentname) or a TOML file.",
+        ),
+    ] = None
     announce_lead: Annotated[
         float | None,
         typer.Option(help="Notice of scheduled maintenance (s; default 172800, 48 h)."),
@@ -246,11 +255,32 @@ class RunOptions:
     def given(self) -> dict[str, Any]:
         """The notice of maintenance and the overrun policy, those given (the run's defaults
         otherwise)."""
-        return _given(self, leave_out=("downtime", "platform", "slurm_conf"))
+        return _given(self, leave_out=("downtime", "platform", "slurm_conf", "slurm_accounts"))
 
-    def site(self) -> str | None:
+    def site(self) -> str | Platform | None:
         """The platform given: ``--platform``, or ``--slurm-conf``'s file (not both), which a
-        run reads as a slurm.conf by its ``.conf`` name (``run.options.open_platform``)."""
+        run reads as a slurm.conf by its ``.conf`` name (``run.options.open_platform``); with
+        ``--slurm-accounts``, the platform read, with the associations and QOS read."""
+        site = self._site()
+        if self.slurm_accounts is None:
+            return site
+        from dataclasses import replace
+
+        from hpcsched.run.options import open_platform
+        from hpcsched.slurm_accounts import read_slurm_accounts
+        from hpcsched.slurm_settings import SlurmSettings
+
+        if site is None:
+            raise OptionError(
+                "give the site with it (--slurm-conf FILE, or --platform)",
+                option="--slurm-accounts",
+            )
+        platform = open_platform(site)
+        settings = platform.slurm or SlurmSettings.defaults()
+        accounts = read_slurm_accounts(self.slurm_accounts)
+        return replace(platform, slurm=replace(settings, accounts=accounts))
+
+    def _site(self) -> str | None:
         if self.slurm_conf is None:
             return self.platform
         if self.platform is not None:

@@ -55,6 +55,9 @@ class NativeRun:
     manager: dict[str, Any] | None
     python: Any
     decision_log: str
+    #: Slurm's settings, tree, QOS and job attributes for the policy ``slurm``
+    #: (``slurm_policy.slurm_inputs``); None otherwise
+    slurm: dict[str, Any] | None = None
 
 
 def native_run(
@@ -73,6 +76,7 @@ def native_run(
     max_wait: float | None = None,
     decision_log: str = "compact",
     site: dict[str, Any] | None = None,
+    slurm: dict[str, Any] | None = None,
 ) -> NativeRun:
     """The run of `workload` (replay clock) and `calendar` (already shifted to it)."""
     jobs = workload.jobs
@@ -103,6 +107,7 @@ def native_run(
         manager=manager,
         python=python,
         decision_log=decision_log,
+        slurm=slurm,
     )
 
 

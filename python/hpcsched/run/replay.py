@@ -118,6 +118,20 @@ def simulate(
     recorded = isinstance(spec, PolicySpec) and spec.name == RECORDED
     if platform is not None and site is not None and not recorded:
         check_partitioned_run(spec, platform, calendar)
+    slurm = None
+    if isinstance(spec, PolicySpec) and spec.engine_name == "slurm":
+        from hpcsched.slurm_policy import slurm_inputs
+
+        inputs = slurm_inputs(
+            workload,
+            platform,
+            workload.nodes,
+            platform.slurm.accounts if platform is not None and platform.slurm else None,
+            [p.name for p in site.partitions] if site is not None else None,
+        )
+        slurm = inputs.native
+        if inputs.notes:
+            workload = replace(workload, warnings=[*workload.warnings, *inputs.notes])
     # node power states under a power manager, or a Python policy on a power platform
     manager = manager_options(spec, platform)
     t1 = time.perf_counter()
@@ -166,6 +180,7 @@ def simulate(
             max_wait=getattr(spec, "max_wait", None),
             decision_log=decision_log,
             site=site_options(site, assignment) if site is not None and assignment else None,
+            slurm=slurm,
         )
     )
     # With a run directory, the logs go to its staging folder while the run goes; the columns

@@ -28,6 +28,12 @@ pub fn capabilities(name: &str) -> Option<Capabilities> {
             backfill: Some("easy"), // every action ends with EASY
             power: false,
         },
+        "slurm" => Capabilities {
+            searches: false,
+            window: false,
+            backfill: Some("slurm"), // Slurm's own backfill scheduler
+            power: false,
+        },
         "snf" => Capabilities {
             searches: false,
             window: false,

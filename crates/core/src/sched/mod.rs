@@ -12,6 +12,7 @@ pub mod policy;
 pub mod registry;
 pub mod scan;
 pub mod site;
+pub mod slurm;
 
 pub use action::Action;
 pub use capability::{capabilities, Capabilities};

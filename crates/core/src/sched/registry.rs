@@ -3,10 +3,10 @@
 use crate::error::{CoreError, Result};
 use crate::sched::{Backfill, Heuristic, Policy, QueuePolicy, Snf};
 
-/// Names of the built-in policies: the 17 heuristics, `snf`, `mars` and `random`.
+/// Names of the built-in policies: the 17 heuristics, `snf`, `mars`, `random` and `slurm`.
 pub fn policy_names() -> Vec<&'static str> {
     let mut names: Vec<&'static str> = Heuristic::ALL.iter().map(|h| h.name()).collect();
-    names.extend(["snf", "mars", "random"]);
+    names.extend(["snf", "mars", "random", "slurm"]);
     names.extend(POWER_POLICIES);
     names
 }

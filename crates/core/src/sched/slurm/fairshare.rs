@@ -1,0 +1,229 @@
+//! Fair-share over the association tree, as Slurm 22.05's `priority/multifactor` computes it:
+//! decayed usage charged up the tree, then each user association's factor by Fair Tree
+//! (`fair_tree.c`) or by the classic formula (`priority_multifactor.c`).
+
+use crate::sched::slurm::config::FairShare;
+use crate::sched::slurm::setup::Association;
+
+/// Slurm's `NO_VAL` as a level fair-share (an account with `Fairshare=parent`, and the value the
+/// walk starts from).
+const NO_VAL: f64 = 4_294_967_294.0;
+
+/// The tree, its usage and its factors.
+#[derive(Debug, Clone)]
+pub struct Shares {
+    parent: Vec<Option<u32>>,
+    /// `None`: `Fairshare=parent`.
+    shares: Vec<Option<u32>>,
+    user: Vec<bool>,
+    children: Vec<Vec<u32>>,
+    /// Per association, the shares of it and its siblings (`level_shares`): a `parent` child
+    /// counts its own children's.
+    level_shares: Vec<u32>,
+    user_count: u32,
+    /// Decayed usage (CPU-seconds) of each association, its children's included.
+    usage: Vec<f64>,
+    /// Each user association's fair-share factor, in [0, 1].
+    factor: Vec<f64>,
+    /// Scratch: each association's level fair-share, and each one's effective usage.
+    level_fs: Vec<f64>,
+    efctv: Vec<f64>,
+}
+
+impl Shares {
+    pub fn new(associations: &[Association]) -> Self {
+        let n = associations.len();
+        let mut children = vec![Vec::new(); n];
+        for (i, a) in associations.iter().enumerate() {
+            if let Some(p) = a.parent {
+                children[p as usize].push(i as u32);
+            }
+        }
+        let shares: Vec<Option<u32>> = associations.iter().map(|a| a.shares).collect();
+        fn level(children: &[Vec<u32>], shares: &[Option<u32>], of: usize) -> u32 {
+            children[of]
+                .iter()
+                .map(|&c| match shares[c as usize] {
+                    Some(s) => s,
+                    None => level(children, shares, c as usize),
+                })
+                .fold(0u32, u32::saturating_add)
+        }
+        let mut level_shares = vec![0; n];
+        for p in 0..n {
+            let sum = level(&children, &shares, p);
+            for &c in &children[p] {
+                level_shares[c as usize] = sum;
+            }
+        }
+        Shares {
+            parent: associations.iter().map(|a| a.parent).collect(),
+            shares,
+            user: associations.iter().map(|a| a.user).collect(),
+            children,
+            level_shares,
+            user_count: associations.iter().filter(|a| a.user).count() as u32,
+            usage: vec![0.0; n],
+            factor: vec![0.0; n],
+            level_fs: vec![0.0; n],
+            efctv: vec![0.0; n],
+        }
+    }
+
+    /// Every association's usage times `decay` (`_apply_decay`).
+    pub fn decay(&mut self, decay: f64) {
+        if decay != 1.0 {
+            self.usage.iter_mut().for_each(|u| *u *= decay);
+        }
+    }
+
+    /// Charges `amount` to association `assoc` and every association above it.
+    pub fn charge(&mut self, assoc: u32, amount: f64) {
+        let mut a = Some(assoc);
+        while let Some(i) = a {
+            self.usage[i as usize] += amount;
+            a = self.parent[i as usize];
+        }
+    }
+
+    /// The fair-share factor of user association `assoc`, as last computed.
+    #[inline]
+    pub fn factor(&self, assoc: u32) -> f64 {
+        self.factor[assoc as usize]
+    }
+
+    /// The decayed usage of association `assoc`.
+    pub fn usage(&self, assoc: u32) -> f64 {
+        self.usage[assoc as usize]
+    }
+
+    /// Recomputes every user association's factor from the usage as it stands.
+    pub fn recompute(&mut self, how: FairShare, dampening: f64) {
+        match how {
+            FairShare::FairTree => {
+                let (mut rank, mut rnt) = (self.user_count, self.user_count);
+                let top = self.children[0].clone();
+                self.fair_tree_level(top, false, &mut rank, &mut rnt);
+            }
+            FairShare::Classic => self.classic(dampening),
+        }
+    }
+
+    /// One level of Fair Tree's walk (`_calc_tree_fs`): siblings by level fair-share, highest
+    /// first (users before accounts on a tie), users ranked as met, accounts walked into.
+    fn fair_tree_level(
+        &mut self,
+        mut siblings: Vec<u32>,
+        account_tied: bool,
+        rank: &mut u32,
+        rnt: &mut u32,
+    ) {
+        for &a in &siblings {
+            self.level_fs[a as usize] = self.level_fair_share(a);
+        }
+        // (glibc's qsort is a merge sort: stable)
+        siblings.sort_by(|&x, &y| {
+            let (lx, ly) = (self.level_fs[x as usize], self.level_fs[y as usize]);
+            ly.partial_cmp(&lx)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(self.user[y as usize].cmp(&self.user[x as usize]))
+        });
+        let mut previous = NO_VAL;
+        for (i, &a) in siblings.iter().enumerate() {
+            let level = self.level_fs[a as usize];
+            let tied = if i == 0 && account_tied {
+                true
+            } else {
+                previous == level
+            };
+            if self.user[a as usize] {
+                if !tied {
+                    *rank = *rnt;
+                }
+                self.factor[a as usize] = f64::from(*rank) / f64::from(self.user_count);
+                *rnt = rnt.saturating_sub(1);
+            } else {
+                // Slurm 22.05 merges tied accounts only when a user follows them with the same
+                // level (`_count_tied_accounts`), which the order above never gives: each
+                // account is walked alone, its first user tied to the last one ranked.
+                let children = self.children[a as usize].clone();
+                self.fair_tree_level(children, tied, rank, rnt);
+            }
+            previous = level;
+        }
+    }
+
+    /// Level fair-share `S / U` of association `a` among its siblings (`_calc_assoc_fs`).
+    fn level_fair_share(&self, a: u32) -> f64 {
+        let i = a as usize;
+        let Some(shares) = self.shares[i] else {
+            return if self.user[i] { f64::INFINITY } else { NO_VAL };
+        };
+        let parent = self.parent[i].map_or(0, |p| p as usize);
+        let used = if self.usage[parent] == 0.0 {
+            0.0
+        } else {
+            self.usage[i] / self.usage[parent]
+        };
+        let norm = if self.level_shares[i] == 0 {
+            0.0
+        } else {
+            f64::from(shares) / f64::from(self.level_shares[i])
+        };
+        if norm == 0.0 {
+            0.0
+        } else {
+            norm / used // (no usage: infinite)
+        }
+    }
+
+    /// The classic factor `2^(-(U_effective / S_norm) / dampening)` of every user association
+    /// (`_set_usage_efctv`, `_normalize_assoc_shares_traditional`, `priority_p_calc_fs_factor`).
+    fn classic(&mut self, dampening: f64) {
+        let root = self.usage[0];
+        for i in 1..self.parent.len() {
+            let parent = self.parent[i].unwrap_or(0) as usize;
+            let norm = if root == 0.0 {
+                0.0
+            } else {
+                (self.usage[i] / root).min(1.0)
+            };
+            self.efctv[i] = match self.shares[i] {
+                _ if parent == 0 => norm,
+                None => self.efctv[parent],
+                Some(_) if self.level_shares[i] == 0 => self.efctv[parent],
+                Some(s) => {
+                    norm + (self.efctv[parent] - norm)
+                        * (f64::from(s) / f64::from(self.level_shares[i]))
+                }
+            };
+            if !self.user[i] {
+                continue;
+            }
+            let shares_norm = self.traditional_shares_norm(i);
+            self.factor[i] = if shares_norm <= 0.0 {
+                0.0
+            } else {
+                2f64.powf(-((self.efctv[i] / shares_norm) / dampening))
+            };
+        }
+    }
+
+    /// The product of `shares / level_shares` from `i` up to the root's children.
+    fn traditional_shares_norm(&self, mut i: usize) -> f64 {
+        if self.shares[i].is_none() {
+            i = self.parent[i].unwrap_or(0) as usize;
+        }
+        let mut norm = 1.0;
+        while let Some(p) = self.parent[i] {
+            if let Some(s) = self.shares[i] {
+                if self.level_shares[i] == 0 {
+                    return 0.0;
+                }
+                norm *= f64::from(s) / f64::from(self.level_shares[i]);
+            }
+            i = p as usize;
+        }
+        norm
+    }
+}

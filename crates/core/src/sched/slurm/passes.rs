@@ -1,0 +1,450 @@
+//! One invocation's passes of Slurm's two schedulers over the jobs in priority order, on the
+//! node-space map (`space.rs`): the main scheduler (`job_scheduler.c: _schedule`) and the
+//! backfill scheduler (`backfill.c: _attempt_backfill`).
+//!
+//! Main: in order, a job starts if it fits the nodes free now; the first that does not blocks
+//! its partition, and that partition's nodes, for the rest of the pass. Backfill: in order, each
+//! job gets its earliest start on the map (running jobs until their time limits, reservations
+//! made in this cycle, maintenance), starts if that is now, and otherwise reserves its nodes from
+//! then on (every job, not only the first), within `bf_window`. Jobs over a QOS limit are passed
+//! over by both, blocking nothing and reserving nothing.
+
+use std::collections::HashMap;
+
+use crate::engine::{Decision, Reserve, Start, StartKind, View};
+use crate::sched::slurm::limits::Usage;
+use crate::sched::slurm::nodes::{self, partition_atoms};
+use crate::sched::slurm::setup::SlurmSetup;
+use crate::sched::slurm::space::{Fit, Space};
+
+/// One pending job in one partition it may run in, with its priority there.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Entry {
+    pub tier: u32,
+    pub priority: u32,
+    pub id: i64,
+    pub job: u32,
+    pub partition: u32,
+}
+
+/// What the passes did.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Outcome {
+    pub started: usize,
+    /// Whether the main pass walked every entry (a full pass).
+    pub main_covered_all: bool,
+}
+
+/// The passes' scratch space and the numbers they normalise by.
+#[derive(Debug, Clone, Default)]
+pub struct Passes {
+    pub max_qos_priority: u32,
+    pub max_partition_factor: u32,
+    /// Nodes the last invocation's starts took.
+    pub started_nodes: u64,
+    limits_on: bool,
+    space: Space,
+    releases: Vec<(f64, u32, u32)>,
+    takes: Vec<(u32, u32)>,
+    usage: Usage,
+    failed: Vec<bool>,
+    blocked_atoms: Vec<bool>,
+    atoms: Vec<u32>,
+    /// Per partition, the end times of the running jobs on its nodes, sorted (the backfill's
+    /// estimate of a start, `_will_run_test`).
+    ends: HashMap<u32, Vec<f64>>,
+    per_user: HashMap<u32, usize>,
+}
+
+/// Slurm's guess of when a running job past its time limit ends: `KillWait` (30 s) after its
+/// limit, or in a second (`_guess_job_end`).
+fn running_end(requested_end: f64, now: f64) -> f64 {
+    if requested_end > now {
+        requested_end
+    } else if requested_end + 30.0 > now {
+        requested_end + 30.0
+    } else {
+        now + 1.0
+    }
+}
+
+impl Passes {
+    pub fn new(setup: &SlurmSetup) -> Self {
+        Passes {
+            max_qos_priority: setup.qos.iter().map(|q| q.priority).max().unwrap_or(0),
+            max_partition_factor: setup.partition_factors.iter().copied().max().unwrap_or(0),
+            limits_on: setup.qos.iter().any(|q| q.limits()),
+            ..Passes::default()
+        }
+    }
+
+    /// The main pass (`main_depth`: how many entries it may test) and/or a backfill cycle.
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        entries: &mut Vec<Entry>,
+        waiting: &mut [bool],
+        main_depth: Option<usize>,
+        backfill: bool,
+        decision: &mut Decision,
+    ) -> Outcome {
+        self.started_nodes = 0;
+        let now = view.now;
+        nodes::build(view, &mut self.space, &mut self.releases, |end| {
+            running_end(end, now)
+        });
+        if self.limits_on {
+            self.usage.clear(setup.qos.len());
+            for r in view.running {
+                let j = r.job as usize;
+                self.usage.add(
+                    setup.jobs.qos[j],
+                    setup.jobs.user[j],
+                    r.nodes,
+                    setup.jobs.cpus[j],
+                );
+            }
+        }
+        let mut outcome = Outcome::default();
+        if let Some(depth) = main_depth {
+            outcome.main_covered_all =
+                self.main_pass(view, setup, entries, waiting, depth, decision);
+        }
+        if backfill {
+            self.backfill_pass(view, setup, entries, waiting, decision);
+        }
+        outcome.started = decision.starts.len();
+        if outcome.started > 0 {
+            entries.retain(|e| waiting[e.job as usize]);
+        }
+        outcome
+    }
+
+    fn admits(&self, setup: &SlurmSetup, view: &View, job: u32) -> bool {
+        if !self.limits_on {
+            return true;
+        }
+        let j = job as usize;
+        let qos = setup.jobs.qos[j];
+        self.usage.admits(
+            &setup.qos[qos as usize],
+            qos,
+            setup.jobs.user[j],
+            view.jobs.get(job).nodes,
+            setup.jobs.cpus[j],
+        )
+    }
+
+    /// The main scheduler's pass; returns whether it tested every entry.
+    fn main_pass(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &mut [bool],
+        depth: usize,
+        decision: &mut Decision,
+    ) -> bool {
+        let now = view.now;
+        let parts = setup.partition_factors.len();
+        self.failed.clear();
+        self.failed.resize(parts, false);
+        self.blocked_atoms.clear();
+        self.blocked_atoms.resize(self.space_atoms(view), false);
+        let mut any_blocked = false;
+        for (tested, e) in entries.iter().enumerate() {
+            // an event's pass tests `default_queue_depth` + 1 records (Slurm's post-increment)
+            if depth != usize::MAX && tested > depth {
+                return false;
+            }
+            if !waiting[e.job as usize] || self.failed[e.partition as usize] {
+                continue;
+            }
+            if !self.admits(setup, view, e.job) {
+                continue; // over a QOS limit: passed over, blocks nothing
+            }
+            let job = view.jobs.get(e.job);
+            self.atoms.clear();
+            for &a in partition_atoms(view, e.partition) {
+                if !(any_blocked && self.blocked_atoms[a as usize]) {
+                    self.atoms.push(a);
+                }
+            }
+            let fit = self
+                .space
+                .earliest(now, job.requested_time, &self.atoms, job.nodes, now);
+            match fit {
+                Some(fit) => self.start(view, setup, e, fit, StartKind::Primary, waiting, decision),
+                None => {
+                    // the partition fails, and its nodes are closed to the rest of the pass
+                    self.failed[e.partition as usize] = true;
+                    for &a in partition_atoms(view, e.partition) {
+                        self.blocked_atoms[a as usize] = true;
+                    }
+                    any_blocked = true;
+                }
+            }
+        }
+        true
+    }
+
+    fn space_atoms(&self, view: &View) -> usize {
+        view.site.map_or(1, |s| s.model.atoms())
+    }
+
+    /// The backfill scheduler's cycle.
+    fn backfill_pass(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &mut [bool],
+        decision: &mut Decision,
+    ) {
+        let sched = &setup.scheduler;
+        let now = view.now;
+        let res = sched.bf_resolution;
+        let latest = now + sched.bf_window;
+        self.ends.clear();
+        self.per_user.clear();
+        // Past this entry nothing can start now: only reservations are left to make, which
+        // nothing in this cycle would read (the smallest job left is larger than the room now).
+        let mut smallest_after = vec![u32::MAX; entries.len() + 1];
+        for (k, e) in entries.iter().enumerate().rev() {
+            let nodes = if waiting[e.job as usize] {
+                view.jobs.get(e.job).nodes
+            } else {
+                u32::MAX
+            };
+            smallest_after[k] = smallest_after[k + 1].min(nodes);
+        }
+        let all_atoms: Vec<u32> = (0..self.space_atoms(view) as u32).collect();
+        let mut tested = 0;
+        for (k, e) in entries.iter().enumerate() {
+            if tested >= sched.bf_max_job_test {
+                break;
+            }
+            if i64::from(smallest_after[k]) > self.space.room_now(&all_atoms)
+                && decision.reservation.is_some()
+            {
+                break;
+            }
+            if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
+                continue;
+            }
+            if sched.bf_max_job_user > 0 {
+                let user = setup.jobs.user[e.job as usize];
+                let count = self.per_user.entry(user).or_insert(0);
+                if *count >= sched.bf_max_job_user {
+                    continue;
+                }
+                *count += 1;
+            }
+            tested += 1;
+            let job = view.jobs.get(e.job);
+            let atoms = partition_atoms(view, e.partition);
+            let Some(start) = self.earliest_start(
+                view,
+                e.partition,
+                job.requested_time,
+                atoms,
+                job.nodes,
+                latest,
+            ) else {
+                continue; // nothing frees enough nodes before the window's end: no reservation
+            };
+            if start.start <= now {
+                self.start(
+                    view,
+                    setup,
+                    e,
+                    start,
+                    StartKind::Backfill,
+                    waiting,
+                    decision,
+                );
+                continue;
+            }
+            // The reservation ends at its end floored to the resolution, and lasts at least
+            // until the end of the resolution slot it begins in (`_add_reservation`; it also
+            // floors the start, but running jobs hold those nodes until then here).
+            let slot_end = (start.start / res).floor() * res + res;
+            let to = (((start.start + job.requested_time) / res).floor() * res).max(slot_end);
+            let fit = match self.space.earliest(
+                start.start,
+                to - start.start,
+                atoms,
+                job.nodes,
+                start.start,
+            ) {
+                Some(fit) => (fit, to),
+                None => (start, start.start + job.requested_time),
+            };
+            self.takes.clear();
+            self.space
+                .take(fit.0, fit.1, atoms, job.nodes, &mut self.takes);
+            if decision.reservation.is_none() {
+                decision.reservation = Some(Reserve {
+                    job: e.job,
+                    shadow_time: start.start,
+                    extra: 0,
+                });
+            }
+        }
+    }
+
+    /// The backfill's earliest start of a job on `atoms`: the map's first fit, moved to the end
+    /// of the last running job of the group whose ends free its nodes (Slurm's `_will_run_test`
+    /// removes running jobs in groups: those ending within 30 s of the first end rounded up to
+    /// 30 s, then windows doubling from there), again later while a reservation is in the way.
+    fn earliest_start(
+        &mut self,
+        view: &View,
+        partition: u32,
+        duration: f64,
+        atoms: &[u32],
+        nodes: u32,
+        latest: f64,
+    ) -> Option<Fit> {
+        let now = view.now;
+        let mut from = now;
+        loop {
+            let fit = self.space.earliest(from, duration, atoms, nodes, latest)?;
+            if fit.start <= now {
+                return Some(fit);
+            }
+            let ends = self.running_ends(view, partition);
+            let start = group_end(ends, fit.start);
+            if start <= fit.start {
+                return Some(fit);
+            }
+            if start > latest {
+                return None;
+            }
+            let again = self.space.earliest(start, duration, atoms, nodes, latest)?;
+            if again.start == start {
+                return Some(again);
+            }
+            from = again.start;
+        }
+    }
+
+    /// The end times of the running jobs on `partition`'s nodes, sorted.
+    fn running_ends(&mut self, view: &View, partition: u32) -> &[f64] {
+        let now = view.now;
+        self.ends.entry(partition).or_insert_with(|| {
+            let mut ends: Vec<f64> = match view.site {
+                None => view
+                    .running
+                    .iter()
+                    .map(|r| running_end(r.requested_end, now))
+                    .collect(),
+                Some(site) => {
+                    let mut jobs: Vec<(f64, u32)> = Vec::new();
+                    for &a in site.model.partition(partition).atoms.iter() {
+                        for &(end, job, _) in site.state.running_in(a) {
+                            jobs.push((running_end(end, now), job));
+                        }
+                    }
+                    jobs.sort_by(|x, y| x.0.total_cmp(&y.0).then(x.1.cmp(&y.1)));
+                    jobs.dedup_by_key(|j| j.1);
+                    jobs.into_iter().map(|j| j.0).collect()
+                }
+            };
+            ends.sort_by(f64::total_cmp);
+            ends
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn start(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        e: &Entry,
+        fit: Fit,
+        kind: StartKind,
+        waiting: &mut [bool],
+        decision: &mut Decision,
+    ) {
+        let job = view.jobs.get(e.job);
+        let atoms = partition_atoms(view, e.partition);
+        self.takes.clear();
+        let end = view.now + job.requested_time;
+        self.space.take(fit, end, atoms, job.nodes, &mut self.takes);
+        let pos = view
+            .queue
+            .iter()
+            .position(|&q| q == e.job)
+            .expect("a waiting job is in the queue") as u32;
+        decision.starts.push(Start {
+            pos,
+            job: e.job,
+            kind,
+        });
+        if view.site.is_some() {
+            decision.takes.extend_from_slice(&self.takes);
+            decision
+                .site_starts
+                .push((e.partition, decision.takes.len() as u32));
+        }
+        waiting[e.job as usize] = false;
+        self.started_nodes += u64::from(job.nodes);
+        if self.limits_on {
+            let j = e.job as usize;
+            self.usage.add(
+                setup.jobs.qos[j],
+                setup.jobs.user[j],
+                job.nodes,
+                setup.jobs.cpus[j],
+            );
+        }
+        // a running job's end, for the backfill's estimates of later starts
+        for ends in self.ends.values_mut() {
+            let at = ends.partition_point(|&t| t <= end);
+            ends.insert(at, end);
+        }
+    }
+}
+
+/// Slurm's estimate of a start from the running jobs' `ends` (sorted) when the map's first fit
+/// is at `fit`: the end of the last job of the removal group holding `fit`. Groups: the first
+/// holds the ends up to `anchor + 30` s, where `anchor` is the first end rounded up to the next
+/// multiple of 30 s; each later one doubles the window from the same anchor.
+pub fn group_end(ends: &[f64], fit: f64) -> f64 {
+    let Some(&first) = ends.first() else {
+        return fit;
+    };
+    if !ends.contains(&fit) {
+        return fit; // not a running job's end: a reservation or maintenance boundary
+    }
+    let anchor = (first / 30.0).floor() * 30.0 + 30.0;
+    let mut window = 30.0;
+    while fit > anchor + window {
+        window *= 2.0;
+    }
+    let bound = anchor + window;
+    let last = ends.partition_point(|&t| t <= bound);
+    ends[last - 1].max(fit)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::group_end;
+
+    #[test]
+    fn a_start_is_the_last_end_of_its_removal_group() {
+        // The facts' example: ends at 100, 130, 200; first group up to 120 + 30 = 150.
+        let ends = [100.0, 130.0, 200.0];
+        assert_eq!(group_end(&ends, 100.0), 130.0);
+        assert_eq!(group_end(&ends, 130.0), 130.0);
+        // next window: 120 + 60 = 180, then 240: 200 is alone in its group
+        assert_eq!(group_end(&ends, 200.0), 200.0);
+        // a reservation's end is not moved
+        assert_eq!(group_end(&ends, 150.0), 150.0);
+        // an end already on the grid rounds up a whole 30 s
+        assert_eq!(group_end(&[90.0, 140.0, 150.0], 90.0), 150.0);
+    }
+}

@@ -1,0 +1,378 @@
+//! `--policy slurm`: Slurm 22.05's main scheduler and backfill scheduler over multifactor
+//! priorities (docs/semantics.md, "Slurm's scheduler").
+//!
+//! At each invocation, in this order: the priority recalculations due since the last one
+//! (usage decayed and charged, fair-share recomputed, every pending job's priority set again at
+//! the last of them), the jobs that ended charged, the jobs that arrived given their priority;
+//! then the main scheduler (on an event: the first `default_queue_depth` jobs; on its
+//! `sched_interval` tick: all), then, on a `bf_interval` tick with something changed since the
+//! last cycle, the backfill scheduler. Both walk the jobs by (partition PriorityTier, priority,
+//! job id), one entry per partition a job may run in.
+
+use std::cmp::Reverse;
+use std::sync::Arc;
+
+use crate::engine::{Decision, Policy, View};
+use crate::sched::slurm::clock;
+use crate::sched::slurm::fairshare::Shares;
+use crate::sched::slurm::passes::{Entry, Passes};
+use crate::sched::slurm::priority::{self, Factors};
+use crate::sched::slurm::setup::SlurmSetup;
+
+/// The Slurm policy: its settings, the fair-share state and the queue in priority order.
+#[derive(Debug, Clone)]
+pub struct SlurmPolicy {
+    setup: Arc<SlurmSetup>,
+    shares: Shares,
+    /// Pending jobs' entries (one per usable partition), sorted when `sorted`.
+    entries: Vec<Entry>,
+    sorted: bool,
+    /// By job index: whether it waits, as this policy knows it.
+    waiting: Vec<bool>,
+    waiting_count: usize,
+    /// The last priority recalculation (Slurm's `g_last_ran`); `None` before the first.
+    last_calc: Option<f64>,
+    /// Something changed since the last backfill cycle / the last full main pass.
+    bf_dirty: bool,
+    full_dirty: bool,
+    /// What the view should look like at the next invocation if nothing happens in between:
+    /// (free nodes, queue length, windows down, windows announced).
+    expected: Option<(u64, usize, usize, usize)>,
+    passes: Passes,
+    /// Scratch: jobs that ended, by end.
+    ended: Vec<(u32, f64, f64)>,
+}
+
+impl SlurmPolicy {
+    pub fn new(setup: Arc<SlurmSetup>) -> Self {
+        let shares = Shares::new(&setup.associations);
+        let jobs = setup.jobs.cpus.len();
+        SlurmPolicy {
+            passes: Passes::new(&setup),
+            setup,
+            shares,
+            entries: Vec::new(),
+            sorted: true,
+            waiting: vec![false; jobs],
+            waiting_count: 0,
+            last_calc: None,
+            bf_dirty: false,
+            full_dirty: false,
+            expected: None,
+            ended: Vec::new(),
+        }
+    }
+
+    /// The decay of usage over `seconds` (`pow(1 - 0.693 / half_life, seconds)`, Slurm's own
+    /// approximation of `2^(-seconds / half_life)`).
+    fn decay(&self, seconds: f64) -> f64 {
+        let half_life = self.setup.priority.decay_half_life;
+        if half_life > 0.0 {
+            (1.0 - 0.693 / half_life)
+                .powf(seconds)
+                .max(f64::MIN_POSITIVE)
+        } else {
+            1.0
+        }
+    }
+
+    /// Charges job `job` for running from `from` (or its start) to `to`: the seconds, decayed
+    /// over themselves, times its CPUs (`_apply_new_usage`).
+    fn charge(&mut self, job: u32, start: f64, from: f64, to: f64) {
+        let run = (to - start.max(from)).max(0.0);
+        if run > 0.0 {
+            let cpus = f64::from(self.setup.jobs.cpus[job as usize]);
+            let amount = run * self.decay(run) * cpus;
+            self.shares
+                .charge(self.setup.jobs.association[job as usize], amount);
+        }
+    }
+
+    /// Charges the `k`-th job that ended for its run since the last recalculation, when Slurm
+    /// does (`PrioritySettings::charge_at_end`).
+    fn charge_end(&mut self, k: usize) {
+        if self.setup.priority.charge_at_end {
+            let (job, start, end) = self.ended[k];
+            let from = self.last_calc.unwrap_or(f64::NEG_INFINITY);
+            self.charge(job, start, from, end);
+        }
+    }
+
+    /// The recalculations due by `now` and the completions since the last call, in time
+    /// order; returns the time of the last recalculation done, if any.
+    fn catch_up(&mut self, view: &View) -> Option<f64> {
+        let period = self.setup.priority.calc_period;
+        let now = view.now;
+        self.ended.clear();
+        self.ended.extend_from_slice(view.completed);
+        self.ended
+            .sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
+        let mut next_end = 0;
+        let mut last_done = None;
+        let mut tick = match self.last_calc {
+            // the first recalculation: when the first job is seen (slurmctld's start)
+            None => clock::at_or_before(now, period),
+            Some(last) => clock::after(last, period),
+        };
+        while tick <= now {
+            // completions up to the tick first (charged when they end)
+            while next_end < self.ended.len() && self.ended[next_end].2 <= tick {
+                self.charge_end(next_end);
+                next_end += 1;
+            }
+            if let Some(last) = self.last_calc {
+                let decay = self.decay(tick - last);
+                self.shares.decay(decay);
+                for r in view.running {
+                    self.charge(r.job, r.start, last, tick);
+                }
+                for k in next_end..self.ended.len() {
+                    let (job, start, end) = self.ended[k];
+                    if start < tick && end > tick {
+                        self.charge(job, start, last, tick);
+                    }
+                }
+            }
+            self.last_calc = Some(tick);
+            last_done = Some(tick);
+            tick = clock::after(tick, period);
+            if tick <= now && tick + period <= now {
+                // long idle gaps: skip straight to the last ticks only when nothing ran
+                if view.running.is_empty() && next_end == self.ended.len() {
+                    let last = clock::at_or_before(now, period);
+                    let decay = self.decay(last - self.last_calc.unwrap_or(last));
+                    self.shares.decay(decay);
+                    self.last_calc = Some(last);
+                    last_done = Some(last);
+                    tick = clock::after(last, period);
+                }
+            }
+        }
+        while next_end < self.ended.len() {
+            self.charge_end(next_end);
+            next_end += 1;
+        }
+        last_done
+    }
+
+    /// The factors of job `job` at `now` in partition `partition`.
+    fn factors(&self, view: &View, job: u32, partition: u32, now: f64) -> Factors {
+        let s = &self.setup;
+        let known = view.jobs.get(job);
+        let j = job as usize;
+        let qos = &s.qos[s.jobs.qos[j] as usize];
+        let max_qos = self.passes.max_qos_priority;
+        let max_part = self.passes.max_partition_factor;
+        Factors {
+            age: priority::age(&s.priority, now, known.submit),
+            fairshare: self.shares.factor(s.jobs.association[j]),
+            job_size: priority::job_size(
+                &s.priority,
+                known.nodes,
+                s.jobs.cpus[j],
+                known.requested_time,
+                s.cluster_nodes,
+                s.cluster_cpus,
+            ),
+            partition: if max_part == 0 {
+                0.0
+            } else {
+                f64::from(s.partition_factors[partition as usize]) / f64::from(max_part)
+            },
+            qos: if max_qos == 0 {
+                0.0
+            } else {
+                f64::from(qos.priority) / f64::from(max_qos)
+            },
+            nice: s.jobs.nice[j],
+        }
+    }
+
+    fn entry(&self, view: &View, job: u32, partition: u32, now: f64) -> Entry {
+        let f = self.factors(view, job, partition, now);
+        Entry {
+            tier: view
+                .site
+                .map_or(0, |s| s.model.partition(partition).spec.tier),
+            priority: priority::priority(&self.setup.priority, &f),
+            id: view.jobs.get(job).id,
+            job,
+            partition,
+        }
+    }
+
+    /// Adds the entries of waiting job `job` (one per partition it may start in).
+    fn enqueue(&mut self, view: &View, job: u32, now: f64) {
+        if std::mem::replace(&mut self.waiting[job as usize], true) {
+            return;
+        }
+        self.waiting_count += 1;
+        match view.site {
+            None => {
+                let e = self.entry(view, job, 0, now);
+                self.entries.push(e);
+            }
+            Some(site) => {
+                for &p in site.model.usable(job) {
+                    let e = self.entry(view, job, p, now);
+                    self.entries.push(e);
+                }
+            }
+        }
+        self.sorted = false;
+    }
+
+    /// Every pending job's priority again, at `at` (a recalculation).
+    fn reprioritise(&mut self, view: &View, at: f64) {
+        let mut entries = std::mem::take(&mut self.entries);
+        entries.retain(|e| self.waiting[e.job as usize]);
+        for e in entries.iter_mut() {
+            *e = self.entry(view, e.job, e.partition, at);
+        }
+        self.entries = entries;
+        self.sorted = false;
+    }
+
+    /// The view's queue as the truth when it disagrees with what this policy knows (jobs
+    /// requeued by a downtime window).
+    fn resync(&mut self, view: &View) {
+        for w in self.waiting.iter_mut() {
+            *w = false;
+        }
+        self.waiting_count = 0;
+        let present: std::collections::HashSet<(u32, u32)> =
+            self.entries.iter().map(|e| (e.job, e.partition)).collect();
+        self.entries.clear();
+        for &job in view.queue {
+            self.enqueue(view, job, view.now);
+        }
+        // (the requeued jobs' entries are new: their priorities are set now)
+        let _ = present;
+    }
+
+    fn sort(&mut self) {
+        if !self.sorted {
+            self.entries.sort_unstable_by_key(|e| {
+                (
+                    Reverse(e.tier),
+                    Reverse(e.priority),
+                    e.id,
+                    e.job,
+                    e.partition,
+                )
+            });
+            self.sorted = true;
+        }
+    }
+
+    fn signature(view: &View) -> (u64, usize, usize, usize) {
+        let free = match view.site {
+            Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
+            None => u64::from(view.free),
+        };
+        (
+            free,
+            view.queue.len(),
+            view.down_windows.len(),
+            view.announced.len(),
+        )
+    }
+}
+
+impl Policy for SlurmPolicy {
+    fn name(&self) -> String {
+        "slurm".to_string()
+    }
+
+    fn observes_events(&self) -> bool {
+        true
+    }
+
+    fn decide(&mut self, view: &View, decision: &mut Decision) {
+        let now = view.now;
+        if self.waiting.len() < view.jobs.len() {
+            self.waiting.resize(view.jobs.len(), false);
+        }
+        let event = !view.arrived.is_empty()
+            || !view.completed.is_empty()
+            || self.expected != Some(Self::signature(view));
+        if let Some(at) = self.catch_up(view) {
+            self.shares.recompute(
+                self.setup.priority.fair_share,
+                self.setup.priority.dampening,
+            );
+            self.reprioritise(view, at);
+            self.bf_dirty = true;
+            self.full_dirty = true;
+        }
+        for &job in view.arrived {
+            self.enqueue(view, job, now);
+        }
+        if self.waiting_count != view.queue.len() {
+            self.resync(view);
+        }
+        if event {
+            self.bf_dirty = true;
+            self.full_dirty = true;
+        }
+        self.sort();
+        let sched = &self.setup.scheduler;
+        let nothing_runs = view.running.is_empty();
+        // With nothing running, nothing but an event can change what may start: every pass is
+        // run now, in full, and no timer is set (a run whose jobs can never start ends).
+        let full_due = nothing_runs
+            || sched
+                .sched_interval
+                .is_some_and(|iv| self.full_dirty && clock::on_grid(now, iv));
+        let bf_due = sched
+            .bf_interval
+            .is_some_and(|iv| self.bf_dirty && (nothing_runs || clock::on_grid(now, iv)));
+        let main_due = event || full_due;
+        if main_due || bf_due {
+            let depth = if full_due {
+                usize::MAX
+            } else {
+                sched.default_queue_depth
+            };
+            let outcome = self.passes.run(
+                view,
+                &self.setup,
+                &mut self.entries,
+                &mut self.waiting,
+                main_due.then_some(depth),
+                bf_due,
+                decision,
+            );
+            self.waiting_count -= outcome.started;
+            if main_due && outcome.main_covered_all {
+                self.full_dirty = false;
+            }
+            if bf_due {
+                self.bf_dirty = false;
+            }
+            if outcome.started > 0 {
+                self.bf_dirty = true;
+                self.full_dirty = true;
+            }
+        }
+        // The view expected at the next call if nothing happens but timers.
+        let mut expected = Self::signature(view);
+        expected.0 -= self.passes.started_nodes;
+        expected.1 -= decision.starts.len();
+        self.expected = Some(expected);
+        if self.waiting_count == 0 || (nothing_runs && decision.starts.is_empty()) {
+            return;
+        }
+        if expected.0 > 0 {
+            decision
+                .timers
+                .push(clock::after(now, self.setup.priority.calc_period));
+        }
+        if let Some(iv) = sched.bf_interval.filter(|_| self.bf_dirty) {
+            decision.timers.push(clock::after(now, iv));
+        }
+        if let Some(iv) = sched.sched_interval.filter(|_| self.full_dirty) {
+            decision.timers.push(clock::after(now, iv));
+        }
+    }
+}

@@ -1,0 +1,110 @@
+//! What a Slurm run is given beyond the jobs' sizes and times: the settings, the association
+//! tree (account -> user) with its shares, the QOS, and each job's association, user, QOS,
+//! nice value and CPUs; on a site, each partition's `PriorityJobFactor`.
+
+use crate::error::{CoreError, Result};
+use crate::sched::slurm::config::{PrioritySettings, SchedulerSettings};
+use crate::sched::slurm::limits::Qos;
+
+/// One association: the root (no parent), an account, or a user in an account (a leaf).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Association {
+    pub parent: Option<u32>,
+    /// `Fairshare=N`; `None`: `Fairshare=parent` (it ranks as its parent).
+    pub shares: Option<u32>,
+    /// A user association (a leaf, whose jobs run): fair-share factors are theirs.
+    pub user: bool,
+}
+
+/// The jobs' Slurm attributes, by job index.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SlurmJobs {
+    /// The user association each job runs under (an index into `associations`).
+    pub association: Vec<u32>,
+    /// The user, for per-user limits and `bf_max_job_user`.
+    pub user: Vec<u32>,
+    pub qos: Vec<u32>,
+    /// `--nice` (may be negative).
+    pub nice: Vec<i64>,
+    /// CPUs allocated (what usage charges and the job-size factor's CPU term count).
+    pub cpus: Vec<u32>,
+}
+
+/// Everything a Slurm run needs beyond the engine's inputs.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SlurmSetup {
+    pub priority: PrioritySettings,
+    pub scheduler: SchedulerSettings,
+    /// The root first, every parent before its children.
+    pub associations: Vec<Association>,
+    pub qos: Vec<Qos>,
+    pub jobs: SlurmJobs,
+    /// The cluster's CPUs (the job-size factor's denominator).
+    pub cluster_cpus: u64,
+    /// The cluster's nodes.
+    pub cluster_nodes: u32,
+    /// Each partition's `PriorityJobFactor` (one pool: one value).
+    pub partition_factors: Vec<u32>,
+}
+
+impl SlurmSetup {
+    /// Checks the setup against `jobs` jobs and `partitions` partitions (1: one pool).
+    pub fn validate(&self, jobs: usize, partitions: usize) -> Result<()> {
+        self.priority.validate()?;
+        self.scheduler.validate()?;
+        let assocs = self.associations.len();
+        if assocs == 0 || self.associations[0].parent.is_some() {
+            return Err(CoreError::input(
+                "the association tree must start with its root (no parent)",
+            ));
+        }
+        for (i, a) in self.associations.iter().enumerate().skip(1) {
+            match a.parent {
+                Some(p) if (p as usize) < i && !self.associations[p as usize].user => {}
+                _ => {
+                    return Err(CoreError::input(format!(
+                        "association {i}: its parent must be an account listed before it"
+                    )))
+                }
+            }
+        }
+        let j = &self.jobs;
+        if [
+            j.association.len(),
+            j.user.len(),
+            j.qos.len(),
+            j.nice.len(),
+            j.cpus.len(),
+        ]
+        .iter()
+        .any(|&l| l != jobs)
+        {
+            return Err(CoreError::input("one Slurm attribute of each kind per job"));
+        }
+        if let Some(i) = j
+            .association
+            .iter()
+            .position(|&a| !self.associations.get(a as usize).is_some_and(|a| a.user))
+        {
+            return Err(CoreError::input(format!(
+                "job index {i}: its association is not a user association"
+            )));
+        }
+        if self.qos.is_empty() {
+            return Err(CoreError::input("at least one QOS"));
+        }
+        if let Some(i) = j.qos.iter().position(|&q| q as usize >= self.qos.len()) {
+            return Err(CoreError::input(format!("job index {i}: unknown QOS")));
+        }
+        if let Some(i) = j.cpus.iter().position(|&c| c == 0) {
+            return Err(CoreError::input(format!("job index {i}: 0 CPUs")));
+        }
+        if self.partition_factors.len() != partitions {
+            return Err(CoreError::input("one PriorityJobFactor per partition"));
+        }
+        if self.cluster_cpus == 0 || self.cluster_nodes == 0 {
+            return Err(CoreError::input("the cluster has no CPUs or no nodes"));
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,322 @@
+//! The node-space map of Slurm's backfill (`node_space_map_t` in `backfill.c`): from now on, the
+//! free nodes of each atom of the site (one atom: one pool) as a step function of time.
+//!
+//! Row `i` holds what is free from `times[i]` until `times[i + 1]` (the last row: for ever).
+//! `free` counts the nodes no running or planned job holds; `down` the nodes maintenance takes
+//! in that interval. A job may use `free - down` nodes of an atom (never fewer than 0), and the
+//! same nodes for the whole of its run: with interchangeable nodes inside an atom, a job fits
+//! from row `i` when the sum over its atoms of each atom's least room over its run reaches its
+//! size.
+
+/// The map: rows of per-atom free and down counts, by time.
+#[derive(Debug, Clone, Default)]
+pub struct Space {
+    atoms: usize,
+    times: Vec<f64>,
+    /// Row-major: `free[row * atoms + atom]`.
+    free: Vec<i64>,
+    down: Vec<i64>,
+    /// Per atom, the least room over a candidate run (scratch).
+    least: Vec<i64>,
+}
+
+/// Where a job fits: the row its run begins at, and the nodes it takes of each atom.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Fit {
+    pub row: usize,
+    pub start: f64,
+}
+
+impl Space {
+    /// The map at `now`: `free` nodes per atom, nothing planned, nothing down ahead.
+    pub fn reset(&mut self, now: f64, free: &[u32]) {
+        self.atoms = free.len();
+        self.times.clear();
+        self.times.push(now);
+        self.free.clear();
+        self.free.extend(free.iter().map(|&f| i64::from(f)));
+        self.down.clear();
+        self.down.resize(self.atoms, 0);
+        self.least.resize(self.atoms, 0);
+    }
+
+    /// Builds the releases of the running jobs at once: `releases` are (time, atom, count),
+    /// in any order; each frees `count` nodes of `atom` from `time` on.
+    pub fn release_all(&mut self, releases: &mut [(f64, u32, u32)]) {
+        releases.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let now = self.times[0];
+        for &(time, atom, count) in releases.iter() {
+            let time = time.max(now);
+            let last = self.times.len() - 1;
+            let row = if time > self.times[last] {
+                self.times.push(time);
+                self.free
+                    .extend_from_within(last * self.atoms..(last + 1) * self.atoms);
+                self.down
+                    .extend_from_within(last * self.atoms..(last + 1) * self.atoms);
+                last + 1
+            } else {
+                last
+            };
+            self.free[row * self.atoms + atom as usize] += i64::from(count);
+        }
+    }
+
+    /// The row that begins at `time` (inserted, a copy of the row before, if none does).
+    /// `time` must be at or after the first row's.
+    fn split(&mut self, time: f64) -> usize {
+        let pos = self.times.partition_point(|&t| t <= time);
+        let row = pos - 1;
+        if self.times[row] == time {
+            return row;
+        }
+        let a = self.atoms;
+        self.times.insert(pos, time);
+        let copy: Vec<i64> = self.free[row * a..pos * a].to_vec();
+        self.free.splice(pos * a..pos * a, copy);
+        let copy: Vec<i64> = self.down[row * a..pos * a].to_vec();
+        self.down.splice(pos * a..pos * a, copy);
+        pos
+    }
+
+    /// Maintenance takes `count` nodes of `atom` over `[start, end)`.
+    pub fn maintenance(&mut self, start: f64, end: f64, atom: u32, count: u32) {
+        let start = start.max(self.times[0]);
+        if end <= start {
+            return;
+        }
+        let first = self.split(start);
+        let last = self.split(end);
+        for row in first..last {
+            self.down[row * self.atoms + atom as usize] += i64::from(count);
+        }
+    }
+
+    /// The room of `atom` in `row`.
+    #[inline]
+    fn room(&self, row: usize, atom: usize) -> i64 {
+        let i = row * self.atoms + atom;
+        (self.free[i] - self.down[i]).max(0)
+    }
+
+    /// The earliest row at or after `from` (a time) where `nodes` nodes of `atoms` are free for
+    /// `duration` seconds, starting no later than `latest`; `None` if there is none.
+    pub fn earliest(
+        &mut self,
+        from: f64,
+        duration: f64,
+        atoms: &[u32],
+        nodes: u32,
+        latest: f64,
+    ) -> Option<Fit> {
+        let need = i64::from(nodes);
+        let rows = self.times.len();
+        let mut row = self.times.partition_point(|&t| t <= from).max(1) - 1;
+        while row < rows {
+            let start = self.times[row].max(from);
+            if start > latest {
+                return None;
+            }
+            let end = start + duration;
+            for &a in atoms {
+                self.least[a as usize] = i64::MAX;
+            }
+            let mut next = row + 1;
+            let mut fits = true;
+            let mut k = row;
+            while k < rows && (k == row || self.times[k] < end) {
+                let mut total = 0;
+                for &a in atoms {
+                    let room = self.room(k, a as usize);
+                    let least = &mut self.least[a as usize];
+                    *least = (*least).min(room);
+                    total += room;
+                }
+                if total < need {
+                    // no run over row k can fit: the next start to try is after it
+                    next = k + 1;
+                    fits = false;
+                    break;
+                }
+                k += 1;
+            }
+            if fits {
+                let total: i64 = atoms.iter().map(|&a| self.least[a as usize]).sum();
+                if total >= need {
+                    return Some(Fit { row, start });
+                }
+            }
+            row = next;
+        }
+        None
+    }
+
+    /// Takes `nodes` nodes over `[fit.start, end)` from `atoms`, lowest atoms first (Slurm's
+    /// node order), after [`Space::earliest`] found `fit` for them; pushes the (atom, count)
+    /// pairs taken onto `takes`.
+    pub fn take(
+        &mut self,
+        fit: Fit,
+        end: f64,
+        atoms: &[u32],
+        nodes: u32,
+        takes: &mut Vec<(u32, u32)>,
+    ) {
+        let first = self.split(fit.start);
+        let last = if end.is_finite() {
+            self.split(end)
+        } else {
+            self.times.len()
+        };
+        let mut left = i64::from(nodes);
+        let mut sorted: Vec<u32> = atoms.to_vec();
+        sorted.sort_unstable();
+        for a in sorted {
+            if left == 0 {
+                break;
+            }
+            let least = (first..last.max(first + 1))
+                .map(|row| self.room(row, a as usize))
+                .min()
+                .unwrap_or(0);
+            let count = least.min(left);
+            if count > 0 {
+                for row in first..last {
+                    self.free[row * self.atoms + a as usize] -= count;
+                }
+                takes.push((a, count as u32));
+                left -= count;
+            }
+        }
+        debug_assert_eq!(left, 0, "take after a fit");
+    }
+
+    /// The room of each of `atoms` now (the first row), summed.
+    pub fn room_now(&self, atoms: &[u32]) -> i64 {
+        atoms.iter().map(|&a| self.room(0, a as usize)).sum()
+    }
+
+    /// Rows in the map (for tests).
+    pub fn rows(&self) -> usize {
+        self.times.len()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one_pool(now: f64, free: u32, releases: &[(f64, u32)]) -> Space {
+        let mut space = Space::default();
+        space.reset(now, &[free]);
+        let mut r: Vec<(f64, u32, u32)> = releases.iter().map(|&(t, n)| (t, 0, n)).collect();
+        space.release_all(&mut r);
+        space
+    }
+
+    #[test]
+    fn a_job_fits_once_enough_nodes_are_released_for_its_whole_run() {
+        // 2 free now, 3 more at 100, 5 more at 300
+        let mut space = one_pool(0.0, 2, &[(100.0, 3), (300.0, 5)]);
+        assert_eq!(
+            space
+                .earliest(0.0, 50.0, &[0], 2, f64::INFINITY)
+                .unwrap()
+                .start,
+            0.0
+        );
+        assert_eq!(
+            space
+                .earliest(0.0, 50.0, &[0], 4, f64::INFINITY)
+                .unwrap()
+                .start,
+            100.0
+        );
+        assert_eq!(
+            space
+                .earliest(0.0, 50.0, &[0], 10, f64::INFINITY)
+                .unwrap()
+                .start,
+            300.0
+        );
+        assert!(space.earliest(0.0, 50.0, &[0], 11, f64::INFINITY).is_none());
+        // not before `latest`
+        assert!(space.earliest(0.0, 50.0, &[0], 10, 299.0).is_none());
+    }
+
+    #[test]
+    fn a_reservation_blocks_a_later_job_that_would_overlap_it() {
+        let mut space = one_pool(0.0, 2, &[(100.0, 3)]);
+        let fit = space.earliest(0.0, 200.0, &[0], 5, f64::INFINITY).unwrap();
+        assert_eq!(fit.start, 100.0);
+        let mut takes = Vec::new();
+        space.take(fit, 300.0, &[0], 5, &mut takes);
+        assert_eq!(takes, vec![(0, 5)]);
+        // 2 nodes for 100 s fit now; for 101 s they would run into the reservation
+        assert_eq!(
+            space
+                .earliest(0.0, 100.0, &[0], 2, f64::INFINITY)
+                .unwrap()
+                .start,
+            0.0
+        );
+        assert_eq!(
+            space
+                .earliest(0.0, 101.0, &[0], 2, f64::INFINITY)
+                .unwrap()
+                .start,
+            300.0
+        );
+    }
+
+    #[test]
+    fn maintenance_takes_its_nodes_and_a_job_must_end_before_it_or_start_after() {
+        let mut space = one_pool(0.0, 4, &[]);
+        space.maintenance(100.0, 200.0, 0, 3);
+        assert_eq!(
+            space
+                .earliest(0.0, 100.0, &[0], 4, f64::INFINITY)
+                .unwrap()
+                .start,
+            0.0
+        );
+        assert_eq!(
+            space
+                .earliest(0.0, 101.0, &[0], 4, f64::INFINITY)
+                .unwrap()
+                .start,
+            200.0
+        );
+        assert_eq!(
+            space
+                .earliest(0.0, 500.0, &[0], 1, f64::INFINITY)
+                .unwrap()
+                .start,
+            0.0
+        );
+        assert_eq!(
+            space
+                .earliest(0.0, 500.0, &[0], 2, f64::INFINITY)
+                .unwrap()
+                .start,
+            200.0
+        );
+    }
+
+    #[test]
+    fn a_job_needs_the_same_nodes_for_its_whole_run_across_atoms() {
+        // atom 0: 2 free until 100 then 0 (maintenance); atom 1: 0 until 100 then 2.
+        let mut space = Space::default();
+        space.reset(0.0, &[2, 0]);
+        space.release_all(&mut [(100.0, 1, 2)]);
+        space.maintenance(100.0, 1000.0, 0, 2);
+        // 2 nodes for 200 s: every row offers 2, but no atom offers them for the whole run
+        let fit = space
+            .earliest(0.0, 200.0, &[0, 1], 2, f64::INFINITY)
+            .unwrap();
+        assert_eq!(fit.start, 100.0);
+        let mut takes = Vec::new();
+        space.take(fit, 300.0, &[1, 0], 2, &mut takes);
+        assert_eq!(takes, vec![(1, 2)]);
+    }
+}

@@ -1,0 +1,190 @@
+"""What ``--policy slurm`` gives the engine beyond the jobs: Slurm's settings (a slurm.conf's,
+or Slurm's defaults), the association tree and the QOS (``--slurm-accounts``, or one account
+per workload account with every user under it), and each job's association, user, QOS, nice
+value and CPUs (docs/semantics.md, "Slurm's scheduler").
+
+A job's user is the workload's ``user_name`` column (sacct), else its ``user`` number (SWF field
+12, ``user<N>``; unknown: ``unknown``); its account the ``account`` column (sacct), else its
+``group`` (SWF field 13, ``group<N>``), else ``default``; its QOS the ``qos`` column, else the
+association's default QOS, else ``normal``; its nice value the ``nice`` column, else 0. Its CPUs
+are whole nodes' (the engine allocates whole nodes, and Slurm charges usage and counts job size
+by the CPUs allocated): its nodes times the CPUs of the smallest node of the platform.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from hpcsched.exceptions import InputError, shown
+from hpcsched.platform import Platform
+from hpcsched.slurm_accounts import Qos, SlurmAccounts
+from hpcsched.slurm_settings import SlurmSettings
+from hpcsched.workload import Workload
+
+#: The name of a user (or account) a workload does not give.
+UNKNOWN_USER = "unknown"
+DEFAULT_ACCOUNT = "default"
+
+
+@dataclass(frozen=True)
+class SlurmInputs:
+    """The engine's ``NativeRun.slurm`` record, and what building it noticed."""
+
+    native: dict[str, Any]
+    notes: tuple[str, ...]
+
+
+def _names(workload: Workload, column: str, number: str, prefix: str, missing: str) -> list[str]:
+    jobs = workload.jobs
+    if column in jobs:
+        return [str(v) if str(v) else missing for v in jobs[column].tolist()]
+    if number in jobs:
+        return [f"{prefix}{v}" if v >= 0 else missing for v in jobs[number].tolist()]
+    return [missing] * len(jobs)
+
+
+def job_users_accounts(workload: Workload) -> tuple[list[str], list[str]]:
+    """Each job's user and account names (module docstring)."""
+    users = _names(workload, "user_name", "user", "user", UNKNOWN_USER)
+    accounts = _names(workload, "account", "group", "group", DEFAULT_ACCOUNT)
+    return users, accounts
+
+
+def slurm_inputs(
+    workload: Workload,
+    platform: Platform | None,
+    machine_nodes: int,
+    accounts: SlurmAccounts | None,
+    site_partitions: list[str] | None,
+) -> SlurmInputs:
+    """The engine's Slurm inputs for ``workload`` (replay order) on ``platform`` (None: a
+    machine of ``machine_nodes`` one-CPU nodes), with ``accounts`` (None: the workload's own),
+    the site's partitions by index (None: one pool)."""
+    settings = (platform.slurm if platform is not None else None) or SlurmSettings.defaults()
+    notes: list[str] = []
+    users, job_accounts = job_users_accounts(workload)
+    tree = accounts or SlurmAccounts.default_for(zip(users, job_accounts, strict=True))
+    # associations: root, the accounts, then the users, each parent before its children
+    index: dict[str, int] = {}
+    parents: list[int] = []
+    shares: list[int] = []
+    is_user: list[bool] = []
+    for account in tree.accounts:
+        index[account.name] = len(parents)
+        parents.append(-1 if account.parent is None else index[account.parent])
+        if account.shares is None and account.parent is not None:
+            raise InputError(
+                f"account {shown(account.name)} has Fairshare=parent: not simulated for accounts "
+                "(users may have it)",
+                field="Fairshare",
+            )
+        shares.append(1 if account.shares is None else account.shares)
+        is_user.append(False)
+    user_index: dict[tuple[str, str], int] = {}
+    default_qos: dict[tuple[str, str], str | None] = {}
+    for u in tree.users:
+        user_index[(u.user, u.account)] = len(parents)
+        default_qos[(u.user, u.account)] = u.default_qos
+        parents.append(index[u.account])
+        shares.append(-1 if u.shares is None else u.shares)
+        is_user.append(True)
+    added: list[str] = []
+    job_association = np.empty(len(users), dtype=np.int64)
+    for k, pair in enumerate(zip(users, job_accounts, strict=True)):
+        a = user_index.get(pair)
+        if a is None:
+            user, account = pair
+            if account not in index:
+                index[account] = len(parents)
+                parents.append(0)
+                shares.append(1)
+                is_user.append(False)
+            a = user_index[pair] = len(parents)
+            default_qos[pair] = None
+            parents.append(index[account])
+            shares.append(1)
+            is_user.append(True)
+            added.append(f"{user} in {account}")
+        job_association[k] = a
+    if added and accounts is not None:
+        notes.append(
+            f"{len(added)} user associations the workload uses are not in the accounts given "
+            f"(added with Fairshare=1, e.g. {', '.join(added[:3])})"
+        )
+    qos_list = list(tree.qos)
+    qos_index = {q.name: k for k, q in enumerate(qos_list)}
+    jobs = workload.jobs
+    named_qos = jobs["qos"].astype(str).tolist() if "qos" in jobs else [""] * len(users)
+    job_qos = np.empty(len(users), dtype=np.int64)
+    for k, name in enumerate(named_qos):
+        name = name or default_qos.get((users[k], job_accounts[k])) or "normal"
+        if name not in qos_index:
+            qos_index[name] = len(qos_list)
+            qos_list.append(Qos(name))
+            notes.append(f"QOS {shown(name)} is not among the QOS given: no priority, no limits")
+        job_qos[k] = qos_index[name]
+    if not settings.enforce_limits and any(_limits(q) for q in qos_list):
+        notes.append(
+            "QOS limits are not enforced: the slurm.conf's AccountingStorageEnforce lacks limits"
+        )
+    user_numbers = {name: k for k, name in enumerate(dict.fromkeys(users))}
+    cores = min((g.cores for g in platform.groups), default=1) if platform is not None else 1
+    cluster_cpus = (
+        sum(g.nodes * g.cores for g in platform.groups)
+        if platform and platform.groups
+        else machine_nodes
+    )
+    nodes = jobs["nodes"].to_numpy(np.int64)
+    factors = settings.partition_factors
+    partition_factors = (
+        [factors.get(name, 1) for name in site_partitions] if site_partitions else [1]
+    )
+    native = {
+        "priority": dict(settings.priority),
+        "scheduler": dict(settings.scheduler),
+        "assoc_parent": parents,
+        "assoc_shares": shares,
+        "assoc_user": is_user,
+        "qos": [_native_qos(q, settings.enforce_limits) for q in qos_list],
+        "job_association": job_association,
+        "job_user": np.array([user_numbers[u] for u in users], dtype=np.int64),
+        "job_qos": job_qos,
+        "job_nice": jobs["nice"].to_numpy(np.int64)
+        if "nice" in jobs
+        else np.zeros(len(users), np.int64),
+        "job_cpus": nodes * cores,
+        "cluster_cpus": int(cluster_cpus),
+        "cluster_nodes": int(machine_nodes),
+        "partition_factors": partition_factors,
+    }
+    return SlurmInputs(native, tuple(notes))
+
+
+def _limits(q: Qos) -> bool:
+    return any(
+        v is not None
+        for v in (
+            q.max_jobs_per_user,
+            q.max_nodes_per_user,
+            q.max_cpus_per_user,
+            q.grp_jobs,
+            q.grp_nodes,
+            q.grp_cpus,
+        )
+    )
+
+
+def _native_qos(q: Qos, enforce: bool) -> dict[str, int | None]:
+    limit = (lambda v: v) if enforce else (lambda v: None)
+    return {
+        "priority": q.priority,
+        "max_jobs_per_user": limit(q.max_jobs_per_user),
+        "max_nodes_per_user": limit(q.max_nodes_per_user),
+        "max_cpus_per_user": limit(q.max_cpus_per_user),
+        "grp_jobs": limit(q.grp_jobs),
+        "grp_nodes": limit(q.grp_nodes),
+        "grp_cpus": limit(q.grp_cpus),
+    }

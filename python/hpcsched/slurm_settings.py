@@ -1,0 +1,237 @@
+"""Slurm's scheduling settings as numbers: the multifactor priority's (``Priority*``,
+``FairShareDampeningFactor``, the accounting gates) and the schedulers' (``SchedulerType``,
+``SchedulerParameters``), read from a ``slurm.conf``'s values with Slurm 22.05's defaults
+(docs/semantics.md, "Slurm's scheduler"). ``--policy slurm`` runs with them; without a
+slurm.conf, with :meth:`SlurmSettings.defaults`.
+
+What Slurm itself does silently is done here and said in ``notes``: without
+``AccountingStorageType=accounting_storage/slurmdbd`` the age and fair-share weights are 0
+(Slurm logs "can only be used with SlurmDBD, ignoring"); without ``limits`` (or ``safe``, ``all``)
+in ``AccountingStorageEnforce`` QOS limits are not enforced and a job's usage since the last
+recalculation is never charged when it ends.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from hpcsched.exceptions import InputError, shown
+from hpcsched.slurm_text import slurm_duration
+
+if TYPE_CHECKING:
+    from hpcsched.slurm_accounts import SlurmAccounts
+
+#: ``PriorityFlags`` hpcsched follows; the others are reported in the notes and ignored.
+FOLLOWED_FLAGS = ("NO_FAIR_TREE", "SMALL_RELATIVE_TO_TIME", "FAIR_TREE")
+#: ``SchedulerParameters`` hpcsched follows (the others are reported and ignored).
+FOLLOWED_PARAMETERS = (
+    "sched_interval",
+    "default_queue_depth",
+    "bf_interval",
+    "bf_window",
+    "bf_resolution",
+    "bf_max_job_test",
+    "bf_max_job_user",
+    "bf_continue",
+)
+#: Parameters that change nothing in a simulation (its cycles take no time and never yield).
+NO_EFFECT = (
+    "bf_continue",
+    "bf_yield_interval",
+    "bf_yield_sleep",
+    "bf_max_time",
+    "max_sched_time",
+    "sched_min_interval",
+    "batch_sched_delay",
+    "max_rpc_cnt",
+)
+
+
+def _priority_defaults() -> dict[str, Any]:
+    return {
+        "weight_age": 0.0,
+        "weight_fairshare": 0.0,
+        "weight_job_size": 0.0,
+        "weight_partition": 0.0,
+        "weight_qos": 0.0,
+        "weight_assoc": 0.0,
+        "max_age": 7 * 86400.0,
+        "decay_half_life": 7 * 86400.0,
+        "calc_period": 300.0,
+        "favor_small": False,
+        "small_relative_to_time": False,
+        "fair_share": "fair_tree",
+        "dampening": 1.0,
+        "charge_at_end": False,
+    }
+
+
+def _scheduler_defaults() -> dict[str, Any]:
+    return {
+        "sched_interval": 60.0,
+        "default_queue_depth": 100,
+        "bf_interval": 30.0,
+        "bf_window": 1440 * 60.0,
+        "bf_resolution": 60.0,
+        "bf_max_job_test": 500,
+        "bf_max_job_user": 0,
+        "bf_continue": False,
+    }
+
+
+@dataclass(frozen=True)
+class SlurmSettings:
+    """The settings the engine's Slurm policy takes (``priority``, ``scheduler``: its names),
+    whether QOS limits are enforced, each partition's ``PriorityJobFactor`` by name, and what
+    was read but not followed."""
+
+    priority: dict[str, Any] = field(default_factory=_priority_defaults)
+    scheduler: dict[str, Any] = field(default_factory=_scheduler_defaults)
+    enforce_limits: bool = False
+    partition_factors: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+    #: the site's associations and QOS (``--slurm-accounts``); None: the workload's own
+    accounts: SlurmAccounts | None = None
+
+    @classmethod
+    def defaults(cls) -> SlurmSettings:
+        """Slurm 22.05's defaults: every weight 0 (jobs in submission order), backfill every
+        30 s, no limits."""
+        return cls()
+
+    @classmethod
+    def from_conf(
+        cls,
+        path: str,
+        priority: dict[str, str],
+        scheduler: dict[str, str],
+        settings: dict[str, str],
+        partition_factors: dict[str, int],
+    ) -> SlurmSettings:
+        """The settings of a slurm.conf's values (``SlurmConf.priority``, ``.scheduler``,
+        ``.settings``); an :class:`InputError` naming the file and the key for a value that
+        cannot be read."""
+        notes: list[str] = []
+
+        def fail(key: str, what: str) -> InputError:
+            return InputError(f"{key}: {what}", path=path, field=key)
+
+        def whole(key: str, text: str) -> int:
+            if not text.strip().isdigit():
+                raise fail(key, f"must be a whole number, not {shown(text)}")
+            return int(text)
+
+        def seconds(key: str, text: str) -> float:
+            try:
+                value = slurm_duration(text)
+            except ValueError as e:
+                raise fail(key, str(e)) from None
+            if value is None:
+                raise fail(key, "must be a duration, not UNLIMITED")
+            return value
+
+        p = _priority_defaults()
+        kind = priority.get("PriorityType", "priority/basic").lower()
+        multifactor = kind == "priority/multifactor"
+        if kind not in ("priority/basic", "priority/multifactor"):
+            raise fail(
+                "PriorityType", f"must be priority/basic or priority/multifactor, not {kind}"
+            )
+        weights = {
+            "PriorityWeightAge": "weight_age",
+            "PriorityWeightFairshare": "weight_fairshare",
+            "PriorityWeightJobSize": "weight_job_size",
+            "PriorityWeightPartition": "weight_partition",
+            "PriorityWeightQOS": "weight_qos",
+            "PriorityWeightAssoc": "weight_assoc",
+        }
+        for key, name in weights.items():
+            if key in priority:
+                p[name] = float(whole(key, priority[key]))
+        for key, name in (
+            ("PriorityMaxAge", "max_age"),
+            ("PriorityDecayHalfLife", "decay_half_life"),
+        ):
+            if key in priority:
+                p[name] = seconds(key, priority[key])
+        if "PriorityCalcPeriod" in priority:
+            p["calc_period"] = seconds("PriorityCalcPeriod", priority["PriorityCalcPeriod"])
+            if p["calc_period"] < 60:
+                raise fail("PriorityCalcPeriod", "must be at least 1 minute")
+        favor = priority.get("PriorityFavorSmall", "NO").upper()
+        if favor not in ("YES", "NO"):
+            raise fail("PriorityFavorSmall", f"must be YES or NO, not {shown(favor)}")
+        p["favor_small"] = favor == "YES"
+        for flag in (f.strip().upper() for f in priority.get("PriorityFlags", "").split(",")):
+            if flag == "NO_FAIR_TREE":
+                p["fair_share"] = "classic"
+            elif flag == "SMALL_RELATIVE_TO_TIME":
+                p["small_relative_to_time"] = True
+            elif flag and flag not in FOLLOWED_FLAGS:
+                notes.append(f"{path}: PriorityFlags={flag} is not simulated (ignored)")
+        if "FairShareDampeningFactor" in settings:
+            p["dampening"] = float(
+                whole("FairShareDampeningFactor", settings["FairShareDampeningFactor"])
+            )
+        if "PriorityWeightTRES" in priority:
+            notes.append(f"{path}: PriorityWeightTRES is not simulated (ignored)")
+        if (
+            "PriorityUsageResetPeriod" in priority
+            and priority["PriorityUsageResetPeriod"].upper() != "NONE"
+        ):
+            notes.append(
+                f"{path}: PriorityUsageResetPeriod is not simulated (usage is never reset)"
+            )
+        if not multifactor:
+            for name in weights.values():
+                p[name] = 0.0
+        dbd = settings.get("AccountingStorageType", "").lower() == "accounting_storage/slurmdbd"
+        if multifactor and not dbd and (p["weight_age"] or p["weight_fairshare"]):
+            notes.append(
+                f"{path}: without AccountingStorageType=accounting_storage/slurmdbd Slurm ignores "
+                "PriorityWeightAge and PriorityWeightFairshare; so does the simulation"
+            )
+            p["weight_age"] = p["weight_fairshare"] = 0.0
+        enforce = {
+            e.strip().lower() for e in settings.get("AccountingStorageEnforce", "").split(",")
+        }
+        limits = bool(enforce & {"limits", "safe", "all"})
+        p["charge_at_end"] = limits
+
+        s = _scheduler_defaults()
+        scheduler_type = settings.get("SchedulerType", "sched/backfill").lower()
+        if scheduler_type not in ("sched/backfill", "sched/builtin"):
+            raise fail(
+                "SchedulerType", f"must be sched/backfill or sched/builtin, not {scheduler_type}"
+            )
+        for key, text in scheduler.items():
+            name = key.lower()
+            if name in ("sched_interval", "bf_interval"):
+                value = int(text) if text.strip().lstrip("-").isdigit() else None
+                if value is None or value == 0 or value < -1:
+                    raise fail(
+                        f"SchedulerParameters {key}",
+                        f"must be -1 or a positive number of seconds, not {shown(text)}",
+                    )
+                s[name] = None if value == -1 else float(value)
+            elif name in ("default_queue_depth", "bf_max_job_test", "bf_max_job_user"):
+                s[name] = whole(f"SchedulerParameters {key}", text)
+            elif name in ("bf_window", "bf_resolution"):
+                value = whole(f"SchedulerParameters {key}", text)
+                if value == 0:
+                    raise fail(f"SchedulerParameters {key}", "must be at least 1")
+                s[name] = float(value * 60 if name == "bf_window" else value)
+            elif name == "bf_continue":
+                s[name] = True
+            elif name not in NO_EFFECT:
+                notes.append(f"{path}: SchedulerParameters {key} is not simulated (ignored)")
+        if scheduler_type == "sched/builtin":
+            s["bf_interval"] = None
+        return cls(
+            priority=p,
+            scheduler=s,
+            enforce_limits=limits,
+            partition_factors=dict(partition_factors),
+            notes=tuple(notes),
+        )
