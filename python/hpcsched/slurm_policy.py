@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from hpcsched.exceptions import InputError, shown
 from hpcsched.platform import Platform
@@ -37,20 +38,26 @@ class SlurmInputs:
     notes: tuple[str, ...]
 
 
-def _names(workload: Workload, column: str, number: str, prefix: str, missing: str) -> list[str]:
+def _coded(
+    workload: Workload, column: str, number: str, prefix: str, missing: str
+) -> tuple[np.ndarray, list[str]]:
+    """Each job's code and the names coded (in the order first seen): the text ``column``,
+    else ``prefix`` + the ``number`` column (negative: ``missing``), else ``missing``."""
     jobs = workload.jobs
     if column in jobs:
-        return [str(v) if str(v) else missing for v in jobs[column].tolist()]
+        codes, uniques = pd.factorize(jobs[column])
+        return codes, [str(v) or missing for v in uniques]
     if number in jobs:
-        return [f"{prefix}{v}" if v >= 0 else missing for v in jobs[number].tolist()]
-    return [missing] * len(jobs)
+        codes, uniques = pd.factorize(jobs[number])
+        return codes, [f"{prefix}{v}" if v >= 0 else missing for v in uniques]
+    return np.zeros(len(jobs), dtype=np.int64), [missing]
 
 
 def job_users_accounts(workload: Workload) -> tuple[list[str], list[str]]:
     """Each job's user and account names (module docstring)."""
-    users = _names(workload, "user_name", "user", "user", UNKNOWN_USER)
-    accounts = _names(workload, "account", "group", "group", DEFAULT_ACCOUNT)
-    return users, accounts
+    user_codes, user_names = _coded(workload, "user_name", "user", "user", UNKNOWN_USER)
+    account_codes, account_names = _coded(workload, "account", "group", "group", DEFAULT_ACCOUNT)
+    return [user_names[c] for c in user_codes], [account_names[c] for c in account_codes]
 
 
 def slurm_inputs(
@@ -65,8 +72,19 @@ def slurm_inputs(
     the site's partitions by index (None: one pool)."""
     settings = (platform.slurm if platform is not None else None) or SlurmSettings.defaults()
     notes: list[str] = []
-    users, job_accounts = job_users_accounts(workload)
-    tree = accounts or SlurmAccounts.default_for(zip(users, job_accounts, strict=True))
+    user_codes, user_names = _coded(workload, "user_name", "user", "user", UNKNOWN_USER)
+    account_codes, account_names = _coded(
+        workload, "account", "group", "group", DEFAULT_ACCOUNT
+    )
+    # the jobs' (user, account) pairs, each once, in the order first seen
+    pair_codes, pair_keys = pd.factorize(
+        user_codes.astype(np.int64) * len(account_names) + account_codes
+    )
+    pair_list = [
+        (user_names[k // len(account_names)], account_names[k % len(account_names)])
+        for k in pair_keys.tolist()
+    ]
+    tree = accounts or SlurmAccounts.default_for(pair_list)
     # associations: root, the accounts, then the users, each parent before its children
     index: dict[str, int] = {}
     parents: list[int] = []
@@ -92,8 +110,8 @@ def slurm_inputs(
         shares.append(-1 if u.shares is None else u.shares)
         is_user.append(True)
     added: list[str] = []
-    job_association = np.empty(len(users), dtype=np.int64)
-    for k, pair in enumerate(zip(users, job_accounts, strict=True)):
+    pair_association = np.empty(len(pair_list), dtype=np.int64)
+    for k, pair in enumerate(pair_list):
         a = user_index.get(pair)
         if a is None:
             user, account = pair
@@ -108,7 +126,8 @@ def slurm_inputs(
             shares.append(1)
             is_user.append(True)
             added.append(f"{user} in {account}")
-        job_association[k] = a
+        pair_association[k] = a
+    job_association = pair_association[pair_codes]
     if added and accounts is not None:
         notes.append(
             f"{len(added)} user associations the workload uses are not in the accounts given "
@@ -117,20 +136,26 @@ def slurm_inputs(
     qos_list = list(tree.qos)
     qos_index = {q.name: k for k, q in enumerate(qos_list)}
     jobs = workload.jobs
-    named_qos = jobs["qos"].astype(str).tolist() if "qos" in jobs else [""] * len(users)
-    job_qos = np.empty(len(users), dtype=np.int64)
-    for k, name in enumerate(named_qos):
-        name = name or default_qos.get((users[k], job_accounts[k])) or "normal"
+    pair_qos = [default_qos.get(pair) or "normal" for pair in pair_list]
+    by_pair = pd.Series(pair_qos, dtype=object).iloc[pair_codes].to_numpy()
+    if "qos" in jobs:
+        named = jobs["qos"].astype(str)
+        chosen = named.where(named != "", by_pair)
+    else:
+        chosen = pd.Series(by_pair, dtype=object)
+    qos_codes, qos_names = pd.factorize(chosen)
+    name_to_index = np.empty(len(qos_names), dtype=np.int64)
+    for k, name in enumerate(qos_names):
         if name not in qos_index:
             qos_index[name] = len(qos_list)
             qos_list.append(Qos(name))
             notes.append(f"QOS {shown(name)} is not among the QOS given: no priority, no limits")
-        job_qos[k] = qos_index[name]
+        name_to_index[k] = qos_index[name]
+    job_qos = name_to_index[qos_codes]
     if not settings.enforce_limits and any(_limits(q) for q in qos_list):
         notes.append(
             "QOS limits are not enforced: the slurm.conf's AccountingStorageEnforce lacks limits"
         )
-    user_numbers = {name: k for k, name in enumerate(dict.fromkeys(users))}
     cores = min((g.cores for g in platform.groups), default=1) if platform is not None else 1
     cluster_cpus = (
         sum(g.nodes * g.cores for g in platform.groups)
@@ -150,11 +175,11 @@ def slurm_inputs(
         "assoc_user": is_user,
         "qos": [_native_qos(q, settings.enforce_limits) for q in qos_list],
         "job_association": job_association,
-        "job_user": np.array([user_numbers[u] for u in users], dtype=np.int64),
+        "job_user": user_codes.astype(np.int64),
         "job_qos": job_qos,
         "job_nice": jobs["nice"].to_numpy(np.int64)
         if "nice" in jobs
-        else np.zeros(len(users), np.int64),
+        else np.zeros(len(jobs), np.int64),
         "job_cpus": nodes * cores,
         "cluster_cpus": int(cluster_cpus),
         "cluster_nodes": int(machine_nodes),

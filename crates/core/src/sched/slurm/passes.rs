@@ -54,6 +54,8 @@ pub struct Passes {
     /// estimate of a start, `_will_run_test`).
     ends: HashMap<u32, Vec<f64>>,
     per_user: HashMap<u32, usize>,
+    /// The main pass's starts when it counted (nodes, end), for the map built after it.
+    counted: Vec<(u32, f64)>,
 }
 
 /// Slurm's guess of when a running job past its time limit ends: `KillWait` (30 s) after its
@@ -92,9 +94,25 @@ impl Passes {
     ) -> Outcome {
         self.started_nodes = 0;
         let now = view.now;
-        nodes::build(view, &mut self.space, &mut self.releases, |end| {
-            running_end(end, now)
-        });
+        let free: u64 = match view.site {
+            Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
+            None => u64::from(view.free),
+        };
+        if free == 0 {
+            // no node free: neither scheduler can start anything
+            return Outcome {
+                started: 0,
+                main_covered_all: true,
+            };
+        }
+        // On one pool without maintenance ahead, a job fits now when its nodes are free (the
+        // map adds nothing): the main pass counts, and the map is built for a backfill cycle
+        // only, with the main pass's starts taken from it.
+        let counted = view.site.is_none() && !view.announced.iter().any(|w| w.start > now);
+        self.counted.clear();
+        if !counted {
+            self.build(view);
+        }
         if self.limits_on {
             self.usage.clear(setup.qos.len());
             for r in view.running {
@@ -109,10 +127,22 @@ impl Passes {
         }
         let mut outcome = Outcome::default();
         if let Some(depth) = main_depth {
-            outcome.main_covered_all =
-                self.main_pass(view, setup, entries, waiting, depth, decision);
+            outcome.main_covered_all = if counted {
+                self.main_pass_counted(view, setup, entries, waiting, depth, decision)
+            } else {
+                self.main_pass(view, setup, entries, waiting, depth, decision)
+            };
         }
-        if backfill {
+        if backfill && (!counted || u64::from(view.free) > self.started_nodes) {
+            if counted {
+                self.build(view);
+                for k in 0..self.counted.len() {
+                    let (nodes, end) = self.counted[k];
+                    let fit = Fit { row: 0, start: now };
+                    self.takes.clear();
+                    self.space.take(fit, end, &[0], nodes, &mut self.takes);
+                }
+            }
             self.backfill_pass(view, setup, entries, waiting, decision);
         }
         outcome.started = decision.starts.len();
@@ -120,6 +150,44 @@ impl Passes {
             entries.retain(|e| waiting[e.job as usize]);
         }
         outcome
+    }
+
+    fn build(&mut self, view: &View) {
+        let now = view.now;
+        nodes::build(view, &mut self.space, &mut self.releases, |end| {
+            running_end(end, now)
+        });
+    }
+
+    /// The main pass on one pool without maintenance ahead: jobs start in order while their
+    /// nodes are free; the first that does not fit fails the pool.
+    fn main_pass_counted(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &mut [bool],
+        depth: usize,
+        decision: &mut Decision,
+    ) -> bool {
+        let mut free = view.free;
+        for (tested, e) in entries.iter().enumerate() {
+            if depth != usize::MAX && tested > depth {
+                return false;
+            }
+            if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
+                continue;
+            }
+            let job = view.jobs.get(e.job);
+            if job.nodes > free {
+                return true;
+            }
+            free -= job.nodes;
+            self.counted
+                .push((job.nodes, view.now + job.requested_time));
+            self.record_start(view, setup, e, StartKind::Primary, waiting, decision);
+        }
+        true
     }
 
     fn admits(&self, setup: &SlurmSetup, view: &View, job: u32) -> bool {
@@ -154,7 +222,11 @@ impl Passes {
         self.blocked_atoms.clear();
         self.blocked_atoms.resize(self.space_atoms(view), false);
         let mut any_blocked = false;
+        let mut failed = 0;
         for (tested, e) in entries.iter().enumerate() {
+            if failed == parts {
+                return true; // every partition failed: nothing more starts in this pass
+            }
             // an event's pass tests `default_queue_depth` + 1 records (Slurm's post-increment)
             if depth != usize::MAX && tested > depth {
                 return false;
@@ -180,6 +252,7 @@ impl Passes {
                 None => {
                     // the partition fails, and its nodes are closed to the rest of the pass
                     self.failed[e.partition as usize] = true;
+                    failed += 1;
                     for &a in partition_atoms(view, e.partition) {
                         self.blocked_atoms[a as usize] = true;
                     }
@@ -209,26 +282,37 @@ impl Passes {
         let latest = now + sched.bf_window;
         self.ends.clear();
         self.per_user.clear();
-        // Past this entry nothing can start now: only reservations are left to make, which
-        // nothing in this cycle would read (the smallest job left is larger than the room now).
-        let mut smallest_after = vec![u32::MAX; entries.len() + 1];
-        for (k, e) in entries.iter().enumerate().rev() {
-            let nodes = if waiting[e.job as usize] {
-                view.jobs.get(e.job).nodes
-            } else {
-                u32::MAX
-            };
-            smallest_after[k] = smallest_after[k + 1].min(nodes);
-        }
+        // What the rest of the cycle can read of a job's reservation: past entry k nothing can
+        // start now if the smallest job left is larger than the room now; and a reservation
+        // beginning after now + the longest time limit of the jobs left that could start now
+        // bears on none of them. Beyond those bounds a job is still counted as tested, but its
+        // reservation, which nothing in this cycle would read, is not made.
         let all_atoms: Vec<u32> = (0..self.space_atoms(view) as u32).collect();
+        let room = self.space.room_now(&all_atoms);
+        let mut smallest_after = vec![u32::MAX; entries.len() + 1];
+        let mut longest_after = vec![0.0f64; entries.len() + 1];
+        for (k, e) in entries.iter().enumerate().rev() {
+            smallest_after[k] = smallest_after[k + 1];
+            longest_after[k] = longest_after[k + 1];
+            if waiting[e.job as usize] {
+                let job = view.jobs.get(e.job);
+                smallest_after[k] = smallest_after[k].min(job.nodes);
+                if i64::from(job.nodes) <= room {
+                    longest_after[k] = longest_after[k].max(job.requested_time);
+                }
+            }
+        }
+        if self.space_atoms(view) == 1
+            && self.nothing_can_start(view, setup, entries, waiting, latest)
+        {
+            return;
+        }
         let mut tested = 0;
         for (k, e) in entries.iter().enumerate() {
             if tested >= sched.bf_max_job_test {
                 break;
             }
-            if i64::from(smallest_after[k]) > self.space.room_now(&all_atoms)
-                && decision.reservation.is_some()
-            {
+            if i64::from(smallest_after[k]) > self.space.room_now(&all_atoms) {
                 break;
             }
             if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
@@ -245,13 +329,14 @@ impl Passes {
             tested += 1;
             let job = view.jobs.get(e.job);
             let atoms = partition_atoms(view, e.partition);
+            let horizon = latest.min(now + longest_after[k + 1]);
             let Some(start) = self.earliest_start(
                 view,
                 e.partition,
                 job.requested_time,
                 atoms,
                 job.nodes,
-                latest,
+                horizon,
             ) else {
                 continue; // nothing frees enough nodes before the window's end: no reservation
             };
@@ -293,6 +378,48 @@ impl Passes {
                 });
             }
         }
+    }
+
+    /// On one pool, whether a cycle cannot start anything: the first job the cycle would test
+    /// cannot start now, and no job after it passes EASY's test against that job's reservation
+    /// alone (at most its size free now, and ending by the reservation's start or fitting
+    /// beside it then). Every later reservation only takes more room, so a job failing this
+    /// test fails the cycle's own; the cycle is then not run (its outcome: nothing starts).
+    fn nothing_can_start(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &[bool],
+        latest: f64,
+    ) -> bool {
+        let now = view.now;
+        let Some(top) = entries
+            .iter()
+            .position(|e| waiting[e.job as usize] && self.admits(setup, view, e.job))
+        else {
+            return true;
+        };
+        let e = entries[top];
+        let job = view.jobs.get(e.job);
+        let room_now = self.space.room_now(&[0]);
+        let (shadow, extra) =
+            match self.earliest_start(view, 0, job.requested_time, &[0], job.nodes, latest) {
+                Some(fit) if fit.start <= now => return false,
+                Some(fit) => (
+                    fit.start,
+                    self.space.room_at(fit.start, 0) - i64::from(job.nodes),
+                ),
+                None => (f64::INFINITY, 0),
+            };
+        !entries[top + 1..].iter().any(|e| {
+            if !waiting[e.job as usize] {
+                return false;
+            }
+            let j = view.jobs.get(e.job);
+            let nodes = i64::from(j.nodes);
+            nodes <= room_now && (now + j.requested_time <= shadow || nodes <= extra)
+        })
     }
 
     /// The backfill's earliest start of a job on `atoms`: the map's first fit, moved to the end
@@ -353,7 +480,9 @@ impl Passes {
                     jobs.into_iter().map(|j| j.0).collect()
                 }
             };
-            ends.sort_by(f64::total_cmp);
+            if !ends.is_sorted() {
+                ends.sort_by(f64::total_cmp);
+            }
             ends
         })
     }
@@ -374,6 +503,21 @@ impl Passes {
         self.takes.clear();
         let end = view.now + job.requested_time;
         self.space.take(fit, end, atoms, job.nodes, &mut self.takes);
+        self.record_start(view, setup, e, kind, waiting, decision);
+    }
+
+    /// Records the start of `e` (its nodes, on a site, in `self.takes`).
+    fn record_start(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        e: &Entry,
+        kind: StartKind,
+        waiting: &mut [bool],
+        decision: &mut Decision,
+    ) {
+        let job = view.jobs.get(e.job);
+        let end = view.now + job.requested_time;
         let pos = view
             .queue
             .iter()
@@ -417,7 +561,7 @@ pub fn group_end(ends: &[f64], fit: f64) -> f64 {
     let Some(&first) = ends.first() else {
         return fit;
     };
-    if !ends.contains(&fit) {
+    if ends.binary_search_by(|t| t.total_cmp(&fit)).is_err() {
         return fit; // not a running job's end: a reservation or maintenance boundary
     }
     let anchor = (first / 30.0).floor() * 30.0 + 30.0;

@@ -35,6 +35,8 @@ pub struct SlurmPolicy {
     /// Something changed since the last backfill cycle / the last full main pass.
     bf_dirty: bool,
     full_dirty: bool,
+    /// When the last backfill cycle ran.
+    last_bf: f64,
     /// What the view should look like at the next invocation if nothing happens in between:
     /// (free nodes, queue length, windows down, windows announced).
     expected: Option<(u64, usize, usize, usize)>,
@@ -58,6 +60,7 @@ impl SlurmPolicy {
             last_calc: None,
             bf_dirty: false,
             full_dirty: false,
+            last_bf: f64::NEG_INFINITY,
             expected: None,
             ended: Vec::new(),
         }
@@ -79,6 +82,9 @@ impl SlurmPolicy {
     /// Charges job `job` for running from `from` (or its start) to `to`: the seconds, decayed
     /// over themselves, times its CPUs (`_apply_new_usage`).
     fn charge(&mut self, job: u32, start: f64, from: f64, to: f64) {
+        if self.setup.priority.weight_fairshare == 0.0 {
+            return; // (usage only feeds fair-share)
+        }
         let run = (to - start.max(from)).max(0.0);
         if run > 0.0 {
             let cpus = f64::from(self.setup.jobs.cpus[job as usize]);
@@ -265,6 +271,15 @@ impl SlurmPolicy {
         }
     }
 
+    /// The pending entries in priority order, as (job, partition).
+    fn order_key(&mut self) -> Vec<(u32, u32)> {
+        self.sort();
+        (self.entries.iter())
+            .filter(|e| self.waiting[e.job as usize])
+            .map(|e| (e.job, e.partition))
+            .collect()
+    }
+
     fn signature(view: &View) -> (u64, usize, usize, usize) {
         let free = match view.site {
             Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
@@ -297,13 +312,23 @@ impl Policy for SlurmPolicy {
             || !view.completed.is_empty()
             || self.expected != Some(Self::signature(view));
         if let Some(at) = self.catch_up(view) {
-            self.shares.recompute(
-                self.setup.priority.fair_share,
-                self.setup.priority.dampening,
-            );
-            self.reprioritise(view, at);
-            self.bf_dirty = true;
-            self.full_dirty = true;
+            let p = &self.setup.priority;
+            if p.weight_fairshare > 0.0 {
+                self.shares.recompute(p.fair_share, p.dampening);
+            }
+            // Only age and fair-share change with time. Slurm marks every pending job updated
+            // at a recalculation, which wakes both schedulers; a pass over the same jobs in
+            // the same order on the same nodes as the last one, which started nothing, starts
+            // nothing again (the map's times are absolute): such passes are not run.
+            if p.weight_fairshare > 0.0 || p.weight_age > 0.0 {
+                let before: Vec<(u32, u32)> = self.order_key();
+                self.reprioritise(view, at);
+                self.sort();
+                if before != self.order_key() {
+                    self.bf_dirty = true;
+                    self.full_dirty = true;
+                }
+            }
         }
         for &job in view.arrived {
             self.enqueue(view, job, now);
@@ -324,9 +349,10 @@ impl Policy for SlurmPolicy {
             || sched
                 .sched_interval
                 .is_some_and(|iv| self.full_dirty && clock::on_grid(now, iv));
+        // A backfill cycle starts bf_interval after the last one, if anything changed since.
         let bf_due = sched
             .bf_interval
-            .is_some_and(|iv| self.bf_dirty && (nothing_runs || clock::on_grid(now, iv)));
+            .is_some_and(|iv| self.bf_dirty && (nothing_runs || now >= self.last_bf + iv));
         let main_due = event || full_due;
         if main_due || bf_due {
             let depth = if full_due {
@@ -349,6 +375,7 @@ impl Policy for SlurmPolicy {
             }
             if bf_due {
                 self.bf_dirty = false;
+                self.last_bf = now;
             }
             if outcome.started > 0 {
                 self.bf_dirty = true;
@@ -369,7 +396,7 @@ impl Policy for SlurmPolicy {
                 .push(clock::after(now, self.setup.priority.calc_period));
         }
         if let Some(iv) = sched.bf_interval.filter(|_| self.bf_dirty) {
-            decision.timers.push(clock::after(now, iv));
+            decision.timers.push((self.last_bf + iv).max(now + 1.0));
         }
         if let Some(iv) = sched.sched_interval.filter(|_| self.full_dirty) {
             decision.timers.push(clock::after(now, iv));

@@ -43,7 +43,9 @@ impl Space {
     /// Builds the releases of the running jobs at once: `releases` are (time, atom, count),
     /// in any order; each frees `count` nodes of `atom` from `time` on.
     pub fn release_all(&mut self, releases: &mut [(f64, u32, u32)]) {
-        releases.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        if !releases.is_sorted_by(|a, b| a.0 <= b.0) {
+            releases.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        }
         let now = self.times[0];
         for &(time, atom, count) in releases.iter() {
             let time = time.max(now);
@@ -112,6 +114,9 @@ impl Space {
         let need = i64::from(nodes);
         let rows = self.times.len();
         let mut row = self.times.partition_point(|&t| t <= from).max(1) - 1;
+        if self.atoms == 1 {
+            return self.earliest_one(row, from, duration, need, latest);
+        }
         while row < rows {
             let start = self.times[row].max(from);
             if start > latest {
@@ -149,6 +154,37 @@ impl Space {
             row = next;
         }
         None
+    }
+
+    /// [`Space::earliest`] on one atom: one pass over the rows, the candidate start moving past
+    /// every row without room.
+    fn earliest_one(
+        &self,
+        mut row: usize,
+        from: f64,
+        duration: f64,
+        need: i64,
+        latest: f64,
+    ) -> Option<Fit> {
+        let rows = self.times.len();
+        let mut start = self.times[row].max(from);
+        let mut k = row;
+        loop {
+            if start > latest {
+                return None;
+            }
+            if k == rows || (k > row && self.times[k] >= start + duration) {
+                return Some(Fit { row, start });
+            }
+            if (self.free[k] - self.down[k]).max(0) < need {
+                row = k + 1;
+                if row == rows {
+                    return None;
+                }
+                start = self.times[row];
+            }
+            k += 1;
+        }
     }
 
     /// Takes `nodes` nodes over `[fit.start, end)` from `atoms`, lowest atoms first (Slurm's
@@ -194,6 +230,12 @@ impl Space {
     /// The room of each of `atoms` now (the first row), summed.
     pub fn room_now(&self, atoms: &[u32]) -> i64 {
         atoms.iter().map(|&a| self.room(0, a as usize)).sum()
+    }
+
+    /// The room of `atom` at time `t` (at or after the first row).
+    pub fn room_at(&self, t: f64, atom: u32) -> i64 {
+        let row = self.times.partition_point(|&x| x <= t).max(1) - 1;
+        self.room(row, atom as usize)
     }
 
     /// Rows in the map (for tests).
