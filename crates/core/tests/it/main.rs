@@ -10,3 +10,4 @@ mod jobs;
 mod partitions;
 mod power_classes;
 mod progress;
+mod slurm;

@@ -399,6 +399,9 @@ impl Engine {
 
     /// Runs to the end of the workload.
     pub fn run(&mut self, policy: &mut dyn Policy) -> Result<()> {
+        if policy.observes_events() {
+            self.record_events();
+        }
         self.run_bounded(f64::INFINITY, u64::MAX, policy, &StopFlag::default())
             .map(|_| ())
     }

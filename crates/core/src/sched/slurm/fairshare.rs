@@ -227,3 +227,77 @@ impl Shares {
         norm
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// root -> A (shares 2) -> a1, a2 (1 each); root -> B (1) -> b1 (1): associations 0 to 5.
+    fn tree(a_shares: u32) -> Shares {
+        let a = |parent: Option<u32>, shares: u32, user: bool| Association {
+            parent,
+            shares: Some(shares),
+            user,
+        };
+        Shares::new(&[
+            a(None, 1, false),
+            a(Some(0), a_shares, false),
+            a(Some(0), 1, false),
+            a(Some(1), 1, true),
+            a(Some(1), 1, true),
+            a(Some(2), 1, true),
+        ])
+    }
+
+    #[test]
+    fn fair_tree_ranks_users_depth_first_by_level_fair_share() {
+        let mut s = tree(2);
+        s.charge(3, 100.0); // a1
+        s.charge(5, 100.0); // b1
+        s.recompute(FairShare::FairTree, 1.0);
+        // A: (2/3) / (100/200) = 4/3 before B: (1/3) / (1/2) = 2/3; in A, a2 (no usage:
+        // infinite) before a1 (0.5 / 1): ranks 3, 2, 1 of 3
+        assert_eq!(s.factor(4), 1.0);
+        assert_eq!(s.factor(3), 2.0 / 3.0);
+        assert_eq!(s.factor(5), 1.0 / 3.0);
+    }
+
+    #[test]
+    fn fair_tree_gives_the_first_user_of_a_tied_account_the_rank_before_it() {
+        // A and B tie (1/2 over 1/2 each): Slurm 22.05 walks them one after the other and
+        // b1, the first user of the tied B, shares a1's rank (a2 has none: ranked after)
+        let mut s = tree(1);
+        s.charge(3, 100.0);
+        s.charge(5, 100.0);
+        s.recompute(FairShare::FairTree, 1.0);
+        assert_eq!(s.factor(4), 1.0); // a2: infinite level fair-share, first
+        assert_eq!(s.factor(3), 2.0 / 3.0);
+        assert_eq!(s.factor(5), 2.0 / 3.0);
+    }
+
+    #[test]
+    fn classic_fair_share_is_two_to_the_minus_effective_usage_over_shares() {
+        let mut s = tree(2);
+        s.charge(3, 100.0);
+        s.charge(5, 100.0);
+        s.recompute(FairShare::Classic, 1.0);
+        // a1: U_eff = 0.5 + (0.5 - 0.5) / 2 = 0.5, S = 1/2 * 2/3: 2^-1.5
+        assert!((s.factor(3) - 2f64.powf(-1.5)).abs() < 1e-12);
+        // a2: U_eff = 0 + (0.5 - 0) / 2 = 0.25: 2^-0.75
+        assert!((s.factor(4) - 2f64.powf(-0.75)).abs() < 1e-12);
+        // b1: U_eff = 0.5, S = 1 * 1/3: 2^-1.5
+        assert!((s.factor(5) - 2f64.powf(-1.5)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn usage_decays_and_charges_climb_to_the_root() {
+        let mut s = tree(2);
+        s.charge(3, 100.0);
+        s.decay(0.5);
+        s.charge(4, 10.0);
+        assert_eq!(s.usage(3), 50.0);
+        assert_eq!(s.usage(1), 60.0);
+        assert_eq!(s.usage(0), 60.0);
+        assert_eq!(s.usage(2), 0.0);
+    }
+}

@@ -22,6 +22,7 @@ use crate::sched::slurm::space::{Fit, Space};
 pub struct Entry {
     pub tier: u32,
     pub priority: u32,
+    pub submit: f64,
     pub id: i64,
     pub job: u32,
     pub partition: u32,

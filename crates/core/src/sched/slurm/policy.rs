@@ -201,6 +201,7 @@ impl SlurmPolicy {
                 .site
                 .map_or(0, |s| s.model.partition(partition).spec.tier),
             priority: priority::priority(&self.setup.priority, &f),
+            submit: view.jobs.get(job).submit,
             id: view.jobs.get(job).id,
             job,
             partition,
@@ -258,14 +259,12 @@ impl SlurmPolicy {
 
     fn sort(&mut self) {
         if !self.sorted {
-            self.entries.sort_unstable_by_key(|e| {
-                (
-                    Reverse(e.tier),
-                    Reverse(e.priority),
-                    e.id,
-                    e.job,
-                    e.partition,
-                )
+            // `sort_job_queue2`: tier, priority, then submission and job id
+            self.entries.sort_unstable_by(|a, b| {
+                (Reverse(a.tier), Reverse(a.priority))
+                    .cmp(&(Reverse(b.tier), Reverse(b.priority)))
+                    .then(a.submit.total_cmp(&b.submit))
+                    .then((a.id, a.job, a.partition).cmp(&(b.id, b.job, b.partition)))
             });
             self.sorted = true;
         }

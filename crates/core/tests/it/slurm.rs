@@ -1,0 +1,345 @@
+//! `--policy slurm` (`sched::slurm`): schedules computed by hand from Slurm 22.05's semantics
+//! (docs/semantics.md, "Slurm's scheduler"), one case per priority factor and per backfill
+//! rule. Times are in seconds; every machine's nodes have 1 CPU unless said.
+
+use std::sync::Arc;
+
+use crate::common::*;
+use hpcsched_core::model::{OverLimits, PartitionSpec};
+use hpcsched_core::sched::slurm::{
+    Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmPolicy, SlurmSetup,
+};
+use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
+
+/// Two accounts under the root, `A` (association 1) and `B` (2), one user each: `a`
+/// (association 3, user 0) and `b` (association 4, user 1); shares 1 each.
+fn two_accounts() -> Vec<Association> {
+    let account = |shares| Association {
+        parent: Some(0),
+        shares: Some(shares),
+        user: false,
+    };
+    let user = |parent| Association {
+        parent: Some(parent),
+        shares: Some(1),
+        user: true,
+    };
+    vec![
+        Association {
+            parent: None,
+            shares: Some(1),
+            user: false,
+        },
+        account(1),
+        account(1),
+        user(1),
+        user(2),
+    ]
+}
+
+/// Each job's user: 0 (`a`) or 1 (`b`).
+struct Setup {
+    priority: PrioritySettings,
+    scheduler: SchedulerSettings,
+    users: Vec<u32>,
+    qos: Vec<Qos>,
+    job_qos: Vec<u32>,
+    nice: Vec<i64>,
+    cpus_per_node: u32,
+    partition_factors: Vec<u32>,
+}
+
+impl Setup {
+    fn new(jobs: usize) -> Self {
+        Setup {
+            priority: PrioritySettings::default(),
+            scheduler: SchedulerSettings::default(),
+            users: vec![0; jobs],
+            qos: vec![Qos::default()],
+            job_qos: vec![0; jobs],
+            nice: vec![0; jobs],
+            cpus_per_node: 1,
+            partition_factors: vec![1],
+        }
+    }
+
+    fn policy(&self, specs: &[Spec], nodes: u32) -> SlurmPolicy {
+        let setup = SlurmSetup {
+            priority: self.priority.clone(),
+            scheduler: self.scheduler.clone(),
+            associations: two_accounts(),
+            qos: self.qos.clone(),
+            jobs: SlurmJobs {
+                association: self.users.iter().map(|&u| 3 + u).collect(),
+                user: self.users.clone(),
+                qos: self.job_qos.clone(),
+                nice: self.nice.clone(),
+                cpus: specs.iter().map(|s| s.3 * self.cpus_per_node).collect(),
+            },
+            cluster_cpus: u64::from(nodes * self.cpus_per_node),
+            cluster_nodes: nodes,
+            partition_factors: self.partition_factors.clone(),
+        };
+        setup
+            .validate(specs.len(), self.partition_factors.len())
+            .unwrap();
+        SlurmPolicy::new(Arc::new(setup))
+    }
+
+    fn run(&self, nodes: u32, specs: &[Spec]) -> RunLog {
+        run(nodes, specs, &mut self.policy(specs, nodes))
+    }
+}
+
+/// The jobs' starts.
+fn starts(log: &RunLog) -> Vec<f64> {
+    log.start.clone()
+}
+
+// ---- Priority factors ----------------------------------------------------------------------
+
+/// Age: 1 node, held by J1 until `held`. J2 waits from 0, J3 from 100 with nice -50 (+50).
+/// PriorityWeightAge 1000, PriorityMaxAge 600 s, recalculations every 60 s.
+fn age_case(held: f64) -> Vec<f64> {
+    let specs = [
+        (0.0, held, held, 1),
+        (0.0, 100.0, 100.0, 1),
+        (100.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.priority.weight_age = 1000.0;
+    s.priority.max_age = 600.0;
+    s.priority.calc_period = 60.0;
+    s.nice = vec![0, 0, -50];
+    starts(&s.run(1, &specs))
+}
+
+#[test]
+fn age_orders_by_time_waited_until_it_saturates_at_max_age() {
+    // J1 ends at 400; the last recalculation, at 360: J2 360/600*1000 = 600; J3
+    // 260/600*1000 + 50 = 483 -> J2 first.
+    assert_eq!(age_case(400.0), vec![0.0, 400.0, 500.0]);
+    // J1 ends at 1000; at 960 both have waited 600 s or more: 1000 and 1000 + 50 -> J3 first.
+    assert_eq!(age_case(1000.0), vec![0.0, 1100.0, 1000.0]);
+}
+
+#[test]
+fn a_negative_nice_value_raises_a_job_and_a_positive_one_lowers_it() {
+    // 1 node held until 100; J2, J3 submitted at 1, 2; no weights: priorities 1 and 1 + 10.
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 10.0, 10.0, 1),
+        (2.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.nice = vec![0, 0, -10];
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 110.0, 100.0]);
+    // nice +10 on J2 instead: 1 - 10 is held at 1, a tie with J3, broken by submission
+    s.nice = vec![0, 10, 0];
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 100.0, 110.0]);
+}
+
+/// Job size on 4 nodes of 4 CPUs (16 CPUs): J1 holds them until 100; J2 (2 nodes, 50 s), J3
+/// (3 nodes, 50 s) wait; only one fits at a time after 100.
+fn size_case(favor_small: bool) -> Vec<f64> {
+    let specs = [
+        (0.0, 100.0, 100.0, 4),
+        (1.0, 50.0, 50.0, 2),
+        (2.0, 50.0, 50.0, 3),
+    ];
+    let mut s = Setup::new(3);
+    s.cpus_per_node = 4;
+    s.priority.weight_job_size = 1000.0;
+    s.priority.favor_small = favor_small;
+    starts(&s.run(4, &specs))
+}
+
+#[test]
+fn job_size_favours_large_jobs_by_default_and_small_ones_when_told() {
+    // large: J2 (2/4 + 8/16)/2 = 0.5 -> 500, J3 (3/4 + 12/16)/2 = 0.75 -> 750: J3 first
+    assert_eq!(size_case(false), vec![0.0, 150.0, 100.0]);
+    // small: J2 ((4-2)/4 + (16-8)/16)/2 = 0.5, J3 ((4-3)/4 + (16-12)/16)/2 = 0.25: J2 first
+    assert_eq!(size_case(true), vec![0.0, 100.0, 150.0]);
+}
+
+#[test]
+fn the_qos_factor_is_the_qos_priority_over_the_largest() {
+    // QOS normal (0) and high (10), PriorityWeightQOS 1000: J3 (high) 1000, J2 (normal) 0
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 10.0, 10.0, 1),
+        (2.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.priority.weight_qos = 1000.0;
+    s.qos = vec![
+        Qos::default(),
+        Qos {
+            priority: 10,
+            ..Qos::default()
+        },
+    ];
+    s.job_qos = vec![0, 0, 1];
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 110.0, 100.0]);
+}
+
+#[test]
+fn the_partition_factor_is_priority_job_factor_over_the_largest() {
+    // Two partitions over the same 2 nodes, PriorityJobFactor 1 and 3, weight 300: a job of
+    // `p1` gets 100, of `p2` 300. J1 (both nodes) until 100; J2 in p1, J3 in p2.
+    let specs = [
+        (0.0, 100.0, 100.0, 2),
+        (1.0, 10.0, 10.0, 2),
+        (2.0, 10.0, 10.0, 2),
+    ];
+    let mut s = Setup::new(3);
+    s.priority.weight_partition = 300.0;
+    s.partition_factors = vec![1, 3];
+    let inputs = Inputs::new(
+        table(&specs),
+        Machine::new(2),
+        Calendar::new(Vec::new(), 0.0).unwrap(),
+        Overrun::Continue,
+    )
+    .unwrap()
+    .with_site(
+        vec![
+            PartitionSpec::new("p1", &[(0, 2)]),
+            PartitionSpec::new("p2", &[(0, 2)]),
+        ],
+        OverLimits::Hold,
+        vec![0, 1, 2, 3],
+        vec![0, 0, 1],
+    )
+    .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.record_events();
+    engine.run(&mut s.policy(&specs, 2)).unwrap();
+    assert_eq!(engine.into_log().start, vec![0.0, 110.0, 100.0]);
+}
+
+/// Fair-share over accounts A (user a) and B (user b), equal shares: 1 node; a's J1 runs
+/// 0-1200, b's J2 1200-1800; a's J3 and b's J4 wait from 1300. Recalculations every 60 s,
+/// PriorityWeightFairshare 1000, usage charged at each job's end.
+fn fair_share_case(half_life: f64) -> Vec<f64> {
+    let specs = [
+        (0.0, 1200.0, 1200.0, 1),
+        (1200.0, 600.0, 600.0, 1),
+        (1300.0, 100.0, 100.0, 1),
+        (1301.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.decay_half_life = half_life;
+    s.priority.charge_at_end = true;
+    starts(&s.run(1, &specs))
+}
+
+#[test]
+fn fair_share_ranks_the_account_that_used_less_first_with_decayed_usage() {
+    // No decay: a used 1200 CPU-s, b 600 -> B's level fair-share (0.5 / (600/1800)) beats A's
+    // (0.5 / (1200/1800)): b ranks 2 of 2 (factor 1.0, 1000), a 1 of 2 (500): J4 first.
+    assert_eq!(fair_share_case(0.0), vec![0.0, 1200.0, 1900.0, 1800.0]);
+    // Half-life 300 s: a's usage, 600 to 1800 s old at 1800, is about
+    // (300/ln 2)(2^-2 - 2^-6) = 101; b's, 0 to 600 s old, about (300/ln 2)(1 - 2^-2) = 325:
+    // now a ranks first: J3 first.
+    assert_eq!(fair_share_case(300.0), vec![0.0, 1200.0, 1800.0, 1900.0]);
+}
+
+// ---- Backfill --------------------------------------------------------------------------------
+
+/// 4 nodes. J1 (2 nodes) runs 0-1000 by its limit; J2 (4 nodes, 100 s) is the first pending
+/// job: the first backfill cycle after it (t = 30, bf_interval after the one at 0) reserves
+/// it at 1000. J3 (2 nodes, limit 500) ends by then: it backfills at 30. J4 (2 nodes, limit
+/// 2000) would delay J2: it waits for J2's end.
+const BACKFILL_CASE: [Spec; 4] = [
+    (0.0, 1000.0, 1000.0, 2),
+    (1.0, 100.0, 100.0, 4),
+    (10.0, 400.0, 500.0, 2),
+    (20.0, 1500.0, 2000.0, 2),
+];
+
+#[test]
+fn a_job_backfills_when_it_delays_no_reservation_and_one_that_would_waits() {
+    let log = Setup::new(4).run(4, &BACKFILL_CASE);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (30.0, B), (1100.0, P)]);
+}
+
+#[test]
+fn bf_window_cuts_the_plan_and_a_job_past_it_reserves_nothing() {
+    // J1, J2 and J4 of the case above. With the default window J4 waits for J2's end.
+    let specs = [BACKFILL_CASE[0], BACKFILL_CASE[1], BACKFILL_CASE[3]];
+    let log = Setup::new(3).run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (1100.0, P)]);
+    // bf_window 10 min: at the cycle at 30, J2's start (1000) is past 30 + 600: it reserves
+    // nothing, so J4 backfills at 30 and J2 waits for its end, 30 + 1500.
+    let mut s = Setup::new(3);
+    s.scheduler.bf_window = 600.0;
+    let log = s.run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (1530.0, P), (30.0, B)]);
+}
+
+#[test]
+fn bf_max_job_test_stops_a_cycle_after_that_many_jobs() {
+    // bf_max_job_test 1: the cycle tests J2 alone; J3 never backfills and starts after J2.
+    let mut s = Setup::new(4);
+    s.scheduler.bf_max_job_test = 1;
+    let log = s.run(4, &BACKFILL_CASE);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (1100.0, P), (1100.0, P)]);
+}
+
+#[test]
+fn a_reservation_starts_when_the_last_job_of_its_release_group_ends() {
+    // 4 nodes. J1 (2 nodes, limit 100) and J2 (1 node, limit 130) run from 0. J3 (3 nodes)
+    // fits once J1 ends, at 100, but Slurm's estimate removes running jobs in groups: ends
+    // up to 30 s after the first end rounded up to 30 s (120 + 30 = 150) go together, so J3
+    // is reserved at 130, the group's last end. J4 (1 node, limit 90) then fits from 30 to
+    // 120 beside the reservation and backfills (with a reservation at 100 it could not). J4
+    // holds its node until 110, so J3 starts at 110.
+    let specs = [
+        (0.0, 100.0, 100.0, 2),
+        (0.0, 130.0, 130.0, 1),
+        (1.0, 100.0, 100.0, 3),
+        (2.0, 80.0, 90.0, 1),
+    ];
+    let log = Setup::new(4).run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (0.0, P), (110.0, P), (30.0, B)]);
+}
+
+#[test]
+fn the_main_scheduler_stops_at_the_first_job_that_does_not_fit() {
+    // No backfill (SchedulerType=sched/builtin): J2 (4 nodes) blocks J3 (1 node) although a
+    // node is free from 1 on.
+    let specs = [
+        (0.0, 100.0, 100.0, 3),
+        (1.0, 10.0, 10.0, 4),
+        (2.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.scheduler.bf_interval = None;
+    assert_eq!(starts(&s.run(4, &specs)), vec![0.0, 100.0, 110.0]);
+    // with backfill, J3 starts at the first cycle after its arrival (30)
+    assert_eq!(
+        starts(&Setup::new(3).run(4, &specs)),
+        vec![0.0, 100.0, 30.0]
+    );
+}
+
+#[test]
+fn qos_limits_hold_a_job_back_without_blocking_the_jobs_behind_it() {
+    // MaxJobsPerUser 1: a's J2 waits while a's J1 runs, and b's J3 behind it starts at once.
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 10.0, 10.0, 1),
+        (2.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.users = vec![0, 0, 1];
+    s.qos = vec![Qos {
+        max_jobs_per_user: Some(1),
+        ..Qos::default()
+    }];
+    assert_eq!(starts(&s.run(4, &specs)), vec![0.0, 100.0, 2.0]);
+}
