@@ -27,6 +27,7 @@ NEED_TRACES = {
     "mars_speed.py",
     "partitions.py",
     "replay.py",
+    "slurm_speed.py",
     "snf_icon.py",
 }
 

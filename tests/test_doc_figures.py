@@ -116,6 +116,17 @@ FIGURES: list[tuple[str, str, Source]] = [
         ),
     ),
     ("README.md", "`--idle-timeout` (7200 s)", given("a default (PowerSpec.idle_timeout)")),
+    # docs/semantics.md: Slurm's scheduler (Slurm 22.05's own defaults and constants)
+    ("docs/semantics.md", "`sched_interval` 60 s", given("Slurm's default (slurm.conf(5))")),
+    ("docs/semantics.md", "`bf_interval` 30 s", given("Slurm's default (slurm.conf(5))")),
+    ("docs/semantics.md", "`bf_resolution` 60 s", given("Slurm's default (slurm.conf(5))")),
+    ("docs/semantics.md", "`batch_sched_delay`, 3 s", given("Slurm's default (slurm.conf(5))")),
+    ("docs/semantics.md", "`KillWait` 30 s", given("Slurm's default (slurm.conf(5))")),
+    (
+        "docs/semantics.md",
+        "up to 30 s after the first end rounded up to 30 s",
+        given("Slurm's constant (cons_common job_test.c, _will_run_test)"),
+    ),
     # README: reproducing the papers
     ("README.md", "six cases and the ablations, 42 runs", SNF_ICON_RUNS),
     ("README.md", "42 runs: 7.6 s", SNF_ICON_TIME),

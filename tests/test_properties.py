@@ -51,19 +51,20 @@ SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[Heal
     st.sampled_from(["continue", "kill"]),
 )
 def test_invariants_hold_for_every_policy(workload, policy, window, backfill, overrun):
-    if policy == "snf":
-        window = None  # snf orders the whole queue and never backfills (it refuses both)
+    fixed = policy in ("snf", "slurm")  # their order and backfill are their own
+    if fixed:
+        window = None  # (they refuse both)
     result = hpcsched.simulate(
         workload,
         policy,
         window=window,
-        backfill=None if policy == "snf" else backfill,
+        backfill=None if fixed else backfill,
         overrun=overrun,
     )
     check_jobs(result, overrun)
     check_capacity(result)
     check_reservation_capacity(result)
-    if backfill == "none" or policy == "snf":
+    if policy != "slurm" and (backfill == "none" or policy == "snf"):
         assert result.info["jobs"]["start_kinds"]["backfill"] == 0
         assert result.reservations.empty
 
@@ -211,3 +212,16 @@ def test_reservation_resolved_within_one_instant():
     check_capacity(result)
     check_reservation_capacity(result)
     assert result.jobs["start"].tolist()[4:7] == [94.0, 94.0, 94.0]
+
+
+@SETTINGS
+@given(workloads, st.sampled_from(["continue", "kill"]))
+def test_slurm_invariants_hold_and_runs_repeat_bit_for_bit(workload, overrun):
+    """Slurm's schedulers (main, backfill, recalculations) on random workloads: every job
+    starts once after its submission, never more nodes than the machine, and the same run
+    twice gives the same schedule."""
+    result = hpcsched.simulate(workload, "slurm", overrun=overrun)
+    check_jobs(result, overrun)
+    check_capacity(result)
+    again = hpcsched.simulate(workload, "slurm", overrun=overrun)
+    assert result.jobs["start"].tolist() == again.jobs["start"].tolist()

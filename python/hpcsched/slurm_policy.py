@@ -73,9 +73,7 @@ def slurm_inputs(
     settings = (platform.slurm if platform is not None else None) or SlurmSettings.defaults()
     notes: list[str] = []
     user_codes, user_names = _coded(workload, "user_name", "user", "user", UNKNOWN_USER)
-    account_codes, account_names = _coded(
-        workload, "account", "group", "group", DEFAULT_ACCOUNT
-    )
+    account_codes, account_names = _coded(workload, "account", "group", "group", DEFAULT_ACCOUNT)
     # the jobs' (user, account) pairs, each once, in the order first seen
     pair_codes, pair_keys = pd.factorize(
         user_codes.astype(np.int64) * len(account_names) + account_codes
@@ -137,12 +135,11 @@ def slurm_inputs(
     qos_index = {q.name: k for k, q in enumerate(qos_list)}
     jobs = workload.jobs
     pair_qos = [default_qos.get(pair) or "normal" for pair in pair_list]
-    by_pair = pd.Series(pair_qos, dtype=object).iloc[pair_codes].to_numpy()
+    by_pair = np.asarray(pair_qos, dtype=object)[pair_codes]
+    chosen = by_pair
     if "qos" in jobs:
-        named = jobs["qos"].astype(str)
-        chosen = named.where(named != "", by_pair)
-    else:
-        chosen = pd.Series(by_pair, dtype=object)
+        named = jobs["qos"].astype(str).to_numpy(dtype=object)
+        chosen = np.where(named != "", named, by_pair)
     qos_codes, qos_names = pd.factorize(chosen)
     name_to_index = np.empty(len(qos_names), dtype=np.int64)
     for k, name in enumerate(qos_names):

@@ -91,7 +91,7 @@ def test_a_usage_error_is_one_line_at_80_columns_piped():
         (
             ["--policy", "fcsf"],
             "error: --policy: unknown policy 'fcsf'; did you mean fcfs? "
-            "('hpcsched policies' lists all 30)",
+            "('hpcsched policies' lists all 31)",
         ),
         (
             ["--policy", "mars", "--actions", "fcfs,sjff"],

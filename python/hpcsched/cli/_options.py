@@ -280,6 +280,15 @@ class RunOptions:
         accounts = read_slurm_accounts(self.slurm_accounts)
         return replace(platform, slurm=replace(settings, accounts=accounts))
 
+    def site_name(self) -> str | None:
+        """The platform given, by name or path, for commands that pass it to other processes
+        (``compare``): ``--slurm-accounts`` is not taken there yet."""
+        if self.slurm_accounts is not None:
+            raise OptionError(
+                "not taken by this command yet (simulate takes it)", option="--slurm-accounts"
+            )
+        return self._site()
+
     def _site(self) -> str | None:
         if self.slurm_conf is None:
             return self.platform

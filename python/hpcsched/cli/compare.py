@@ -97,7 +97,7 @@ def compare(
             comparison = run_comparison(
                 str(trace),
                 specs,
-                platform=setting.site(),
+                platform=setting.site_name(),
                 downtime=setting.downtime,
                 nodes=nodes,
                 procs_per_node=ppn,

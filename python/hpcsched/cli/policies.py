@@ -31,6 +31,7 @@ DESCRIPTIONS = {
     "mars-cu": "MARS maximising utilization (cumulative utilization reward)",
     "mars-wb": "MARS minimising mean wait and bounded slowdown (wait + bsld reward)",
     "random": "uniform among the distinct outcomes that start jobs (MARS's baseline)",
+    "slurm": "Slurm 22.05: multifactor priority, main and backfill schedulers (--slurm-conf)",
     "fcfs-b+ipm": "FCFS with backfilling + intelligent power manager (PSAS+IPM)",
     "snf+ipm": "SNF + intelligent power manager",
     "snf-icon": "SNF-ICON: SNF, predictive wakes, warm spares when recent data look Markovian",
