@@ -16,6 +16,7 @@ pub struct Shares {
     /// `None`: `Fairshare=parent`.
     shares: Vec<Option<u32>>,
     user: Vec<bool>,
+    /// Each association's children, in the order of the last walk (by index at first).
     children: Vec<Vec<u32>>,
     /// Per association, the shares of it and its siblings (`level_shares`): a `parent` child
     /// counts its own children's.
@@ -102,31 +103,30 @@ impl Shares {
         match how {
             FairShare::FairTree => {
                 let (mut rank, mut rnt) = (self.user_count, self.user_count);
-                let top = self.children[0].clone();
-                self.fair_tree_level(top, false, &mut rank, &mut rnt);
+                self.fair_tree_level(0, false, &mut rank, &mut rnt);
             }
             FairShare::Classic => self.classic(dampening),
         }
     }
 
-    /// One level of Fair Tree's walk (`_calc_tree_fs`): siblings by level fair-share, highest
-    /// first (users before accounts on a tie), users ranked as met, accounts walked into.
-    fn fair_tree_level(
-        &mut self,
-        mut siblings: Vec<u32>,
-        account_tied: bool,
-        rank: &mut u32,
-        rnt: &mut u32,
-    ) {
+    /// One level of Fair Tree's walk (`_calc_tree_fs`) over the children of `parent`:
+    /// siblings by level fair-share, highest first (users before
+    /// accounts on a tie, then in the tree's order: glibc's qsort is a stable merge sort),
+    /// users ranked as met, accounts walked into.
+    fn fair_tree_level(&mut self, parent: u32, account_tied: bool, rank: &mut u32, rnt: &mut u32) {
+        // The siblings in their order of the last walk: nearly sorted already, which the
+        // (adaptive) sort takes in about one pass.
+        let mut siblings = std::mem::take(&mut self.children[parent as usize]);
         for &a in &siblings {
             self.level_fs[a as usize] = self.level_fair_share(a);
         }
-        // (glibc's qsort is a merge sort: stable)
+        let (level_fs, user) = (&self.level_fs, &self.user);
         siblings.sort_by(|&x, &y| {
-            let (lx, ly) = (self.level_fs[x as usize], self.level_fs[y as usize]);
+            let (lx, ly) = (level_fs[x as usize], level_fs[y as usize]);
             ly.partial_cmp(&lx)
                 .unwrap_or(std::cmp::Ordering::Equal)
-                .then(self.user[y as usize].cmp(&self.user[x as usize]))
+                .then(user[y as usize].cmp(&user[x as usize]))
+                .then(x.cmp(&y))
         });
         let mut previous = NO_VAL;
         for (i, &a) in siblings.iter().enumerate() {
@@ -146,11 +146,11 @@ impl Shares {
                 // Slurm 22.05 merges tied accounts only when a user follows them with the same
                 // level (`_count_tied_accounts`), which the order above never gives: each
                 // account is walked alone, its first user tied to the last one ranked.
-                let children = self.children[a as usize].clone();
-                self.fair_tree_level(children, tied, rank, rnt);
+                self.fair_tree_level(a, tied, rank, rnt);
             }
             previous = level;
         }
+        self.children[parent as usize] = siblings;
     }
 
     /// Level fair-share `S / U` of association `a` among its siblings (`_calc_assoc_fs`).

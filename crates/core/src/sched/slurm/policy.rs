@@ -37,6 +37,9 @@ pub struct SlurmPolicy {
     full_dirty: bool,
     /// When the last backfill cycle ran.
     last_bf: f64,
+    /// A backfill cycle was due when the last call ended, with no job able to start and no
+    /// timer set: it runs at its time, unseen, if no call comes before.
+    phantom_cycle: bool,
     /// What the view should look like at the next invocation if nothing happens in between:
     /// (free nodes, queue length, windows down, windows announced).
     expected: Option<(u64, usize, usize, usize)>,
@@ -61,6 +64,7 @@ impl SlurmPolicy {
             bf_dirty: false,
             full_dirty: false,
             last_bf: f64::NEG_INFINITY,
+            phantom_cycle: false,
             expected: None,
             ended: Vec::new(),
         }
@@ -307,6 +311,19 @@ impl Policy for SlurmPolicy {
         if self.waiting.len() < view.jobs.len() {
             self.waiting.resize(view.jobs.len(), false);
         }
+        if std::mem::take(&mut self.phantom_cycle) {
+            // A cycle was due with nothing able to start and no timer set for it: it ran, at
+            // its time, if that has passed (nothing changed since: no call came in between),
+            // and the next one is `bf_interval` after it.
+            if let Some(iv) = self.setup.scheduler.bf_interval {
+                if now >= self.last_bf + iv {
+                    self.last_bf += iv;
+                    self.bf_dirty = false;
+                } else {
+                    self.phantom_cycle = false;
+                }
+            }
+        }
         let event = !view.arrived.is_empty()
             || !view.completed.is_empty()
             || self.expected != Some(Self::signature(view));
@@ -387,6 +404,19 @@ impl Policy for SlurmPolicy {
         expected.1 -= decision.starts.len();
         self.expected = Some(expected);
         if self.waiting_count == 0 || (nothing_runs && decision.starts.is_empty()) {
+            return;
+        }
+        // Until something ends or arrives, only a job that fits the nodes free now could start
+        // at a timer: without one, no timer (what they would have done is caught up with at
+        // the next event, to the same priorities).
+        let smallest = (self.entries.iter())
+            .filter(|e| self.waiting[e.job as usize])
+            .map(|e| u64::from(view.jobs.get(e.job).nodes))
+            .min()
+            .unwrap_or(u64::MAX);
+        if smallest > expected.0 {
+            // the backfill cycle due runs then, starting nothing (see `phantom_cycle`)
+            self.phantom_cycle = self.bf_dirty;
             return;
         }
         if expected.0 > 0 {

@@ -114,8 +114,8 @@ impl Space {
         let need = i64::from(nodes);
         let rows = self.times.len();
         let mut row = self.times.partition_point(|&t| t <= from).max(1) - 1;
-        if self.atoms == 1 {
-            return self.earliest_one(row, from, duration, need, latest);
+        if let [atom] = atoms {
+            return self.earliest_one(*atom as usize, row, from, duration, need, latest);
         }
         while row < rows {
             let start = self.times[row].max(from);
@@ -156,10 +156,11 @@ impl Space {
         None
     }
 
-    /// [`Space::earliest`] on one atom: one pass over the rows, the candidate start moving past
+    /// [`Space::earliest`] on the single atom `atom`: one pass over the rows, the candidate start moving past
     /// every row without room.
     fn earliest_one(
         &self,
+        atom: usize,
         mut row: usize,
         from: f64,
         duration: f64,
@@ -176,7 +177,7 @@ impl Space {
             if k == rows || (k > row && self.times[k] >= start + duration) {
                 return Some(Fit { row, start });
             }
-            if (self.free[k] - self.down[k]).max(0) < need {
+            if self.room(k, atom) < need {
                 row = k + 1;
                 if row == rows {
                     return None;
