@@ -468,9 +468,9 @@ class PolicySpec:
                     f"not {shown(self.window)}",
                     option="--window",
                 )
-            if name == "snf":
+            if name in ("snf", "slurm"):
                 raise OptionError(
-                    "snf orders the whole queue; it takes no window", option="--window"
+                    f"{name} orders the whole queue; it takes no window", option="--window"
                 )
             if name == RECORDED:
                 raise OptionError(
