@@ -16,8 +16,6 @@ pub struct Space {
     /// Row-major: `free[row * atoms + atom]`.
     free: Vec<i64>,
     down: Vec<i64>,
-    /// Per atom, the least room over a candidate run (scratch).
-    least: Vec<i64>,
 }
 
 /// Where a job fits: the row its run begins at, and the nodes it takes of each atom.
@@ -37,7 +35,6 @@ impl Space {
         self.free.extend(free.iter().map(|&f| i64::from(f)));
         self.down.clear();
         self.down.resize(self.atoms, 0);
-        self.least.resize(self.atoms, 0);
     }
 
     /// Builds the releases of the running jobs at once: `releases` are (time, atom, count),
@@ -104,7 +101,7 @@ impl Space {
     /// The earliest row at or after `from` (a time) where `nodes` nodes of `atoms` are free for
     /// `duration` seconds, starting no later than `latest`; `None` if there is none.
     pub fn earliest(
-        &mut self,
+        &self,
         from: f64,
         duration: f64,
         atoms: &[u32],
@@ -117,43 +114,62 @@ impl Space {
         if let [atom] = atoms {
             return self.earliest_one(*atom as usize, row, from, duration, need, latest);
         }
-        while row < rows {
-            let start = self.times[row].max(from);
+        loop {
+            // the first run from `row` with room in every row for the total (one pass), then
+            // whether each atom's least room over it adds up (else: from the next row)
+            let fit = self.earliest_total(atoms, row, from, duration, need, latest)?;
+            let end = fit.start + duration;
+            let mut total = 0;
+            for &a in atoms {
+                let mut least = i64::MAX;
+                let mut k = fit.row;
+                while k < rows && (k == fit.row || self.times[k] < end) {
+                    least = least.min(self.room(k, a as usize));
+                    k += 1;
+                }
+                total += least;
+            }
+            if total >= need {
+                return Some(fit);
+            }
+            row = fit.row + 1;
+            if row == rows {
+                return None;
+            }
+        }
+    }
+
+    /// The first run from `row` of `duration` s, starting no later than `latest`, with at least
+    /// `need` nodes of `atoms` in total in every row it spans.
+    fn earliest_total(
+        &self,
+        atoms: &[u32],
+        mut row: usize,
+        from: f64,
+        duration: f64,
+        need: i64,
+        latest: f64,
+    ) -> Option<Fit> {
+        let rows = self.times.len();
+        let mut start = self.times[row].max(from);
+        let mut k = row;
+        loop {
             if start > latest {
                 return None;
             }
-            let end = start + duration;
-            for &a in atoms {
-                self.least[a as usize] = i64::MAX;
+            if k == rows || (k > row && self.times[k] >= start + duration) {
+                return Some(Fit { row, start });
             }
-            let mut next = row + 1;
-            let mut fits = true;
-            let mut k = row;
-            while k < rows && (k == row || self.times[k] < end) {
-                let mut total = 0;
-                for &a in atoms {
-                    let room = self.room(k, a as usize);
-                    let least = &mut self.least[a as usize];
-                    *least = (*least).min(room);
-                    total += room;
+            let total: i64 = atoms.iter().map(|&a| self.room(k, a as usize)).sum();
+            if total < need {
+                row = k + 1;
+                if row == rows {
+                    return None;
                 }
-                if total < need {
-                    // no run over row k can fit: the next start to try is after it
-                    next = k + 1;
-                    fits = false;
-                    break;
-                }
-                k += 1;
+                start = self.times[row];
             }
-            if fits {
-                let total: i64 = atoms.iter().map(|&a| self.least[a as usize]).sum();
-                if total >= need {
-                    return Some(Fit { row, start });
-                }
-            }
-            row = next;
+            k += 1;
         }
-        None
     }
 
     /// [`Space::earliest`] on the single atom `atom`: one pass over the rows, the candidate start moving past
