@@ -276,7 +276,7 @@ mod tests {
     #[test]
     fn a_job_fits_once_enough_nodes_are_released_for_its_whole_run() {
         // 2 free now, 3 more at 100, 5 more at 300
-        let mut space = one_pool(0.0, 2, &[(100.0, 3), (300.0, 5)]);
+        let space = one_pool(0.0, 2, &[(100.0, 3), (300.0, 5)]);
         assert_eq!(
             space
                 .earliest(0.0, 50.0, &[0], 2, f64::INFINITY)
