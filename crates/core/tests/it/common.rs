@@ -75,3 +75,34 @@ pub fn assert_starts(log: &RunLog, expected: &[(f64, StartKind)]) {
         .collect();
     assert_eq!(got, expected);
 }
+
+/// A reproducible stream of draws (xorshift64) for random workloads.
+pub struct Draws(pub u64);
+
+impl Draws {
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0 % n
+    }
+
+    /// `jobs` rigid jobs: submitted below `gap` s apart, requesting 10 to 409 s, running 1 to
+    /// 100 % of it, on 1 to `max_nodes` nodes.
+    pub fn workload(&mut self, jobs: usize, gap: u64, max_nodes: u32) -> Vec<Spec> {
+        let mut submit = 0.0;
+        (0..jobs)
+            .map(|_| {
+                submit += self.below(gap) as f64;
+                let requested = 10.0 + self.below(400) as f64;
+                let run = (requested * (self.below(100) as f64 + 1.0) / 100.0).round();
+                (
+                    submit,
+                    run,
+                    requested,
+                    1 + self.below(u64::from(max_nodes)) as u32,
+                )
+            })
+            .collect()
+    }
+}

@@ -10,37 +10,6 @@ use hpcsched_core::{
     Policy, QueuePolicy, RunLog, Snf,
 };
 
-/// A reproducible stream of draws (xorshift64) for random workloads.
-struct Draws(u64);
-
-impl Draws {
-    fn below(&mut self, n: u64) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0 % n
-    }
-
-    /// `jobs` rigid jobs: submitted below `gap` s apart, requesting 10 to 409 s, running 1 to
-    /// 100 % of it, on 1 to `max_nodes` nodes.
-    fn workload(&mut self, jobs: usize, gap: u64, max_nodes: u32) -> Vec<Spec> {
-        let mut submit = 0.0;
-        (0..jobs)
-            .map(|_| {
-                submit += self.below(gap) as f64;
-                let requested = 10.0 + self.below(400) as f64;
-                let run = (requested * (self.below(100) as f64 + 1.0) / 100.0).round();
-                (
-                    submit,
-                    run,
-                    requested,
-                    1 + self.below(u64::from(max_nodes)) as u32,
-                )
-            })
-            .collect()
-    }
-}
-
 /// A partition `name` over `ranges`, tier 1, no limits, up.
 fn part(name: &str, ranges: &[(u32, u32)]) -> PartitionSpec {
     PartitionSpec::new(name, ranges)

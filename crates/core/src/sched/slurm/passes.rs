@@ -28,6 +28,13 @@ pub struct Entry {
     pub partition: u32,
 }
 
+/// The first job a backfill cycle tests, on one pool.
+enum Top {
+    None,
+    StartsNow,
+    Reserved(usize, f64, i64),
+}
+
 /// What the passes did.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Outcome {
@@ -57,6 +64,9 @@ pub struct Passes {
     per_user: HashMap<u32, usize>,
     /// The main pass's starts when it counted (nodes, end), for the map built after it.
     counted: Vec<(u32, f64)>,
+    /// Every backfill cycle runs in full, testing every job (for tests: the cycles cut short
+    /// must start the same jobs).
+    pub exhaustive: bool,
 }
 
 /// Slurm's guess of when a running job past its time limit ends: `KillWait` (30 s) after its
@@ -283,38 +293,55 @@ impl Passes {
         let latest = now + sched.bf_window;
         self.ends.clear();
         self.per_user.clear();
-        // What the rest of the cycle can read of a job's reservation: past entry k nothing can
-        // start now if the smallest job left is larger than the room now; and a reservation
-        // beginning after now + the longest time limit of the jobs left that could start now
-        // bears on none of them. Beyond those bounds a job is still counted as tested, but its
-        // reservation, which nothing in this cycle would read, is not made.
+        // Only a candidate can start now: a job no larger than the room now and, on one atom,
+        // passing EASY's test against the first job's reservation (ending by its start, or
+        // fitting beside it then: every later reservation only takes more room, so a job
+        // failing this fails the cycle's own test). Without one the cycle is not run; past the
+        // last one it stops (what is left would only make reservations nothing reads).
+        // (A reservation cannot be left out for being far ahead: it moves later jobs' ones,
+        // which may come near.)
         let all_atoms: Vec<u32> = (0..self.space_atoms(view) as u32).collect();
         let room = self.space.room_now(&all_atoms);
+        let top = if all_atoms.len() == 1 && !self.exhaustive {
+            match self.top_reservation(view, setup, entries, waiting, latest) {
+                Top::None => return, // nothing waits that may start
+                Top::StartsNow => None,
+                Top::Reserved(k, shadow, extra) => Some((k, shadow, extra)),
+            }
+        } else {
+            None
+        };
         let mut smallest_after = vec![u32::MAX; entries.len() + 1];
-        let mut longest_after = vec![0.0f64; entries.len() + 1];
+        let mut longest_after = vec![f64::NEG_INFINITY; entries.len() + 1];
         for (k, e) in entries.iter().enumerate().rev() {
             smallest_after[k] = smallest_after[k + 1];
             longest_after[k] = longest_after[k + 1];
             if waiting[e.job as usize] {
                 let job = view.jobs.get(e.job);
+                let nodes = i64::from(job.nodes);
                 smallest_after[k] = smallest_after[k].min(job.nodes);
-                if i64::from(job.nodes) <= room {
+                let candidate = nodes <= room
+                    && top.is_none_or(|(t, shadow, extra)| {
+                        k <= t || now + job.requested_time <= shadow || nodes <= extra
+                    });
+                if candidate {
                     longest_after[k] = longest_after[k].max(job.requested_time);
                 }
             }
         }
-        if self.space_atoms(view) == 1
-            && self.nothing_can_start(view, setup, entries, waiting, latest)
-        {
-            return;
+        if longest_after[0] == f64::NEG_INFINITY && !self.exhaustive {
+            return; // no candidate: the cycle starts nothing
         }
         let mut tested = 0;
         for (k, e) in entries.iter().enumerate() {
             if tested >= sched.bf_max_job_test {
                 break;
             }
-            if i64::from(smallest_after[k]) > self.space.room_now(&all_atoms) {
-                break;
+            if !self.exhaustive
+                && (i64::from(smallest_after[k]) > self.space.room_now(&all_atoms)
+                    || longest_after[k] == f64::NEG_INFINITY)
+            {
+                break; // nothing left can start now
             }
             if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
                 continue;
@@ -330,14 +357,13 @@ impl Passes {
             tested += 1;
             let job = view.jobs.get(e.job);
             let atoms = partition_atoms(view, e.partition);
-            let horizon = latest.min(now + longest_after[k + 1]);
             let Some(start) = self.earliest_start(
                 view,
                 e.partition,
                 job.requested_time,
                 atoms,
                 job.nodes,
-                horizon,
+                latest,
             ) else {
                 continue; // nothing frees enough nodes before the window's end: no reservation
             };
@@ -381,46 +407,33 @@ impl Passes {
         }
     }
 
-    /// On one pool, whether a cycle cannot start anything: the first job the cycle would test
-    /// cannot start now, and no job after it passes EASY's test against that job's reservation
-    /// alone (at most its size free now, and ending by the reservation's start or fitting
-    /// beside it then). Every later reservation only takes more room, so a job failing this
-    /// test fails the cycle's own; the cycle is then not run (its outcome: nothing starts).
-    fn nothing_can_start(
+    /// On one pool, the first job the cycle would test: none, one that starts now, or one
+    /// reserved at `k`-th entry from `shadow` with `extra` nodes left beside it then.
+    fn top_reservation(
         &mut self,
         view: &View,
         setup: &SlurmSetup,
         entries: &[Entry],
         waiting: &[bool],
         latest: f64,
-    ) -> bool {
+    ) -> Top {
         let now = view.now;
         let Some(top) = entries
             .iter()
             .position(|e| waiting[e.job as usize] && self.admits(setup, view, e.job))
         else {
-            return true;
+            return Top::None;
         };
-        let e = entries[top];
-        let job = view.jobs.get(e.job);
-        let room_now = self.space.room_now(&[0]);
-        let (shadow, extra) =
-            match self.earliest_start(view, 0, job.requested_time, &[0], job.nodes, latest) {
-                Some(fit) if fit.start <= now => return false,
-                Some(fit) => (
-                    fit.start,
-                    self.space.room_at(fit.start, 0) - i64::from(job.nodes),
-                ),
-                None => (f64::INFINITY, 0),
-            };
-        !entries[top + 1..].iter().any(|e| {
-            if !waiting[e.job as usize] {
-                return false;
-            }
-            let j = view.jobs.get(e.job);
-            let nodes = i64::from(j.nodes);
-            nodes <= room_now && (now + j.requested_time <= shadow || nodes <= extra)
-        })
+        let job = view.jobs.get(entries[top].job);
+        match self.earliest_start(view, 0, job.requested_time, &[0], job.nodes, latest) {
+            Some(fit) if fit.start <= now => Top::StartsNow,
+            Some(fit) => Top::Reserved(
+                top,
+                fit.start,
+                self.space.room_at(fit.start, 0) - i64::from(job.nodes),
+            ),
+            None => Top::Reserved(top, f64::INFINITY, 0),
+        }
     }
 
     /// The backfill's earliest start of a job on `atoms`: the map's first fit, moved to the end

@@ -33,13 +33,15 @@ pub struct SlurmPolicy {
     /// The last priority recalculation (Slurm's `g_last_ran`); `None` before the first.
     last_calc: Option<f64>,
     /// Something changed since the last backfill cycle / the last full main pass.
-    bf_dirty: bool,
+    /// The earliest change the backfill scheduler has not seen yet (Slurm's `_more_work`).
+    dirty_since: Option<f64>,
     full_dirty: bool,
     /// When the last backfill cycle ran.
     last_bf: f64,
-    /// A backfill cycle was due when the last call ended, with no job able to start and no
-    /// timer set: it runs at its time, unseen, if no call comes before.
-    phantom_cycle: bool,
+    /// Recalculations done at this call, by time (scratch).
+    ticks: Vec<f64>,
+    /// Whether a job waited when the last call ended (then a recalculation changes it).
+    waited: bool,
     /// What the view should look like at the next invocation if nothing happens in between:
     /// (free nodes, queue length, windows down, windows announced).
     expected: Option<(u64, usize, usize, usize)>,
@@ -61,13 +63,21 @@ impl SlurmPolicy {
             waiting: vec![false; jobs],
             waiting_count: 0,
             last_calc: None,
-            bf_dirty: false,
+            dirty_since: None,
             full_dirty: false,
             last_bf: f64::NEG_INFINITY,
-            phantom_cycle: false,
+            ticks: Vec::new(),
+            waited: false,
             expected: None,
             ended: Vec::new(),
         }
+    }
+
+    /// The same policy with every backfill cycle run in full and every timer set (for tests:
+    /// the work left out must change no start).
+    pub fn exhaustive(mut self) -> Self {
+        self.passes.exhaustive = true;
+        self
     }
 
     /// The decay of usage over `seconds` (`pow(1 - 0.693 / half_life, seconds)`, Slurm's own
@@ -98,6 +108,14 @@ impl SlurmPolicy {
         }
     }
 
+    /// Fair-share factors from the usage as it stands (at a recalculation).
+    fn recompute_shares(&mut self) {
+        let p = &self.setup.priority;
+        if p.weight_fairshare > 0.0 {
+            self.shares.recompute(p.fair_share, p.dampening);
+        }
+    }
+
     /// Charges the `k`-th job that ended for its run since the last recalculation, when Slurm
     /// does (`PrioritySettings::charge_at_end`).
     fn charge_end(&mut self, k: usize) {
@@ -119,6 +137,7 @@ impl SlurmPolicy {
             .sort_by(|a, b| a.2.total_cmp(&b.2).then(a.0.cmp(&b.0)));
         let mut next_end = 0;
         let mut last_done = None;
+        self.ticks.clear();
         let mut tick = match self.last_calc {
             // the first recalculation: when the first job is seen (slurmctld's start)
             None => clock::at_or_before(now, period),
@@ -144,7 +163,11 @@ impl SlurmPolicy {
                 }
             }
             self.last_calc = Some(tick);
+            self.ticks.push(tick);
             last_done = Some(tick);
+            if clock::after(tick, period) > now {
+                self.recompute_shares(); // (as at this tick: later ends are charged after it)
+            }
             tick = clock::after(tick, period);
             if tick <= now && tick + period <= now {
                 // long idle gaps: skip straight to the last ticks only when nothing ran
@@ -153,7 +176,9 @@ impl SlurmPolicy {
                     let decay = self.decay(last - self.last_calc.unwrap_or(last));
                     self.shares.decay(decay);
                     self.last_calc = Some(last);
+                    self.ticks.push(last);
                     last_done = Some(last);
+                    self.recompute_shares();
                     tick = clock::after(last, period);
                 }
             }
@@ -274,6 +299,37 @@ impl SlurmPolicy {
         }
     }
 
+    /// The backfill cycles that ran since the last call without one (no timer was set: no
+    /// waiting job fitted the nodes free, so they started nothing), for when the next one may
+    /// run: Slurm starts a cycle `bf_interval` after the last one, once anything changed since
+    /// it. The changes: the one left unseen at the last call, and each recalculation done for
+    /// the time since (Slurm marks every pending job updated at one), if a job waited.
+    fn unseen_cycles(&mut self, now: f64) {
+        let Some(iv) = self.setup.scheduler.bf_interval else {
+            return;
+        };
+        let mut changes: Vec<f64> = self.dirty_since.into_iter().collect();
+        if self.waited {
+            changes.extend(self.ticks.iter().copied().filter(|&t| t < now));
+        }
+        changes.sort_by(f64::total_cmp);
+        let mut i = 0;
+        while i < changes.len() {
+            let cycle = changes[i].max(self.last_bf + iv);
+            if cycle >= now {
+                break;
+            }
+            self.last_bf = cycle;
+            while i < changes.len() && changes[i] <= cycle {
+                i += 1;
+            }
+        }
+        self.dirty_since = changes.get(i).copied();
+        if self.ticks.last() == Some(&now) && self.waited {
+            self.dirty_since = Some(self.dirty_since.map_or(now, |d| d.min(now)));
+        }
+    }
+
     /// The pending entries in priority order, as (job, partition).
     fn order_key(&mut self) -> Vec<(u32, u32)> {
         self.sort();
@@ -311,27 +367,11 @@ impl Policy for SlurmPolicy {
         if self.waiting.len() < view.jobs.len() {
             self.waiting.resize(view.jobs.len(), false);
         }
-        if std::mem::take(&mut self.phantom_cycle) {
-            // A cycle was due with nothing able to start and no timer set for it: it ran, at
-            // its time, if that has passed (nothing changed since: no call came in between),
-            // and the next one is `bf_interval` after it.
-            if let Some(iv) = self.setup.scheduler.bf_interval {
-                if now >= self.last_bf + iv {
-                    self.last_bf += iv;
-                    self.bf_dirty = false;
-                } else {
-                    self.phantom_cycle = false;
-                }
-            }
-        }
         let event = !view.arrived.is_empty()
             || !view.completed.is_empty()
             || self.expected != Some(Self::signature(view));
         if let Some(at) = self.catch_up(view) {
             let p = &self.setup.priority;
-            if p.weight_fairshare > 0.0 {
-                self.shares.recompute(p.fair_share, p.dampening);
-            }
             // Only age and fair-share change with time. Slurm marks every pending job updated
             // at a recalculation, which wakes both schedulers; a pass over the same jobs in
             // the same order on the same nodes as the last one, which started nothing, starts
@@ -340,12 +380,12 @@ impl Policy for SlurmPolicy {
                 let before: Vec<(u32, u32)> = self.order_key();
                 self.reprioritise(view, at);
                 self.sort();
-                if before != self.order_key() {
-                    self.bf_dirty = true;
+                if before != self.order_key() || self.passes.exhaustive {
                     self.full_dirty = true;
                 }
             }
         }
+        self.unseen_cycles(now);
         for &job in view.arrived {
             self.enqueue(view, job, now);
         }
@@ -353,7 +393,7 @@ impl Policy for SlurmPolicy {
             self.resync(view);
         }
         if event {
-            self.bf_dirty = true;
+            self.dirty_since = Some(self.dirty_since.map_or(now, |d| d.min(now)));
             self.full_dirty = true;
         }
         self.sort();
@@ -366,9 +406,9 @@ impl Policy for SlurmPolicy {
                 .sched_interval
                 .is_some_and(|iv| self.full_dirty && clock::on_grid(now, iv));
         // A backfill cycle starts bf_interval after the last one, if anything changed since.
-        let bf_due = sched
-            .bf_interval
-            .is_some_and(|iv| self.bf_dirty && (nothing_runs || now >= self.last_bf + iv));
+        let bf_due = sched.bf_interval.is_some_and(|iv| {
+            self.dirty_since.is_some() && (nothing_runs || now >= self.last_bf + iv)
+        });
         let main_due = event || full_due;
         if main_due || bf_due {
             let depth = if full_due {
@@ -390,11 +430,11 @@ impl Policy for SlurmPolicy {
                 self.full_dirty = false;
             }
             if bf_due {
-                self.bf_dirty = false;
+                self.dirty_since = None;
                 self.last_bf = now;
             }
             if outcome.started > 0 {
-                self.bf_dirty = true;
+                self.dirty_since = Some(now);
                 self.full_dirty = true;
             }
         }
@@ -403,6 +443,7 @@ impl Policy for SlurmPolicy {
         expected.0 -= self.passes.started_nodes;
         expected.1 -= decision.starts.len();
         self.expected = Some(expected);
+        self.waited = self.waiting_count > 0;
         if self.waiting_count == 0 || (nothing_runs && decision.starts.is_empty()) {
             return;
         }
@@ -414,17 +455,15 @@ impl Policy for SlurmPolicy {
             .map(|e| u64::from(view.jobs.get(e.job).nodes))
             .min()
             .unwrap_or(u64::MAX);
-        if smallest > expected.0 {
-            // the backfill cycle due runs then, starting nothing (see `phantom_cycle`)
-            self.phantom_cycle = self.bf_dirty;
-            return;
+        if smallest > expected.0 && !self.passes.exhaustive {
+            return; // (cycles due run unseen, starting nothing: `unseen_cycles`)
         }
         if expected.0 > 0 {
             decision
                 .timers
                 .push(clock::after(now, self.setup.priority.calc_period));
         }
-        if let Some(iv) = sched.bf_interval.filter(|_| self.bf_dirty) {
+        if let Some(iv) = sched.bf_interval.filter(|_| self.dirty_since.is_some()) {
             decision.timers.push((self.last_bf + iv).max(now + 1.0));
         }
         if let Some(iv) = sched.sched_interval.filter(|_| self.full_dirty) {
