@@ -64,6 +64,11 @@ pub struct Passes {
     per_user: HashMap<u32, usize>,
     /// The main pass's starts when it counted (nodes, end), for the map built after it.
     counted: Vec<(u32, f64)>,
+    /// Per entry of a cycle, the smallest job and the longest candidate from it on (scratch).
+    smallest_after: Vec<u32>,
+    longest_after: Vec<f64>,
+    /// The entries that may start in this backfill cycle, by entry (scratch).
+    candidates: Vec<usize>,
     /// Every backfill cycle runs in full, testing every job (for tests: the cycles cut short
     /// must start the same jobs).
     pub exhaustive: bool,
@@ -311,8 +316,13 @@ impl Passes {
         } else {
             None
         };
-        let mut smallest_after = vec![u32::MAX; entries.len() + 1];
-        let mut longest_after = vec![f64::NEG_INFINITY; entries.len() + 1];
+        let mut smallest_after = std::mem::take(&mut self.smallest_after);
+        let mut longest_after = std::mem::take(&mut self.longest_after);
+        smallest_after.clear();
+        smallest_after.resize(entries.len() + 1, u32::MAX);
+        longest_after.clear();
+        longest_after.resize(entries.len() + 1, f64::NEG_INFINITY);
+        self.candidates.clear();
         for (k, e) in entries.iter().enumerate().rev() {
             smallest_after[k] = smallest_after[k + 1];
             longest_after[k] = longest_after[k + 1];
@@ -326,10 +336,14 @@ impl Passes {
                     });
                 if candidate {
                     longest_after[k] = longest_after[k].max(job.requested_time);
+                    self.candidates.push(k);
                 }
             }
         }
+        self.candidates.reverse(); // by entry, ascending
         if longest_after[0] == f64::NEG_INFINITY && !self.exhaustive {
+            self.smallest_after = smallest_after;
+            self.longest_after = longest_after;
             return; // no candidate: the cycle starts nothing
         }
         let mut tested = 0;
@@ -404,7 +418,46 @@ impl Passes {
                     extra: 0,
                 });
             }
+            // The last candidate left after this entry may no longer fit now beside the
+            // reservations made: then it is no candidate (the map only fills up in a cycle);
+            // with none left the cycle stops.
+            if !self.exhaustive && !self.candidate_after(view, setup, entries, waiting, k) {
+                break;
+            }
         }
+        self.smallest_after = smallest_after;
+        self.longest_after = longest_after;
+    }
+
+    /// Whether a candidate after entry `k` may still start now: the last ones that cannot
+    /// (over a QOS limit now, or no room for their run beside the reservations) are dropped.
+    fn candidate_after(
+        &mut self,
+        view: &View,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &[bool],
+        k: usize,
+    ) -> bool {
+        let now = view.now;
+        while let Some(&c) = self.candidates.last() {
+            if c <= k {
+                return false;
+            }
+            let e = entries[c];
+            let job = view.jobs.get(e.job);
+            let atoms = partition_atoms(view, e.partition);
+            if waiting[e.job as usize]
+                && self.admits(setup, view, e.job)
+                && (self.space)
+                    .earliest(now, job.requested_time, atoms, job.nodes, now)
+                    .is_some()
+            {
+                return true;
+            }
+            self.candidates.pop();
+        }
+        false
     }
 
     /// On one pool, the first job the cycle would test: none, one that starts now, or one

@@ -246,16 +246,25 @@ impl SlurmPolicy {
         match view.site {
             None => {
                 let e = self.entry(view, job, 0, now);
-                self.entries.push(e);
+                self.insert(e);
             }
             Some(site) => {
                 for &p in site.model.usable(job) {
                     let e = self.entry(view, job, p, now);
-                    self.entries.push(e);
+                    self.insert(e);
                 }
             }
         }
-        self.sorted = false;
+    }
+
+    /// Adds `e` where it goes in the order (at the end when the entries are to be sorted).
+    fn insert(&mut self, e: Entry) {
+        if self.sorted {
+            let at = self.entries.partition_point(|x| order(x, &e).is_lt());
+            self.entries.insert(at, e);
+        } else {
+            self.entries.push(e);
+        }
     }
 
     /// Every pending job's priority again, at `at` (a recalculation).
@@ -289,12 +298,7 @@ impl SlurmPolicy {
     fn sort(&mut self) {
         if !self.sorted {
             // `sort_job_queue2`: tier, priority, then submission and job id
-            self.entries.sort_unstable_by(|a, b| {
-                (Reverse(a.tier), Reverse(a.priority))
-                    .cmp(&(Reverse(b.tier), Reverse(b.priority)))
-                    .then(a.submit.total_cmp(&b.submit))
-                    .then((a.id, a.job, a.partition).cmp(&(b.id, b.job, b.partition)))
-            });
+            self.entries.sort_unstable_by(order);
             self.sorted = true;
         }
     }
@@ -351,6 +355,15 @@ impl SlurmPolicy {
             view.announced.len(),
         )
     }
+}
+
+/// Slurm's order of the queue (`sort_job_queue2`): partition tier, priority (both highest
+/// first), then submission and job id.
+fn order(a: &Entry, b: &Entry) -> std::cmp::Ordering {
+    (Reverse(a.tier), Reverse(a.priority))
+        .cmp(&(Reverse(b.tier), Reverse(b.priority)))
+        .then(a.submit.total_cmp(&b.submit))
+        .then((a.id, a.job, a.partition).cmp(&(b.id, b.job, b.partition)))
 }
 
 impl Policy for SlurmPolicy {
