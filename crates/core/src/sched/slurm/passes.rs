@@ -398,15 +398,20 @@ impl Passes {
             // floors the start, but running jobs hold those nodes until then here).
             let slot_end = (start.start / res).floor() * res + res;
             let to = (((start.start + job.requested_time) / res).floor() * res).max(slot_end);
-            let fit = match self.space.earliest(
-                start.start,
-                to - start.start,
-                atoms,
-                job.nodes,
-                start.start,
-            ) {
-                Some(fit) => (fit, to),
-                None => (start, start.start + job.requested_time),
+            // (a run that fits also fits cut shorter: only a longer one is checked again)
+            let fit = if to <= start.start + job.requested_time {
+                (start, to)
+            } else {
+                match (self.space).earliest(
+                    start.start,
+                    to - start.start,
+                    atoms,
+                    job.nodes,
+                    start.start,
+                ) {
+                    Some(fit) => (fit, to),
+                    None => (start, start.start + job.requested_time),
+                }
             };
             self.takes.clear();
             self.space
