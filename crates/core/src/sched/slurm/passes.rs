@@ -49,7 +49,7 @@ pub struct Passes {
     pub max_qos_priority: u32,
     pub max_partition_factor: u32,
     /// Nodes the last invocation's starts took.
-    pub started_nodes: u64,
+    started_nodes: u64,
     limits_on: bool,
     space: Space,
     releases: Vec<(f64, u32, u32)>,

@@ -453,7 +453,10 @@ impl Policy for SlurmPolicy {
         }
         // The view expected at the next call if nothing happens but timers.
         let mut expected = Self::signature(view);
-        expected.0 -= self.passes.started_nodes;
+        let started: u64 = (decision.starts.iter())
+            .map(|s| u64::from(view.jobs.get(s.job).nodes))
+            .sum();
+        expected.0 -= started;
         expected.1 -= decision.starts.len();
         self.expected = Some(expected);
         self.waited = self.waiting_count > 0;
