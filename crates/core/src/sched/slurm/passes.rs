@@ -394,9 +394,9 @@ impl Passes {
                 continue;
             }
             // The reservation ends at its end floored to the resolution, and lasts at least
-            // until the end of the resolution slot it begins in (`_add_reservation`; it also
-            // floors the start, but running jobs hold those nodes until then here).
-            let slot_end = (start.start / res).floor() * res + res;
+            // until the end of the resolution slot it begins in (`_add_reservation`).
+            let slot_start = (start.start / res).floor() * res;
+            let slot_end = slot_start + res;
             let to = (((start.start + job.requested_time) / res).floor() * res).max(slot_end);
             // (a run that fits also fits cut shorter: only a longer one is checked again)
             let fit = if to <= start.start + job.requested_time {
@@ -416,6 +416,14 @@ impl Passes {
             self.takes.clear();
             self.space
                 .take(fit.0, fit.1, atoms, job.nodes, &mut self.takes);
+            // It begins at its start floored to the resolution too: from there its nodes are
+            // closed to others. Of them, the ones running jobs release before its start are
+            // busy anyway; the others (free from then on) are lost: each atom keeps no more room
+            // in that slot than it has left at the start (`Space::hold_before`).
+            if slot_start < start.start {
+                self.space
+                    .hold_before(slot_start.max(now), start.start, &self.takes);
+            }
             if decision.reservation.is_none() {
                 decision.reservation = Some(Reserve {
                     job: e.job,

@@ -244,6 +244,29 @@ impl Space {
         debug_assert_eq!(left, 0, "take after a fit");
     }
 
+    /// A reservation of the (atom, count) `takes` beginning at `start` holds its nodes from
+    /// `from` on: in the rows from `from` to `start`, each atom taken from keeps at most the
+    /// room it has left at `start` (its nodes released in between are the reservation's,
+    /// first; the rest were free and are now held).
+    pub fn hold_before(&mut self, from: f64, start: f64, takes: &[(u32, u32)]) {
+        if from >= start {
+            return;
+        }
+        let first = self.split(from);
+        let at = self.split(start);
+        for &(atom, _) in takes {
+            let a = atom as usize;
+            let cap = self.free[at * self.atoms + a] - self.down[at * self.atoms + a];
+            for row in first..at {
+                let i = row * self.atoms + a;
+                let room = self.free[i] - self.down[i];
+                if room > cap {
+                    self.free[i] -= room - cap.max(0);
+                }
+            }
+        }
+    }
+
     /// The room of each of `atoms` now (the first row), summed.
     pub fn room_now(&self, atoms: &[u32]) -> i64 {
         atoms.iter().map(|&a| self.room(0, a as usize)).sum()
@@ -360,6 +383,28 @@ mod tests {
                 .start,
             200.0
         );
+    }
+
+    #[test]
+    fn a_reservation_floored_to_its_slot_holds_the_nodes_free_before_its_start() {
+        // 2 free now (at 30), 2 more released at 100; a 3-node reservation from 100 floored
+        // to 60 holds, from 60, the free nodes it will use: 1 of the 2 (the 2 released are its
+        // other ones)
+        let mut space = one_pool(30.0, 2, &[(100.0, 2)]);
+        let fit = space.earliest(30.0, 200.0, &[0], 3, f64::INFINITY).unwrap();
+        assert_eq!(fit.start, 100.0);
+        let mut takes = Vec::new();
+        space.take(fit, 300.0, &[0], 3, &mut takes);
+        space.hold_before(60.0, 100.0, &takes);
+        assert_eq!(space.room_at(30.0, 0), 2);
+        assert_eq!(space.room_at(60.0, 0), 1);
+        assert_eq!(space.room_at(100.0, 0), 1);
+        // a 2-node job fits now only if it ends by 60, where the hold begins
+        assert_eq!(
+            space.earliest(30.0, 30.0, &[0], 2, 30.0).map(|f| f.start),
+            Some(30.0)
+        );
+        assert!(space.earliest(30.0, 31.0, &[0], 2, 30.0).is_none());
     }
 
     #[test]
