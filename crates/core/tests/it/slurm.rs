@@ -378,3 +378,13 @@ fn cycles_cut_short_start_the_same_jobs_as_whole_ones() {
         assert_eq!(cut.start_kind, whole.start_kind, "round {round}");
     }
 }
+
+#[test]
+fn jobs_of_no_length_hold_their_nodes_for_the_call_that_starts_them() {
+    // 8 nodes: nine 1-node jobs of 0 s and an 8-node one, all at 0. Eight start at 0 and end
+    // at 0; the ninth and the 8-node one start at 0 too, at the calls after those ends.
+    let mut specs: Vec<Spec> = vec![(0.0, 0.0, 0.0, 1); 9];
+    specs.push((0.0, 0.0, 0.0, 8));
+    let log = Setup::new(10).run(8, &specs);
+    assert!(log.start.iter().all(|&t| t == 0.0));
+}

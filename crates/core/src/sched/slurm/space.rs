@@ -217,7 +217,9 @@ impl Space {
     ) {
         let first = self.split(fit.start);
         let last = if end.is_finite() {
-            self.split(end)
+            // a job of no length still holds its nodes at its start (until its end is
+            // processed, after this call)
+            self.split(end).max(first + 1)
         } else {
             self.times.len()
         };
@@ -228,7 +230,7 @@ impl Space {
             if left == 0 {
                 break;
             }
-            let least = (first..last.max(first + 1))
+            let least = (first..last)
                 .map(|row| self.room(row, a as usize))
                 .min()
                 .unwrap_or(0);
