@@ -31,9 +31,9 @@ slurmctld.log), so that the two grids agree to within a second and the compariso
 schedulers, not the phase; ``--no-align`` submits at once, as slurm_spread.py does, and the
 phase is reported either way. slurmctld logs with DebugFlags=Priority,Backfill (set with
 scontrol after the start: every factor of every priority and each backfill decision), kept with
-the captures under ``--keep DIR`` (by default a temporary folder, left in place), with one CSV
-per run of every job's recorded and simulated start. ``--from DIR`` replays the runs captured
-there again, without a cluster (after a change to the simulation, say).
+the captures under ``--keep DIR`` (without it, in a temporary folder removed at the end), with
+one CSV per run of every job's recorded and simulated start. ``--from DIR`` replays the runs
+captured there again, without a cluster (after a change to the simulation, say).
 
 Needs root and ``scripts/slurm-cluster.sh install-accounting``. ``--smoke``: 6 jobs of 2 to 4 s,
 one real run and its replays (no spread: that needs two runs).
@@ -133,6 +133,7 @@ def run_real(jobs: list[dict[str, object]], folder: Path, align: bool) -> Captur
     )  # fmt: skip
     if started.returncode != 0:
         subprocess.run(["bash", str(SCRIPT), "stop", base], capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
         sys.exit(f"the accounting cluster did not start:\n{started.stderr[-2000:]}")
     env = {**os.environ, "SLURM_CONF": f"{base}/etc/slurm.conf", "TZ": "UTC"}
 
@@ -305,7 +306,18 @@ def main() -> None:
     if args.smoke:
         args.jobs, args.runs, longest = 6, 1, 4
     jobs = workload(args.jobs, args.seed, longest)
-    keep = args.source or args.keep or Path(tempfile.mkdtemp(prefix="hpcsched-replay-captures-"))
+    scratch = None if args.source or args.keep else tempfile.mkdtemp(prefix="hpcsched-replay-")
+    keep = args.source or args.keep or Path(str(scratch))
+    try:
+        report(args, jobs, keep)
+    finally:
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def report(args: argparse.Namespace, jobs: list[dict[str, object]], keep: Path) -> None:
+    """The runs (or those captured in ``args.source``), their replays, the table and the JSON
+    line."""
     print(f"{time.strftime('%Y-%m-%d')}, {os.uname().nodename}, Slurm test cluster with accounting")
     if args.source:
         args.runs = len(list(args.source.glob("run*/ids.json")))
@@ -318,6 +330,7 @@ def main() -> None:
         print(
             f"workload: {args.jobs} jobs (seed {args.seed}), {args.runs} real runs, each "
             f"replayed with --policy slurm and fcfs; captures in {keep}"
+            + ("" if args.keep else " (removed at the end: --keep DIR keeps them)")
         )
     captures, reals, sims, fcfs = [], [], [], []
     for r in range(args.runs):

@@ -87,6 +87,7 @@ def accounting() -> Iterator[dict[str, str]]:
     )  # fmt: skip
     if done.returncode != 0:
         subprocess.run(["bash", str(SCRIPT), "stop", base], capture_output=True, timeout=120)
+        shutil.rmtree(base, ignore_errors=True)
         pytest.fail(f"the accounting cluster did not come up:\n{done.stdout}\n{done.stderr}")
     env = {**os.environ, "SLURM_CONF": f"{base}/etc/slurm.conf", "TZ": "UTC"}
     try:
