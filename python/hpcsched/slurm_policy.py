@@ -66,10 +66,12 @@ def slurm_inputs(
     machine_nodes: int,
     accounts: SlurmAccounts | None,
     site_partitions: list[str] | None,
+    origin: float = 0.0,
 ) -> SlurmInputs:
     """The engine's Slurm inputs for ``workload`` (replay order) on ``platform`` (None: a
     machine of ``machine_nodes`` one-CPU nodes), with ``accounts`` (None: the workload's own),
-    the site's partitions by index (None: one pool)."""
+    the site's partitions by index (None: one pool); ``origin`` is the wall-clock time (Unix
+    seconds) of the replay clock's 0, on which Slurm rounds (0 when the trace does not say)."""
     settings = (platform.slurm if platform is not None else None) or SlurmSettings.defaults()
     notes: list[str] = []
     user_codes, user_names = _coded(workload, "user_name", "user", "user", UNKNOWN_USER)
@@ -181,6 +183,7 @@ def slurm_inputs(
         "cluster_cpus": int(cluster_cpus),
         "cluster_nodes": int(machine_nodes),
         "partition_factors": partition_factors,
+        "origin": float(origin),
     }
     return SlurmInputs(native, tuple(notes))
 

@@ -198,6 +198,7 @@ fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
         cluster_cpus: get_item(d, "cluster_cpus")?,
         cluster_nodes: get_item(d, "cluster_nodes")?,
         partition_factors: get_item(d, "partition_factors")?,
+        origin: get_item(d, "origin")?,
     })
 }
 

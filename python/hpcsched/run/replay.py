@@ -128,6 +128,7 @@ def simulate(
             workload.nodes,
             platform.slurm.accounts if platform is not None and platform.slurm else None,
             [p.name for p in site.partitions] if site is not None else None,
+            origin=workload.unix_start_time or 0.0,
         )
         slurm = inputs.native
         if inputs.notes:

@@ -79,6 +79,7 @@ impl Setup {
             cluster_cpus: u64::from(nodes * self.cpus_per_node),
             cluster_nodes: nodes,
             partition_factors: self.partition_factors.clone(),
+            origin: 0.0,
         };
         setup
             .validate(specs.len(), self.partition_factors.len())

@@ -69,6 +69,8 @@ pub struct Passes {
     longest_after: Vec<f64>,
     /// The entries that may start in this backfill cycle, by entry (scratch).
     candidates: Vec<usize>,
+    /// The wall-clock time of the replay clock's 0 (`SlurmSetup::origin`).
+    origin: f64,
     /// Every backfill cycle runs in full, testing every job (for tests: the cycles cut short
     /// must start the same jobs).
     pub exhaustive: bool,
@@ -92,6 +94,7 @@ impl Passes {
             max_qos_priority: setup.qos.iter().map(|q| q.priority).max().unwrap_or(0),
             max_partition_factor: setup.partition_factors.iter().copied().max().unwrap_or(0),
             limits_on: setup.qos.iter().any(|q| q.limits()),
+            origin: setup.origin,
             ..Passes::default()
         }
     }
@@ -295,6 +298,7 @@ impl Passes {
         let sched = &setup.scheduler;
         let now = view.now;
         let res = sched.bf_resolution;
+        let origin = setup.origin;
         let latest = now + sched.bf_window;
         self.ends.clear();
         self.per_user.clear();
@@ -395,9 +399,10 @@ impl Passes {
             }
             // The reservation ends at its end floored to the resolution, and lasts at least
             // until the end of the resolution slot it begins in (`_add_reservation`).
-            let slot_start = (start.start / res).floor() * res;
+            let floor = |t: f64| ((t + origin) / res).floor() * res - origin; // (wall clock)
+            let slot_start = floor(start.start);
             let slot_end = slot_start + res;
-            let to = (((start.start + job.requested_time) / res).floor() * res).max(slot_end);
+            let to = floor(start.start + job.requested_time).max(slot_end);
             // (a run that fits also fits cut shorter: only a longer one is checked again)
             let fit = if to <= start.start + job.requested_time {
                 (start, to)
@@ -522,8 +527,9 @@ impl Passes {
             if fit.start <= now {
                 return Some(fit);
             }
+            let origin = self.origin;
             let ends = self.running_ends(view, partition);
-            let start = group_end(ends, fit.start);
+            let start = group_end(ends, fit.start, origin);
             if start <= fit.start {
                 return Some(fit);
             }
@@ -637,14 +643,15 @@ impl Passes {
 /// is at `fit`: the end of the last job of the removal group holding `fit`. Groups: the first
 /// holds the ends up to `anchor + 30` s, where `anchor` is the first end rounded up to the next
 /// multiple of 30 s; each later one doubles the window from the same anchor.
-pub fn group_end(ends: &[f64], fit: f64) -> f64 {
+pub fn group_end(ends: &[f64], fit: f64, origin: f64) -> f64 {
     let Some(&first) = ends.first() else {
         return fit;
     };
     if ends.binary_search_by(|t| t.total_cmp(&fit)).is_err() {
         return fit; // not a running job's end: a reservation or maintenance boundary
     }
-    let anchor = (first / 30.0).floor() * 30.0 + 30.0;
+    // (rounded on the wall clock: `origin` is the replay clock's 0 there)
+    let anchor = ((first + origin) / 30.0).floor() * 30.0 + 30.0 - origin;
     let mut window = 30.0;
     while fit > anchor + window {
         window *= 2.0;
@@ -662,13 +669,17 @@ mod tests {
     fn a_start_is_the_last_end_of_its_removal_group() {
         // The facts' example: ends at 100, 130, 200; first group up to 120 + 30 = 150.
         let ends = [100.0, 130.0, 200.0];
-        assert_eq!(group_end(&ends, 100.0), 130.0);
-        assert_eq!(group_end(&ends, 130.0), 130.0);
+        assert_eq!(group_end(&ends, 100.0, 0.0), 130.0);
+        assert_eq!(group_end(&ends, 130.0, 0.0), 130.0);
         // next window: 120 + 60 = 180, then 240: 200 is alone in its group
-        assert_eq!(group_end(&ends, 200.0), 200.0);
+        assert_eq!(group_end(&ends, 200.0, 0.0), 200.0);
         // a reservation's end is not moved
-        assert_eq!(group_end(&ends, 150.0), 150.0);
+        assert_eq!(group_end(&ends, 150.0, 0.0), 150.0);
         // an end already on the grid rounds up a whole 30 s
-        assert_eq!(group_end(&[90.0, 140.0, 150.0], 90.0), 150.0);
+        assert_eq!(group_end(&[90.0, 140.0, 150.0], 90.0, 0.0), 150.0);
+        // on the wall clock: the first end, 61 s after an origin at 17 s past a minute, is at
+        // 78 s past it: rounded up to 90 (73 on the replay clock), window to 103: 120 is past
+        // it, the start stays at the first end
+        assert_eq!(group_end(&[61.0, 120.0], 61.0, 17.0), 61.0);
     }
 }

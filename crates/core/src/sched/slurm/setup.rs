@@ -45,6 +45,9 @@ pub struct SlurmSetup {
     pub cluster_nodes: u32,
     /// Each partition's `PriorityJobFactor` (one pool: one value).
     pub partition_factors: Vec<u32>,
+    /// The wall-clock time (Unix seconds) of the replay clock's 0: Slurm rounds times on the
+    /// wall clock (`bf_resolution` floors, `_will_run_test`'s 30-s windows); 0 when unknown.
+    pub origin: f64,
 }
 
 impl SlurmSetup {
@@ -101,6 +104,9 @@ impl SlurmSetup {
         }
         if self.partition_factors.len() != partitions {
             return Err(CoreError::input("one PriorityJobFactor per partition"));
+        }
+        if !self.origin.is_finite() {
+            return Err(CoreError::input("the clock's origin must be a finite time"));
         }
         if self.cluster_cpus == 0 || self.cluster_nodes == 0 {
             return Err(CoreError::input("the cluster has no CPUs or no nodes"));
