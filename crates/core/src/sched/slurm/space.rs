@@ -112,12 +112,14 @@ impl Space {
         let rows = self.times.len();
         let mut row = self.times.partition_point(|&t| t <= from).max(1) - 1;
         if let [atom] = atoms {
-            return self.earliest_one(*atom as usize, row, from, duration, need, latest);
+            let atom = *atom as usize;
+            return self.first_run(row, from, duration, need, latest, |k| self.room(k, atom));
         }
         loop {
             // the first run from `row` with room in every row for the total (one pass), then
             // whether each atom's least room over it adds up (else: from the next row)
-            let fit = self.earliest_total(atoms, row, from, duration, need, latest)?;
+            let total = |k| atoms.iter().map(|&a| self.room(k, a as usize)).sum();
+            let fit = self.first_run(row, from, duration, need, latest, total)?;
             let end = fit.start + duration;
             let mut total = 0;
             for &a in atoms {
@@ -140,15 +142,16 @@ impl Space {
     }
 
     /// The first run from `row` of `duration` s, starting no later than `latest`, with at least
-    /// `need` nodes of `atoms` in total in every row it spans.
-    fn earliest_total(
+    /// `need` nodes in every row it spans, `room(k)` being row `k`'s: one pass over the rows,
+    /// the candidate start moving past every row without room.
+    fn first_run(
         &self,
-        atoms: &[u32],
         mut row: usize,
         from: f64,
         duration: f64,
         need: i64,
         latest: f64,
+        room: impl Fn(usize) -> i64,
     ) -> Option<Fit> {
         let rows = self.times.len();
         let mut start = self.times[row].max(from);
@@ -160,40 +163,7 @@ impl Space {
             if k == rows || (k > row && self.times[k] >= start + duration) {
                 return Some(Fit { row, start });
             }
-            let total: i64 = atoms.iter().map(|&a| self.room(k, a as usize)).sum();
-            if total < need {
-                row = k + 1;
-                if row == rows {
-                    return None;
-                }
-                start = self.times[row];
-            }
-            k += 1;
-        }
-    }
-
-    /// [`Space::earliest`] on the single atom `atom`: one pass over the rows, the candidate start moving past
-    /// every row without room.
-    fn earliest_one(
-        &self,
-        atom: usize,
-        mut row: usize,
-        from: f64,
-        duration: f64,
-        need: i64,
-        latest: f64,
-    ) -> Option<Fit> {
-        let rows = self.times.len();
-        let mut start = self.times[row].max(from);
-        let mut k = row;
-        loop {
-            if start > latest {
-                return None;
-            }
-            if k == rows || (k > row && self.times[k] >= start + duration) {
-                return Some(Fit { row, start });
-            }
-            if self.room(k, atom) < need {
+            if room(k) < need {
                 row = k + 1;
                 if row == rows {
                     return None;
