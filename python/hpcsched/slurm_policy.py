@@ -53,13 +53,6 @@ def _coded(
     return np.zeros(len(jobs), dtype=np.int64), [missing]
 
 
-def job_users_accounts(workload: Workload) -> tuple[list[str], list[str]]:
-    """Each job's user and account names (module docstring)."""
-    user_codes, user_names = _coded(workload, "user_name", "user", "user", UNKNOWN_USER)
-    account_codes, account_names = _coded(workload, "account", "group", "group", DEFAULT_ACCOUNT)
-    return [user_names[c] for c in user_codes], [account_names[c] for c in account_codes]
-
-
 def slurm_inputs(
     workload: Workload,
     platform: Platform | None,

@@ -285,14 +285,11 @@ impl SlurmPolicy {
             *w = false;
         }
         self.waiting_count = 0;
-        let present: std::collections::HashSet<(u32, u32)> =
-            self.entries.iter().map(|e| (e.job, e.partition)).collect();
         self.entries.clear();
+        // (every entry is made again: the priorities are set now)
         for &job in view.queue {
             self.enqueue(view, job, view.now);
         }
-        // (the requeued jobs' entries are new: their priorities are set now)
-        let _ = present;
     }
 
     fn sort(&mut self) {
