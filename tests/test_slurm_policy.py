@@ -177,6 +177,42 @@ def test_fair_share_from_the_conf_and_the_traces_users_and_groups(
     assert starts[7 - first] == 1900.0
 
 
+@pytest.mark.parametrize(("half_life", "first"), [("0", 4), ("00:05:00", 3)])
+def test_mars_orders_by_slurms_priorities_from_the_conf(
+    tmp_path: Path, half_life: str, first: int
+) -> None:
+    """MARS with the one action ``slurm`` (Slurm's order, then EASY) starts the fair-share case
+    as Slurm does (the same hand-computed order), though MARS started jobs 1 and 2 itself; with
+    ``fcfs`` alone, job 3 first whatever the usage."""
+    from hpcsched.policies import SearchSpec
+
+    platform = open_platform(conf(tmp_path, FAIR.replace("00:05:00", half_life)))
+    trace = str(fair_share_trace(tmp_path))
+    for actions, expected in (("slurm", first), ("fcfs", 3)):
+        search = SearchSpec(actions=actions, iterations=4, trees=1)
+        assert search.orders_by_slurm == (actions == "slurm")
+        result = simulate(trace, PolicySpec("mars", search=search), platform=platform)
+        starts = result.jobs.set_index("job_id")["start"]
+        assert (starts[expected], starts[7 - expected]) == (1800.0, 1900.0), actions
+
+
+def test_the_command_line_takes_slurm_as_a_base_ordering(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rollout planner's tie (jobs 3 and 4 are worth the same at 1800) goes to its first
+    base ordering's own outcome: Slurm's (job 4, no decay) before FCFS's."""
+    trace = str(fair_share_trace(tmp_path))
+    site = ["--slurm-conf", str(conf(tmp_path, FAIR.replace("00:05:00", "0")))]
+    for bases, first in (("slurm,fcfs", 4), ("fcfs,slurm", 3)):
+        out = tmp_path / bases.replace(",", "-")
+        args = ["simulate", trace, "--policy", "mars", "--actions", "fcfs,slurm"]
+        args += ["--lookahead", "rollout", "--bases", bases, "--iterations", "4", "--trees", "1"]
+        code, _, err = run_cli([*args, *site, "--out", str(out)], capsys)
+        assert code == 0, err
+        jobs = pd.read_parquet(out / "jobs.parquet").set_index("job_id")
+        assert jobs.loc[first, "start"] == 1800.0, bases
+
+
 def test_the_workloads_users_and_accounts_become_the_association_tree(tmp_path: Path) -> None:
     from hpcsched.slurm_policy import slurm_inputs
     from hpcsched.workload import load_workload

@@ -224,6 +224,17 @@ class SearchSpec:
         )
         self._check_used()
 
+    @property
+    def orders_by_slurm(self) -> bool:
+        """Whether an action, the base orderings or the guide is Slurm's priority order
+        (``slurm``): the run then keeps Slurm's priorities (``--slurm-conf``, or Slurm's
+        defaults) beside the search. Options a look-ahead does not use keep their defaults."""
+        return any(
+            name.split(":")[0] == "slurm"
+            for option in (self.actions, self.bases, self.guide)
+            for name in _core.action_names(option)
+        )
+
     def _check_used(self) -> None:
         """An option this configuration does not use is an error naming it and why, never
         ignored: a value other than its default given to a part of the search that does not

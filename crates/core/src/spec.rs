@@ -17,8 +17,8 @@ use crate::power::config::{manager_config, IconConfig};
 use crate::sched::slurm::{SlurmPolicy, SlurmSetup};
 use crate::sched::{build_policy, build_policy_estimated, build_snf, Policy};
 use crate::search::{
-    build_search_policy, ActionSet, ArrivalModel, Lookahead, Reward, Rollout, RuntimeModel,
-    ScenarioModel, SearchConfig, SearchOptions,
+    build_mars, build_search_policy, ActionSet, ArrivalModel, Lookahead, Reward, Rollout,
+    RuntimeModel, ScenarioModel, SearchConfig, SearchOptions,
 };
 
 /// How much the decision logs keep: `compact` (each decision) or `full` (every candidate too).
@@ -271,7 +271,19 @@ impl RunSpec {
                 Some(search) => {
                     let mut options = search.options()?;
                     options.config.stop = stop;
-                    build_search_policy(name, &options)?
+                    if options.orders_by_slurm()? {
+                        // MARS ranks the queue by Slurm's priorities, kept beside it
+                        let setup = slurm.ok_or_else(|| {
+                            CoreError::input(
+                                "the ordering 'slurm' needs Slurm's settings (a slurm.conf)",
+                            )
+                        })?;
+                        setup.validate(job_count, partitions)?;
+                        let keeper = SlurmPolicy::new(Arc::new(setup));
+                        Box::new(build_mars(name, &options)?.with_slurm(keeper))
+                    } else {
+                        build_search_policy(name, &options)?
+                    }
                 }
                 None if name == "snf" && max_wait.is_some() => build_snf(max_wait)?,
                 None => build_policy_estimated(name, window, &backfill, &estimates)?,

@@ -119,7 +119,9 @@ def simulate(
     if platform is not None and site is not None and not recorded:
         check_partitioned_run(spec, platform, calendar)
     slurm = None
-    if isinstance(spec, PolicySpec) and spec.engine_name == "slurm":
+    if isinstance(spec, PolicySpec) and (
+        spec.engine_name == "slurm" or (spec.search is not None and spec.search.orders_by_slurm)
+    ):
         from hpcsched.slurm_policy import slurm_inputs
 
         inputs = slurm_inputs(

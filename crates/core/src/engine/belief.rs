@@ -127,6 +127,10 @@ impl Belief {
         if let Some(site) = view.site {
             inputs = site_inputs(inputs, site.model, &known, scenario)?;
         }
+        if !view.ranks.is_empty() {
+            // the outside order as it stands now (arrivals have none: FCFS behind)
+            inputs.ranks = known.iter().map(|&real| view.rank(real)).collect();
+        }
         let mut state = SimState {
             now,
             ..SimState::default()

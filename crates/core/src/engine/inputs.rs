@@ -53,6 +53,9 @@ pub struct Inputs {
     pub groups: Vec<(u32, PowerModel)>,
     /// The partitions of a site, and each job's candidates (`None`: one pool).
     pub site: Option<Site>,
+    /// Each job's place in an outside priority order, handed to every view (`View::ranks`):
+    /// a look-ahead's belief keeps Slurm's order at its root. Empty: none.
+    pub ranks: Vec<u32>,
 }
 
 impl Inputs {
@@ -259,6 +262,7 @@ impl Inputs {
             manager: None,
             groups: Vec::new(),
             site: None,
+            ranks: Vec::new(),
         })
     }
 }

@@ -139,6 +139,10 @@ pub struct View<'a> {
     pub completed: &'a [(u32, f64, f64)],
     /// The partitions and their nodes, on a platform with partitions.
     pub site: Option<SiteView<'a>>,
+    /// Each job's place in an outside priority order (Slurm's multifactor priorities, set by
+    /// a policy that keeps them: the ordering [`crate::sched::Heuristic::Slurm`] reads it);
+    /// empty when there is none.
+    pub ranks: &'a [u32],
 }
 
 impl<'a> View<'a> {
@@ -169,6 +173,7 @@ impl<'a> View<'a> {
             arrived: &[],
             completed: &[],
             site: None,
+            ranks: &[],
         }
     }
 }
@@ -178,6 +183,13 @@ impl View<'_> {
     #[inline]
     pub fn estimated_end(&self, running: &Running) -> f64 {
         running.requested_end.max(self.now)
+    }
+
+    /// Job `job`'s place in the outside priority order ([`View::ranks`]); `u32::MAX` when it
+    /// has none.
+    #[inline]
+    pub fn rank(&self, job: u32) -> u32 {
+        self.ranks.get(job as usize).copied().unwrap_or(u32::MAX)
     }
 
     /// Whether no decision can start a job now: no waiting job fits the free nodes (most

@@ -31,6 +31,10 @@ pub enum Heuristic {
     F2,
     F3,
     F4,
+    /// Slurm's multifactor priority order (`--policy slurm`'s), as the view's outside ranks
+    /// give it (`View::ranks`): not one of MARS Table II, so not in [`Heuristic::ALL`]. Jobs
+    /// without a rank follow in FCFS order.
+    Slurm,
 }
 
 impl Heuristic {
@@ -74,12 +78,22 @@ impl Heuristic {
             Heuristic::F2 => "f2",
             Heuristic::F3 => "f3",
             Heuristic::F4 => "f4",
+            Heuristic::Slurm => "slurm",
         }
     }
 
     pub fn from_name(name: &str) -> Option<Self> {
         let lower = name.to_ascii_lowercase();
         Heuristic::ALL.into_iter().find(|h| h.name() == lower)
+    }
+
+    /// [`Heuristic::from_name`], or `slurm`: the orderings a look-ahead may branch on and
+    /// follow (Slurm's needs the Slurm settings that rank the jobs).
+    pub fn ordering_from_name(name: &str) -> Option<Self> {
+        Heuristic::from_name(name).or_else(|| {
+            name.eq_ignore_ascii_case("slurm")
+                .then_some(Heuristic::Slurm)
+        })
     }
 
     /// Score of `job` at time `now` on a machine of `machine_nodes`; lower goes first.
@@ -103,6 +117,7 @@ impl Heuristic {
                 | Heuristic::Wfp3
                 | Heuristic::Fat
                 | Heuristic::Unicef
+                | Heuristic::Slurm // (the ranks change with every recalculation)
         )
     }
 
@@ -143,6 +158,8 @@ impl Heuristic {
             Heuristic::F2 => r.sqrt() * n + 2.56e4 * log_s,
             Heuristic::F3 => r * n + 6.86e6 * log_s,
             Heuristic::F4 => r * n.sqrt() + 5.30e5 * log_s,
+            // the rank is the view's (`score_key`); without one, FCFS
+            Heuristic::Slurm => s,
         }
     }
 }
@@ -326,6 +343,10 @@ fn fitting_key(
 #[inline(always)]
 fn score_key(heuristic: Heuristic, view: &View, pos: usize, j: u32) -> u128 {
     let (jobs, now, machine) = (view.jobs, view.now, view.machine_nodes);
+    if heuristic == Heuristic::Slurm {
+        // ties (jobs without a rank) by queue position: FCFS
+        return (u128::from(view.rank(j)) << 32) | pos as u128;
+    }
     // `+ 0.0` folds -0.0 into 0.0 so that they tie.
     let score = heuristic.score_with_logs(jobs.get(j), jobs.logs(j), now, machine) + 0.0;
     (u128::from(monotone(score)) << 32) | pos as u128

@@ -78,11 +78,13 @@ impl ActionSet {
                 Some((name, window)) => (name.trim(), Some(window.trim())),
                 None => (item, None),
             };
-            let heuristic = Heuristic::from_name(name).ok_or_else(|| {
+            let heuristic = Heuristic::ordering_from_name(name).ok_or_else(|| {
                 CoreError::input(format!("unknown heuristic {name:?} in actions {spec:?}"))
             })?;
             let windows: Vec<u32> = match window {
                 None if heuristic == Heuristic::Fcfs => vec![1],
+                // Slurm orders its whole queue
+                None if heuristic == Heuristic::Slurm => vec![u32::MAX],
                 None => PAPER_WINDOWS.to_vec(),
                 Some("all") => vec![u32::MAX],
                 Some(w) => vec![w.parse::<u32>().ok().filter(|&w| w >= 1).ok_or_else(|| {

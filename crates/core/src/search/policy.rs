@@ -11,11 +11,15 @@ use crate::engine::{Belief, View};
 use crate::engine::{Column, Decision, LogTable, Policy, StartKind};
 use crate::error::{CoreError, Result};
 use crate::estimate::{Completed, RuntimeHistory};
+use crate::sched::slurm::SlurmPolicy;
+use crate::sched::Heuristic;
 use crate::search::action::{ActionSet, Branch};
 use crate::search::config::Lookahead;
+use crate::search::config::Rollout;
 use crate::search::log::{CandidateRecord, DecisionRecord};
 use crate::search::mcts::search_scenarios;
 use crate::search::rollout::rollout_search;
+use crate::search::Action;
 use crate::search::{search, Reward, RuntimeModel, ScenarioModel, SearchConfig};
 
 /// How the outcome is chosen among the distinct ones.
@@ -46,6 +50,12 @@ pub struct MarsPolicy {
     candidates: Vec<CandidateRecord>,
     /// The last search's (visits, mean value) per branch, for the candidate log.
     last_stats: Vec<(u64, f64)>,
+    /// Slurm's priorities kept beside the search, for the `slurm` ordering (an action, a base,
+    /// a prior or a guide): every view the policy reads is ranked by them.
+    slurm: Option<SlurmPolicy>,
+    /// Each job's place in Slurm's order at this decision (kept between calls: see
+    /// `SlurmPolicy::rank_queue`).
+    ranks: Vec<u32>,
 }
 
 impl MarsPolicy {
@@ -104,7 +114,15 @@ impl MarsPolicy {
             detail: false,
             candidates: Vec::new(),
             last_stats: Vec::new(),
+            slurm: None,
+            ranks: Vec::new(),
         })
+    }
+
+    /// The same policy ranking the queue by `slurm`'s priorities for its `slurm` ordering.
+    pub fn with_slurm(mut self, slurm: SlurmPolicy) -> Self {
+        self.slurm = Some(slurm);
+        self
     }
 
     /// Index of the branch to take among `branches` (at least two).
@@ -239,30 +257,9 @@ impl MarsPolicy {
             });
         }
     }
-}
 
-impl Policy for MarsPolicy {
-    fn name(&self) -> String {
-        match self.chooser {
-            Chooser::Random => "random".to_string(),
-            Chooser::Search(r) => format!(
-                "mars(wait={}, bsld={}, utilization={}, depth={}, gamma={}, trees={})",
-                r.wait,
-                r.bsld,
-                r.utilization,
-                self.config.depth,
-                self.config.gamma,
-                self.config.trees
-            ),
-        }
-    }
-
-    fn observes_events(&self) -> bool {
-        self.model.runtime != RuntimeModel::Requested
-    }
-
-    fn decide(&mut self, view: &View, decision: &mut Decision) {
-        self.observe(view);
+    /// The decision at `view` (ranked by Slurm's priorities when the policy keeps them).
+    fn decide_ranked(&mut self, view: &View, decision: &mut Decision) {
         if view.free == 0 || view.queue.is_empty() {
             return;
         }
@@ -336,6 +333,43 @@ impl Policy for MarsPolicy {
             candidates: first..self.candidates.len() as u32,
         });
     }
+}
+
+impl Policy for MarsPolicy {
+    fn name(&self) -> String {
+        match self.chooser {
+            Chooser::Random => "random".to_string(),
+            Chooser::Search(r) => format!(
+                "mars(wait={}, bsld={}, utilization={}, depth={}, gamma={}, trees={})",
+                r.wait,
+                r.bsld,
+                r.utilization,
+                self.config.depth,
+                self.config.gamma,
+                self.config.trees
+            ),
+        }
+    }
+
+    fn observes_events(&self) -> bool {
+        self.model.runtime != RuntimeModel::Requested || self.slurm.is_some()
+    }
+
+    fn decide(&mut self, view: &View, decision: &mut Decision) {
+        self.observe(view);
+        let Some(slurm) = self.slurm.as_mut() else {
+            return self.decide_ranked(view, decision);
+        };
+        // Slurm keeps its priorities whatever starts the jobs (usage, recalculations)
+        let mut ranks = std::mem::take(&mut self.ranks);
+        slurm.rank_queue(view, &mut ranks);
+        let ranked = View {
+            ranks: &ranks,
+            ..*view
+        };
+        self.decide_ranked(&ranked, decision);
+        self.ranks = ranks;
+    }
 
     fn set_decision_detail(&mut self, on: bool) {
         self.detail = on;
@@ -406,6 +440,26 @@ pub struct SearchOptions {
     /// How the look-ahead's futures are drawn.
     pub model: ScenarioModel,
     pub threads: usize,
+}
+
+impl SearchOptions {
+    /// Whether an ordering of the search is Slurm's (an action, a base ordering, a prior or
+    /// the guide): the policy then needs Slurm's settings to rank the queue.
+    pub fn orders_by_slurm(&self) -> Result<bool> {
+        let slurm = |a: &Action| a.heuristic == Heuristic::Slurm;
+        let actions = ActionSet::parse(&self.actions)?;
+        let mut any = (0..actions.len()).any(|i| slurm(&actions.get(i)));
+        if let Lookahead::Rollout { bases } = &self.config.lookahead {
+            any |= bases.iter().any(slurm);
+        }
+        if let Some(prior) = &self.config.prior {
+            any |= prior.iter().any(slurm);
+        }
+        if let Rollout::Guided { guide, .. } = &self.config.rollout {
+            any |= slurm(guide);
+        }
+        Ok(any)
+    }
 }
 
 /// Builds `mars` (search) or `random` (the random baseline).

@@ -389,3 +389,77 @@ fn jobs_of_no_length_hold_their_nodes_for_the_call_that_starts_them() {
     let log = Setup::new(10).run(8, &specs);
     assert!(log.start.iter().all(|&t| t == 0.0));
 }
+
+// ---- MARS ordering by Slurm's priorities -----------------------------------------------------
+
+/// MARS (rollout look-ahead) over `actions` with base orderings `bases`, ranking the queue by
+/// the fair-share case's Slurm priorities (no decay).
+fn mars_on_fair_share(actions: &str, bases: &str) -> Vec<f64> {
+    use hpcsched_core::search::{
+        build_mars, ActionSet, Lookahead, Reward, SearchConfig, SearchOptions,
+    };
+    let specs = [
+        (0.0, 1200.0, 1200.0, 1),
+        (1200.0, 600.0, 600.0, 1),
+        (1300.0, 100.0, 100.0, 1),
+        (1301.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.charge_at_end = true;
+    let bases = ActionSet::parse(bases).unwrap();
+    let options = SearchOptions {
+        actions: actions.into(),
+        reward: Reward::CW,
+        config: SearchConfig {
+            iterations: Some(10),
+            trees: 1,
+            lookahead: Lookahead::Rollout {
+                bases: (0..bases.len()).map(|i| bases.get(i)).collect(),
+            },
+            ..SearchConfig::default()
+        },
+        model: Default::default(),
+        threads: 1,
+    };
+    let slurm_named =
+        actions.contains("slurm") || (0..bases.len()).any(|i| bases.get(i).name() == "slurm");
+    assert_eq!(options.orders_by_slurm().unwrap(), slurm_named);
+    let mut mars = build_mars("mars", &options)
+        .unwrap()
+        .with_slurm(s.policy(&specs, 1));
+    starts(&run(1, &specs, &mut mars))
+}
+
+#[test]
+fn mars_orders_by_slurm_priorities_kept_from_the_jobs_it_started_itself() {
+    // The one action `slurm`: Slurm's order with EASY. MARS started J1 and J2 itself; the
+    // priorities it keeps charged their usage all the same: at 1800, b (600 CPU-s) ranks above
+    // a (1200), as under `--policy slurm` (`fair_share_ranks_...`): J4 before J3.
+    assert_eq!(
+        mars_on_fair_share("slurm", "slurm"),
+        vec![0.0, 1200.0, 1900.0, 1800.0]
+    );
+    // FCFS alone: J3 first.
+    assert_eq!(
+        mars_on_fair_share("fcfs", "fcfs"),
+        vec![0.0, 1200.0, 1800.0, 1900.0]
+    );
+}
+
+#[test]
+fn a_slurm_base_ordering_breaks_the_rollout_planners_ties_its_own_way() {
+    // Starting J3 or J4 at 1800 is worth the same (two 100-s jobs, one node): the rollout
+    // planner takes its first base ordering's own outcome. Under the base `slurm` that is
+    // Slurm's order in the look-ahead's belief (J4, b's job), under `fcfs` J3.
+    assert_eq!(
+        mars_on_fair_share("fcfs,slurm", "slurm,fcfs"),
+        vec![0.0, 1200.0, 1900.0, 1800.0]
+    );
+    assert_eq!(
+        mars_on_fair_share("fcfs,slurm", "fcfs,slurm"),
+        vec![0.0, 1200.0, 1800.0, 1900.0]
+    );
+}

@@ -448,6 +448,7 @@ impl Engine {
             site: (self.inputs.site.as_ref())
                 .zip(s.site.as_ref())
                 .map(|(model, state)| SiteView { model, state }),
+            ranks: &self.inputs.ranks,
         }
     }
 

@@ -340,6 +340,54 @@ impl SlurmPolicy {
             .collect()
     }
 
+    /// Slurm's order of `view`'s queue, as each job's place in it (`ranks`, by job index;
+    /// `u32::MAX` for the others): the priorities kept up with the view as `decide` keeps them
+    /// (recalculations, usage charged), with the jobs that left the queue by another policy's
+    /// decisions forgotten. For a policy that orders by Slurm's priorities without Slurm's
+    /// scheduler (MARS's `slurm` ordering); a job's place is its best partition's entry.
+    /// `ranks` is kept between calls (only the queue's jobs are written: O(queue) a call).
+    pub fn rank_queue(&mut self, view: &View, ranks: &mut Vec<u32>) {
+        if self.waiting.len() < view.jobs.len() {
+            self.waiting.resize(view.jobs.len(), false);
+        }
+        // the last call's places (its queue: the entries) cleared
+        ranks.resize(view.jobs.len(), u32::MAX);
+        for e in &self.entries {
+            ranks[e.job as usize] = u32::MAX;
+        }
+        if let Some(at) = self.catch_up(view) {
+            let p = &self.setup.priority;
+            if p.weight_fairshare > 0.0 || p.weight_age > 0.0 {
+                self.reprioritise(view, at);
+            }
+        }
+        // jobs started by the other policy leave; jobs requeued come back
+        for &job in view.queue {
+            ranks[job as usize] = 0; // (scratch: in the queue)
+        }
+        for e in &self.entries {
+            let j = e.job as usize;
+            if self.waiting[j] && ranks[j] == u32::MAX {
+                self.waiting[j] = false;
+                self.waiting_count -= 1;
+            }
+        }
+        for &job in view.queue {
+            ranks[job as usize] = u32::MAX;
+            self.enqueue(view, job, view.now);
+        }
+        self.entries.retain(|e| self.waiting[e.job as usize]);
+        self.sort();
+        let mut place = 0;
+        for e in &self.entries {
+            let r = &mut ranks[e.job as usize];
+            if *r == u32::MAX {
+                *r = place;
+                place += 1;
+            }
+        }
+    }
+
     fn signature(view: &View) -> (u64, usize, usize, usize) {
         let free = match view.site {
             Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
