@@ -589,6 +589,8 @@ class PolicySpec:
             return "Recorded"
         if self.name == "snf":
             base = "SNF"
+        elif self.name == "slurm":
+            base = "Slurm"
         elif self.is_search:
             base = self.name.upper() if self.name in PRESETS else self.name.capitalize()
             if self.search is not None and self.search.lookahead != "tree":

@@ -6,7 +6,8 @@
   ``seeds``, transition latencies are drawn (one run per seed) and every figure is a mean with
   its standard deviation over the seeds.
 - :func:`reproduce_mars`: MARS-CW and MARS-CU against FCFS, WFP3, SJF, F1 (w=256, EASY; with
-  requested and with predicted run times) and the Random baseline, over seeds, on five 4000-job
+  requested and with predicted run times), Slurm's own scheduler (multifactor priority with
+  ``MARS_SLURM_SETTINGS``) and the Random baseline, over seeds, on five 4000-job
   slices of three traces (the paper's two ALCF Theta slices and the middle of SDSC-BLUE, CTC
   and HPC2N), each with a maintenance of 8 hours every 6 days announced 48 hours ahead.
 
@@ -66,6 +67,26 @@ SLICE_JOBS = 4000
 MAINTENANCE = {"first": 3 * 86400.0, "every": 6 * 86400.0, "length": 8 * 3600.0}
 ANNOUNCE_LEAD = 48 * 3600.0
 MARS_BASELINES = [("fcfs", None), ("wfp3", 256), ("sjf", 256), ("f1", 256)]
+#: Slurm's scheduler as a site would run it, for the "Slurm" row (``--policy slurm``): the
+#: slice's machine as one partition of one-CPU nodes (the trace's processors), multifactor
+#: priority with age (saturating after 7 days), fair-share (Fair Tree, usage halving every 7
+#: days, recomputed every 5 min) and job size weights, users and accounts from the trace's
+#: user and group fields, and Slurm's default backfill parameters (bf_interval 30 s, bf_window
+#: 1 day, bf_resolution 60 s, bf_max_job_test 500).
+MARS_SLURM_SETTINGS = """\
+AccountingStorageType=accounting_storage/slurmdbd
+AccountingStorageEnforce=associations,limits,qos
+SchedulerType=sched/backfill
+PriorityType=priority/multifactor
+PriorityDecayHalfLife=7-0
+PriorityCalcPeriod=5
+PriorityMaxAge=7-0
+PriorityWeightAge=1000
+PriorityWeightFairshare=10000
+PriorityWeightJobSize=1000
+"""
+#: The row of the Slurm baseline in the summary.
+SLURM_ROW = "Slurm"
 #: MARS with the rollout look-ahead (each outcome followed by six heuristics), run beside the
 #: paper's tree search: rewards CW, CU, and wait with bounded slowdown.
 ROLLOUT_POLICIES = ("mars-cw", "mars-cu", "mars-wb")
@@ -247,6 +268,21 @@ def write_maintenance(slice_: MarsSlice, folder: Path) -> Path:
     return path
 
 
+def write_slurm_conf(slice_: MarsSlice, nodes: int, folder: Path) -> Path:
+    """The slice's site for the Slurm row, written to ``folder``: ``nodes`` one-CPU nodes in
+    one partition, with ``MARS_SLURM_SETTINGS``."""
+    from hpcsched._io import atomic_write_bytes
+
+    text = (
+        f"# {slice_.label}: the trace's machine, Slurm's multifactor settings\n"
+        f"NodeName=n[1-{nodes}] CPUs=1\n"
+        "PartitionName=all Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n" + MARS_SLURM_SETTINGS
+    )
+    path = folder / f"{slice_.label.replace(' ', '-')}.conf"
+    atomic_write_bytes(path, text.encode())
+    return path
+
+
 def mars_runs(
     data: Path,
     out: Path,
@@ -273,13 +309,15 @@ def mars_policies(
     search: dict[str, Any] | None = None,
 ) -> list[tuple[PolicySpec, dict[str, object]]]:
     """The policies of the MARS evaluation, with their parameters: each baseline once (with
-    requested and with predicted run times), then per seed Random, MARS-CW and MARS-CU (tree
-    search) and the ``ROLLOUT_POLICIES`` (rollout look-ahead)."""
+    requested and with predicted run times), Slurm once (on the slice's site: ``slice_runs``),
+    then per seed Random, MARS-CW and MARS-CU (tree search) and the ``ROLLOUT_POLICIES``
+    (rollout look-ahead)."""
     policies: list[tuple[PolicySpec, dict[str, object]]] = [
         (PolicySpec(name, window, estimates=estimates), {})
         for estimates in ("requested", "history")
         for name, window in MARS_BASELINES
     ]
+    policies.append((PolicySpec("slurm"), {}))
     for seed in range(1, seeds + 1):
         spec = SearchSpec(iterations=iterations, trees=trees, seed=seed, **(search or {}))
         policies += [
@@ -309,15 +347,20 @@ def slice_runs(
     slice_: MarsSlice, calendars: Path, policies: list[tuple[PolicySpec, dict[str, object]]]
 ) -> list[RunConfig]:
     """One run per (policy, parameters) on a slice of the MARS evaluation, with its
-    maintenance calendar (written to ``calendars``) announced ``ANNOUNCE_LEAD`` ahead."""
+    maintenance calendar (written to ``calendars``) announced ``ANNOUNCE_LEAD`` ahead; Slurm
+    runs on the slice's site (``write_slurm_conf``, written there too)."""
     calendar = str(write_maintenance(slice_, calendars))
     workload = WorkloadSpec(
         path=str(slice_.path), start=slice_.start, stop=slice_.stop, name=slice_.label
     )
+    site = None
+    if any(policy.name == "slurm" for policy, _ in policies):
+        site = str(write_slurm_conf(slice_, workload.load().nodes, calendars))
     return [
         RunConfig(
             workload=workload,
             policy=policy,
+            platform=site if policy.name == "slurm" else None,
             downtime=calendar,
             announce_lead=ANNOUNCE_LEAD,
             parameters=parameters,
@@ -450,7 +493,12 @@ def reproduce_mars(
         "(weight 3) with the mean wait, WB the mean wait and the mean bounded slowdown. "
         "Baselines sort the first 256 "
         "jobs of the queue (FCFS the whole queue) and backfill with EASY on requested run "
-        "times, or on predicted ones (Tsafrir et al. 2007). Figures are means over the seeds "
+        "times, or on predicted ones (Tsafrir et al. 2007). Slurm: Slurm 22.05's main and "
+        "backfill schedulers (--policy slurm) with multifactor priority as a site would set it "
+        "(PriorityWeightAge 1000 with PriorityMaxAge 7 days, PriorityWeightFairshare 10000 by "
+        "Fair Tree with usage halving every 7 days and recomputed every 5 min, "
+        "PriorityWeightJobSize 1000; users and accounts from the trace's user and group "
+        "fields; Slurm's default backfill parameters). Figures are means over the seeds "
         "(with their standard deviation); waits in hours."
     )
     report.heading("Verdicts")
@@ -544,6 +592,10 @@ def mars_verdicts(summary: pd.DataFrame) -> pd.DataFrame:
                 < others["bsld_mean"].min(),
                 f"{name} longest wait at most 1.5 x F1's": cw["wait_max"] <= 1.5 * f1_max,
             }
+            if SLURM_ROW in by.index:
+                checks[f"{name} mean wait below Slurm's"] = (
+                    cw["wait_mean"] < by.loc[SLURM_ROW, "wait_mean"]
+                )
         for name in MARS_PACKERS:
             if name not in by.index:
                 continue
@@ -556,6 +608,11 @@ def mars_verdicts(summary: pd.DataFrame) -> pd.DataFrame:
                 f"{name} mean wait below WFP3's": cu["wait_mean"]
                 < by.loc["WFP3 w=256 +EASY", "wait_mean"],
             }
+            if SLURM_ROW in by.index:
+                checks[f"{name} utilization before maintenance above Slurm's"] = (
+                    cu["utilization_before_maintenance"]
+                    > by.loc[SLURM_ROW, "utilization_before_maintenance"]
+                )
         rows += [
             {"slice": str(label), "criterion": c, "holds": bool(ok)} for c, ok in checks.items()
         ]
