@@ -450,7 +450,7 @@ def show_slurm_order(plan: Plan, *, all_rows: bool = False, limit: int = 30) -> 
     console.print(kept_whole(table))
     say(console, _line("(moved: places the plan starts a job ahead of Slurm's order; -: behind)"))
     for note in s["notes"]:
-        say(console, _line(f"note: {note}"))
+        console.print(_line(f"note: {note}"))  # wrapped at the width, words kept whole
 
 
 def show_release(result: ReleaseResult, advisor: Advisor) -> None:
