@@ -139,6 +139,7 @@ def plan_snapshot(
     backfill: str,
     search: dict[str, Any] | None = None,
     site: dict[str, Any] | None = None,
+    slurm: dict[str, Any] | None = None,
 ) -> dict[str, Any]: ...
 def screen_statistics(samples: list[float]) -> tuple[float, float, float]: ...
 def predict_remaining(

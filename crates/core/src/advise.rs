@@ -5,7 +5,10 @@
 //! ([`Belief`]): every job runs for its limit, nothing else arrives. The policy decides at
 //! `now` (MARS searches and picks a heuristic and window), and the plan is the start time of
 //! every pending job when the engine runs that decision's ordering with EASY to the end.
-//! The advisor turns the plan's order into priorities.
+//! The advisor turns the plan's order into priorities. Given the cluster's Slurm settings
+//! ([`Snapshot::slurm`]), the plan also gives Slurm's own order of the pending jobs (its
+//! multifactor priorities at `now`, [`SlurmPolicy::rank_queue`]) and their planned starts
+//! under that order with EASY, beside the policy's.
 
 use std::sync::Arc;
 
@@ -16,6 +19,8 @@ use crate::model::{
     Rejection,
 };
 use crate::sched::registry::build_policy;
+use crate::sched::slurm::{SlurmJobs, SlurmPolicy, SlurmSetup};
+use crate::sched::{Backfill, Heuristic, Policy, QueuePolicy};
 use crate::search::{build_mars, SearchOptions};
 
 /// Far enough ahead to stand for "until further notice" (nodes down with no known return).
@@ -56,6 +61,11 @@ pub struct Snapshot {
     /// The scope's partitions, when it has any: then nodes are named (indices
     /// `0..machine_nodes`), and `down_nodes` and `maintenance` are read from here instead.
     pub site: Option<SnapshotSite>,
+    /// Slurm's settings, association tree and QOS, and each job's attributes: the pending
+    /// jobs' (snapshot order) then the running jobs' (snapshot order); one `PriorityJobFactor`
+    /// per partition of `site` (one without). Then every view of the plan carries Slurm's
+    /// order at `now` (the `slurm` ordering follows it) and the plan reports it.
+    pub slurm: Option<SlurmSetup>,
 }
 
 /// The partitions of a snapshot's scope, and where its jobs may run and run.
@@ -79,7 +89,8 @@ pub struct SnapshotSite {
 /// Which policy plans.
 #[derive(Debug, Clone)]
 pub enum Planner {
-    /// A heuristic (or `snf`) with its window and backfill.
+    /// A heuristic (or `snf`, or `slurm`: Slurm's priorities at `now`, which needs
+    /// [`Snapshot::slurm`]) with its window and backfill.
     Queue {
         name: String,
         window: Option<usize>,
@@ -114,6 +125,11 @@ pub struct Plan {
     pub partition: Vec<Option<u32>>,
     pub tier: Vec<u32>,
     pub rejection: Vec<Option<Rejection>>,
+    /// With [`Snapshot::slurm`], per pending job: its place (0 first) in Slurm's order at
+    /// `now` (partition tier, priority, submission, job id; `None`: no partition accepts it)
+    /// and its planned start when the engine follows that order with EASY. Empty otherwise.
+    pub slurm_rank: Vec<Option<u32>>,
+    pub slurm_start: Vec<f64>,
 }
 
 /// Plans the pending jobs of `snapshot` under `planner`.
@@ -123,6 +139,7 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
         None => table.belief(snapshot)?,
         Some(site) => table.site_belief(snapshot, site)?,
     };
+    let ranked = snapshot.slurm.is_some();
     let (mut ordering, mut plan) = match planner {
         Planner::Queue {
             name,
@@ -131,9 +148,14 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
         } => {
             let mut plan = Plan::of(name, window.map(|w| w.min(u32::MAX as usize) as u32));
             plan.decided_at = snapshot.now;
-            (build_policy(name, *window, backfill)?, plan)
+            (queue_policy(name, *window, backfill, ranked)?, plan)
         }
         Planner::Search { name, options } => {
+            if options.orders_by_slurm()? && !ranked {
+                return Err(CoreError::input(
+                    "the ordering 'slurm' needs Slurm's settings (a slurm.conf)",
+                ));
+            }
             let mut search = build_mars(name, options)?;
             // The decision at `now`; when nothing can start now (no free node), the first one
             // the policy makes as the belief unfolds: the order it will follow from there.
@@ -157,19 +179,24 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
                 // No decision ever (no pending job can start): Slurm's own FCFS order.
                 None => (Plan::of("fcfs", None), None),
             };
-            let ordering = build_policy(&plan.heuristic, window.map(|w| w as usize), "easy")?;
+            let window = window.map(|w| w as usize);
+            let ordering = queue_policy(&plan.heuristic, window, "easy", ranked)?;
             (ordering, plan)
         }
     };
-    // The same state with a log that records every start.
-    let mut engine = Engine::with_state(
-        Arc::clone(belief.engine.inputs()),
-        belief.engine.state().clone(),
-    );
-    engine.invoke(&mut *ordering)?; // the decision at `now`: no event need come first
-    engine.run(&mut *ordering)?;
-    let log = engine.log();
     let belief_of = |i: &u32| belief.real_index.binary_search(i).expect("known");
+    let starts = |ordering: &mut dyn Policy| -> Result<Engine> {
+        // The same state with a log that records every start.
+        let mut engine = Engine::with_state(
+            Arc::clone(belief.engine.inputs()),
+            belief.engine.state().clone(),
+        );
+        engine.invoke(ordering)?; // the decision at `now`: no event need come first
+        engine.run(ordering)?;
+        Ok(engine)
+    };
+    let engine = starts(&mut *ordering)?;
+    let log = engine.log();
     plan.planned_start = (table.pending_index.iter())
         .map(|i| log.start[belief_of(i)])
         .collect();
@@ -182,7 +209,48 @@ pub fn plan(snapshot: &Snapshot, planner: &Planner) -> Result<Plan> {
             plan.rejection.push(site.rejection(j as u32));
         }
     }
+    if ranked {
+        // Slurm's order beside the plan: its places, and the starts when it is followed
+        let ranks = &belief.engine.inputs().ranks;
+        plan.slurm_rank = (table.pending_index.iter())
+            .map(|i| Some(ranks[belief_of(i)]).filter(|&r| r != u32::MAX))
+            .collect();
+        let mut slurm = QueuePolicy::new(Heuristic::Slurm, usize::MAX, Backfill::Easy);
+        let engine = starts(&mut slurm)?;
+        let log = engine.log();
+        plan.slurm_start = (table.pending_index.iter())
+            .map(|i| log.start[belief_of(i)])
+            .collect();
+    }
     Ok(plan)
+}
+
+/// The ordering named `name` (a heuristic, `snf`, or `slurm` when the views carry Slurm's
+/// order: `ranked`) with its window and backfill.
+fn queue_policy(
+    name: &str,
+    window: Option<usize>,
+    backfill: &str,
+    ranked: bool,
+) -> Result<Box<dyn Policy>> {
+    if Heuristic::ordering_from_name(name) != Some(Heuristic::Slurm) {
+        return build_policy(name, window, backfill);
+    }
+    if !ranked {
+        return Err(CoreError::input(
+            "the ordering 'slurm' needs Slurm's settings (a slurm.conf)",
+        ));
+    }
+    let backfill = Backfill::from_name(backfill)
+        .ok_or_else(|| CoreError::input(format!("unknown backfill {backfill:?} (easy, none)")))?;
+    if window == Some(0) {
+        return Err(CoreError::input("window must be at least 1"));
+    }
+    Ok(Box::new(QueuePolicy::new(
+        Heuristic::Slurm,
+        window.unwrap_or(usize::MAX),
+        backfill,
+    )))
 }
 
 impl Plan {
@@ -199,6 +267,8 @@ impl Plan {
             partition: Vec::new(),
             tier: Vec::new(),
             rejection: Vec::new(),
+            slurm_rank: Vec::new(),
+            slurm_start: Vec::new(),
         }
     }
 }
@@ -210,6 +280,8 @@ struct Table {
     pending_index: Vec<u32>,
     /// Table index of each running job (snapshot order).
     running_index: Vec<u32>,
+    /// Slurm's setup with its job attributes in table order, when the snapshot has one.
+    slurm: Option<SlurmSetup>,
 }
 
 impl Table {
@@ -252,10 +324,30 @@ impl Table {
                 nodes,
             });
         }
+        let partitions = snapshot.site.as_ref().map_or(1, |s| s.partitions.len());
+        let slurm = (snapshot.slurm.as_ref())
+            .map(|setup| in_table_order(setup, &pending_index, &running_index, partitions))
+            .transpose()?;
         Ok(Table {
             jobs: JobTable::new(jobs)?,
             pending_index,
             running_index,
+            slurm,
+        })
+    }
+
+    /// The belief of `view` (a policy's view of the snapshot at `now`), carrying Slurm's order
+    /// of the queue at `now` when the snapshot has Slurm's setup: a fresh Slurm policy ranks
+    /// it (no usage recorded: every association's fair-share factor is that of no usage).
+    fn believe(&self, view: &View) -> Result<Belief> {
+        let Some(setup) = &self.slurm else {
+            return Belief::from_view(view);
+        };
+        let mut ranks = Vec::new();
+        SlurmPolicy::new(Arc::new(setup.clone())).rank_queue(view, &mut ranks);
+        Belief::from_view(&View {
+            ranks: &ranks,
+            ..*view
         })
     }
 
@@ -317,7 +409,7 @@ impl Table {
                 &running,
             )
         };
-        Belief::from_view(&view)
+        self.believe(&view)
     }
 }
 
@@ -462,8 +554,38 @@ impl Table {
                 &running,
             )
         };
-        Belief::from_view(&view)
+        self.believe(&view)
     }
+}
+
+/// `setup` (its jobs' attributes: the pending jobs' then the running jobs', each in snapshot
+/// order) checked and with its jobs' attributes in table order.
+fn in_table_order(
+    setup: &SlurmSetup,
+    pending_index: &[u32],
+    running_index: &[u32],
+    partitions: usize,
+) -> Result<SlurmSetup> {
+    let n = pending_index.len() + running_index.len();
+    setup.validate(n, partitions)?;
+    // table index of each attribute row
+    let rows: Vec<u32> = pending_index.iter().chain(running_index).copied().collect();
+    let mut order = vec![0usize; n];
+    for (row, &i) in rows.iter().enumerate() {
+        order[i as usize] = row;
+    }
+    let j = &setup.jobs;
+    let pick = |values: &[u32]| order.iter().map(|&r| values[r]).collect();
+    Ok(SlurmSetup {
+        jobs: SlurmJobs {
+            association: pick(&j.association),
+            user: pick(&j.user),
+            qos: pick(&j.qos),
+            nice: order.iter().map(|&r| j.nice[r]).collect(),
+            cpus: pick(&j.cpus),
+        },
+        ..setup.clone()
+    })
 }
 
 /// A snapshot's site: its columns of one length each, nodes within the scope, every pending

@@ -6,11 +6,14 @@ use numpy::{IntoPyArray, PyReadonlyArray1};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
-use crate::convert::{get_item, partition_specs, search_spec};
+use crate::convert::{get_item, partition_specs, search_spec, slurm_setup};
 use crate::error::IntoPyResult;
 
 /// Plans the pending jobs of a snapshot (columns; times in seconds on any one clock).
 /// `maint_nodes` 0 means every node. `search` (mars, random) as for `Simulation`.
+/// `slurm` (`hpcsched.slurm_policy.slurm_inputs(...).native`: the pending jobs' attributes,
+/// then the running jobs') adds Slurm's order at `now` and the starts under it
+/// (`slurm_rank`, -1 for none, and `slurm_start`), and lets `policy` be `slurm`.
 /// Returns the planned start of each pending job and the decision behind the plan.
 #[pyfunction]
 #[allow(clippy::too_many_arguments)]
@@ -19,7 +22,7 @@ use crate::error::IntoPyResult;
     pending_id, pending_submit, pending_nodes, pending_limit,
     running_id, running_start, running_nodes, running_limit,
     maint_start, maint_end, maint_nodes,
-    policy, window, backfill, search=None, site=None
+    policy, window, backfill, search=None, site=None, slurm=None
 ))]
 pub fn plan_snapshot<'py>(
     py: Python<'py>,
@@ -42,6 +45,7 @@ pub fn plan_snapshot<'py>(
     backfill: &str,
     search: Option<&Bound<'py, PyDict>>,
     site: Option<&Bound<'py, PyDict>>,
+    slurm: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let nodes = |n: i64| u32::try_from(n).unwrap_or(0); // 0 is refused by the core
     let pending = (pending_id.as_array().iter())
@@ -79,6 +83,7 @@ pub fn plan_snapshot<'py>(
         running,
         maintenance,
         site: site.map(snapshot_site).transpose()?,
+        slurm: slurm.map(slurm_setup).transpose()?,
     };
     let planner = match search {
         Some(options) => Planner::Search {
@@ -102,6 +107,13 @@ pub fn plan_snapshot<'py>(
     out.set_item("iterations", result.iterations)?;
     out.set_item("outcomes", result.outcomes)?;
     out.set_item("seconds", result.seconds)?;
+    if slurm.is_some() {
+        let rank: Vec<i64> = (result.slurm_rank.iter())
+            .map(|r| r.map_or(-1, i64::from))
+            .collect();
+        out.set_item("slurm_rank", rank.into_pyarray(py))?;
+        out.set_item("slurm_start", result.slurm_start.into_pyarray(py))?;
+    }
     if site.is_some() {
         let partition: Vec<i64> = (result.partition.iter())
             .map(|p| p.map_or(-1, i64::from))

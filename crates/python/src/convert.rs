@@ -110,7 +110,7 @@ pub fn native_run(run: &Bound<'_, PyAny>) -> PyResult<Run> {
 }
 
 /// Slurm's settings, tree, QOS and job attributes (`hpcsched.slurm_policy.native_setup`).
-fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
+pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
     let p: Bound<'_, PyDict> = get_item(d, "priority")?;
     let fair_share: String = get_item(&p, "fair_share")?;
     let priority = PrioritySettings {

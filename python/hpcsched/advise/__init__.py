@@ -8,8 +8,10 @@ default) and steers the resource manager through job priorities (MARS §III, Fig
 - :mod:`~hpcsched.advise.scontrol`: scontrol's text (reservations, partitions), hostlists and
   durations;
 - :mod:`~hpcsched.advise.plan`: from a state to priorities, through the engine;
-- :mod:`~hpcsched.advise.runner`: ticks, the loop, the decision log (also the ledger of what
-  the advisor changed), the release.
+- :mod:`~hpcsched.advise.slurm_order`: Slurm's own order of the queue, beside the plan;
+- :mod:`~hpcsched.advise.runner`: ticks, the loop, the release;
+- :mod:`~hpcsched.advise.ledger`: the decision log, also the ledger of what the advisor
+  changed.
 """
 
 from hpcsched.advise.adapter import Adapter, ControllerError, Write

@@ -9,7 +9,8 @@ on its own nodes, with its tier and limits, each job in the partitions it was su
 otherwise one pool of the scope's nodes. The engine plans it under the chosen policy (MARS
 searches at `now`); jobs are ranked by planned start (on partitions, within their tier: the
 tier decides the order between tiers) and the ranks become priorities above every job the
-advisor does not manage.
+advisor does not manage. With Slurm's settings (``advise.slurm_order``) the plan also gives Slurm's
+own order of the managed jobs and their starts under it, beside the policy's.
 """
 
 from __future__ import annotations
@@ -17,13 +18,14 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from hpcsched import _core
 from hpcsched.advise.scope import SiteScope, site_scope
+from hpcsched.advise.slurm_order import SlurmOrder, compare, per_job
 from hpcsched.advise.state import ClusterState, Job
 from hpcsched.exceptions import OptionError
 from hpcsched.policies import PolicySpec
@@ -51,6 +53,10 @@ class Change:
     #: on partitions: where the plan starts it (None: nowhere) and its tier
     partition: str | None = None
     tier: int | None = None
+    #: beside Slurm's order: the job's place in it among the managed jobs (0 first; None:
+    #: not compared) and its planned start when the engine follows it (inf: never)
+    slurm_rank: int | None = None
+    slurm_start: float | None = None
 
 
 @dataclass
@@ -72,6 +78,9 @@ class Plan:
     holds: list[Job] = field(default_factory=list)
     #: seconds spent planning
     seconds: float = 0.0
+    #: Slurm's order beside the plan: the slurm.conf, how many jobs the plan moves ahead of
+    #: it or behind, the rank correlation, mean planned waits, notes (None: not compared)
+    slurm: dict[str, Any] | None = None
 
     @property
     def writes(self) -> list[Change]:
@@ -112,18 +121,25 @@ def make_plan(
     partition: str | None = None,
     unlimited: float = DEFAULT_UNLIMITED,
     drain_holds: bool = False,
+    slurm: SlurmOrder | None = None,
 ) -> Plan:
-    """Plans the pending jobs of ``partition`` (all partitions when None) under ``policy``."""
+    """Plans the pending jobs of ``partition`` (all partitions when None) under ``policy``;
+    with ``slurm``, Slurm's own order beside the plan."""
     started = time.perf_counter()
-    if policy.is_power:
+    if policy.is_power or policy.engine_name == "slurm":
         raise OptionError(
-            f"{policy.name} manages node power; the advisor orders queues (heuristics, snf, "
-            "mars, random)",
+            f"{policy.name} "
+            + (
+                "manages node power"
+                if policy.is_power
+                else "is Slurm's own scheduler (--slurm-order shows its order beside the plan)"
+            )
+            + "; the advisor orders queues (heuristics, snf, mars, random)",
             option="--policy",
         )
     scope = scope_of(partition)
     if on_partitions(state):
-        plan = _site_plan(state, policy, partition, unlimited, drain_holds)
+        plan = _site_plan(state, policy, partition, unlimited, drain_holds, slurm)
         plan.seconds = time.perf_counter() - started
         return plan
     nodes = [n for n in state.nodes if scope is None or scope & set(n.partitions)]
@@ -177,7 +193,7 @@ def make_plan(
     )
     result, owner = _engine_plan(
         state, policy, unlimited, pending, (running, [j.nodes for j in running]),
-        (machine, down), maintenance,
+        (machine, down), maintenance, slurm=slurm,
     )  # fmt: skip
     # A job (or array) starts when its first task does.
     first = np.full(len(pending), np.inf)
@@ -191,6 +207,8 @@ def make_plan(
         changes.append(Change(job, rank, job.priority, new, first[i], _why(first[i], state.now)))
     decision = _decision(result)
     plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
+    if slurm is not None:
+        _beside_slurm(plan, slurm, result, pending, owner)
     if drain_holds and decision["drain"]:
         plan.holds = _drain_holds(plan, machine - down - busy)
     plan.seconds = time.perf_counter() - started
@@ -227,16 +245,23 @@ def _engine_plan(
     machine: tuple[int, int],
     maintenance: tuple[np.ndarray, np.ndarray, np.ndarray],
     site: SiteScope | None = None,
+    slurm: SlurmOrder | None = None,
 ) -> tuple[dict[str, Any], list[int]]:
     """The engine's plan (``_core.plan_snapshot``) of ``pending``, each task of an array a job
     of its own, with ``running`` jobs (and the nodes each holds) on ``machine`` (nodes, nodes
-    down); returns the result and the pending job of each task."""
+    down), with Slurm's order beside it when ``slurm`` is given; returns the result and the
+    pending job of each task."""
     owner = [i for i, job in enumerate(pending) for _ in range(max(job.tasks, 1))]
     tasks = [pending[i] for i in owner]
     jobs, counts = running
 
     def limit(job: Job) -> float:
         return unlimited if job.time_limit is None else float(job.time_limit)
+
+    native = None
+    if slurm is not None:
+        names = None if site is None else [p.name for p in site.partitions]
+        native, notes = slurm.native(tasks, jobs, names)
 
     result = _core.plan_snapshot(
         state.now,
@@ -256,7 +281,10 @@ def _engine_plan(
         str(policy.backfill),  # resolved by the spec
         policy.search.to_native() if policy.search else None,
         site=None if site is None else site.native(tasks),
+        slurm=native,
     )
+    if slurm is not None:
+        result["slurm_notes"] = notes
     return result, owner
 
 
@@ -288,6 +316,7 @@ def _site_plan(
     partition: str | None,
     unlimited: float,
     drain_holds: bool,
+    slurm: SlurmOrder | None = None,
 ) -> Plan:
     """The plan on the scope's partitions (``advise.scope``)."""
     scope = scope_of(partition)
@@ -320,7 +349,7 @@ def _site_plan(
     # (nodes down and reservations are named in the site)
     result, owner = _engine_plan(
         state, policy, unlimited, pending, (site.running, site.running_nodes),
-        (len(site.names), 0), none, site,
+        (len(site.names), 0), none, site, slurm,
     )  # fmt: skip
     starts = np.nan_to_num(result["planned_start"], nan=np.inf)
     # A job (or array) starts when its first task does, where that task does.
@@ -345,10 +374,33 @@ def _site_plan(
     changes = _tiered_changes(state, site, managed)
     decision = _decision(result)
     plan = Plan(state.now, partition or "all", label, decision, changes, skipped, summary)
+    if slurm is not None:
+        _beside_slurm(plan, slurm, result, pending, owner)
     if drain_holds and decision["drain"]:
         busy = sum(site.running_nodes)
         plan.holds = _drain_holds(plan, len(site.names) - site.down - busy)
     return plan
+
+
+def _beside_slurm(
+    plan: Plan, slurm: SlurmOrder, result: dict[str, Any], pending: list[Job], owner: list[int]
+) -> None:
+    """Slurm's order of the managed jobs beside the plan's: each change's place in it and its
+    start under it, and the summary."""
+    ranks, starts = per_job(result, owner, len(pending))
+    of = {job.job_id: (ranks[i], starts[i]) for i, job in enumerate(pending)}
+    place, summary = compare(
+        [c.planned_start for c in plan.changes],
+        [of[c.job.job_id][0] for c in plan.changes],
+        [of[c.job.job_id][1] for c in plan.changes],
+        plan.now,
+        UNTIL_FURTHER_NOTICE,
+    )
+    plan.changes = [
+        replace(c, slurm_rank=p, slurm_start=of[c.job.job_id][1])
+        for c, p in zip(plan.changes, place, strict=True)
+    ]
+    plan.slurm = {"conf": slurm.source, **summary, "notes": result["slurm_notes"]}
 
 
 def _tiered_changes(

@@ -171,6 +171,9 @@ def _job(r: Mapping[str, Any]) -> Job:
         tasks=tasks,
         array=array,
         node_names=node_names,
+        account=_text(r, "account"),
+        qos=_text(r, "qos"),
+        cpus=int(_field_number(r, "cpus") or 0),
     )
 
 
@@ -375,6 +378,17 @@ class SlurmCluster:
             manager=version_of(squeue),
         )
 
+    def config_path(self) -> str:
+        """The slurm.conf the controller runs with (``scontrol show config``'s
+        ``SLURM_CONF``)."""
+        done = self._run("scontrol", "show", "config")
+        path = config_path(done.stdout)
+        if path is None:
+            raise ControllerError(
+                "`scontrol show config` names no SLURM_CONF: give --slurm-conf FILE"
+            )
+        return path
+
     def _pinned(self) -> dict[int, bool] | None:
         """Which pending jobs have a priority set by hand, from ``sprio``; None when sprio
         cannot tell (not ``priority/multifactor``, or no sprio)."""
@@ -491,6 +505,15 @@ class SlurmCluster:
         except ControllerError as exc:
             return LOST + str(exc)
         return "" if done.returncode == 0 else _outcome(done)
+
+
+def config_path(text: str) -> str | None:
+    """The ``SLURM_CONF = path`` line of ``scontrol show config``'s output."""
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep and key.strip() == "SLURM_CONF" and value.strip():
+            return value.strip()
+    return None
 
 
 #: What ``sprio`` prints per job and partition: id, priority, then the weighted factors

@@ -43,6 +43,13 @@ class Job:
     pinned: bool | None = None
     #: the nodes a running job holds, in the resource manager's order; () for other jobs
     node_names: tuple[str, ...] = ()
+    #: the job's account and QOS ("" when the resource manager does not say: snapshots saved
+    #: before they were read)
+    account: str = ""
+    qos: str = ""
+    #: the CPUs it asks for (squeue's ``cpus``; 0 when not said), which Slurm's job-size
+    #: factor counts
+    cpus: int = 0
 
     @property
     def pending(self) -> bool:

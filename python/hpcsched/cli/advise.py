@@ -19,10 +19,14 @@ from hpcsched.exceptions import HpcschedError, OptionError
 from hpcsched.units import duration_text
 
 if TYPE_CHECKING:
+    from hpcsched.advise.plan import Plan
     from hpcsched.advise.runner import Advisor, ReleaseResult, TickResult
+    from hpcsched.advise.slurm import SlurmCluster, SlurmSnapshot
+    from hpcsched.advise.slurm_order import SlurmOrder
     from hpcsched.policies import PolicySpec
 
 PANEL = "Safety and scope"
+ORDER = "Slurm's own order"
 
 
 def advise(
@@ -139,6 +143,34 @@ def advise(
     all_rows: Annotated[
         bool, typer.Option("--all", help="Show every job of the plan, not the first 30.")
     ] = False,
+    slurm_order: Annotated[
+        bool,
+        typer.Option(
+            "--slurm-order",
+            help="Show Slurm's own order of the queue beside the plan (its priorities from "
+            "the cluster's slurm.conf, as `scontrol show config` names it, or --slurm-conf).",
+            rich_help_panel=ORDER,
+        ),
+    ] = False,
+    slurm_conf: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="The cluster's slurm.conf for --slurm-order (implies it; needed with "
+            "--from-json).",
+            rich_help_panel=ORDER,
+        ),
+    ] = None,
+    slurm_accounts: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Associations and QOS for --slurm-order (implies it): a 'sacctmgr dump' "
+            "file, 'sacctmgr show assoc -P' output or a TOML file (default: one account per "
+            "account of the queue, QOS normal).",
+            rich_help_panel=ORDER,
+        ),
+    ] = None,
 ) -> int:
     """Plan the pending jobs of a Slurm cluster with an hpcsched policy and steer Slurm by job
     priorities: a dry run by default (the plan as a table), --apply writes them."""
@@ -158,6 +190,9 @@ def advise(
     else:
         squeue, sinfo = from_json  # type: ignore[misc]
         adapter = SlurmSnapshot(squeue, sinfo, reservations, now, partitions=partitions)
+    order = None
+    if slurm_order or slurm_conf is not None or slurm_accounts is not None:
+        order = _slurm_order(adapter, slurm_conf, slurm_accounts)
     advisor = Advisor(
         adapter,
         _policy(policy, window, budget, iterations, trees, seed, lookahead),
@@ -166,6 +201,7 @@ def advise(
         drain_holds=drain_holds,
         unlimited=DEFAULT_UNLIMITED if unlimited is None else unlimited,
         log_path=default_log_path() if log is None else log,
+        slurm=order,
     )
     if release:
         show_release(advisor.release(), advisor)
@@ -192,6 +228,23 @@ def advise(
     if release_on_exit:
         show_release(advisor.release(), advisor)
     return 0
+
+
+def _slurm_order(
+    adapter: SlurmCluster | SlurmSnapshot, conf: Path | None, accounts: Path | None
+) -> SlurmOrder:
+    """Slurm's priorities for --slurm-order: ``conf``, else the live cluster's slurm.conf."""
+    from hpcsched.advise.slurm import SlurmCluster
+    from hpcsched.advise.slurm_order import SlurmOrder
+
+    if conf is None:
+        if not isinstance(adapter, SlurmCluster):
+            raise OptionError(
+                "a saved snapshot names no slurm.conf: give --slurm-conf FILE",
+                option="--slurm-order",
+            )
+        return SlurmOrder.read(adapter.config_path(), accounts)
+    return SlurmOrder.read(conf, accounts)
 
 
 def _policy(
@@ -311,6 +364,8 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         console.print(kept_whole(table))
     if len(plan.changes) > len(rows):
         say(console, _line(f"... and {len(plan.changes) - len(rows)} more (--all shows them)"))
+    if plan.slurm is not None and plan.changes:
+        show_slurm_order(plan, all_rows=all_rows, limit=limit)
     for job, why in plan.skipped:
         say(console, _line(f"left alone: job {job.job_id} ({why})"))
     if result.released:
@@ -348,6 +403,54 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
                     f" job {w.job_id} keeps priority {w.old:,}: {w.outcome}",
                 ),
             )
+
+
+def show_slurm_order(plan: Plan, *, all_rows: bool = False, limit: int = 30) -> None:
+    """Slurm's own order beside the plan: a summary line, then per job its place in the plan
+    and in Slurm's order, and its start under each."""
+    from hpcsched.advise.plan import _why
+
+    s = plan.slurm
+    assert s is not None
+    wait = s["mean_wait"]
+    waits = ""
+    if wait["jobs"]:
+        waits = (
+            f"; mean planned wait {duration_text(wait['plan'])} (Slurm's order: "
+            f"{duration_text(wait['slurm'])}) over {wait['jobs']} jobs"
+        )
+    rho = s["rank_correlation"]
+    say(console, Text(""))
+    console.print(
+        _line(
+            ("beside Slurm's own order", "bold"),
+            f" (priorities from {s['conf']}): the plan moves {s['ahead']} of {s['jobs']} jobs "
+            f"ahead of it, {s['behind']} behind, {s['in_place']} in place; rank correlation "
+            + ("-" if rho is None else f"{rho:.2f}")
+            + waits,
+        )
+    )
+    table = Table(show_edge=False, pad_edge=False)
+    for heading in ("job", "user", "plan", "slurm", "moved", "planned", "under slurm"):
+        table.add_column(
+            Text(heading),
+            justify="right" if heading in ("plan", "slurm", "moved") else "left",
+        )
+    rows = plan.changes if all_rows else plan.changes[:limit]
+    for k, c in enumerate(rows):
+        if c.slurm_rank is None:
+            place = moved = "-"
+        else:
+            place = str(c.slurm_rank + 1)
+            shift = c.slurm_rank - k
+            moved = "=" if shift == 0 else f"{shift:+d}"
+        under = "-" if c.slurm_start is None else _why(c.slurm_start, plan.now)
+        cells = (c.job.array or str(c.job.job_id), c.job.user, str(k + 1), place, moved, c.why)
+        table.add_row(*(Text(cell) for cell in (*cells, under)))
+    console.print(kept_whole(table))
+    say(console, _line("(moved: places the plan starts a job ahead of Slurm's order; -: behind)"))
+    for note in s["notes"]:
+        console.print(_line(f"note: {note}"))  # wrapped at the width, words kept whole
 
 
 def show_release(result: ReleaseResult, advisor: Advisor) -> None:

@@ -2,6 +2,9 @@
 
 use hpcsched_core::advise::{plan, PendingJob, Plan, Planner, RunningJob, Snapshot, SnapshotSite};
 use hpcsched_core::model::{PartitionSpec, Rejection};
+use hpcsched_core::sched::slurm::{
+    Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmSetup,
+};
 use hpcsched_core::search::SearchOptions;
 use hpcsched_core::search::{Reward, SearchConfig};
 
@@ -59,6 +62,7 @@ fn cluster(c_limit: f64) -> Snapshot {
         }],
         maintenance: vec![],
         site: None,
+        slurm: None,
     }
 }
 
@@ -219,6 +223,7 @@ fn two_tier_site() -> Snapshot {
             down: vec![(3, 4)],
             maintenance: vec![],
         }),
+        slurm: None,
     }
 }
 
@@ -279,4 +284,99 @@ fn bad_snapshot_sites_are_refused() {
     for bad in [held_twice, down_under_a_job, miscounted] {
         assert!(plan(&bad, &queue("fcfs", None)).is_err());
     }
+}
+
+/// Slurm's settings for [`cluster`]: one account, one user; `PriorityWeightJobSize=100`
+/// (favouring large jobs, 1 CPU a node), `PriorityWeightQOS=1000` with C in QOS `high`
+/// (priority 10, the largest) and B at nice -100. Attributes: A, B, C, then R.
+fn slurm_setup() -> SlurmSetup {
+    let node = |parent: Option<u32>, user: bool| Association {
+        parent,
+        shares: Some(1),
+        user,
+    };
+    SlurmSetup {
+        priority: PrioritySettings {
+            weight_job_size: 100.0,
+            weight_qos: 1000.0,
+            ..PrioritySettings::default()
+        },
+        scheduler: SchedulerSettings::default(),
+        associations: vec![node(None, false), node(Some(0), false), node(Some(1), true)],
+        qos: vec![
+            Qos::default(),
+            Qos {
+                priority: 10,
+                ..Qos::default()
+            },
+        ],
+        jobs: SlurmJobs {
+            association: vec![2; 4],
+            user: vec![0; 4],
+            qos: vec![0, 0, 1, 0],
+            nice: vec![0, -100, 0, 0],
+            cpus: vec![4, 2, 2, 2],
+        },
+        cluster_cpus: 4,
+        cluster_nodes: 4,
+        partition_factors: vec![1],
+        origin: 0.0,
+    }
+}
+
+#[test]
+fn slurm_order_beside_the_plan_as_computed_by_hand() {
+    // Priorities: A job size (4/4 + 4/4) / 2 = 1: 100; B (2/4 + 2/4) / 2 * 100 + 100 (nice
+    // -100) = 150; C 50 + 1000 (QOS) = 1050. Slurm's order C, B, A (FCFS's is A, B, C).
+    // Followed with EASY: C starts now on the 2 free nodes (ends 600); B is the head, reserved
+    // at R's limit (200), starts then (ends 250); A waits for C: 600.
+    let mut s = cluster(500.0);
+    s.slurm = Some(slurm_setup());
+    let p = plan(&s, &queue("fcfs", None)).unwrap();
+    assert_eq!(p.planned_start, vec![200.0, 100.0, 300.0]); // the plan is FCFS's, as before
+    assert_eq!(p.slurm_rank, vec![Some(2), Some(1), Some(0)]);
+    assert_eq!(p.slurm_start, vec![600.0, 200.0, 100.0]);
+    // `slurm` as the planned order itself: the same starts
+    let p = plan(&s, &queue("slurm", None)).unwrap();
+    assert_eq!(p.planned_start, vec![600.0, 200.0, 100.0]);
+    assert_eq!(p.heuristic, "slurm");
+    // Without Slurm's settings there is no Slurm order, and `slurm` cannot plan.
+    let p = plan(&cluster(500.0), &queue("fcfs", None)).unwrap();
+    assert!(p.slurm_rank.is_empty() && p.slurm_start.is_empty());
+    let err = plan(&cluster(500.0), &queue("slurm", None)).unwrap_err();
+    assert!(err.to_string().contains("slurm.conf"), "{err}");
+    // Attributes for every job (3 pending + 1 running) or the snapshot is refused.
+    let mut bad = slurm_setup();
+    bad.jobs.nice.pop();
+    s.slurm = Some(bad);
+    assert!(plan(&s, &queue("fcfs", None)).is_err());
+}
+
+#[test]
+fn slurm_order_on_partitions_ranks_tiers_first() {
+    // On the two-tier site, with every weight 0 (every priority 1): Slurm's order is tier
+    // first, then submission. Tier 2 (debug): B (12), D (14, batch or debug: its highest
+    // tier); then tier 1: A (11), E (15); C (13) is over debug's MaxTime, no partition
+    // accepts it: no place. Followed with EASY it is the plan FCFS gives on tiers.
+    let mut s = two_tier_site();
+    let mut setup = slurm_setup();
+    setup.priority = PrioritySettings::default();
+    setup.jobs = SlurmJobs {
+        association: vec![2; 7],
+        user: vec![0; 7],
+        qos: vec![0; 7],
+        nice: vec![0; 7],
+        cpus: vec![3, 1, 2, 1, 1, 2, 1],
+    };
+    (setup.cluster_cpus, setup.cluster_nodes) = (6, 6);
+    setup.partition_factors = vec![1, 1];
+    s.slurm = Some(setup);
+    let p = plan(&s, &queue("fcfs", None)).unwrap();
+    assert_eq!(p.slurm_rank, vec![Some(2), Some(0), None, Some(1), Some(3)]);
+    let start = |v: &[f64]| {
+        v.iter()
+            .map(|t| t.is_finite().then_some(*t))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(start(&p.slurm_start), start(&p.planned_start));
 }
