@@ -71,7 +71,7 @@ from slurm_spread import SCRIPT, compare, workload
 
 FIELDS = (
     "JobIDRaw,JobID,User,Group,Account,Partition,QOS,State,Submit,Eligible,Start,End,"
-    "Timelimit,NNodes,NCPUS"
+    "Timelimit,NNodes,NCPUS,ReqCPUS"
 )
 #: slurmctld's decay thread logs this when it first runs (at its start); it runs again every
 #: PriorityCalcPeriod from then on.

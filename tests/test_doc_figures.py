@@ -103,6 +103,9 @@ SNF_ICON_TIME = bench(
 )
 MARS_TIME = bench("the 135 runs of `reproduce mars --seeds 3` take about 70 min")
 ADVISE_SAMPLE = given("sample output of a dry run of `advise` (README)")
+SLURM_ORDER_SAMPLE = given(
+    "sample output of `advise --slurm-order` (README), asserted by tests/advise/test_slurm_order.py"
+)
 
 #: (page, phrase as written, where its figures come from). A phrase covers the figures in it.
 FIGURES: list[tuple[str, str, Source]] = [
@@ -143,6 +146,9 @@ FIGURES: list[tuple[str, str, Source]] = [
     ("README.md", "│ in 3 min", ADVISE_SAMPLE),
     ("README.md", "│ in 6 min", ADVISE_SAMPLE),
     ("README.md", "│ in 10 min", ADVISE_SAMPLE),
+    ("README.md", "mean planned wait 96 min (Slurm's order: 20.9 h)", SLURM_ORDER_SAMPLE),
+    ("README.md", "│ in 30 min  │ in 26.5 h", SLURM_ORDER_SAMPLE),
+    ("README.md", "│ in 3.5 h   │ in 30 min", SLURM_ORDER_SAMPLE),
     (
         "README.md",
         "hashes of every output of 222 runs",

@@ -78,7 +78,10 @@ def test_slurms_order_beside_the_plan_as_computed_by_hand(tmp_path, capsys):
     assert summary["notes"] == []
     # side by side on 80 columns: plan place, Slurm's place, the move, both starts
     assert "…" not in out and max(map(len, out.splitlines())) <= 80, out
-    assert "the plan moves 4 of 7 jobs ahead of it, 3 behind, 0 in place" in " ".join(out.split())
+    flat = " ".join(out.split())
+    assert "the plan moves 4 of 7 jobs ahead of it, 3 behind, 0 in place" in flat
+    # the README's sample: the five jobs either order starts, their mean waits from NOW
+    assert "rank correlation -0.89; mean planned wait 96 min (Slurm's order: 20.9 h)" in flat
     rows = {line.split()[0]: line.split("│") for line in out.splitlines() if "│" in line}
     assert [c.strip() for c in rows["8"][2:]] == ["5", "3", "-2", "in 3.5 h", "in 30 min"]
     assert [c.strip() for c in rows["5"][2:]] == ["1", "6", "+5", "in 30 min", "in 26.5 h"]

@@ -310,6 +310,49 @@ fn a_reservation_starts_when_the_last_job_of_its_release_group_ends() {
 }
 
 #[test]
+fn a_reservation_is_tested_over_its_floored_interval_and_holds_its_nodes_from_its_floored_start() {
+    // 4 nodes, bf_resolution 60 s, a backfill cycle at 30. J1 (2 nodes, limit 65) and J2 (1
+    // node, limit 125) run from 0; one node is idle. J3 (4 nodes) is reserved from J2's end,
+    // 125: [120, 180) floored. J4 (3 nodes, limit 60) fits from J1's end, 65, until 125, which
+    // overlaps J3's reservation; but Slurm tests the reservation J4 would make, [60, 120)
+    // floored, which only touches J3's: J4 is reserved there, and holds the idle node from 60.
+    // J5 (1 node, limit 60) would fit on that node from 30 to 90 and so cannot start: it waits
+    // for J3's end (185), with J4. (Slurm's log of the 60-job replay: its job 6 reserved "to
+    // start at 16:38:17, end at 16:39:00" right before job 4's reservation from 16:39:00, and job
+    // 11 not backfilled. Testing the exact run [65, 125) instead gives J4 no reservation
+    // before 180 and backfills J5 at 30.)
+    let specs = [
+        (0.0, 65.0, 65.0, 2),
+        (0.0, 125.0, 125.0, 1),
+        (1.0, 60.0, 60.0, 4),
+        (2.0, 60.0, 60.0, 3),
+        (3.0, 60.0, 60.0, 1),
+    ];
+    let log = Setup::new(5).run(4, &specs);
+    assert_starts(
+        &log,
+        &[(0.0, P), (0.0, P), (125.0, P), (185.0, P), (185.0, P)],
+    );
+}
+
+#[test]
+fn a_job_ending_when_a_reservation_begins_does_not_start_now() {
+    // 2 nodes, bf_resolution 60 s. J1 (1 node, limit 100) runs from 0. At the cycle at 30, J2
+    // (2 nodes) is reserved from J1's end, 100, holding the idle node from 60 (100 floored).
+    // J3 (1 node, limit 30) would end at 60, exactly when that hold begins: Slurm's first
+    // attempt tests the map's slots overlapping [now, now + limit], ends included, so the held
+    // node is not free for it and J3 waits for J2's end (160). (Exact ends would backfill it
+    // at 30.)
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 60.0, 60.0, 2),
+        (2.0, 30.0, 30.0, 1),
+    ];
+    let log = Setup::new(3).run(2, &specs);
+    assert_starts(&log, &[(0.0, P), (100.0, P), (160.0, P)]);
+}
+
+#[test]
 fn the_main_scheduler_stops_at_the_first_job_that_does_not_fit() {
     // No backfill (SchedulerType=sched/builtin): J2 (4 nodes) blocks J3 (1 node) although a
     // node is free from 1 on.

@@ -375,13 +375,14 @@ impl Passes {
             tested += 1;
             let job = view.jobs.get(e.job);
             let atoms = partition_atoms(view, e.partition);
-            let Some(start) = self.earliest_start(
+            let Some((start, to)) = self.earliest_start(
                 view,
                 e.partition,
                 job.requested_time,
                 atoms,
                 job.nodes,
                 latest,
+                res,
             ) else {
                 continue; // nothing frees enough nodes before the window's end: no reservation
             };
@@ -399,28 +400,10 @@ impl Passes {
             }
             // The reservation ends at its end floored to the resolution, and lasts at least
             // until the end of the resolution slot it begins in (`_add_reservation`).
-            let floor = |t: f64| ((t + origin) / res).floor() * res - origin; // (wall clock)
-            let slot_start = floor(start.start);
-            let slot_end = slot_start + res;
-            let to = floor(start.start + job.requested_time).max(slot_end);
-            // (a run that fits also fits cut shorter: only a longer one is checked again)
-            let fit = if to <= start.start + job.requested_time {
-                (start, to)
-            } else {
-                match (self.space).earliest(
-                    start.start,
-                    to - start.start,
-                    atoms,
-                    job.nodes,
-                    start.start,
-                ) {
-                    Some(fit) => (fit, to),
-                    None => (start, start.start + job.requested_time),
-                }
-            };
+            let slot_start = ((start.start + origin) / res).floor() * res - origin; // (wall clock)
             self.takes.clear();
             self.space
-                .take(fit.0, fit.1, atoms, job.nodes, &mut self.takes);
+                .take(start, to, atoms, job.nodes, &mut self.takes);
             // It begins at its start floored to the resolution too: from there its nodes are
             // closed to others. Of them, the ones running jobs release before its start are
             // busy anyway; the others (free from then on) are lost: each atom keeps no more room
@@ -468,7 +451,7 @@ impl Passes {
             if waiting[e.job as usize]
                 && self.admits(setup, view, e.job)
                 && (self.space)
-                    .earliest(now, job.requested_time, atoms, job.nodes, now)
+                    .earliest_through(now, job.requested_time, atoms, job.nodes, now)
                     .is_some()
             {
                 return true;
@@ -496,9 +479,10 @@ impl Passes {
             return Top::None;
         };
         let job = view.jobs.get(entries[top].job);
-        match self.earliest_start(view, 0, job.requested_time, &[0], job.nodes, latest) {
-            Some(fit) if fit.start <= now => Top::StartsNow,
-            Some(fit) => Top::Reserved(
+        let res = setup.scheduler.bf_resolution;
+        match self.earliest_start(view, 0, job.requested_time, &[0], job.nodes, latest, res) {
+            Some((fit, _)) if fit.start <= now => Top::StartsNow,
+            Some((fit, _)) => Top::Reserved(
                 top,
                 fit.start,
                 self.space.room_at(fit.start, 0) - i64::from(job.nodes),
@@ -507,10 +491,17 @@ impl Passes {
         }
     }
 
-    /// The backfill's earliest start of a job on `atoms`: the map's first fit, moved to the end
-    /// of the last running job of the group whose ends free its nodes (Slurm's `_will_run_test`
-    /// removes running jobs in groups: those ending within 30 s of the first end rounded up to
-    /// 30 s, then windows doubling from there), again later while a reservation is in the way.
+    /// The backfill's earliest start of a job on `atoms` and the end of the reservation it would
+    /// make, as Slurm's TRY_LATER loop finds them (with counts of nodes for its node sets):
+    /// - now, if the job fits over its whole run, a reservation beginning at its very end
+    ///   included (the first attempt tests the map's slots overlapping `[now, now + limit]`);
+    /// - else the first start `t` the select plugin's estimate gives (the end of the last running
+    ///   job of the removal group holding the map's first fit, `_will_run_test`: those ending
+    ///   within 30 s of the first end rounded up to 30 s, then windows doubling from there; or a
+    ///   reservation's end) from which the map has room until the end of the reservation it
+    ///   would make: `t + limit` floored to `bf_resolution`, at least the end of the slot `t` is
+    ///   in (`_test_resv_overlap` tests that floored interval, not the run).
+    #[allow(clippy::too_many_arguments)]
     fn earliest_start(
         &mut self,
         view: &View,
@@ -519,28 +510,40 @@ impl Passes {
         atoms: &[u32],
         nodes: u32,
         latest: f64,
-    ) -> Option<Fit> {
+        res: f64,
+    ) -> Option<(Fit, f64)> {
         let now = view.now;
+        if let Some(fit) = self
+            .space
+            .earliest_through(now, duration, atoms, nodes, now)
+        {
+            return Some((fit, now + duration));
+        }
+        let origin = self.origin;
+        let floor = |t: f64| ((t + origin) / res).floor() * res - origin; // (wall clock)
+        let reserved_until = |t: f64| floor(t + duration).max(floor(t) + res);
+        // No reservation from any start is shorter than this: the search's first cut.
+        let shortest = (duration - res).max(0.0);
         let mut from = now;
         loop {
-            let fit = self.space.earliest(from, duration, atoms, nodes, latest)?;
+            let fit = self.space.earliest(from, shortest, atoms, nodes, latest)?;
             if fit.start <= now {
-                return Some(fit);
+                // room now for less than the run: a later row may have it
+                from = self.space.next_time(now)?;
+                continue;
             }
-            let origin = self.origin;
-            let ends = self.running_ends(view, partition);
-            let start = group_end(ends, fit.start, origin);
-            if start <= fit.start {
-                return Some(fit);
-            }
+            let start = group_end(self.running_ends(view, partition), fit.start, origin);
             if start > latest {
                 return None;
             }
-            let again = self.space.earliest(start, duration, atoms, nodes, latest)?;
-            if again.start == start {
-                return Some(again);
+            let until = reserved_until(start);
+            if let Some(at) = self
+                .space
+                .earliest(start, until - start, atoms, nodes, start)
+            {
+                return Some((at, until));
             }
-            from = again.start;
+            from = self.space.next_time(start)?;
         }
     }
 

@@ -18,6 +18,21 @@ pub struct Space {
     down: Vec<i64>,
 }
 
+/// A run of `duration` seconds; `through`: a row beginning at its very end counts as inside it.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    duration: f64,
+    through: bool,
+}
+
+impl Run {
+    /// Whether a row beginning at `t` lies past the run begun at `start`.
+    fn past(self, start: f64, t: f64) -> bool {
+        let end = start + self.duration;
+        t > end || (t == end && !self.through)
+    }
+}
+
 /// Where a job fits: the row its run begins at, and the nodes it takes of each atom.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Fit {
@@ -108,24 +123,55 @@ impl Space {
         nodes: u32,
         latest: f64,
     ) -> Option<Fit> {
+        self.earliest_in(from, duration, atoms, nodes, latest, false)
+    }
+
+    /// As [`Space::earliest`], a row beginning at the run's very end counting too (Slurm's
+    /// test of a start now: the map's slots overlapping `[now, now + limit]`, ends included).
+    pub fn earliest_through(
+        &self,
+        from: f64,
+        duration: f64,
+        atoms: &[u32],
+        nodes: u32,
+        latest: f64,
+    ) -> Option<Fit> {
+        self.earliest_in(from, duration, atoms, nodes, latest, true)
+    }
+
+    /// The time of the first row after `t`, if any.
+    pub fn next_time(&self, t: f64) -> Option<f64> {
+        let pos = self.times.partition_point(|&x| x <= t);
+        self.times.get(pos).copied()
+    }
+
+    fn earliest_in(
+        &self,
+        from: f64,
+        duration: f64,
+        atoms: &[u32],
+        nodes: u32,
+        latest: f64,
+        through: bool,
+    ) -> Option<Fit> {
+        let run = Run { duration, through };
         let need = i64::from(nodes);
         let rows = self.times.len();
         let mut row = self.times.partition_point(|&t| t <= from).max(1) - 1;
         if let [atom] = atoms {
             let atom = *atom as usize;
-            return self.first_run(row, from, duration, need, latest, |k| self.room(k, atom));
+            return self.first_run(row, from, run, need, latest, |k| self.room(k, atom));
         }
         loop {
             // the first run from `row` with room in every row for the total (one pass), then
             // whether each atom's least room over it adds up (else: from the next row)
             let total = |k| atoms.iter().map(|&a| self.room(k, a as usize)).sum();
-            let fit = self.first_run(row, from, duration, need, latest, total)?;
-            let end = fit.start + duration;
+            let fit = self.first_run(row, from, run, need, latest, total)?;
             let mut total = 0;
             for &a in atoms {
                 let mut least = i64::MAX;
                 let mut k = fit.row;
-                while k < rows && (k == fit.row || self.times[k] < end) {
+                while k < rows && (k == fit.row || !run.past(fit.start, self.times[k])) {
                     least = least.min(self.room(k, a as usize));
                     k += 1;
                 }
@@ -141,14 +187,15 @@ impl Space {
         }
     }
 
-    /// The first run from `row` of `duration` s, starting no later than `latest`, with at least
-    /// `need` nodes in every row it spans, `room(k)` being row `k`'s: one pass over the rows,
-    /// the candidate start moving past every row without room.
+    /// The first `run` from `row`, starting no later than `latest`, with at least
+    /// `need` nodes in every row it spans (with `through`, a row beginning at its end too),
+    /// `room(k)` being row `k`'s: one pass over the rows, the candidate start moving past every
+    /// row without room.
     fn first_run(
         &self,
         mut row: usize,
         from: f64,
-        duration: f64,
+        run: Run,
         need: i64,
         latest: f64,
         room: impl Fn(usize) -> i64,
@@ -160,7 +207,7 @@ impl Space {
             if start > latest {
                 return None;
             }
-            if k == rows || (k > row && self.times[k] >= start + duration) {
+            if k == rows || (k > row && run.past(start, self.times[k])) {
                 return Some(Fit { row, start });
             }
             if room(k) < need {
