@@ -281,3 +281,40 @@ def test_a_year_of_hpc2n_under_slurm_defaults_starts_every_job_once() -> None:
     assert (jobs["start"] >= jobs["submit"]).all()
     primary = jobs[jobs["start_kind"] == "primary"].sort_values(["submit", "job_id"])
     assert primary["start"].is_monotonic_increasing
+
+
+def test_a_new_jobs_first_priority_counts_the_cpus_it_asked_for(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The engine's case (a_new_jobs_size_counts_the_cpus_it_asked_for_until_the_next_
+    recalculation) from a sacct record: one node of 4 CPUs held by job 1 until 30 s; job 2
+    asked for 1 CPU (``--exclusive``: given 4), job 3 for 4. Job size 100: job 2's first
+    priority is 100 * (1 + 1/4) / 2 = 62, job 3's 100, so job 3 starts first, at 30, and job 2
+    when it ends. Without ``ReqCPUS`` both count 4: a tie, job 2 (older) first."""
+    site = tmp_path / "slurm.conf"
+    site.write_text(
+        "NodeName=n1 CPUs=4\nPartitionName=p Nodes=n1 Default=YES\n"
+        "AccountingStorageType=accounting_storage/slurmdbd\nPriorityType=priority/multifactor\n"
+        "PriorityWeightJobSize=100\nPriorityWeightAge=1000\nPriorityMaxAge=00:10:00\n"
+        "PriorityCalcPeriod=1\n"
+    )
+    header = "JobIDRaw|User|Account|Submit|Start|End|Timelimit|NNodes|NCPUS|ReqCPUS"
+    rows = [
+        "1|u|a|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:30|00:00:30|1|4|4",
+        "2|u|a|2026-01-01T00:00:01|2026-01-01T00:00:30|2026-01-01T00:00:40|00:00:10|1|4|1",
+        "3|u|a|2026-01-01T00:00:02|2026-01-01T00:00:40|2026-01-01T00:00:50|00:00:10|1|4|4",
+    ]
+
+    def starts(columns: int) -> list[float]:
+        record = tmp_path / f"record{columns}.sacct"
+        lines = [header, *rows]
+        record.write_text("\n".join("|".join(line.split("|")[:columns]) for line in lines) + "\n")
+        out = tmp_path / f"run{columns}"
+        args = ["simulate", str(record), "--policy", "slurm", "--slurm-conf", str(site)]
+        code, _, err = run_cli([*args, "--out", str(out)], capsys)
+        assert code == 0, err
+        jobs = pd.read_parquet(out / "jobs.parquet").set_index("job_id")
+        return [float(jobs.loc[j, "start"]) for j in (1, 2, 3)]
+
+    assert starts(10) == [0.0, 40.0, 30.0]
+    assert starts(9) == [0.0, 30.0, 40.0]  # (no ReqCPUS)

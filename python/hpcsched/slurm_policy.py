@@ -173,12 +173,23 @@ def slurm_inputs(
         if "nice" in jobs
         else np.zeros(len(jobs), np.int64),
         "job_cpus": nodes * cores,
+        "job_requested_cpus": _requested_cpus(jobs, nodes * cores),
         "cluster_cpus": int(cluster_cpus),
         "cluster_nodes": int(machine_nodes),
         "partition_factors": partition_factors,
         "origin": float(origin),
     }
     return SlurmInputs(native, tuple(notes))
+
+
+def _requested_cpus(jobs: pd.DataFrame, cpus: np.ndarray) -> np.ndarray:
+    """The CPUs each job asked for when recorded (sacct's ``ReqCPUS``), at least one per node
+    and at most those it is given; none (an empty array) when not recorded."""
+    if "requested_procs" not in jobs:
+        return np.zeros(0, np.int64)
+    asked = jobs["requested_procs"].to_numpy(np.int64)
+    clipped: np.ndarray = np.clip(asked, jobs["nodes"].to_numpy(np.int64), cpus)
+    return clipped
 
 
 def _limits(q: Qos) -> bool:

@@ -67,7 +67,7 @@ from hpcsched.cli import main
 from hpcsched.workload.sacct import read_sacct
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm-cluster.sh"
-FIELDS = "JobIDRaw,User,Group,Account,Partition,QOS,State,Submit,Eligible,Start,End,Timelimit,NNodes,NCPUS"  # noqa: E501
+FIELDS = "JobIDRaw,User,Group,Account,Partition,QOS,State,Submit,Eligible,Start,End,Timelimit,NNodes,NCPUS,ReqCPUS"  # noqa: E501
 FIRST_CALC = re.compile(r"^\[(\S+)\] priority/multifactor: _read_last_decay_ran")
 JOBS = workload(24, 11)
 

@@ -35,6 +35,11 @@ def test_each_capture_gives_the_jobs_the_cluster_ran(capture):
     assert w.skipped["never started"] == 5 and w.skipped["running when recorded"] == 4
     # pair-excl: 2 exclusive nodes of 4 CPUs, ran 20 s of its 10 minutes
     assert jobs.loc[2, ["nodes", "procs", "run_time", "requested_time"]].tolist() == [2, 8, 20, 600]
+    # ... having asked for one CPU a node (ReqCPUS; the JSON's required.CPUs): what Slurm's
+    # first priority counts
+    assert jobs.loc[2, "requested_procs"] == 2
+    # 1 node, 2 CPUs on a shared node: asked for and given 2
+    assert jobs.loc[3, ["procs", "requested_procs"]].tolist() == [2, 2]
     # timeout: killed at its 1 minute limit
     assert (jobs.loc[4, "state"], jobs.loc[4, "run_time"], jobs.loc[4, "status"]) == (
         "TIMEOUT", 60.0, 0

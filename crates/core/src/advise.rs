@@ -583,6 +583,7 @@ fn in_table_order(
             qos: pick(&j.qos),
             nice: order.iter().map(|&r| j.nice[r]).collect(),
             cpus: pick(&j.cpus),
+            requested_cpus: Vec::new(), // (squeue's CPUs of a pending job: asked for)
         },
         ..setup.clone()
     })

@@ -194,6 +194,7 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
             qos: u32s("job_qos")?,
             nice: nice.as_array().to_vec(),
             cpus: u32s("job_cpus")?,
+            requested_cpus: u32s("job_requested_cpus")?,
         },
         cluster_cpus: get_item(d, "cluster_cpus")?,
         cluster_nodes: get_item(d, "cluster_nodes")?,

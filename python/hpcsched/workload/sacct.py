@@ -3,7 +3,7 @@
 
 The fields, by the header line sacct prints (any order, names in any case; ``--format`` must
 ask for them): ``JobIDRaw`` (or ``JobID``), ``Submit``, ``Start``, ``End``, ``Timelimit`` and
-``NNodes`` are needed; ``Eligible``, ``NCPUS`` (or ``AllocCPUS``), ``User``, ``Group``,
+``NNodes`` are needed; ``Eligible``, ``NCPUS`` (or ``AllocCPUS``), ``ReqCPUS``, ``User``, ``Group``,
 ``Account``, ``Partition``, ``QOS``, ``State`` and ``JobName`` are read when present. Times are
 sacct's ``YYYY-MM-DDTHH:MM:SS``, read as UTC: capture with ``TZ=UTC`` (only differences of
 times matter to a replay, so another zone shifts nothing but across a daylight-saving change).
@@ -19,7 +19,9 @@ times matter to a replay, so another zone shifts nothing but across a daylight-s
   nodes, jobs larger than the machine (an error with ``strict``).
 - ``Timelimit`` ``UNLIMITED`` or ``Partition_Limit``: the estimate is the run time
   (``requested_known`` False, and a warning), as for an SWF trace without requested times.
-- Columns besides the job table's: ``procs`` (``NCPUS``, when recorded), ``recorded_nodes``
+- Columns besides the job table's: ``procs`` (``NCPUS``, when recorded), ``requested_procs``
+  (``ReqCPUS``, when recorded: a whole-node job asks for fewer CPUs than it is given, and
+  Slurm's first priority counts those), ``recorded_nodes``
   (``NNodes``: on a platform with partitions a job takes at least those), ``requested_known``,
   ``status`` (SWF's codes: 1 completed, 0 failed, timed out or lost, 5 cancelled, -1 other),
   ``state`` (sacct's word), ``user_name``, ``group_name``, ``account``, ``qos``,
@@ -30,8 +32,8 @@ times matter to a replay, so another zone shifts nothing but across a daylight-s
 gives the same jobs: one record per job (its steps inside it), times as Unix seconds in
 ``time`` (``submission``, ``eligible``, ``start``, ``end``: 0 or null when not set), the limit
 in minutes (``time.limit``, null when unlimited), ``allocation_nodes``, the allocated CPUs in
-``tres.allocated``, ``state.current``; the ``line`` column is then the record's position in
-``jobs`` (from 1).
+``tres.allocated``, those asked for in ``required.CPUs``, ``state.current``; the ``line``
+column is then the record's position in ``jobs`` (from 1).
 
 Errors (``InputError``, file and line, or the JSON field): no header line, a needed field missing
 from it (named), a line with another number of fields, a time, duration or count that is not
@@ -60,6 +62,7 @@ OPTIONAL = (
     "eligible",
     "ncpus",
     "alloccpus",
+    "reqcpus",
     "user",
     "group",
     "account",
@@ -155,8 +158,9 @@ def _json_row(record: Any, path: str, k: int) -> dict[str, Any]:
     cpus = sum(
         t.get("count") or 0 for t in allocated if isinstance(t, dict) and t.get("type") == "cpu"
     )
+    asked = int(number((record.get("required") or {}).get("CPUs"), f"{where}.required") or 0)
     if not cpus:
-        cpus = int(number((record.get("required") or {}).get("CPUs"), f"{where}.required") or 0)
+        cpus = asked
     return {
         "job_id": int(job_id),
         "submit": when("submission"),
@@ -166,6 +170,7 @@ def _json_row(record: Any, path: str, k: int) -> dict[str, Any]:
         "limit": None if limit is None else 60.0 * limit,
         "nodes": int(number(record.get("allocation_nodes"), f"{where}.allocation_nodes") or 0),
         "procs": int(cpus),
+        "requested_procs": asked,
         "user_name": text("user"),
         "group_name": text("group"),
         "account": text("account"),
@@ -268,6 +273,7 @@ def _row(
         "limit": limit,
         "nodes": count("nnodes"),
         "procs": count(cpus_field) if cpus_field else 0,
+        "requested_procs": count("reqcpus") if "reqcpus" in column else 0,
         "user_name": get("user"),
         "group_name": get("group"),
         "account": get("account"),
@@ -295,6 +301,7 @@ _FIELD_NAMES = {
     "nnodes": "NNodes",
     "ncpus": "NCPUS",
     "alloccpus": "AllocCPUS",
+    "reqcpus": "ReqCPUS",
 }
 
 
@@ -377,6 +384,10 @@ def _workload(
             "recorded_wait": np.array([r["start"] - r["arrival"] for r in kept], dtype=float),
         }
     )
+    if any(r["requested_procs"] for r in kept):
+        # (not recorded: as allocated)
+        asked = [r["requested_procs"] or max(r["procs"], 1) for r in kept]
+        jobs["requested_procs"] = np.array(asked, dtype=np.int64)
     return Workload(
         jobs=jobs,
         nodes=machine,

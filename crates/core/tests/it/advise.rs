@@ -316,6 +316,7 @@ fn slurm_setup() -> SlurmSetup {
             qos: vec![0, 0, 1, 0],
             nice: vec![0, -100, 0, 0],
             cpus: vec![4, 2, 2, 2],
+            requested_cpus: Vec::new(),
         },
         cluster_cpus: 4,
         cluster_nodes: 4,
@@ -367,6 +368,7 @@ fn slurm_order_on_partitions_ranks_tiers_first() {
         qos: vec![0; 7],
         nice: vec![0; 7],
         cpus: vec![3, 1, 2, 1, 1, 2, 1],
+        requested_cpus: Vec::new(),
     };
     (setup.cluster_cpus, setup.cluster_nodes) = (6, 6);
     setup.partition_factors = vec![1, 1];

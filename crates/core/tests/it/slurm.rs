@@ -46,6 +46,8 @@ struct Setup {
     job_qos: Vec<u32>,
     nice: Vec<i64>,
     cpus_per_node: u32,
+    /// CPUs asked for (empty: those allocated).
+    requested_cpus: Vec<u32>,
     partition_factors: Vec<u32>,
 }
 
@@ -59,6 +61,7 @@ impl Setup {
             job_qos: vec![0; jobs],
             nice: vec![0; jobs],
             cpus_per_node: 1,
+            requested_cpus: Vec::new(),
             partition_factors: vec![1],
         }
     }
@@ -75,6 +78,7 @@ impl Setup {
                 qos: self.job_qos.clone(),
                 nice: self.nice.clone(),
                 cpus: specs.iter().map(|s| s.3 * self.cpus_per_node).collect(),
+                requested_cpus: self.requested_cpus.clone(),
             },
             cluster_cpus: u64::from(nodes * self.cpus_per_node),
             cluster_nodes: nodes,
@@ -182,6 +186,37 @@ fn the_qos_factor_is_the_qos_priority_over_the_largest() {
     ];
     s.job_qos = vec![0, 0, 1];
     assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 110.0, 100.0]);
+}
+
+#[test]
+fn a_new_jobs_size_counts_the_cpus_it_asked_for_until_the_next_recalculation() {
+    // One node of 4 CPUs, held by J1. A (1 node, asks for 1 CPU, given the node's 4:
+    // `--exclusive`) arrives at 1, B (1 node, asks for all 4) at 2. PriorityWeightJobSize 100,
+    // age 1000 over 600 s, recalculations every 60 s. Slurm's first priority counts the CPUs
+    // asked for: A 100 * (1 + 1/4) / 2 = 62, B 100; from the recalculation at 60 A counts its 4
+    // too: A 100 + 1000 * 59/600 = 198, B 100 + 96 = 196. (Slurm's log: job 5, 2 nodes, job
+    // size 31.25 at submission, 50.00 from the next recalculation on.)
+    let case = |held: f64, weight_age: f64| {
+        let specs = [
+            (0.0, held, held, 1),
+            (1.0, 10.0, 10.0, 1),
+            (2.0, 10.0, 10.0, 1),
+        ];
+        let mut s = Setup::new(3);
+        s.cpus_per_node = 4;
+        s.requested_cpus = vec![4, 1, 4];
+        s.priority.weight_job_size = 100.0;
+        s.priority.weight_age = weight_age;
+        s.priority.max_age = 600.0;
+        s.priority.calc_period = 60.0;
+        starts(&s.run(1, &specs))
+    };
+    // J1 ends at 30, before the recalculation: B goes first.
+    assert_eq!(case(30.0, 1000.0), vec![0.0, 40.0, 30.0]);
+    // J1 ends at 90, after it: A goes first.
+    assert_eq!(case(90.0, 1000.0), vec![0.0, 90.0, 100.0]);
+    // Without age the recalculation still settles the sizes: both 100, A submitted first.
+    assert_eq!(case(90.0, 0.0), vec![0.0, 90.0, 100.0]);
 }
 
 #[test]

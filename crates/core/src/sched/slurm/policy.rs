@@ -46,6 +46,9 @@ pub struct SlurmPolicy {
     /// (free nodes, queue length, windows down, windows announced).
     expected: Option<(u64, usize, usize, usize)>,
     passes: Passes,
+    /// Whether a job's size factor changes at its first recalculation (CPUs requested that
+    /// differ from those allocated, job size weighed).
+    sizes_settle: bool,
     /// Scratch: jobs that ended, by end.
     ended: Vec<(u32, f64, f64)>,
 }
@@ -54,8 +57,12 @@ impl SlurmPolicy {
     pub fn new(setup: Arc<SlurmSetup>) -> Self {
         let shares = Shares::new(&setup.associations);
         let jobs = setup.jobs.cpus.len();
+        let j = &setup.jobs;
+        let sizes_settle = setup.priority.weight_job_size > 0.0
+            && j.requested_cpus.iter().zip(&j.cpus).any(|(a, b)| a != b);
         SlurmPolicy {
             passes: Passes::new(&setup),
+            sizes_settle,
             setup,
             shares,
             entries: Vec::new(),
@@ -196,6 +203,11 @@ impl SlurmPolicy {
         let known = view.jobs.get(job);
         let j = job as usize;
         let qos = &s.qos[s.jobs.qos[j] as usize];
+        // (the CPUs asked for until a recalculation after the submission)
+        let cpus = match s.jobs.requested_cpus.get(j) {
+            Some(&asked) if self.last_calc.is_none_or(|t| t < known.submit) => asked,
+            _ => s.jobs.cpus[j],
+        };
         let max_qos = self.passes.max_qos_priority;
         let max_part = self.passes.max_partition_factor;
         Factors {
@@ -204,7 +216,7 @@ impl SlurmPolicy {
             job_size: priority::job_size(
                 &s.priority,
                 known.nodes,
-                s.jobs.cpus[j],
+                cpus,
                 known.requested_time,
                 s.cluster_nodes,
                 s.cluster_cpus,
@@ -357,7 +369,7 @@ impl SlurmPolicy {
         }
         if let Some(at) = self.catch_up(view) {
             let p = &self.setup.priority;
-            if p.weight_fairshare > 0.0 || p.weight_age > 0.0 {
+            if p.weight_fairshare > 0.0 || p.weight_age > 0.0 || self.sizes_settle {
                 self.reprioritise(view, at);
             }
         }
@@ -430,11 +442,11 @@ impl Policy for SlurmPolicy {
             || self.expected != Some(Self::signature(view));
         if let Some(at) = self.catch_up(view) {
             let p = &self.setup.priority;
-            // Only age and fair-share change with time. Slurm marks every pending job updated
+            // Only age, fair-share and a new job's size change with time. Slurm marks every pending job updated
             // at a recalculation, which wakes both schedulers; a pass over the same jobs in
             // the same order on the same nodes as the last one, which started nothing, starts
             // nothing again (the map's times are absolute): such passes are not run.
-            if p.weight_fairshare > 0.0 || p.weight_age > 0.0 {
+            if p.weight_fairshare > 0.0 || p.weight_age > 0.0 || self.sizes_settle {
                 let before: Vec<(u32, u32)> = self.order_key();
                 self.reprioritise(view, at);
                 self.sort();

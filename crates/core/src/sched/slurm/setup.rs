@@ -28,6 +28,11 @@ pub struct SlurmJobs {
     pub nice: Vec<i64>,
     /// CPUs allocated (what usage charges and the job-size factor's CPU term count).
     pub cpus: Vec<u32>,
+    /// CPUs asked for, when they differ from `cpus` (a whole-node job asks for one per node
+    /// and is given them all); empty: as `cpus`. Until the first recalculation after a job's
+    /// submission its job-size factor counts these: Slurm computes the first priority before
+    /// any scheduling attempt has set the job's `total_cpus`.
+    pub requested_cpus: Vec<u32>,
 }
 
 /// Everything a Slurm run needs beyond the engine's inputs.
@@ -101,6 +106,14 @@ impl SlurmSetup {
         }
         if let Some(i) = j.cpus.iter().position(|&c| c == 0) {
             return Err(CoreError::input(format!("job index {i}: 0 CPUs")));
+        }
+        if !j.requested_cpus.is_empty() {
+            if j.requested_cpus.len() != jobs {
+                return Err(CoreError::input("CPUs requested: one per job, or none"));
+            }
+            if let Some(i) = j.requested_cpus.iter().position(|&c| c == 0) {
+                return Err(CoreError::input(format!("job index {i}: 0 CPUs requested")));
+            }
         }
         if self.partition_factors.len() != partitions {
             return Err(CoreError::input("one PriorityJobFactor per partition"));
