@@ -45,6 +45,7 @@ import argparse
 import itertools
 import json
 import os
+import random
 import re
 import shutil
 import subprocess
@@ -194,6 +195,16 @@ def run_real(jobs: list[dict[str, object]], folder: Path, align: bool) -> Captur
     return load_capture(folder)
 
 
+def jittered(jobs: list[dict[str, object]], seconds: float, run: int) -> list[dict[str, object]]:
+    """The workload with each submission moved later by up to ``seconds``, drawn for ``run``
+    (a record's whole seconds cannot tell such runs apart)."""
+    if seconds <= 0:
+        return jobs
+    draw = random.Random(1000 + run)
+    moved = [{**job, "offset": float(job["offset"]) + draw.uniform(0.0, seconds)} for job in jobs]  # type: ignore[arg-type]
+    return sorted(moved, key=lambda job: float(job["offset"]))  # type: ignore[arg-type]
+
+
 def load_capture(folder: Path) -> Capture:
     """A run captured in ``folder`` (by :func:`run_real`), read back."""
     ids = {int(i): k for i, k in json.loads((folder / "ids.json").read_text()).items()}
@@ -295,6 +306,12 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, help="keep each run's captures and a CSV here")
     parser.add_argument("--no-align", action="store_true", help="submit at once (any phase)")
     parser.add_argument(
+        "--jitter",
+        type=float,
+        default=0.0,
+        help="move each submission later by up to S seconds, drawn afresh for each run",
+    )
+    parser.add_argument(
         "--from",
         dest="source",
         type=Path,
@@ -330,6 +347,7 @@ def report(args: argparse.Namespace, jobs: list[dict[str, object]], keep: Path) 
         print(
             f"workload: {args.jobs} jobs (seed {args.seed}), {args.runs} real runs, each "
             f"replayed with --policy slurm and fcfs; captures in {keep}"
+            + (f"; submissions moved by up to {args.jitter} s" if args.jitter else "")
             + ("" if args.keep else " (removed at the end: --keep DIR keeps them)")
         )
     captures, reals, sims, fcfs = [], [], [], []
@@ -338,7 +356,7 @@ def report(args: argparse.Namespace, jobs: list[dict[str, object]], keep: Path) 
         if args.source:
             capture = load_capture(folder)
         else:
-            capture = run_real(jobs, folder, align=not args.no_align)
+            capture = run_real(jittered(jobs, args.jitter, r), folder, align=not args.no_align)
         real = recorded(capture)
         t = time.perf_counter()
         slurm = replayed(capture, "slurm").loc[real["job_id"]].set_index(real.index)
@@ -382,6 +400,7 @@ def report(args: argparse.Namespace, jobs: list[dict[str, object]], keep: Path) 
                 "seed": args.seed,
                 "runs": args.runs,
                 "aligned": not args.no_align,
+                "jitter_s": args.jitter,
                 "phases_s": [round(phase(c), 3) for c in captures],
                 "run_seconds": [round(c.seconds, 1) for c in captures],
                 "mean_wait_real_s": [round(float(r["wait"].mean()), 2) for r in reals],

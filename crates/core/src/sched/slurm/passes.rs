@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 
 use crate::engine::{Decision, Reserve, Start, StartKind, View};
+use crate::sched::slurm::clock;
 use crate::sched::slurm::limits::Usage;
 use crate::sched::slurm::nodes::{self, partition_atoms};
 use crate::sched::slurm::setup::SlurmSetup;
@@ -400,7 +401,7 @@ impl Passes {
             }
             // The reservation ends at its end floored to the resolution, and lasts at least
             // until the end of the resolution slot it begins in (`_add_reservation`).
-            let slot_start = ((start.start + origin) / res).floor() * res - origin; // (wall clock)
+            let slot_start = clock::at_or_before(start.start + origin, res) - origin; // (wall clock)
             self.takes.clear();
             self.space
                 .take(start, to, atoms, job.nodes, &mut self.takes);
@@ -520,30 +521,25 @@ impl Passes {
             return Some((fit, now + duration));
         }
         let origin = self.origin;
-        let floor = |t: f64| ((t + origin) / res).floor() * res - origin; // (wall clock)
-        let reserved_until = |t: f64| floor(t + duration).max(floor(t) + res);
-        // No reservation from any start is shorter than this: the search's first cut.
-        let shortest = (duration - res).max(0.0);
-        let mut from = now;
+        let floor = move |t: f64| clock::at_or_before(t + origin, res) - origin; // (wall clock)
+        let reserved_until = move |t: f64| floor(t + duration).max(floor(t) + res);
+        // A later start: from the map's second row on (with one, nothing changes ahead).
+        self.space.row_time(1)?;
+        let mut from = 1;
         loop {
-            let fit = self.space.earliest(from, shortest, atoms, nodes, latest)?;
-            if fit.start <= now {
-                // room now for less than the run: a later row may have it
-                from = self.space.next_time(now)?;
-                continue;
-            }
+            let fit = (self.space).earliest_until(from, reserved_until, atoms, nodes, latest)?;
             let start = group_end(self.running_ends(view, partition), fit.start, origin);
             if start > latest {
                 return None;
             }
             let until = reserved_until(start);
-            if let Some(at) = self
-                .space
-                .earliest(start, until - start, atoms, nodes, start)
-            {
-                return Some((at, until));
+            if start == fit.start {
+                return Some((fit, until));
             }
-            from = self.space.next_time(start)?;
+            match self.space.fits_over(start, until, atoms, nodes, fit.row) {
+                Ok(at) => return Some((at, until)),
+                Err(next) => from = next?,
+            }
         }
     }
 
@@ -654,7 +650,7 @@ pub fn group_end(ends: &[f64], fit: f64, origin: f64) -> f64 {
         return fit; // not a running job's end: a reservation or maintenance boundary
     }
     // (rounded on the wall clock: `origin` is the replay clock's 0 there)
-    let anchor = ((first + origin) / 30.0).floor() * 30.0 + 30.0 - origin;
+    let anchor = clock::at_or_before(first + origin, 30.0) + 30.0 - origin;
     let mut window = 30.0;
     while fit > anchor + window {
         window *= 2.0;

@@ -18,17 +18,22 @@ pub struct Space {
     down: Vec<i64>,
 }
 
-/// A run of `duration` seconds; `through`: a row beginning at its very end counts as inside it.
+/// A run ending at `end(start)` (never earlier for a later start); `through`: a row beginning
+/// at its very end counts as inside it.
 #[derive(Debug, Clone, Copy)]
-struct Run {
-    duration: f64,
+struct Run<E> {
+    end: E,
     through: bool,
 }
 
-impl Run {
+impl<E: Fn(f64) -> f64 + Copy> Run<E> {
     /// Whether a row beginning at `t` lies past the run begun at `start`.
     fn past(self, start: f64, t: f64) -> bool {
-        let end = start + self.duration;
+        self.past_end((self.end)(start), t)
+    }
+
+    /// Whether a row beginning at `t` lies past a run ending at `end`.
+    fn past_end(self, end: f64, t: f64) -> bool {
         t > end || (t == end && !self.through)
     }
 }
@@ -123,7 +128,11 @@ impl Space {
         nodes: u32,
         latest: f64,
     ) -> Option<Fit> {
-        self.earliest_in(from, duration, atoms, nodes, latest, false)
+        let run = Run {
+            end: move |t| t + duration,
+            through: false,
+        };
+        self.earliest_in(self.row_of(from), from, run, atoms, nodes, latest)
     }
 
     /// As [`Space::earliest`], a row beginning at the run's very end counting too (Slurm's
@@ -136,28 +145,105 @@ impl Space {
         nodes: u32,
         latest: f64,
     ) -> Option<Fit> {
-        self.earliest_in(from, duration, atoms, nodes, latest, true)
+        let run = Run {
+            end: move |t| t + duration,
+            through: true,
+        };
+        self.earliest_in(self.row_of(from), from, run, atoms, nodes, latest)
     }
 
-    /// The time of the first row after `t`, if any.
-    pub fn next_time(&self, t: f64) -> Option<f64> {
-        let pos = self.times.partition_point(|&x| x <= t);
-        self.times.get(pos).copied()
-    }
-
-    fn earliest_in(
+    /// As [`Space::earliest`] from row `row` on, for a run from `t` until `until(t)`, a
+    /// nondecreasing function of `t` (a reservation's end floored to a resolution): one pass
+    /// over the rows.
+    pub fn earliest_until(
         &self,
-        from: f64,
-        duration: f64,
+        row: usize,
+        until: impl Fn(f64) -> f64 + Copy,
         atoms: &[u32],
         nodes: u32,
         latest: f64,
-        through: bool,
     ) -> Option<Fit> {
-        let run = Run { duration, through };
+        let run = Run {
+            end: until,
+            through: false,
+        };
+        self.earliest_in(row, self.times[row], run, atoms, nodes, latest)
+    }
+
+    /// Whether `nodes` nodes of `atoms` are free over `[start, end)`, `start` being at or after
+    /// row `hint`'s time: `Ok` with the fit, or the time from which a run could next fit (after
+    /// the first row without room, on one atom; the next row on several), `None` past the last
+    /// row. (Rows are walked from `hint`: a start is a few rows past the fit it came from.)
+    pub fn fits_over(
+        &self,
+        start: f64,
+        end: f64,
+        atoms: &[u32],
+        nodes: u32,
+        hint: usize,
+    ) -> Result<Fit, Option<usize>> {
         let need = i64::from(nodes);
         let rows = self.times.len();
-        let mut row = self.times.partition_point(|&t| t <= from).max(1) - 1;
+        let mut first = hint;
+        while first + 1 < rows && self.times[first + 1] <= start {
+            first += 1;
+        }
+        let span = |k: usize| k == first || (k < rows && self.times[k] < end);
+        if let [atom] = atoms {
+            let atom = *atom as usize;
+            let mut k = first;
+            while k < rows && span(k) {
+                if self.room(k, atom) < need {
+                    return Err((k + 1 < rows).then_some(k + 1));
+                }
+                k += 1;
+            }
+            return Ok(Fit { row: first, start });
+        }
+        let mut total = 0;
+        for &a in atoms {
+            let mut least = i64::MAX;
+            let mut k = first;
+            while k < rows && span(k) {
+                least = least.min(self.room(k, a as usize));
+                k += 1;
+            }
+            total += least;
+        }
+        if total >= need {
+            Ok(Fit { row: first, start })
+        } else {
+            Err((first + 1 < rows).then_some(first + 1))
+        }
+    }
+
+    /// The row holding time `t` (at or after the first row's).
+    fn row_of(&self, t: f64) -> usize {
+        if self.times.get(1).is_none_or(|&next| t < next) {
+            return 0; // (most searches start now)
+        }
+        self.times.partition_point(|&x| x <= t) - 1
+    }
+
+    /// The time row `k` begins at, if there is one (row 0: now).
+    pub fn row_time(&self, k: usize) -> Option<f64> {
+        self.times.get(k).copied()
+    }
+
+    /// The first fit at or after `from`, in row `row` (the one holding `from`) or later.
+    #[allow(clippy::too_many_arguments)]
+    fn earliest_in<E: Fn(f64) -> f64 + Copy>(
+        &self,
+        row: usize,
+        from: f64,
+        run: Run<E>,
+        atoms: &[u32],
+        nodes: u32,
+        latest: f64,
+    ) -> Option<Fit> {
+        let need = i64::from(nodes);
+        let rows = self.times.len();
+        let mut row = row;
         if let [atom] = atoms {
             let atom = *atom as usize;
             return self.first_run(row, from, run, need, latest, |k| self.room(k, atom));
@@ -191,23 +277,24 @@ impl Space {
     /// `need` nodes in every row it spans (with `through`, a row beginning at its end too),
     /// `room(k)` being row `k`'s: one pass over the rows, the candidate start moving past every
     /// row without room.
-    fn first_run(
+    fn first_run<E: Fn(f64) -> f64 + Copy>(
         &self,
         mut row: usize,
         from: f64,
-        run: Run,
+        run: Run<E>,
         need: i64,
         latest: f64,
         room: impl Fn(usize) -> i64,
     ) -> Option<Fit> {
         let rows = self.times.len();
         let mut start = self.times[row].max(from);
+        let mut end = (run.end)(start);
         let mut k = row;
         loop {
             if start > latest {
                 return None;
             }
-            if k == rows || (k > row && run.past(start, self.times[k])) {
+            if k == rows || (k > row && run.past_end(end, self.times[k])) {
                 return Some(Fit { row, start });
             }
             if room(k) < need {
@@ -216,6 +303,7 @@ impl Space {
                     return None;
                 }
                 start = self.times[row];
+                end = (run.end)(start);
             }
             k += 1;
         }
@@ -368,6 +456,38 @@ mod tests {
                 .start,
             300.0
         );
+    }
+
+    #[test]
+    fn a_run_to_a_floored_end_fits_where_the_whole_run_would_not() {
+        // 2 free now; a 4-node reservation from 120 on (taken below). A 2-node run of 90 s
+        // from row 1 (at 50) would reach 140; to its end floored to the minute, 120, it fits.
+        let mut space = one_pool(0.0, 2, &[(50.0, 2), (120.0, 0)]);
+        let fit = space.earliest(120.0, 60.0, &[0], 4, f64::INFINITY).unwrap();
+        let mut takes = Vec::new();
+        space.take(fit, 180.0, &[0], 4, &mut takes);
+        let floored = |t: f64| ((t + 90.0) / 60.0).floor() * 60.0;
+        assert_eq!(
+            space
+                .earliest(50.0, 90.0, &[0], 3, f64::INFINITY)
+                .unwrap()
+                .start,
+            180.0
+        );
+        let fit = space
+            .earliest_until(1, floored, &[0], 3, f64::INFINITY)
+            .unwrap();
+        assert_eq!((fit.row, fit.start), (1, 50.0));
+        // over [50, 140) the row at 120 has no room: the next try is from the row after it
+        assert_eq!(space.fits_over(50.0, 140.0, &[0], 3, 0), Err(Some(3)));
+        assert_eq!(space.row_time(3), Some(180.0));
+        assert_eq!(
+            space.fits_over(60.0, 120.0, &[0], 3, 0).map(|f| f.row),
+            Ok(1)
+        );
+        // a run ending exactly when the reservation begins: inside it only when ends count
+        assert!(space.earliest(0.0, 120.0, &[0], 2, 0.0).is_some());
+        assert!(space.earliest_through(0.0, 120.0, &[0], 2, 0.0).is_none());
     }
 
     #[test]
