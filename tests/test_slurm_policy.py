@@ -318,3 +318,27 @@ def test_a_new_jobs_first_priority_counts_the_cpus_it_asked_for(
 
     assert starts(10) == [0.0, 40.0, 30.0]
     assert starts(9) == [0.0, 30.0, 40.0]  # (no ReqCPUS)
+
+
+def test_a_site_with_partitions_sizes_a_sacct_record_without_a_warning(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Read for a site with partitions, a sacct record is sized by the site's partitions: the
+    reader's "no machine size" warning (given on one pool without --nodes) is not said."""
+    site = tmp_path / "slurm.conf"
+    site.write_text(
+        "NodeName=n[1-4] CPUs=4\nPartitionName=debug Nodes=n[1-4] Default=YES\n"
+        "PartitionName=batch Nodes=n[3-4]\n"
+    )
+    record = tmp_path / "record.sacct"
+    record.write_text(
+        "JobIDRaw|Partition|Submit|Start|End|Timelimit|NNodes|NCPUS\n"
+        "1|debug|2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:00:30|00:01:00|2|8\n"
+    )
+    out = tmp_path / "run"
+    args = ["simulate", str(record), "--policy", "fcfs", "--slurm-conf", str(site)]
+    code, said, err = run_cli([*args, "--out", str(out)], capsys)
+    assert code == 0, err
+    assert "no machine size" not in said + err
+    code, said, err = run_cli(["simulate", str(record), "--out", str(tmp_path / "r2")], capsys)
+    assert code == 0 and "no machine size" in said + err  # (on one pool it is said)

@@ -12,6 +12,7 @@ import numpy as np
 from hpcsched import _core
 from hpcsched.assignment import Assignment, assign_partitions
 from hpcsched.exceptions import OptionError
+from hpcsched.workload.sacct import NO_MACHINE_SIZE
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -103,7 +104,8 @@ def fit_partitions(workload: Workload, platform: Platform) -> tuple[Workload, As
     jobs = workload.jobs[~too_big].reset_index(drop=True)
     jobs["nodes"] = first[~too_big]
     skipped = dict(workload.skipped)
-    warnings = list(workload.warnings)
+    # (a record read without a machine size is sized here, by the platform)
+    warnings = [w for w in workload.warnings if not w.startswith(NO_MACHINE_SIZE)]
     if too_big.any():
         skipped["larger than the machine"] = int(too_big.sum())
         warnings.append(

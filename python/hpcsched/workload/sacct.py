@@ -71,6 +71,8 @@ OPTIONAL = (
     "state",
     "jobname",
 )
+#: The warning when the machine's size is not given (a platform with partitions gives it later).
+NO_MACHINE_SIZE = "sacct records no machine size"
 #: sacct's words for a time that is not set.
 _NO_TIME = ("", "unknown", "none", "n/a")
 #: State words -> SWF status codes (1 completed, 0 failed, 5 cancelled; others -1).
@@ -331,8 +333,7 @@ def _workload(
     if machine is None:
         machine = max((r["nodes"] for r in kept), default=1)
         warnings.append(
-            f"sacct records no machine size: {machine} nodes, its largest job (give --nodes "
-            "or a platform)"
+            f"{NO_MACHINE_SIZE}: {machine} nodes, its largest job (give --nodes or a platform)"
         )
     else:
         check_machine_nodes(machine)
