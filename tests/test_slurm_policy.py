@@ -342,3 +342,30 @@ def test_a_site_with_partitions_sizes_a_sacct_record_without_a_warning(
     assert "no machine size" not in said + err
     code, said, err = run_cli(["simulate", str(record), "--out", str(tmp_path / "r2")], capsys)
     assert code == 0 and "no machine size" in said + err  # (on one pool it is said)
+
+
+def test_compare_takes_the_sites_accounts_for_each_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``compare --slurm-accounts`` passes the associations to each run. The fair-share case
+    without decay: with equal shares group2's user 2 (600 s used against 1200) goes first
+    (job 4 at 1800); with group1's shares 10 to group2's 1, Fair Tree ranks group1 first (10/11
+    of the shares for 2/3 of the usage, against 1/11 for 1/3): job 3 at 1800."""
+    trace = fair_share_trace(tmp_path)
+    site = str(conf(tmp_path, FAIR.replace("00:05:00", "0")))
+    accounts = tmp_path / "accounts.toml"
+    accounts.write_text(
+        "[accounts.group1]\nshares = 10\nusers = { user1 = 1 }\n"
+        "[accounts.group2]\nshares = 1\nusers = { user2 = 1 }\n"
+    )
+
+    def first(*extra: str) -> int:
+        out = tmp_path / f"cmp{len(extra)}"
+        args = ["compare", str(trace), "--policy", "slurm", "--slurm-conf", site, *extra]
+        code, _, err = run_cli([*args, "--processes", "1", "--out", str(out)], capsys)
+        assert code == 0, err
+        jobs = pd.read_parquet(out / "slurm" / "jobs.parquet").set_index("job_id")
+        return 3 if jobs.loc[3, "start"] == 1800.0 else 4
+
+    assert first() == 4
+    assert first("--slurm-accounts", str(accounts)) == 3

@@ -65,6 +65,7 @@ def compare(
     policies: Sequence[str | PolicySpec | PythonPolicySpec | Policy],
     *,
     platform: str | None = None,
+    slurm_accounts: str | os.PathLike[str] | None = None,
     downtime: str | os.PathLike[str] | None = None,
     announce_lead: float | None = None,
     overrun: str = "continue",
@@ -97,6 +98,9 @@ def compare(
     ``start`` and ``stop`` replay only the jobs ``[start, stop)`` in replay order, resubmitted
     from time 0 (as a sweep's ``slice``).
 
+    ``slurm_accounts`` (with ``platform``) gives ``--policy slurm`` the site's associations and
+    QOS (a ``sacctmgr dump`` file, ``sacctmgr show assoc -P`` output or TOML).
+
     With ``recorded`` (the default), a workload that records its schedule (SWF waits) is also
     replayed as recorded (``--policy recorded``), first, labelled ``Recorded``: every other
     run's summary then says how close it comes to it (:mod:`hpcsched.agreement`)."""
@@ -118,6 +122,7 @@ def compare(
             workload=source,
             policy=spec,
             platform=platform,
+            slurm_accounts=None if slurm_accounts is None else os.fspath(slurm_accounts),
             downtime=None if downtime is None else os.fspath(downtime),
             announce_lead=announce_lead,
             # the record is what ran: its jobs ran their recorded times, whatever --overrun

@@ -21,6 +21,7 @@ import pandas as pd
 
 from hpcsched._io import check_regular_file
 from hpcsched.exceptions import InputError, OptionError, unknown_name
+from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import Result, simulate
@@ -177,6 +178,8 @@ class RunConfig:
     announce_lead: float | None = None
     overrun: str = "continue"
     nodes: int | None = None
+    #: the site's associations and QOS for ``--policy slurm`` (a file; with ``platform``)
+    slurm_accounts: str | None = None
     #: what decisions.parquet holds (``compact`` or ``full``: see ``simulate``)
     decision_log: str = "compact"
     #: parameters the user varied or set, shown as columns of a results table
@@ -209,6 +212,8 @@ class RunConfig:
         }
         if self.decision_log != "compact":  # the default leaves keys as they were
             config["decision_log"] = self.decision_log
+        if self.slurm_accounts is not None:
+            config["slurm_accounts"] = self.slurm_accounts
         return config
 
     def key(self) -> str:
@@ -219,6 +224,7 @@ class RunConfig:
             self.workload.path if isinstance(self.workload, WorkloadSpec) else None,
             self.downtime,
             self.platform if self.platform and os.path.isfile(self.platform) else None,
+            self.slurm_accounts,
         ]
         document = {
             "config": self.to_dict(),
@@ -237,13 +243,18 @@ class RunConfig:
             # (a platform's size; on partitions, the trace's own units: see resolve_platform)
             _, nodes = resolve_platform(self.platform, self.nodes)
             workload = workload.load(nodes)
+        platform: str | Platform | None = self.platform
+        if self.slurm_accounts is not None and self.platform is not None:
+            from hpcsched.run.options import with_slurm_accounts
+
+            platform = with_slurm_accounts(self.platform, self.slurm_accounts)
         return simulate(
             workload,
             self.policy,
             downtime=self.downtime,
             announce_lead=self.announce_lead,
             overrun=self.overrun,
-            platform=self.platform,
+            platform=platform,
             nodes=self.nodes,
             decision_log=self.decision_log,
         )

@@ -261,33 +261,27 @@ class RunOptions:
         """The platform given: ``--platform``, or ``--slurm-conf``'s file (not both), which a
         run reads as a slurm.conf by its ``.conf`` name (``run.options.open_platform``); with
         ``--slurm-accounts``, the platform read, with the associations and QOS read."""
-        site = self._site()
-        if self.slurm_accounts is None:
+        site = self.site_name()
+        if self.slurm_accounts is None or site is None:
             return site
-        from dataclasses import replace
+        from hpcsched.run.options import with_slurm_accounts
 
-        from hpcsched.run.options import open_platform
-        from hpcsched.slurm_accounts import read_slurm_accounts
-        from hpcsched.slurm_settings import SlurmSettings
+        return with_slurm_accounts(site, self.slurm_accounts)
 
-        if site is None:
+    def site_name(self) -> str | None:
+        """The platform given, by name or path, for commands that pass it to other processes
+        (``compare``, with :meth:`accounts_path`)."""
+        site = self._site()
+        if self.slurm_accounts is not None and site is None:
             raise OptionError(
                 "give the site with it (--slurm-conf FILE, or --platform)",
                 option="--slurm-accounts",
             )
-        platform = open_platform(site)
-        settings = platform.slurm or SlurmSettings.defaults()
-        accounts = read_slurm_accounts(self.slurm_accounts)
-        return replace(platform, slurm=replace(settings, accounts=accounts))
+        return site
 
-    def site_name(self) -> str | None:
-        """The platform given, by name or path, for commands that pass it to other processes
-        (``compare``): ``--slurm-accounts`` is not taken there yet."""
-        if self.slurm_accounts is not None:
-            raise OptionError(
-                "not taken by this command yet (simulate takes it)", option="--slurm-accounts"
-            )
-        return self._site()
+    def accounts_path(self) -> str | None:
+        """``--slurm-accounts``, as a path (``compare`` passes it to each run)."""
+        return None if self.slurm_accounts is None else str(self.slurm_accounts)
 
     def _site(self) -> str | None:
         if self.slurm_conf is None:

@@ -98,6 +98,7 @@ def compare(
                 str(trace),
                 specs,
                 platform=setting.site_name(),
+                slurm_accounts=setting.accounts_path(),
                 downtime=setting.downtime,
                 nodes=nodes,
                 procs_per_node=ppn,

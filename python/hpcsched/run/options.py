@@ -114,6 +114,22 @@ def resolve_platform(
     return platform, None if platform.site is not None else platform.nodes
 
 
+def with_slurm_accounts(
+    platform: Platform | str | os.PathLike[str], accounts: str | os.PathLike[str]
+) -> Platform:
+    """``platform`` (loaded when named) with the associations and QOS of ``accounts`` (a
+    ``sacctmgr dump`` file, ``sacctmgr show assoc -P`` output or TOML) for ``--policy slurm``."""
+    from dataclasses import replace
+
+    from hpcsched.slurm_accounts import read_slurm_accounts
+    from hpcsched.slurm_settings import SlurmSettings
+
+    if not isinstance(platform, Platform):
+        platform = open_platform(platform)
+    settings = platform.slurm or SlurmSettings.defaults()
+    return replace(platform, slurm=replace(settings, accounts=read_slurm_accounts(accounts)))
+
+
 def check_overrun(overrun: str) -> None:
     if overrun not in OVERRUNS:
         raise OptionError(
