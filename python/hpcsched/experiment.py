@@ -224,8 +224,9 @@ class RunConfig:
             self.workload.path if isinstance(self.workload, WorkloadSpec) else None,
             self.downtime,
             self.platform if self.platform and os.path.isfile(self.platform) else None,
-            self.slurm_accounts,
         ]
+        if self.slurm_accounts is not None:  # absent, the keys stay as they were before it
+            inputs.append(self.slurm_accounts)
         document = {
             "config": self.to_dict(),
             "version": __version__,

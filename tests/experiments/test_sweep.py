@@ -361,3 +361,20 @@ def test_tree_search_runs_keep_the_keys_they_had_before_the_rollout_look_ahead()
         policy=PolicySpec("mars-cw", search=replace(spec, lookahead="rollout")),
     )
     assert rollout.key() != tree.key()
+
+
+def test_a_runs_key_follows_the_bytes_of_its_slurm_accounts(tmp_path: Path) -> None:
+    """A run with the site's accounts differs from one without, and editing the file makes a
+    new key: a sweep never reuses a result computed from other shares."""
+    from hpcsched.experiment import RunConfig, WorkloadSpec
+    from hpcsched.policies import PolicySpec
+
+    workload = WorkloadSpec(generator="markovian", params={"jobs": 10, "seed": 1})
+    accounts = tmp_path / "accounts.toml"
+    accounts.write_text("[accounts.a]\nshares = 1\nusers = { u = 1 }\n")
+    plain = RunConfig(workload=workload, policy=PolicySpec("fcfs"))
+    with_accounts = replace(plain, slurm_accounts=str(accounts))
+    before = with_accounts.key()
+    assert before != plain.key()
+    accounts.write_text("[accounts.a]\nshares = 2\nusers = { u = 1 }\n")
+    assert with_accounts.key() != before
