@@ -4,6 +4,7 @@ schedules are computed by hand (the engine's own cases: crates/core/tests/it/slu
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -369,3 +370,38 @@ def test_compare_takes_the_sites_accounts_for_each_run(
 
     assert first() == 4
     assert first("--slurm-accounts", str(accounts)) == 3
+
+
+def test_max_submit_jobs_per_user_refuses_submissions_and_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """QOS normal with MaxSubmitJobsPerUser 2 on the 2-node cluster: user 1's job 1 runs (0 to
+    100) and job 2 waits, so job 3 at 20 is refused; job 4 at 150 comes in (job 1 has ended,
+    job 2 runs from 100 to 200) and starts at 200. Without `limits` in AccountingStorageEnforce
+    Slurm enforces no QOS limit: job 3 runs."""
+    trace = swf(tmp_path, [(1, 0, 100, 2, 1, 1), (2, 10, 100, 2, 1, 1), (3, 20, 100, 2, 1, 1),
+                           (4, 150, 100, 2, 1, 1)])  # fmt: skip
+    accounts = tmp_path / "accounts.toml"
+    accounts.write_text(
+        "[accounts.group1]\nusers = { user1 = 1 }\n[qos.normal]\nmax_submit_jobs_per_user = 2\n"
+    )
+
+    def run(text: str, out: Path) -> tuple[pd.DataFrame, str]:
+        site = ["--slurm-conf", str(conf(tmp_path, text)), "--slurm-accounts", str(accounts)]
+        args = ["simulate", str(trace), "--policy", "slurm", *site, "--out", str(out)]
+        code, stdout, err = run_cli(args, capsys)
+        assert code == 0, err
+        return pd.read_parquet(out / "jobs.parquet").set_index("job_id"), stdout
+
+    jobs, stdout = run(FAIR, tmp_path / "limited")
+    assert jobs["start"].tolist()[:2] == [0.0, 100.0] and jobs.loc[4, "start"] == 200.0
+    assert pd.isna(jobs.loc[3, "start"])
+    assert jobs["rejected"].astype(object).fillna("").tolist() == [
+        "", "", "over_max_submit_jobs_per_user", ""
+    ]  # fmt: skip
+    summary = json.loads((tmp_path / "limited" / "summary.json").read_text())
+    assert summary["jobs"]["rejected"]["total"] == 1
+    assert "refused at submission" in stdout and "over max submit jobs per user 1" in stdout
+    unenforced = FAIR.replace("associations,limits,qos", "associations")
+    jobs, _ = run(unenforced, tmp_path / "unenforced")
+    assert jobs["start"].tolist() == [0.0, 100.0, 200.0, 300.0]

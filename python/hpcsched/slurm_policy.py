@@ -202,6 +202,7 @@ def _limits(q: Qos) -> bool:
             q.grp_jobs,
             q.grp_nodes,
             q.grp_cpus,
+            q.max_submit_jobs_per_user,
         )
     )
 
@@ -216,4 +217,5 @@ def _native_qos(q: Qos, enforce: bool) -> dict[str, int | None]:
         "grp_jobs": limit(q.grp_jobs),
         "grp_nodes": limit(q.grp_nodes),
         "grp_cpus": limit(q.grp_cpus),
+        "max_submit_jobs_per_user": limit(q.max_submit_jobs_per_user),
     }

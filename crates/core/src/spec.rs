@@ -248,7 +248,7 @@ impl RunSpec {
                 )));
             }
         }
-        let inputs = self.inputs()?;
+        let mut inputs = self.inputs()?;
         let mut policy: Box<dyn Policy> = match policy_name.as_str() {
             // A learning agent drives the engine step by step; no policy decides.
             "agent" => build_policy("fcfs", None, "none")?,
@@ -265,6 +265,10 @@ impl RunSpec {
                     ));
                 }
                 setup.validate(job_count, partitions)?;
+                if let Some(limits) = setup.submit_limits() {
+                    // slurmctld refuses such submissions whatever schedules them
+                    inputs = inputs.with_submit_limits(limits)?;
+                }
                 Box::new(SlurmPolicy::new(Arc::new(setup)))
             }
             name => match search {

@@ -169,6 +169,7 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
                 grp_jobs: get_item(q, "grp_jobs")?,
                 grp_nodes: get_item(q, "grp_nodes")?,
                 grp_cpus: get_item(q, "grp_cpus")?,
+                max_submit_jobs_per_user: get_item(q, "max_submit_jobs_per_user")?,
             })
         })
         .collect::<PyResult<Vec<_>>>()?;

@@ -292,19 +292,23 @@ impl PySimulation {
             joules.set_item("wasted", energy.wasted_j())?;
             out.set_item("energy_by_state_j", joules)?;
         }
-        if self.engine.inputs().site.is_some() {
-            // the partition each job started in (-1: none) and why a job was refused (-1: not)
+        let inputs = self.engine.inputs();
+        if inputs.site.is_some() {
+            // the partition each job started in (-1: none)
             let mut partition = vec![-1i64; log.start.len()];
             for (j, &p) in log.partition.iter().enumerate() {
                 if p != u32::MAX {
                     partition[j] = i64::from(p);
                 }
             }
+            out.set_item("partition", partition.into_pyarray(py))?;
+        }
+        if inputs.site.is_some() || inputs.submit_limits.is_some() {
+            // why a job was refused at submission (-1: it was not)
             let mut rejected = vec![-1i8; log.start.len()];
             for &(j, reason) in &log.rejected {
                 rejected[j as usize] = reason as i8;
             }
-            out.set_item("partition", partition.into_pyarray(py))?;
             out.set_item("rejected", rejected.into_pyarray(py))?;
         }
         out.set_item("invocations", log.invocations)?;

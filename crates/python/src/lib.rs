@@ -72,10 +72,10 @@ fn start_kind_names() -> Vec<&'static str> {
         .collect()
 }
 
-/// Why a job was refused at submission on a platform with partitions, indexed by the codes
-/// in `Simulation.results()["rejected"]`.
+/// Why a job was refused at submission (a partition's limits, a QOS' submission limit),
+/// indexed by the codes in `Simulation.results()["rejected"]`.
 #[pyfunction]
-fn partition_rejection_names() -> Vec<&'static str> {
+fn rejection_names() -> Vec<&'static str> {
     hpcsched_core::model::Rejection::NAMES.to_vec()
 }
 
@@ -322,7 +322,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(power_mode_names, m)?)?;
     m.add_function(wrap_pyfunction!(rejection_text, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
-    m.add_function(wrap_pyfunction!(partition_rejection_names, m)?)?;
+    m.add_function(wrap_pyfunction!(rejection_names, m)?)?;
     m.add_function(wrap_pyfunction!(partition_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;

@@ -164,6 +164,7 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
     table.add_row("utilization over uptime", percent(info["utilization"]["overall_uptime"]))
     if "partitions" in info:
         _add_partition_rows(table, info)
+    _add_refused_row(table, info)
     down = info["downtime"]
     if down["windows"]:
         plural = "s" if down["windows"] != 1 else ""
@@ -229,7 +230,7 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
 
 
 def _add_partition_rows(table: Table, info: dict[str, Any]) -> None:
-    """Each partition's jobs, waits and utilization, and the jobs refused at submission."""
+    """Each partition's jobs, waits and utilization."""
     for name, part in info["partitions"].items():
         wait = part["wait"]
         table.add_row(
@@ -239,6 +240,10 @@ def _add_partition_rows(table: Table, info: dict[str, Any]) -> None:
             if part["jobs"]
             else f"no job on {part['nodes']:,} nodes",
         )
+
+
+def _add_refused_row(table: Table, info: dict[str, Any]) -> None:
+    """The jobs refused at submission (a partition's limits, a QOS' submission limit)."""
     refused = info["jobs"].get("rejected")
     if refused and refused["total"]:
         reasons = ", ".join(

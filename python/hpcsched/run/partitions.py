@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcsched import _core
 from hpcsched.assignment import Assignment, assign_partitions
 from hpcsched.exceptions import OptionError
 from hpcsched.workload.sacct import NO_MACHINE_SIZE
@@ -22,9 +21,6 @@ if TYPE_CHECKING:
     from hpcsched.protocol import PythonPolicySpec
     from hpcsched.site import Site
     from hpcsched.workload import DowntimeCalendar, Workload
-
-#: Why the engine refused a job at submission, by the code in ``results()["rejected"]``.
-REJECTIONS = tuple(_core.partition_rejection_names())
 
 
 def check_partitioned_run(
@@ -137,18 +133,12 @@ def site_options(site: Site, assignment: Assignment) -> dict[str, Any]:
     return native
 
 
-def partition_columns(site: Site, raw: dict[str, Any]) -> dict[str, Any]:
-    """``jobs.parquet``'s ``partition`` (where each job ran) and ``rejected`` (why the engine
-    refused it at submission) columns."""
+def partition_column(site: Site, raw: dict[str, Any]) -> pd.Categorical[str]:
+    """``jobs.parquet``'s ``partition`` column: where each job ran."""
     import pandas as pd
 
     names = pd.Index([p.name for p in site.partitions])
-    return {
-        "partition": pd.Categorical.from_codes(np.asarray(raw["partition"], np.int64), names),
-        "rejected": pd.Categorical.from_codes(
-            np.asarray(raw["rejected"], np.int64), pd.Index(REJECTIONS)
-        ),
-    }
+    return pd.Categorical.from_codes(np.asarray(raw["partition"], np.int64), names)
 
 
 def by_partition(table: pd.DataFrame, site: Site, makespan: float) -> dict[str, Any]:
@@ -174,12 +164,3 @@ def by_partition(table: pd.DataFrame, site: Site, makespan: float) -> dict[str, 
             "utilization": busy / capacity if capacity > 0 else None,
         }
     return out
-
-
-def rejected_summary(table: pd.DataFrame) -> dict[str, Any]:
-    """Jobs refused at submission, in all and by reason."""
-    counts = table["rejected"].value_counts()
-    return {
-        "total": int(counts.sum()),
-        "by_reason": {reason: int(counts.get(reason, 0)) for reason in REJECTIONS},
-    }

@@ -26,7 +26,8 @@ from hpcsched.logs import (
 from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
-from hpcsched.run.partitions import by_partition, partition_columns, rejected_summary
+from hpcsched.run.partitions import by_partition, partition_column
+from hpcsched.run.refusals import rejected_column, rejected_summary
 from hpcsched.run.result import LogFrame, Result, StoredLog
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import has_record
@@ -61,8 +62,9 @@ def build_result(
     table = job_table(workload, raw)
     site = platform.site if platform is not None else None
     if site is not None and "partition" in raw:
-        for name, column in partition_columns(site, raw).items():
-            table[name] = column
+        table["partition"] = partition_column(site, raw)
+    if "rejected" in raw:
+        table["rejected"] = rejected_column(raw)
     lost = pd.DataFrame(
         {
             "job_index": raw["lost_job"],
@@ -88,6 +90,7 @@ def build_result(
     )
     if site is not None and "partition" in table:
         info["partitions"] = by_partition(table, site, info["makespan"])
+    if "rejected" in table:
         info["jobs"]["rejected"] = rejected_summary(table)
     reservations = pd.DataFrame(
         {

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 
 use crate::engine::layer::LayerSpec;
+use crate::engine::submit_limit::SubmitLimits;
 use crate::error::{CoreError, Result};
 use crate::model::{
     Calendar, DowntimeKind, JobTable, Machine, OverLimits, Overrun, PartitionSpec, PowerModel,
@@ -56,6 +57,9 @@ pub struct Inputs {
     /// Each job's place in an outside priority order, handed to every view (`View::ranks`):
     /// a look-ahead's belief keeps Slurm's order at its root. Empty: none.
     pub ranks: Vec<u32>,
+    /// Caps on the jobs a group may have pending or running (`None`: none): a submission over
+    /// its group's cap is refused.
+    pub submit_limits: Option<SubmitLimits>,
 }
 
 impl Inputs {
@@ -97,6 +101,14 @@ impl Inputs {
             model.validate()?;
         }
         self.groups = groups;
+        Ok(self)
+    }
+
+    /// Caps on the jobs each group may have pending or running (Slurm's QOS
+    /// `MaxSubmitJobsPerUser`): a submission over its group's cap is refused.
+    pub fn with_submit_limits(mut self, limits: SubmitLimits) -> Result<Self> {
+        limits.validate(self.jobs.len())?;
+        self.submit_limits = Some(limits);
         Ok(self)
     }
 
@@ -263,6 +275,7 @@ impl Inputs {
             groups: Vec::new(),
             site: None,
             ranks: Vec::new(),
+            submit_limits: None,
         })
     }
 }

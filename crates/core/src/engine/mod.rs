@@ -16,6 +16,7 @@ pub mod site;
 mod sort;
 mod state;
 mod stop;
+mod submit_limit;
 pub mod utilization;
 mod view;
 
@@ -31,4 +32,5 @@ pub use record::RunLog;
 pub use site::{SiteState, SiteView};
 pub use state::{bounded_slowdown, Metrics, Running, SimState, BSLD_TAU};
 pub use stop::StopFlag;
+pub use submit_limit::SubmitLimits;
 pub use view::{KnownJob, KnownJobs, View};

@@ -6,6 +6,7 @@ use std::collections::BinaryHeap;
 use crate::engine::layer::PowerLayer;
 use crate::engine::power::{Nodes, STATES};
 use crate::engine::queue::WaitQueue;
+use crate::engine::submit_limit::Submitted;
 use crate::engine::utilization::node_seconds;
 use crate::model::{Downtime, Energy, PowerModel};
 
@@ -93,6 +94,8 @@ pub struct SimState {
     /// Invocations in a row that left jobs waiting with nothing else left to happen but
     /// timers (see `Engine::step`).
     pub(crate) fruitless_calls: u32,
+    /// Each submission group's jobs pending or running (under submission limits).
+    pub(crate) submitted: Submitted,
 }
 
 /// How many marks an engine keeps (a reward has at most this many horizon ends).

@@ -4,10 +4,12 @@ pub mod calendar;
 pub mod job;
 pub mod machine;
 pub mod power;
+pub mod rejection;
 pub mod site;
 
 pub use calendar::{Calendar, Downtime, DowntimeKind};
 pub use job::{Job, JobTable, MAX_TIME};
 pub use machine::{Machine, Overrun, MAX_NODES};
 pub use power::{Energy, PowerModel};
-pub use site::{OverLimits, Partition, PartitionSpec, PartitionState, Rejection, Site};
+pub use rejection::Rejection;
+pub use site::{OverLimits, Partition, PartitionSpec, PartitionState, Site};

@@ -8,7 +8,7 @@
 //! (EASY keeps one reservation per component; docs/semantics.md, "Partitions").
 
 use crate::error::{CoreError, Result};
-use crate::model::{Downtime, JobTable};
+use crate::model::{Downtime, JobTable, Rejection};
 
 /// A partition's state, as Slurm's `State=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -55,33 +55,6 @@ impl OverLimits {
             _ => None,
         }
     }
-}
-
-/// Why no candidate partition accepts a job (the first candidate's reason).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Rejection {
-    /// More nodes than the partition has.
-    LargerThanPartition = 0,
-    /// More nodes than its MaxNodes.
-    OverMaxNodes = 1,
-    /// Fewer nodes than its MinNodes.
-    UnderMinNodes = 2,
-    /// A requested time over its MaxTime.
-    OverMaxTime = 3,
-    /// The partition is drained.
-    Drained = 4,
-}
-
-impl Rejection {
-    /// The names, in the order of the codes.
-    pub const NAMES: [&'static str; 5] = [
-        "larger_than_partition",
-        "over_max_nodes",
-        "under_min_nodes",
-        "over_max_time",
-        "drained",
-    ];
 }
 
 /// A partition as a platform file describes it.

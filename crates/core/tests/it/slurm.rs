@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use hpcsched_core::model::{OverLimits, PartitionSpec};
+use hpcsched_core::model::{OverLimits, PartitionSpec, Rejection};
 use hpcsched_core::sched::slurm::{
     Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmPolicy, SlurmSetup,
 };
@@ -67,6 +67,10 @@ impl Setup {
     }
 
     fn policy(&self, specs: &[Spec], nodes: u32) -> SlurmPolicy {
+        SlurmPolicy::new(Arc::new(self.setup(specs, nodes)))
+    }
+
+    fn setup(&self, specs: &[Spec], nodes: u32) -> SlurmSetup {
         let setup = SlurmSetup {
             priority: self.priority.clone(),
             scheduler: self.scheduler.clone(),
@@ -88,11 +92,32 @@ impl Setup {
         setup
             .validate(specs.len(), self.partition_factors.len())
             .unwrap();
-        SlurmPolicy::new(Arc::new(setup))
+        setup
     }
 
     fn run(&self, nodes: u32, specs: &[Spec]) -> RunLog {
         run(nodes, specs, &mut self.policy(specs, nodes))
+    }
+
+    /// As `run`, with the submissions slurmctld would refuse refused, as `RunSpec` wires them.
+    fn run_submitting(&self, nodes: u32, specs: &[Spec]) -> RunLog {
+        let setup = self.setup(specs, nodes);
+        let limits = setup
+            .submit_limits()
+            .expect("a QOS with a submission limit");
+        let mut policy = SlurmPolicy::new(Arc::new(setup));
+        let calendar = Calendar::new(Vec::new(), 0.0).unwrap();
+        let inputs = Inputs::new(
+            table(specs),
+            Machine::new(nodes),
+            calendar,
+            Overrun::Continue,
+        )
+        .and_then(|inputs| inputs.with_submit_limits(limits))
+        .unwrap();
+        let mut engine = Engine::new(Arc::new(inputs));
+        engine.run(&mut policy).unwrap();
+        engine.into_log()
     }
 }
 
@@ -421,6 +446,48 @@ fn qos_limits_hold_a_job_back_without_blocking_the_jobs_behind_it() {
         ..Qos::default()
     }];
     assert_eq!(starts(&s.run(4, &specs)), vec![0.0, 100.0, 2.0]);
+}
+
+#[test]
+fn max_submit_jobs_per_user_refuses_a_submission_while_the_user_has_that_many_jobs() {
+    // 1 node, MaxSubmitJobsPerUser 2. a's J1 runs and J2 waits: a's J3 at 2 is refused, b's J4
+    // is not. J1 ends at 100: a's J5 then comes in (J2 and J5). a's J6 at 105 is refused (J2
+    // runs, J5 waits); J5 ends at 130 as a's J7 is submitted: the end counts first, J7 runs.
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 10.0, 10.0, 1),
+        (2.0, 10.0, 10.0, 1),
+        (3.0, 10.0, 10.0, 1),
+        (100.0, 10.0, 10.0, 1),
+        (105.0, 10.0, 10.0, 1),
+        (130.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(specs.len());
+    s.users = vec![0, 0, 0, 1, 0, 0, 0];
+    s.qos = vec![Qos {
+        max_submit_jobs_per_user: Some(2),
+        ..Qos::default()
+    }];
+    let log = s.run_submitting(1, &specs);
+    let nan = f64::NAN;
+    let expected = [0.0, 100.0, nan, 110.0, 120.0, nan, 130.0];
+    for (j, (&got, want)) in log.start.iter().zip(expected).enumerate() {
+        assert!(
+            got == want || (got.is_nan() && want.is_nan()),
+            "J{}: {got} != {want}",
+            j + 1
+        );
+    }
+    assert_eq!(
+        log.rejected,
+        vec![
+            (2, Rejection::OverSubmitLimit),
+            (5, Rejection::OverSubmitLimit)
+        ]
+    );
+    // a QOS without the limit gives the engine no caps
+    s.qos = vec![Qos::default()];
+    assert!(s.setup(&specs, 1).submit_limits().is_none());
 }
 
 // ---- Cycles cut short -----------------------------------------------------------------------

@@ -19,9 +19,10 @@ use crate::engine::record::{RunLog, TimelineRow};
 use crate::engine::site::{SiteState, SiteView};
 use crate::engine::state::SimState;
 use crate::engine::stop::StopFlag;
+use crate::engine::submit_limit::Submitted;
 use crate::engine::view::{KnownJobs, View};
 use crate::error::{CoreError, Result};
-use crate::model::OverLimits;
+use crate::model::{OverLimits, Rejection};
 
 /// Invocations in a row with jobs waiting and only timers left after which a run is stalled
 /// (`Engine::check_progress`): far more than any timer-driven plan takes to act.
@@ -67,11 +68,14 @@ impl Engine {
         };
         let manager = inputs.manager.as_ref().map(|spec| Arc::clone(spec).build());
         let site = (inputs.site.as_ref()).map(|site| SiteState::new(site, inputs.jobs.len()));
+        let submitted =
+            (inputs.submit_limits.as_ref()).map_or_else(Submitted::default, Submitted::new);
         let state = SimState {
             now,
             nodes,
             manager,
             site,
+            submitted,
             ..SimState::default()
         };
         Engine::with_state(inputs, state)
@@ -463,6 +467,9 @@ impl Engine {
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
             self.state.busy -= c.nodes;
+            if let Some(limits) = &self.inputs.submit_limits {
+                self.state.submitted.finish(limits, c.job);
+            }
             if let (Some(model), Some(site)) = (self.inputs.site.as_ref(), self.state.site.as_mut())
             {
                 // the components of the nodes it held (its own; a running job a snapshot gave
@@ -501,6 +508,12 @@ impl Engine {
             {
                 self.log.record_rejection(index, reason);
                 continue; // refused at submission: never queued
+            }
+            if let Some(limits) = &self.inputs.submit_limits {
+                if !self.state.submitted.admit(limits, index) {
+                    self.log.record_rejection(index, Rejection::OverSubmitLimit);
+                    continue;
+                }
             }
             self.state.queue.push(index);
             if let (Some(site), Some(state)) = (&self.inputs.site, self.state.site.as_mut()) {

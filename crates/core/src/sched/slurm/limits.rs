@@ -15,6 +15,9 @@ pub struct Qos {
     pub grp_jobs: Option<u32>,
     pub grp_nodes: Option<u32>,
     pub grp_cpus: Option<u32>,
+    /// Jobs a user may have pending or running in the QOS: more are refused at submission
+    /// (the engine's [`SubmitLimits`](crate::engine::SubmitLimits), not a running limit).
+    pub max_submit_jobs_per_user: Option<u32>,
 }
 
 impl Qos {

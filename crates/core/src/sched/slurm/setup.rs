@@ -2,6 +2,9 @@
 //! tree (account -> user) with its shares, the QOS, and each job's association, user, QOS,
 //! nice value and CPUs; on a site, each partition's `PriorityJobFactor`.
 
+use std::collections::HashMap;
+
+use crate::engine::SubmitLimits;
 use crate::error::{CoreError, Result};
 use crate::sched::slurm::config::{PrioritySettings, SchedulerSettings};
 use crate::sched::slurm::limits::Qos;
@@ -56,6 +59,32 @@ pub struct SlurmSetup {
 }
 
 impl SlurmSetup {
+    /// The QOS' `MaxSubmitJobsPerUser` as the engine's caps: one group per (QOS, user) of the
+    /// jobs whose QOS has one (`None` when no QOS has).
+    pub fn submit_limits(&self) -> Option<SubmitLimits> {
+        if self
+            .qos
+            .iter()
+            .all(|q| q.max_submit_jobs_per_user.is_none())
+        {
+            return None;
+        }
+        let mut groups: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut cap = Vec::new();
+        let group = (self.jobs.qos.iter().zip(&self.jobs.user))
+            .map(
+                |(&qos, &user)| match self.qos[qos as usize].max_submit_jobs_per_user {
+                    None => SubmitLimits::NONE,
+                    Some(most) => *groups.entry((qos, user)).or_insert_with(|| {
+                        cap.push(most);
+                        cap.len() as u32 - 1
+                    }),
+                },
+            )
+            .collect();
+        Some(SubmitLimits { group, cap })
+    }
+
     /// Checks the setup against `jobs` jobs and `partitions` partitions (1: one pool).
     pub fn validate(&self, jobs: usize, partitions: usize) -> Result<()> {
         self.priority.validate()?;
