@@ -6,8 +6,9 @@ A sweep file::
 
     [sweep]
     out = "sweeps/alpha"              # relative to this file; default: the file's name
-    platforms = ["AOBA-64", "Taurus-64"]
+    platforms = ["AOBA-64", "Taurus-64"]   # presets, platform TOML files or slurm.conf files
     processes = 2                     # local pool size (default: one per core)
+    # slurm_accounts = "ci.dump"      # the site's associations and QOS, for --policy slurm
     # downtime = "maintenance.txt"; announce_lead = 172800; overrun = "continue"
     # decision_log = "full"           # every candidate of each decision (default "compact")
 
@@ -44,7 +45,7 @@ from hpcsched._io import read_toml
 from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown, unknown_name
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.parallel import check_processes
-from hpcsched.platform import Platform, load_platform
+from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec
 from hpcsched.rewards import parse_reward
 from hpcsched.run import (
@@ -53,6 +54,7 @@ from hpcsched.run import (
     check_decision_log,
     check_overrun,
     check_power_model,
+    open_platform,
 )
 from hpcsched.workload import read_calendar
 
@@ -65,6 +67,7 @@ SWEEP_KEYS = (
     "announce_lead",
     "overrun",
     "decision_log",
+    "slurm_accounts",
 )
 SEARCH_KEYS = tuple(f.name for f in fields(SearchSpec))
 POWER_KEYS = tuple(f.name for f in fields(PowerSpec))
@@ -120,14 +123,14 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
     platforms = [
         None
         if p is None
-        else (resolve(p) if str(p).endswith(".toml") or os.sep in str(p) else str(p))
+        else (resolve(p) if str(p).endswith((".toml", ".conf")) or os.sep in str(p) else str(p))
         for p in platforms
     ]
     _distinct(platforms, source, "sweep.platforms")
     loaded: dict[str | None, tuple[str, Platform | None]] = {}
     for i, platform in enumerate(platforms):
         where = f"sweep.platforms[{i}]" if platform is not None else "sweep.platforms"
-        value = None if platform is None else _checked(source, where, load_platform, platform)
+        value = None if platform is None else _checked(source, where, open_platform, platform)
         loaded[platform] = (where, value)
     downtime = settings.get("downtime")
     decision_log = settings.get("decision_log", "compact")
@@ -136,6 +139,7 @@ def expand_sweep(document: Mapping[str, Any], source: str = "<sweep>") -> Sweep:
         "downtime": None if downtime is None else resolve(str(downtime)),
         "announce_lead": settings.get("announce_lead"),
         "overrun": settings.get("overrun", "continue"),
+        "slurm_accounts": _slurm_accounts(settings, platforms, resolve, source),
     }
     _check_settings(options, source)
     workload_specs = [
@@ -273,6 +277,34 @@ def _distinct(values: list[Any], source: str, field: str) -> None:
 def _same(a: Any, b: Any) -> bool:
     # 1 and 1.0 are one value, True and 1 are not
     return bool(a == b) and isinstance(a, bool) == isinstance(b, bool)
+
+
+def _slurm_accounts(
+    settings: Mapping[str, Any],
+    platforms: list[str | None],
+    resolve: Callable[[str], str],
+    source: str,
+) -> str | None:
+    """``slurm_accounts``: a file (relative to the sweep file) read once to check it; it needs
+    a platform for every run, as ``--slurm-accounts`` needs ``--slurm-conf`` or ``--platform``."""
+    accounts = settings.get("slurm_accounts")
+    if accounts is None:
+        return None
+    where = "sweep.slurm_accounts"
+    if not isinstance(accounts, str):
+        raise InputError(f"a file name in quotes, not {shown(accounts)}", path=source, field=where)
+    if None in platforms:
+        raise InputError(
+            "the site's accounts need a site: give platforms (slurm.conf files, platform files "
+            "or presets)",
+            path=source,
+            field=where,
+        )
+    from hpcsched.slurm_accounts import read_slurm_accounts
+
+    path = resolve(accounts)
+    _checked(source, where, read_slurm_accounts, path)
+    return path
 
 
 def _check_settings(options: Mapping[str, Any], source: str) -> None:

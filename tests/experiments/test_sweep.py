@@ -378,3 +378,43 @@ def test_a_runs_key_follows_the_bytes_of_its_slurm_accounts(tmp_path: Path) -> N
     assert before != plain.key()
     accounts.write_text("[accounts.a]\nshares = 2\nusers = { u = 1 }\n")
     assert with_accounts.key() != before
+
+
+def test_a_sweep_runs_slurm_on_slurm_conf_platforms_with_the_sites_accounts(tmp_path: Path):
+    """Platforms may be slurm.conf files and ``slurm_accounts`` gives every run the site's
+    associations: the fair-share case of tests/test_slurm_policy.py (no decay), where equal
+    shares start user 2's job 4 at 1800 and shares of 10 to 1 for group1 start job 3 there."""
+    from tests.test_slurm_policy import FAIR, conf, fair_share_trace
+
+    trace = fair_share_trace(tmp_path)
+    site = conf(tmp_path, FAIR.replace("00:05:00", "0"))
+    (tmp_path / "accounts.toml").write_text(
+        "[accounts.group1]\nshares = 10\nusers = { user1 = 1 }\n"
+        "[accounts.group2]\nshares = 1\nusers = { user2 = 1 }\n"
+    )
+    document = {
+        "sweep": {"platforms": [site.name], "processes": 1},
+        "workloads": [{"path": trace.name}],
+        "policies": [{"name": "slurm"}],
+    }
+
+    def first(sweep_document: dict[str, object], out: str) -> int:
+        settings = {**sweep_document["sweep"], "out": out}
+        sweep = expand_sweep({**sweep_document, "sweep": settings}, str(tmp_path / "s.toml"))
+        outcome = run_sweep(sweep, processes=1)
+        assert not outcome.failures, outcome.failures
+        run_dir = Path(sweep.out) / outcome.table["run_dir"].iloc[0]
+        jobs = pd.read_parquet(run_dir / "jobs.parquet").set_index("job_id")
+        return 3 if jobs.loc[3, "start"] == 1800.0 else 4
+
+    assert first(document, "plain") == 4
+    shared = {**document, "sweep": {**document["sweep"], "slurm_accounts": "accounts.toml"}}
+    assert first(shared, "accounts") == 3
+    # the accounts need a site (the sweep file's field named); a missing file is named itself
+    with pytest.raises(InputError, match="need a site") as caught:
+        expand_sweep({**document, "sweep": {"slurm_accounts": "accounts.toml"}}, "s.toml")
+    assert caught.value.field == "sweep.slurm_accounts"
+    missing = {**shared["sweep"], "slurm_accounts": "nowhere.toml"}
+    with pytest.raises(InputError, match="cannot read") as caught:
+        expand_sweep({**document, "sweep": missing}, str(tmp_path / "s.toml"))
+    assert caught.value.path == str(tmp_path / "nowhere.toml")

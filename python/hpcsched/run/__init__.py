@@ -27,6 +27,7 @@ from hpcsched.run.options import (
     check_decision_log,
     check_overrun,
     check_power_model,
+    open_platform,
     resolve_platform,
 )
 from hpcsched.run.replay import ProgressHook, simulate
@@ -49,6 +50,7 @@ __all__ = [
     "check_power_model",
     "native_run",
     "new_simulation",
+    "open_platform",
     "read_run",
     "resolve_platform",
     "simulate",
