@@ -317,12 +317,23 @@ def main() -> None:
         type=Path,
         help="replay the runs captured in DIR (run1, run2, ...: an earlier --keep) again",
     )
+    parser.add_argument(
+        "--nodes", type=int, choices=range(1, 5), help="every job on N nodes (default 1 to 4)"
+    )
+    parser.add_argument(
+        "--span", type=float, default=60.0, help="submissions over about S seconds (default 60)"
+    )
+    parser.add_argument(
+        "--heavy", type=int, default=1, help="u1 K times as likely as each other user (default 1)"
+    )
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     longest = 20
     if args.smoke:
         args.jobs, args.runs, longest = 6, 1, 4
-    jobs = workload(args.jobs, args.seed, longest)
+    jobs = workload(
+        args.jobs, args.seed, longest, nodes=args.nodes, span=args.span, heavy=args.heavy
+    )
     scratch = None if args.source or args.keep else tempfile.mkdtemp(prefix="hpcsched-replay-")
     keep = args.source or args.keep or Path(str(scratch))
     try:
@@ -345,7 +356,11 @@ def report(args: argparse.Namespace, jobs: list[dict[str, object]], keep: Path) 
         print(f"replaying the {args.runs} runs of {args.jobs} jobs captured in {keep} again")
     else:
         print(
-            f"workload: {args.jobs} jobs (seed {args.seed}), {args.runs} real runs, each "
+            f"workload: {args.jobs} jobs (seed {args.seed}"
+            + (f", {args.nodes} node{'s' if args.nodes > 1 else ''} each" if args.nodes else "")
+            + (f", submitted over about {args.span:g} s" if args.span != 60.0 else "")
+            + (f", u1 {args.heavy} times as likely" if args.heavy != 1 else "")
+            + f"), {args.runs} real runs, each "
             f"replayed with --policy slurm and fcfs; captures in {keep}"
             + (f"; submissions moved by up to {args.jitter} s" if args.jitter else "")
             + ("" if args.keep else " (removed at the end: --keep DIR keeps them)")
@@ -401,6 +416,9 @@ def report(args: argparse.Namespace, jobs: list[dict[str, object]], keep: Path) 
                 "runs": args.runs,
                 "aligned": not args.no_align,
                 "jitter_s": args.jitter,
+                "nodes": getattr(args, "nodes", None),
+                "span_s": getattr(args, "span", 60.0),
+                "heavy": getattr(args, "heavy", 1),
                 "phases_s": [round(phase(c), 3) for c in captures],
                 "run_seconds": [round(c.seconds, 1) for c in captures],
                 "mean_wait_real_s": [round(float(r["wait"].mean()), 2) for r in reals],

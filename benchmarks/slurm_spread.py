@@ -42,21 +42,35 @@ SCRIPT = REPO / "scripts" / "slurm-cluster.sh"
 USERS = (("u1", "acct_a"), ("u2", "acct_a"), ("u3", "acct_b"))
 
 
-def workload(jobs: int, seed: int, longest: int = 20) -> list[dict[str, object]]:
-    """The seeded workload: submission offset (s), user, account, nodes, limit, run time (2 to
-    ``longest`` s)."""
+def workload(
+    jobs: int,
+    seed: int,
+    longest: int = 20,
+    *,
+    nodes: int | None = None,
+    span: float = 60.0,
+    heavy: int = 1,
+) -> list[dict[str, object]]:
+    """The seeded workload: submission offset (s; over about ``span`` s), user (u1 ``heavy``
+    times as likely as each of the others), account, nodes (1 to 4, or ``nodes`` for every
+    job), limit, run time (2 to ``longest`` s)."""
     draw = random.Random(seed)
     offset, out = 0.0, []
+    weights = [heavy] + [1] * (len(USERS) - 1)
     for k in range(jobs):
-        user, account = USERS[draw.randrange(len(USERS))]
-        offset += draw.uniform(0.0, 60.0 / max(jobs, 1) * 2)
+        if heavy == 1:  # (the draw every earlier capture used)
+            user, account = USERS[draw.randrange(len(USERS))]
+        else:
+            [(user, account)] = draw.choices(USERS, weights)
+        offset += draw.uniform(0.0, span / max(jobs, 1) * 2)
+        drawn = draw.randint(1, 4)
         out.append(
             {
                 "k": k,
                 "offset": round(offset, 1),
                 "user": user,
                 "account": account,
-                "nodes": draw.randint(1, 4),
+                "nodes": drawn if nodes is None else nodes,
                 "minutes": draw.randint(1, 4),
                 "seconds": draw.randint(2, longest),
             }

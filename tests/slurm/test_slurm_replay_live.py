@@ -55,127 +55,20 @@ Takes about 4 minutes, up to one of them waiting for a recalculation.
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
-import subprocess
-import tempfile
-import time
-from collections.abc import Iterator
-from datetime import datetime
-from pathlib import Path
-
-import numpy as np
-import pandas as pd
 import pytest
 from benchmarks.slurm_spread import workload
+from tests.slurm.live import replay_on_a_live_cluster
 
-from hpcsched.cli import main
-from hpcsched.workload.sacct import read_sacct
-
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm-cluster.sh"
-FIELDS = "JobIDRaw,User,Group,Account,Partition,QOS,State,Submit,Eligible,Start,End,Timelimit,NNodes,NCPUS,ReqCPUS"  # noqa: E501
-FIRST_CALC = re.compile(r"^\[(\S+)\] priority/multifactor: _read_last_decay_ran")
 JOBS = workload(24, 11)
 
 pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def accounting() -> Iterator[dict[str, str]]:
-    if shutil.which("slurmdbd") is None or shutil.which("mariadbd") is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must install the accounting cluster (.ci/run does)")
-        pytest.skip("no slurmdbd/MariaDB: scripts/slurm-cluster.sh install-accounting")
-    base = tempfile.mkdtemp(prefix="hpcsched-replay-")
-    done = subprocess.run(
-        ["bash", str(SCRIPT), "start", base, "--accounting"],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    if done.returncode != 0:
-        subprocess.run(["bash", str(SCRIPT), "stop", base], capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
-        pytest.fail(f"the accounting cluster did not come up:\n{done.stdout}\n{done.stderr}")
-    env = {**os.environ, "SLURM_CONF": f"{base}/etc/slurm.conf", "TZ": "UTC"}
-    try:
-        yield env
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", base], capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
-
-
-def run(env: dict[str, str], *args: str) -> str:
-    return subprocess.run(list(args), env=env, capture_output=True, text=True, check=True).stdout
-
-
-def first_recalculation(log: Path) -> float:
-    """When slurmctld's decay thread first ran: its recalculations come every minute from then."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
-            if m := FIRST_CALC.match(line):
-                return datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").timestamp()
-        time.sleep(0.1)
-    pytest.fail(f"slurmctld logged no recalculation in {log}")
-
-
-def agreement(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, float]:
-    """Two schedules of the same jobs (same index, starts from the first submission)."""
-    place = a["start"].rank(method="first") == b["start"].rank(method="first")
-    error = (a["start"] - b["start"]).abs()
-    return {
-        "same place": float(place.mean()),
-        "start rank correlation": float(np.corrcoef(a["start"].rank(), b["start"].rank())[0, 1]),
-        "mean start error": float(error.mean()),
-    }
-
-
-@pytest.fixture(scope="module")
-def replays(accounting, tmp_path_factory) -> dict[str, dict[str, float]]:
+def replays(tmp_path_factory) -> dict[str, dict[str, float]]:
     """The workload run on the cluster, captured, and replayed: each policy's agreement with
     the record."""
-    env = accounting
-    base = Path(env["SLURM_CONF"]).parents[1]
-    folder = tmp_path_factory.mktemp("replay")
-    # the first submission just after a recalculation (at least 2 s ahead)
-    origin = first_recalculation(base / "log" / "slurmctld.log")
-    ahead = np.ceil((time.time() + 2.0 - origin) / 60.0)
-    time.sleep(max(origin + 60.0 * ahead + 0.05 - time.time(), 0.0))
-    ids = []
-    t0, first = time.monotonic(), float(JOBS[0]["offset"])  # type: ignore[arg-type]
-    for job in JOBS:
-        delay = float(job["offset"]) - first - (time.monotonic() - t0)  # type: ignore[arg-type]
-        if delay > 0:
-            time.sleep(delay)
-        out = run(env, "sbatch", "--parsable", f"--uid={job['user']}", f"--gid={job['user']}",
-                  "-o", "/dev/null", "-D", str(base / "jobs"), "--exclusive",
-                  "-A", str(job["account"]), "-N", str(job["nodes"]), "-t", str(job["minutes"]),
-                  "--wrap", f"sleep {job['seconds']}")  # fmt: skip
-        ids.append(int(out.strip().split(";")[0]))
-    record = folder / "record.sacct"
-    deadline = time.monotonic() + 600
-    while True:
-        record.write_text(run(env, "sacct", "-X", "--parsable2", "--allusers", "-S", "now-1hours",
-                              f"--format={FIELDS}"))  # fmt: skip
-        if set(ids) <= set(read_sacct(record, nodes=4).jobs["job_id"]):
-            break
-        assert time.monotonic() < deadline, "the workload did not end within 10 minutes"
-        time.sleep(2)
-    run(env, "sacctmgr", "-i", "dump", "ci", f"file={folder / 'ci.dump'}")
-    conf = shutil.copy(env["SLURM_CONF"], folder / "slurm.conf")
-
-    real = read_sacct(record, nodes=4).jobs.set_index("job_id").loc[ids]
-    real = pd.DataFrame({"start": real["submit"] + real["recorded_wait"]})
-    out = {}
-    for policy in ("slurm", "fcfs"):
-        args = ["simulate", str(record), "--policy", policy, "--slurm-conf", str(conf),
-                "--out", str(folder / policy), "--force"]  # fmt: skip
-        if policy == "slurm":
-            args += ["--slurm-accounts", str(folder / "ci.dump")]
-        assert main(args) == 0
-        jobs = pd.read_parquet(folder / policy / "jobs.parquet").set_index("job_id")
-        out[policy] = agreement(jobs.loc[ids, ["start"]], real)
-    return out
+    return replay_on_a_live_cluster(JOBS, tmp_path_factory.mktemp("replay"), "hpcsched-replay-")
 
 
 @pytest.mark.xfail(

@@ -7,19 +7,16 @@ reported them while they were listed (squeue --json, read here apart from the re
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import subprocess
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from tests.slurm.live import accounting_cluster
 
 from hpcsched.workload.sacct import parse_sacct, parse_sacct_json
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm-cluster.sh"
 FIELDS = "JobID,JobIDRaw,User,Group,Account,Partition,QOS,State,Submit,Eligible,Start,End,Timelimit,NNodes,NCPUS"  # noqa: E501
 
 pytestmark = pytest.mark.slow
@@ -27,23 +24,8 @@ pytestmark = pytest.mark.slow
 
 @pytest.fixture(scope="module")
 def accounting() -> Iterator[dict[str, str]]:
-    if shutil.which("slurmdbd") is None or shutil.which("mariadbd") is None:
-        if os.environ.get("CI"):
-            pytest.fail("CI must install the accounting cluster (.ci/run does)")
-        pytest.skip("no slurmdbd/MariaDB: scripts/slurm-cluster.sh install-accounting")
-    base = tempfile.mkdtemp(prefix="hpcsched-acct-")
-    done = subprocess.run(
-        ["bash", str(SCRIPT), "start", base, "--accounting"],
-        capture_output=True, text=True, timeout=180,
-    )  # fmt: skip
-    if done.returncode != 0:
-        pytest.fail(f"the accounting cluster did not come up:\n{done.stdout}\n{done.stderr}")
-    env = {**os.environ, "SLURM_CONF": f"{base}/etc/slurm.conf", "TZ": "UTC"}
-    try:
+    with accounting_cluster("hpcsched-acct-") as env:
         yield env
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", base], capture_output=True, timeout=120)
-        shutil.rmtree(base, ignore_errors=True)
 
 
 def run(env: dict[str, str], *args: str) -> str:
