@@ -117,6 +117,16 @@ class WorkloadSpec:
         }
 
 
+def _included_files(platform: str | None) -> list[str]:
+    """The files a slurm.conf platform's ``Include`` lines read (their bytes are the run's
+    inputs too); none for any other platform, whose keys then stay as they were."""
+    if platform is None or not platform.endswith(".conf") or not os.path.isfile(platform):
+        return []
+    from hpcsched.slurm_conf import read_slurm_conf
+
+    return list(read_slurm_conf(platform).included)
+
+
 def slice_workload(
     workload: Workload, start: int, stop: int | None, *, option: str = "slice"
 ) -> Workload:
@@ -227,6 +237,7 @@ class RunConfig:
         ]
         if self.slurm_accounts is not None:  # absent, the keys stay as they were before it
             inputs.append(self.slurm_accounts)
+        inputs += _included_files(self.platform)
         document = {
             "config": self.to_dict(),
             "version": __version__,

@@ -25,7 +25,7 @@ import glob
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from hpcsched.exceptions import InputError, shown
@@ -146,6 +146,8 @@ class SlurmConf:
     settings: dict[str, str]
     #: keys Slurm does not know, each where it first appears
     unknown: dict[str, Where] = field(default_factory=dict)
+    #: the files its ``Include`` lines read, in the order read
+    included: tuple[str, ...] = ()
 
     def node_names(self) -> list[str]:
         return [n for line in self.nodes for n in line.names]
@@ -209,17 +211,19 @@ class SlurmConf:
 def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
     """Reads ``path`` and the files it includes (module docstring)."""
     top = os.fspath(path)
-    lines = list(_lines(top, Path(top).parent, cluster=None, seen=()))
-    return _Reader(top).read(lines)
+    included: list[str] = []
+    lines = list(_lines(top, Path(top).parent, cluster=None, seen=(), read=included))
+    return replace(_Reader(top).read(lines), included=tuple(included))
 
 
 # --- the text -------------------------------------------------------------------------------
 
 
 def _lines(
-    path: str, folder: Path, cluster: str | None, seen: tuple[str, ...]
+    path: str, folder: Path, cluster: str | None, seen: tuple[str, ...], read: list[str]
 ) -> list[tuple[list[tuple[str, str]], Where]]:
-    """Each setting line of ``path`` (includes inlined) as its (key, value) pairs."""
+    """Each setting line of ``path`` (includes inlined) as its (key, value) pairs; each file
+    included is added to ``read``."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -265,7 +269,8 @@ def _lines(
                         path=path,
                         line=first,
                     )
-                out += _lines(target, folder, cluster, chain)
+                read.append(target)
+                out += _lines(target, folder, cluster, chain, read)
             continue
         pairs = _pairs(line, where)
         for key, value in pairs:

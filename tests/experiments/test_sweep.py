@@ -418,3 +418,22 @@ def test_a_sweep_runs_slurm_on_slurm_conf_platforms_with_the_sites_accounts(tmp_
     with pytest.raises(InputError, match="cannot read") as caught:
         expand_sweep({**document, "sweep": missing}, str(tmp_path / "s.toml"))
     assert caught.value.path == str(tmp_path / "nowhere.toml")
+
+
+def test_a_runs_key_follows_the_files_its_slurm_conf_includes(tmp_path: Path) -> None:
+    """A site's scheduling settings may live in an included file: editing it makes a new key."""
+    from hpcsched.experiment import RunConfig, WorkloadSpec
+    from hpcsched.policies import PolicySpec
+
+    (tmp_path / "slurm.conf").write_text(
+        "NodeName=n[1-2] CPUs=4\nPartitionName=batch Nodes=n[1-2] Default=YES\n"
+        "Include priority.conf\n"
+    )
+    included = tmp_path / "priority.conf"
+    included.write_text("PriorityType=priority/multifactor\nPriorityWeightAge=1000\n")
+    workload = WorkloadSpec(generator="markovian", params={"jobs": 10, "seed": 1})
+    run = RunConfig(workload=workload, policy=PolicySpec("slurm"),
+                    platform=str(tmp_path / "slurm.conf"))  # fmt: skip
+    before = run.key()
+    included.write_text("PriorityType=priority/multifactor\nPriorityWeightAge=2000\n")
+    assert run.key() != before
