@@ -401,7 +401,7 @@ def test_max_submit_jobs_per_user_refuses_submissions_and_says_so(
     ]  # fmt: skip
     summary = json.loads((tmp_path / "limited" / "summary.json").read_text())
     assert summary["jobs"]["rejected"]["total"] == 1
-    assert "refused at submission" in stdout and "over max submit jobs per user 1" in stdout
+    assert "refused at submission" in stdout and "1 job (over max submit jobs per user 1)" in stdout
     unenforced = FAIR.replace("associations,limits,qos", "associations")
     jobs, _ = run(unenforced, tmp_path / "unenforced")
     assert jobs["start"].tolist() == [0.0, 100.0, 200.0, 300.0]

@@ -249,7 +249,9 @@ def _add_refused_row(table: Table, info: dict[str, Any]) -> None:
         reasons = ", ".join(
             f"{k.replace('_', ' ')} {v:,}" for k, v in refused["by_reason"].items() if v
         )
-        table.add_row("refused at submission", f"{refused['total']:,} jobs ({reasons})")
+        total = refused["total"]
+        noun = "job" if total == 1 else "jobs"
+        table.add_row("refused at submission", f"{total:,} {noun} ({reasons})")
 
 
 #: How the run treated each kind of conflict with the record, in short (summary.json says it
