@@ -33,6 +33,11 @@ pub fn run_with(
 ) -> RunLog {
     let calendar = Calendar::new(windows, lead).unwrap();
     let inputs = Inputs::new(table(specs), Machine::new(nodes), calendar, overrun).unwrap();
+    run_inputs(inputs, policy)
+}
+
+/// `policy` run over `inputs` to the end: its record.
+pub fn run_inputs(inputs: Inputs, policy: &mut dyn Policy) -> RunLog {
     let mut engine = Engine::new(Arc::new(inputs));
     engine.run(policy).unwrap();
     engine.into_log()

@@ -115,9 +115,7 @@ impl Setup {
         )
         .and_then(|inputs| inputs.with_submit_limits(limits))
         .unwrap();
-        let mut engine = Engine::new(Arc::new(inputs));
-        engine.run(&mut policy).unwrap();
-        engine.into_log()
+        run_inputs(inputs, &mut policy)
     }
 }
 
