@@ -131,15 +131,20 @@ def simulate(
 
 
 def _print_summary(info: dict[str, Any], out: Path) -> None:
+    from hpcsched.run.never_started import never_started_text
+
     wait, jobs, wl = info["wait"], info["jobs"], info["workload"]
     table = Table(
         title=f"{info['inputs']['policy']['name']} on {Path(wl and info['inputs']['trace']).name}",
         show_header=False,
         title_justify="left",
     )
+    never = jobs.get("never_started") or 0
     table.add_row(
         "jobs",
-        f"{wl['jobs']:,} replayed, {wl['skipped_total']:,} skipped"
+        f"{wl['jobs']:,} replayed"
+        + (f" ({jobs['completed']:,} started, {never:,} never started)" if never else "")
+        + f", {wl['skipped_total']:,} skipped"
         + (
             f" ({', '.join(f'{k}: {v}' for k, v in wl['skipped'].items() if v)})"
             if wl["skipped_total"]
@@ -155,6 +160,13 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
         _add_record_rows(table, record, info["inputs"]["nodes"])
     if info["inputs"]["overrun"] == "kill" or jobs["killed_overrun"]:
         table.add_row("killed at their requested time", f"{jobs['killed_overrun']:,} jobs")
+    if never:
+        table.add_row(
+            "never started",
+            # (the refusals by reason have their own row)
+            f"{never_started_text(jobs, refusals=False)}; waits and slowdowns are of the "
+            f"{jobs['completed']:,} jobs that started",
+        )
     table.add_row(
         "wait mean / median / P95 / max",
         " / ".join(hours(wait[k]) for k in ("mean", "median", "p95", "max")),

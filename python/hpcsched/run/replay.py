@@ -223,6 +223,7 @@ def simulate(
             options=options,
             downtime_source=downtime_source,
             stored=None if staging is None or files is None else (staging.target, files),
+            assignment=assignment,
         )
         if assignment is not None:
             result.info["inputs"]["assignment"] = {
