@@ -29,8 +29,9 @@ def simulate(
         str,
         typer.Option(
             help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
-            "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars-wb, mars (with "
-            "--reward), random; under a power manager (--power) or the paper names "
+            "f1, f2, f3, f4, snf; slurm, Slurm 22.05's priority and backfill (the settings of "
+            "--slurm-conf, else Slurm's defaults); the look-ahead mars-cw, mars-cu, mars-wb, "
+            "mars (with --reward), random; under a power manager (--power) or the paper names "
             "fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, snf-icon-nf, snf-icon-ngnf (with "
             "--platform); recorded, the starts the trace records; or your own class, "
             "python:FILE.py:CLASS or python:MODULE:CLASS (see docs/policies.md)."

@@ -225,6 +225,8 @@ def simulate(
             stored=None if staging is None or files is None else (staging.target, files),
             assignment=assignment,
         )
+        if slurm is not None:
+            _say_slurm_settings(result.info, spec, platform)
         if assignment is not None:
             result.info["inputs"]["assignment"] = {
                 "how": assignment.how,
@@ -233,6 +235,20 @@ def simulate(
         if staging is not None:
             staging.commit(result, csv=csv)
     return result
+
+
+def _say_slurm_settings(
+    info: dict[str, Any], spec: PolicySpec | PythonPolicySpec, platform: Platform | None
+) -> None:
+    """A run under Slurm's settings: the slurm.conf and what differs from Slurm's defaults
+    in ``inputs.slurm``, and a warning when there is no slurm.conf (Slurm's defaults)."""
+    from hpcsched.run.slurm_used import defaults_warning, slurm_conf_of, slurm_used
+
+    info["inputs"]["slurm"] = slurm_used(platform)
+    if slurm_conf_of(platform) is None:
+        slurm_policy = isinstance(spec, PolicySpec) and spec.engine_name == "slurm"
+        label = "--policy slurm" if slurm_policy else f"{spec.label}'s slurm ordering"
+        info["warnings"].append(defaults_warning(label))
 
 
 def _fit_groups(workload: Workload, platform: Platform) -> Workload:
