@@ -227,7 +227,7 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
             + _number(agreement["wait_rank_correlation"], ".3f")
             + f"; mean wait {_signed_hours(agreement['wait_mean_difference'])}, utilization "
             + _number(_points(agreement["utilization_difference"]), "+.1f")
-            + " points against the record",
+            + " points against the record (over the span both cover)",
         )
     timing = info["timing"]
     table.add_row(

@@ -116,9 +116,7 @@ def build_result(
         }
     )
     if has_record(workload):
-        info["agreement"] = against_record(
-            table, workload, calendar, info["utilization"]["overall_uptime"]
-        )
+        info["agreement"] = against_record(table, workload, calendar, lost)
     if "energy_by_state_j" in raw:
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
