@@ -326,9 +326,10 @@ def test_each_figure_matches_its_source(page, phrase, source):
         actual = source.value()
         figures = [float(n.replace(",", "")) for n in quoted]
         assert len(figures) == 1, f"{phrase!r} quotes {len(figures)} figures, not one"
+        within = f" (a figure within {source.tolerance:.0%} of it passes)"
         assert abs(figures[0] - actual) <= source.tolerance * actual, (
             f"{page} says {phrase!r}; {source.detail} is {actual:g}"
-            + (f" (a figure within {source.tolerance:.0%} of it passes)" if source.tolerance else "")
+            + (within if source.tolerance else "")
         )
     else:
         benchmarks = flat((REPO / "BENCHMARKS.md").read_text())

@@ -10,10 +10,10 @@ import re
 from pathlib import Path
 
 import pytest
+from tests.conftest import run_cli
 
 from hpcsched import _core
 from hpcsched.cli import command
-from tests.conftest import run_cli
 
 #: Three jobs on 4 one-core nodes; J2 asks 200 s of batch (MaxTime 2 minutes): held for ever.
 TRACE = """; MaxNodes: 4
@@ -80,9 +80,7 @@ def test_slurm_without_a_slurm_conf_says_it_runs_with_slurms_defaults(site, tmp_
     assert summary["inputs"]["slurm"] == {"slurm_conf": None, "differs_from_defaults": {}}
 
 
-def test_slurm_with_a_slurm_conf_records_what_differs_from_slurms_defaults(
-    site, tmp_path, capsys
-):
+def test_slurm_with_a_slurm_conf_records_what_differs_from_slurms_defaults(site, tmp_path, capsys):
     trace, conf = site
     out = tmp_path / "run"
     args = ["simulate", trace, "--policy", "slurm", "--slurm-conf", conf, "--out", out]
