@@ -246,9 +246,8 @@ def _say_slurm_settings(
 
     info["inputs"]["slurm"] = slurm_used(platform)
     if slurm_conf_of(platform) is None:
-        slurm_policy = isinstance(spec, PolicySpec) and spec.engine_name == "slurm"
-        label = "--policy slurm" if slurm_policy else f"{spec.label}'s slurm ordering"
-        info["warnings"].append(defaults_warning(label))
+        policy = isinstance(spec, PolicySpec) and spec.engine_name == "slurm"
+        info["warnings"].append(defaults_warning(policy))
 
 
 def _fit_groups(workload: Workload, platform: Platform) -> Workload:

@@ -38,14 +38,18 @@ def slurm_conf_of(platform: Platform | None) -> str | None:
     return platform.source
 
 
-def defaults_warning(label: str) -> str:
-    """What a run under Slurm's settings without a slurm.conf says."""
+def defaults_warning(policy: bool) -> str:
+    """What a run under Slurm's settings without a slurm.conf says: ``policy`` for ``--policy
+    slurm`` (else a look-ahead ordering by Slurm's priorities)."""
     defaults = SlurmSettings.defaults().scheduler
-    return (
-        f"no slurm.conf given: {label} runs with Slurm's defaults (every priority weight 0, "
-        f"so jobs in submission order; backfill every {defaults['bf_interval']:.0f} s over "
-        f"{defaults['bf_window'] / 3600:.0f} h); give the site's with --slurm-conf FILE"
+    what = (
+        "--policy slurm runs with Slurm's defaults (every priority weight 0, so jobs in "
+        f"submission order; backfill every {defaults['bf_interval']:.0f} s over "
+        f"{defaults['bf_window'] / 3600:.0f} h)"
+        if policy
+        else "the slurm ordering has Slurm's defaults (every priority weight 0: submission order)"
     )
+    return f"no slurm.conf given: {what}; give the site's with --slurm-conf FILE"
 
 
 def slurm_used(platform: Platform | None) -> dict[str, Any]:
