@@ -260,9 +260,7 @@ def cost(traces: Path, repeat: int) -> None:
     alone = []
     for _ in range(repeat):
         began = time.perf_counter()
-        against_record(
-            kept.jobs, kept.workload, kept.calendar, kept.info["utilization"]["overall_uptime"]
-        )
+        against_record(kept.jobs, kept.workload, kept.calendar, kept.lost)
         alone.append(time.perf_counter() - began)
     print(
         f"\ncost on {COST_TRACE} ({len(kept.jobs):,} jobs), simulate FCFS+EASY end to end "

@@ -355,8 +355,10 @@ def test_inspect_tells_where_the_jobs_would_run(site_run, capsys):
     assert site["partitions"]["debug"]["jobs"] == 4
     assert site["partitions"]["debug"]["largest_job_nodes"] == 3
     assert site["how"]["default"] == 1 and site["unknown_names"] == {"test": 1}
-    assert main(["inspect", str(trace), "--platform", "AOBA-64"]) == 2
-    assert "has no partitions" in capsys.readouterr().err
+    # a platform without partitions gives the machine (issue 40: as a run takes it)
+    assert main(["inspect", str(trace), "--platform", "AOBA-64", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert (info["machine_nodes"], info["platform"]) == (64, "AOBA-64") and "site" not in info
 
 
 @pytest.mark.slow

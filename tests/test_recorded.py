@@ -153,9 +153,11 @@ def test_agreement_figures_by_hand():
     assert agreement["wait_mean_difference"] == pytest.approx(230 / 3 - 95 / 3)
     # ranks: simulated 1.5, 1.5, 3; recorded 1, 2, 3: rho = 1.5 / sqrt(1.5 * 2)
     assert agreement["wait_rank_correlation"] == pytest.approx(1.5 / math.sqrt(3.0))
-    # busy node-seconds: FCFS 200 + 100 + 200 + 40 = 540 up to 270; the record, without job 3,
-    # 340 up to 130
-    assert agreement["utilization_difference"] == pytest.approx(540 / (4 * 270) - 340 / (4 * 130))
+    # over the span both schedules cover, [0, 130) (the record's last end; FCFS's is 270):
+    # busy node-seconds FCFS 200 + 100 + 70 (job 3 from 60) = 370; the record, without job 3,
+    # 340
+    assert agreement["utilization_span"] == {"from": 0.0, "to": 130.0}
+    assert agreement["utilization_difference"] == pytest.approx((370 - 340) / (4 * 130))
     assert agreement["by_class"]["XL"]["jobs"] == 3  # N/4 < 2 nodes on 4 nodes
     assert "agreement" not in hpcsched.simulate(workload(AGREEMENT), "recorded").info
 
@@ -264,13 +266,18 @@ def test_a_sweep_ranks_its_runs_by_agreement_in_the_terminal_and_the_report(tmp_
     code, printed, _ = run_cli(["sweep", config], capsys)
     assert code == 0
     ranking = printed.split("agreement with the recorded schedule, closest first", 1)[1]
-    table = pd.read_parquet(tmp_path / "out" / "results.parquet")
-    expected = table.dropna(subset=["start_error_mean"]).sort_values(
-        "start_error_mean", kind="stable"
-    )["policy"]
+    # By hand, on 4 nodes (the record: 0, 50, 80, 100, -, 200, 320). FCFS+EASY starts J1 at 0,
+    # backfills J3 at 60 and J5 at 95 (within J2's 2 extra nodes at its shadow 100), J2 at 100,
+    # J4 at 130 (J2's end), J6 at 200, J7 at 280: errors 0 + 50 + 20 + 30 + 0 + 40 = 140 over
+    # the 6 jobs with a recorded start. LCFS+EASY starts J3 at 60 and J5 at 95 first in its
+    # order, J4 (reserved at 105, J5's end, no extra node for J2) at 105, J2 at 115: errors
+    # 0 + 65 + 20 + 5 + 0 + 40 = 130. LCFS is the closer.
+    table = pd.read_parquet(tmp_path / "out" / "results.parquet").set_index("policy")
+    assert table.loc["FCFS +EASY", "start_error_mean"] == pytest.approx(140 / 6)
+    assert table.loc["LCFS +EASY", "start_error_mean"] == pytest.approx(130 / 6)
     # one row per ranked run: workload, policy, figures
     rows = [line.split("│")[2].strip() for line in ranking.splitlines() if line.startswith("│")]
-    assert rows == list(expected)
+    assert rows == ["LCFS +EASY", "FCFS +EASY"]
     assert "Recorded" not in ranking  # the record is not ranked against itself
     report = (tmp_path / "out" / "report.html").read_text()
     assert "Agreement with the recorded schedule" in report

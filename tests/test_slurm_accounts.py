@@ -244,10 +244,6 @@ def test_a_malformed_variant_names_the_file_the_line_and_the_field(
     assert str(error).startswith(f"{path}, line {error.line}, field {field}: ")
 
 
-def test_at_least_a_dozen_malformed_variants():
-    assert len(MALFORMED) >= 12 and len({(m[1], m[5], m[6]) for m in MALFORMED}) == len(MALFORMED)
-
-
 def test_other_malformed_inputs(tmp_path):
     bad_toml = tmp_path / "bad.toml"
     bad_toml.write_text("[accounts.a]\nshares = = 2\n")

@@ -12,9 +12,13 @@ recorded wait), over the jobs that started in both schedules:
   scale;
 - ``wait_mean_difference``, ``wait_p95_difference``: simulated minus recorded, over the same
   jobs (s); ``utilization_difference``: the run's utilization over uptime minus the recorded
-  schedule's, under the same calendar;
+  schedule's, under the same calendar, both over ``utilization_span``, the span both schedules
+  cover: from 0 (the first submission) to the earlier of their last ends (each over its own
+  horizon would compare a schedule with its own tail: a record whose last job ends weeks after
+  the simulation's gives every run the same difference);
 - ``by_class``: per size class (S, M, L, XL), the jobs, the mean start error, the share within
-  an hour and the mean wait difference.
+  an hour and the mean wait difference; ``by_partition`` (on a platform with partitions) the
+  same per partition the job ran in.
 
 A comparison ranks policies by the mean start error, the smallest first
 (:func:`hpcsched.tables.by_agreement`).
@@ -22,6 +26,7 @@ A comparison ranks policies by the mean start error, the smallest first
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -37,25 +42,32 @@ CLOSE = 3600.0
 
 
 def _utilization(
-    start: np.ndarray, end: np.ndarray, workload: Workload, calendar: DowntimeCalendar
+    start: np.ndarray,
+    end: np.ndarray,
+    nodes: np.ndarray,
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    span: tuple[float, float],
 ) -> float | None:
-    """The recorded schedule's utilization over uptime, from 0 to its last end: the engine's
-    definition (``metrics.overall_utilization``), as the recorded run reports it."""
-    table = pd.DataFrame(
-        {"start": start, "end": end, "nodes": workload.jobs["nodes"].to_numpy()}, copy=False
-    )
-    last_end = float(np.nanmax(end)) if np.isfinite(end).any() else 0.0
-    return metrics.overall_utilization(table, workload.nodes, calendar, (0.0, last_end))
+    """A schedule's utilization over uptime over ``span`` (the attempts ``start``, ``end``,
+    ``nodes``): the engine's definition (``metrics.overall_utilization``)."""
+    table = pd.DataFrame({"start": start, "end": end, "nodes": nodes}, copy=False)
+    return metrics.overall_utilization(table, workload.nodes, calendar, span)
+
+
+def _last_end(end: np.ndarray) -> float:
+    return float(np.nanmax(end)) if np.isfinite(end).any() else 0.0
 
 
 def against_record(
     jobs: pd.DataFrame,
     workload: Workload,
     calendar: DowntimeCalendar,
-    utilization: float | None,
+    lost: pd.DataFrame | None = None,
 ) -> dict[str, Any]:
     """The agreement of a run's job table ``jobs`` (replay order, the workload's jobs) with the
-    recorded schedule; ``utilization``: the run's overall utilization over uptime."""
+    recorded schedule; ``lost``: the run's attempts killed by downtime (start, end, nodes),
+    busy too."""
     recorded, recorded_end = recorded_schedule(workload.jobs)  # computed once for both uses
     simulated = jobs["start"].to_numpy(np.float64)
     both = np.isfinite(recorded) & np.isfinite(simulated)
@@ -63,18 +75,52 @@ def against_record(
     sim_start, rec_start = simulated[both], recorded[both]
     error = np.abs(sim_start - rec_start)
     sim_wait, rec_wait = sim_start - submit, rec_start - submit
-    recorded_util = _utilization(recorded, recorded_end, workload, calendar)
     close = error <= CLOSE
-    return {
+    agreement = {
         "jobs": int(both.sum()),
         "start_error": _error_stats(error, close),
         "wait_rank_correlation": _core.rank_correlation(sim_wait, rec_wait),
         "wait_mean_difference": _difference(sim_wait, rec_wait, np.mean),
         "wait_p95_difference": _difference(sim_wait, rec_wait, lambda x: np.quantile(x, 0.95)),
+        **_utilization_difference(jobs, lost, recorded, recorded_end, workload, calendar),
+        "by_class": _by_group(
+            jobs["size_class"], SIZE_CLASSES, both, error, close, sim_wait - rec_wait
+        ),
+    }
+    if "partition" in jobs:
+        partition = jobs["partition"]
+        agreement["by_partition"] = _by_group(
+            partition, list(partition.cat.categories), both, error, close, sim_wait - rec_wait
+        )
+    return agreement
+
+
+def _utilization_difference(
+    jobs: pd.DataFrame,
+    lost: pd.DataFrame | None,
+    recorded: np.ndarray,
+    recorded_end: np.ndarray,
+    workload: Workload,
+    calendar: DowntimeCalendar,
+) -> dict[str, Any]:
+    """``utilization_difference`` (simulated minus recorded) and ``utilization_span``, from 0
+    to the earlier of the two schedules' last ends."""
+    nodes = jobs["nodes"].to_numpy(np.float64)
+    sim_start, sim_end = jobs["start"].to_numpy(np.float64), jobs["end"].to_numpy(np.float64)
+    if lost is not None and len(lost):
+        sim_start = np.concatenate([sim_start, lost["start"].to_numpy(np.float64)])
+        sim_end = np.concatenate([sim_end, lost["end"].to_numpy(np.float64)])
+        sim_nodes = np.concatenate([nodes, lost["nodes"].to_numpy(np.float64)])
+    else:
+        sim_nodes = nodes
+    span = (0.0, min(_last_end(sim_end), _last_end(recorded_end)))
+    simulated = _utilization(sim_start, sim_end, sim_nodes, workload, calendar, span)
+    record = _utilization(recorded, recorded_end, nodes, workload, calendar, span)
+    return {
         "utilization_difference": None
-        if utilization is None or recorded_util is None
-        else float(utilization - recorded_util),
-        "by_class": _by_class(jobs["size_class"], both, error, close, sim_wait - rec_wait),
+        if simulated is None or record is None
+        else float(simulated - record),
+        "utilization_span": {"from": span[0], "to": span[1]},
     }
 
 
@@ -96,32 +142,38 @@ def _difference(simulated: np.ndarray, recorded: np.ndarray, stat: Any) -> float
     return float(stat(simulated) - stat(recorded))
 
 
-def _by_class(
-    size_class: pd.Series,
+def _by_group(
+    group: pd.Series,
+    names: Sequence[str],
     both: np.ndarray,
     error: np.ndarray,
     close: np.ndarray,
     wait_difference: np.ndarray,
 ) -> dict[str, dict[str, float | int | None]]:
-    """Jobs, mean start error, share within an hour and mean wait difference per size class
-    (sums by category code: one pass over the jobs for each figure)."""
-    codes = size_class.cat.codes.to_numpy()[both]
-    size = len(size_class.cat.categories)
+    """Jobs, mean start error, share within an hour and mean wait difference per group (a
+    size class, a partition) of the categorical ``group``, for each of ``names`` (sums by
+    category code: one pass over the jobs for each figure)."""
+    codes = group.cat.codes.to_numpy()[both]
+    size = len(group.cat.categories)
+    counted = codes >= 0  # (a job without a partition: in none)
+    codes, error, close = codes[counted], error[counted], close[counted]
+    wait_difference = wait_difference[counted]
     jobs = np.bincount(codes, minlength=size)
     errors = np.bincount(codes, weights=error, minlength=size)
     closes = np.bincount(codes, weights=close, minlength=size)
     differences = np.bincount(codes, weights=wait_difference, minlength=size)
-    by_class: dict[str, dict[str, float | int | None]] = {}
-    for name in SIZE_CLASSES:
-        k = list(size_class.cat.categories).index(name)
+    categories = list(group.cat.categories)
+    out: dict[str, dict[str, float | int | None]] = {}
+    for name in names:
+        k = categories.index(name)
         count = int(jobs[k])
-        by_class[name] = {
+        out[name] = {
             "jobs": count,
             "start_error_mean": float(errors[k] / count) if count else None,
             "within_1h": float(closes[k] / count) if count else None,
             "wait_mean_difference": float(differences[k] / count) if count else None,
         }
-    return by_class
+    return out
 
 
 __all__ = ["CLOSE", "against_record"]

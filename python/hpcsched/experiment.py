@@ -309,6 +309,7 @@ def _json_default(value: Any) -> Any:
 METRIC_COLUMNS = (
     "jobs",
     "completed",
+    "never_started",
     "wait_mean",
     "wait_median",
     "wait_p95",
@@ -353,6 +354,7 @@ def summary_row(info: dict[str, Any]) -> dict[str, Any]:
     return {
         "jobs": int(info["workload"]["jobs"]),
         "completed": int(info["jobs"]["completed"]),
+        "never_started": int(info["jobs"].get("never_started") or 0),
         "wait_mean": number(wait["mean"]),
         "wait_median": number(wait["median"]),
         "wait_p95": number(wait["p95"]),

@@ -498,6 +498,13 @@ class PolicySpec:
                 unknown_name("backfill", self.backfill, BACKFILLS),
                 option="--backfill",
             )
+        if name == "slurm" and self.backfill not in (None, forced):
+            raise OptionError(
+                "slurm backfills as the site's slurm.conf says, not as --backfill does: "
+                "SchedulerType=sched/builtin in it (--slurm-conf FILE) runs Slurm without "
+                "backfilling; drop --backfill",
+                option="--backfill",
+            )
         if forced is not None and self.backfill not in (None, forced):
             raise OptionError(
                 f"{name} always runs with backfill {forced}; drop --backfill",

@@ -149,7 +149,7 @@ def comparison_report(
     first = next(iter(results.values()))
     report = Report(title or f"Policy comparison on {comparison.workload}")
     report.heading("Inputs")
-    report.definitions(inputs_of(first))
+    report.definitions(inputs_of(first) | slurm_inputs(results))
     report.table(
         pd.DataFrame(
             {
@@ -159,6 +159,7 @@ def comparison_report(
         ),
         caption="Each policy with the parameters it ran with.",
     )
+    add_warnings(report, results)
     table = comparison.table
     recorded = [label for label, r in results.items() if r.info.get("record")]
     report.heading("Summary")
@@ -170,6 +171,7 @@ def comparison_report(
             f" {label}: what the site's scheduler did (not a simulation)." for label in recorded
         ),
     )
+    add_never_started(report, results)
     add_agreement(report, table, results)
     add_partitions(report, {label: r.info for label, r in results.items()})
     add_detail_tables(report, results)
@@ -214,15 +216,106 @@ def inputs_of(result: Result) -> dict[str, str]:
         "jobs": f"{workload['jobs']:,} replayed"
         + (f", {skipped:,} skipped ({_skips(workload['skipped'])})" if skipped else ""),
         "machine": f"{inputs['nodes']:,} nodes",
-        "platform": "none (no power model)"
-        if platform is None
-        else f"{platform['name']} ({'with' if platform['power'] else 'without'} power model)",
+        "platform": "none (no power model)" if platform is None else _platform_text(platform),
         "downtime": inputs["downtime"] or "none",
         "overrun": inputs["overrun"],
     }
     if inputs["downtime"]:
         items["maintenance notice"] = f"{inputs['announce_lead'] / 3600:g} h"
     return items
+
+
+def _platform_text(platform: Mapping[str, Any]) -> str:
+    """``curie (from examples/slurm/slurm.conf; 5,544 nodes in 4 partitions, without power
+    model)``: the platform's name, the file it was read from, its partitions."""
+    source = platform.get("source")
+    site = platform.get("site") or {}
+    partitions = len(site.get("partitions") or [])
+    facts = [f"{platform['nodes']:,} nodes"] + (
+        [f"{partitions} partition{'s' if partitions != 1 else ''}"] if partitions else []
+    )
+    where = f"from {source}; " if source and source != "<memory>" else ""
+    power = "with" if platform.get("power") else "without"
+    return f"{platform['name']} ({where}{', '.join(facts)}, {power} power model)"
+
+
+def slurm_inputs(results: Mapping[str, Result]) -> dict[str, str]:
+    """The Slurm settings the runs under Slurm's settings took (``inputs.slurm``): the
+    slurm.conf or Slurm's defaults, and each setting that differs from Slurm's defaults."""
+    used = {
+        label: r.info["inputs"]["slurm"]
+        for label, r in results.items()
+        if r.info["inputs"].get("slurm")
+    }
+    items = {}
+    for slurm in {repr(v): v for v in used.values()}.values():  # each distinct one once
+        labels = ", ".join(label for label, v in used.items() if v == slurm)
+        conf = slurm["slurm_conf"]
+        changed = slurm["differs_from_defaults"]
+        settings = "; ".join(f"{k}={v}" for k, v in changed.items())
+        if conf is None:
+            text = "Slurm's defaults (no slurm.conf: every priority weight 0, jobs in " + (
+                "submission order)" if not settings else f"submission order); {settings}"
+            )
+        else:
+            text = f"{conf}: " + (settings or "every setting at Slurm's default")
+        items[f"Slurm settings ({labels})"] = text
+    return items
+
+
+def add_warnings(report: Report, results: Mapping[str, Result]) -> None:
+    """Each run's warnings (the reader's, the platform's, the run's), those of every run
+    once; nothing when no run has any."""
+    said = {
+        label: list(
+            dict.fromkeys([*r.info["workload"]["warnings"], *(r.info.get("warnings") or [])])
+        )
+        for label, r in results.items()
+    }
+    every = [w for w in next(iter(said.values()), []) if all(w in s for s in said.values())]
+    rows = [{"run": "every run", "warning": w} for w in every] + [
+        {"run": label, "warning": w}
+        for label, warnings in said.items()
+        for w in warnings
+        if w not in every
+    ]
+    if not rows:
+        return
+    report.heading("Warnings")
+    report.table(
+        pd.DataFrame(rows),
+        caption="What reading the inputs and running noticed and left as it is (the terminal "
+        "prints the same after each run).",
+    )
+
+
+def add_never_started(report: Report, results: Mapping[str, Result]) -> None:
+    """The section "Jobs that never started", when a run has some: how many, and why (the
+    summary's waits are over the jobs that started)."""
+    from hpcsched.run.never_started import NEVER_STARTED_REASONS, REASON_TEXT, never_started_text
+
+    rows = []
+    for label, result in results.items():
+        jobs = result.info["jobs"]
+        if not jobs.get("never_started"):
+            continue
+        reasons = jobs.get("never_started_by_reason") or {}
+        row = {"policy": label, "never started": f"{jobs['never_started']:,}"}
+        row |= {REASON_TEXT[k]: f"{reasons.get(k, 0):,}" for k in NEVER_STARTED_REASONS}
+        row["in detail"] = never_started_text(jobs)
+        rows.append(row)
+    if not rows:
+        return
+    report.heading("Jobs that never started")
+    report.table(
+        pd.DataFrame(rows),
+        caption="Jobs of the workload that a run never started, by reason: refused at "
+        "submission (over their partitions' limits under EnforcePartLimits, or a QOS' "
+        "MaxSubmitJobsPerUser), held by their partition for ever (over its limits without "
+        "EnforcePartLimits, or only DOWN partitions accept them), no recorded start (the trace "
+        "gives no wait), or still waiting when the run ended. Waits, slowdowns and the "
+        "agreement are over the jobs that started.",
+    )
 
 
 def _skips(skipped: Mapping[str, int]) -> str:

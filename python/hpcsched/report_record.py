@@ -28,8 +28,9 @@ _AGREEMENT_CAPTION = (
     "correlation of the simulated and the recorded waits, 1 when the policy makes the same jobs "
     "wait longest whatever the scale, near 0 when its waits bear no relation to the record's. "
     "The differences are simulated minus recorded: the mean and the 95th percentile of the wait "
-    "(h), and the utilization over uptime of the whole schedule (percentage points); below zero "
-    "the policy waits less, or keeps the machine less busy, than the site did."
+    "(h), and the utilization over uptime (percentage points) over the span both schedules "
+    "cover, from the first submission to the earlier of their last ends; below zero the policy "
+    "waits less, or keeps the machine less busy, than the site did."
 )
 
 
@@ -82,7 +83,7 @@ def add_agreement(report: Report, table: pd.DataFrame, results: Mapping[str, Res
             shown[heading] = ranked[column].map(fmt).to_numpy()
         report.heading("Closest to the record", 3)
         report.table(shown, caption=_AGREEMENT_CAPTION)
-        by_class, counts = _agreement_by_class(list(ranked["policy"]), agreements)
+        by_class, counts = _agreement_by_group(list(ranked["policy"]), agreements, "by_class")
         report.heading("Agreement per size class", 3)
         report.table(
             by_class,
@@ -90,6 +91,16 @@ def add_agreement(report: Report, table: pd.DataFrame, results: Mapping[str, Res
             f"recorded start (%), per size class (as in Waits per size class); jobs compared: "
             f"{counts}.",
         )
+        if all("by_partition" in a for a in agreements):
+            by_partition, counts = _agreement_by_group(
+                list(ranked["policy"]), agreements, "by_partition"
+            )
+            report.heading("Agreement per partition", 3)
+            report.table(
+                by_partition,
+                caption="The same per partition (the one where the run started each job); jobs "
+                f"compared: {counts}.",
+            )
     for label in recorded:
         record = results[label].info["record"]
         report.heading(f"{label}: the record against the machine model", 3)
@@ -124,28 +135,27 @@ def _record_intro(recorded: list[str], compared: bool) -> str:
     return text
 
 
-def _agreement_by_class(
-    labels: list[str], agreements: list[dict[str, Any]]
+def _agreement_by_group(
+    labels: list[str], agreements: list[dict[str, Any]], key: str
 ) -> tuple[pd.DataFrame, str]:
-    """Per run (rows) and size class: mean start error (h) and share within an hour (%); and
-    the jobs compared per class, as text (a range where the runs differ)."""
-    classes = [
-        c for c in agreements[0]["by_class"] if any(a["by_class"][c]["jobs"] for a in agreements)
-    ]
+    """Per run (rows) and group of ``key`` (``by_class``: size classes, ``by_partition``):
+    mean start error (h) and share within an hour (%); and the jobs compared per group, as
+    text (a range where the runs differ)."""
+    groups = [g for g in agreements[0][key] if any(a[key][g]["jobs"] for a in agreements)]
     rows = []
     for label, agreement in zip(labels, agreements, strict=True):
         row = {"policy": label}
-        for cls in classes:
-            stats = agreement["by_class"][cls]
+        for group in groups:
+            stats = agreement[key][group]
             error, within = stats["start_error_mean"], stats["within_1h"]
-            row[f"{cls} error (h)"] = "-" if error is None else f"{error / 3600:,.2f}"
-            row[f"{cls} within 1 h (%)"] = "-" if within is None else f"{100 * within:.1f}"
+            row[f"{group} error (h)"] = "-" if error is None else f"{error / 3600:,.2f}"
+            row[f"{group} within 1 h (%)"] = "-" if within is None else f"{100 * within:.1f}"
         rows.append(row)
     counts = []
-    for cls in classes:
-        jobs = [a["by_class"][cls]["jobs"] for a in agreements]
+    for group in groups:
+        jobs = [a[key][group]["jobs"] for a in agreements]
         low, high = min(jobs), max(jobs)
-        counts.append(f"{cls} {low:,}" + ("" if low == high else f"-{high:,}"))
+        counts.append(f"{group} {low:,}" + ("" if low == high else f"-{high:,}"))
     return pd.DataFrame(rows), ", ".join(counts)
 
 

@@ -48,8 +48,11 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
     """(column, heading, formatter) of the headline metrics present in a results table, for
     the terminal and the report."""
 
-    columns: list[tuple[str, str, Callable[[Any], str]]] = [
-        ("completed", "jobs", _count),
+    columns: list[tuple[str, str, Callable[[Any], str]]] = [("completed", "jobs", _count)]
+    if "never_started" in table and (table["never_started"].fillna(0) > 0).any():
+        # the jobs that started beside those that never did: a run's waits are over the first
+        columns = [("completed", "started", _count), ("never_started", "never started", _count)]
+    columns += [
         ("wait_mean", "mean wait (h)", _hours),
         ("wait_median", "median (h)", _hours),
         ("wait_p95", "P95 (h)", _hours),

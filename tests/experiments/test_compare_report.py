@@ -184,7 +184,8 @@ def test_report_with_a_record_ranks_the_policies_by_agreement(recorded_compariso
     page = parse(path)
     text = Path(path).read_text(encoding="utf-8")
     at = page.headings.index("Agreement with the recorded schedule")
-    assert page.headings[at - 1] == "Summary"
+    # (job 3, without a recorded wait, never started in the Recorded run: issue 40)
+    assert page.headings[at - 2 : at] == ["Summary", "Jobs that never started"]
     assert page.headings[at + 1 : at + 4] == [
         "Closest to the record",
         "Agreement per size class",

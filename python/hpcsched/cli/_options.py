@@ -134,7 +134,13 @@ def _given(group: object, leave_out: tuple[str, ...] = ()) -> dict[str, Any]:
 
 # Single options several commands take.
 
-Trace = Annotated[Path, typer.Argument(help="Workload: .swf or .json, optionally .gz.")]
+Trace = Annotated[
+    Path,
+    typer.Argument(
+        help="Workload: .swf, Batsim .json, or Slurm accounting records (sacct --parsable2 "
+        "output as .sacct or .psv, sacct --json output as .json), optionally .gz."
+    ),
+]
 Backfill = Annotated[
     str | None,
     typer.Option(
@@ -215,10 +221,9 @@ class TraceOptions:
 
 @option_group
 @dataclass(frozen=True)
-class RunOptions:
-    """What a run is replayed with besides its trace and policy."""
+class SiteOptions:
+    """The machine the jobs run on: a platform, or a site's slurm.conf (not both)."""
 
-    downtime: Annotated[Path | None, typer.Option(help="Downtime calendar file.")] = None
     platform: Annotated[
         str | None,
         typer.Option(
@@ -232,9 +237,34 @@ class RunOptions:
         typer.Option(
             metavar="FILE",
             help="A site's slurm.conf (its Include files too): the machine and its partitions "
-            "from its NodeName and PartitionName lines (as --platform FILE.conf).",
+            "from its NodeName and PartitionName lines (as --platform FILE.conf), and for "
+            "--policy slurm its Priority* weights and SchedulerParameters (without it, "
+            "Slurm's defaults: every weight 0, jobs in submission order).",
         ),
     ] = None
+
+    def name(self) -> str | None:
+        """The platform given, by name or path: ``--platform``, or ``--slurm-conf``'s file,
+        which is read as a slurm.conf by its ``.conf`` name (``run.options.open_platform``)."""
+        if self.slurm_conf is None:
+            return self.platform
+        if self.platform is not None:
+            raise OptionError("give --platform or --slurm-conf, not both", option="--slurm-conf")
+        if self.slurm_conf.suffix != ".conf":
+            raise OptionError(
+                f"{shown(str(self.slurm_conf))}: a Slurm configuration file's name ends in .conf",
+                option="--slurm-conf",
+            )
+        return str(self.slurm_conf)
+
+
+@option_group
+@dataclass(frozen=True)
+class RunOptions:
+    """What a run is replayed with besides its trace and policy."""
+
+    downtime: Annotated[Path | None, typer.Option(help="Downtime calendar file.")] = None
+    where: SiteOptions = SiteOptions()
     slurm_accounts: Annotated[
         Path | None,
         typer.Option(
@@ -255,7 +285,7 @@ class RunOptions:
     def given(self) -> dict[str, Any]:
         """The notice of maintenance and the overrun policy, those given (the run's defaults
         otherwise)."""
-        return _given(self, leave_out=("downtime", "platform", "slurm_conf", "slurm_accounts"))
+        return _given(self, leave_out=("downtime", "where", "slurm_accounts"))
 
     def site(self) -> str | Platform | None:
         """The platform given: ``--platform``, or ``--slurm-conf``'s file (not both), which a
@@ -271,7 +301,7 @@ class RunOptions:
     def site_name(self) -> str | None:
         """The platform given, by name or path, for commands that pass it to other processes
         (``compare``, with :meth:`accounts_path`)."""
-        site = self._site()
+        site = self.where.name()
         if self.slurm_accounts is not None and site is None:
             raise OptionError(
                 "give the site with it (--slurm-conf FILE, or --platform)",
@@ -282,18 +312,6 @@ class RunOptions:
     def accounts_path(self) -> str | None:
         """``--slurm-accounts``, as a path (``compare`` passes it to each run)."""
         return None if self.slurm_accounts is None else str(self.slurm_accounts)
-
-    def _site(self) -> str | None:
-        if self.slurm_conf is None:
-            return self.platform
-        if self.platform is not None:
-            raise OptionError("give --platform or --slurm-conf, not both", option="--slurm-conf")
-        if self.slurm_conf.suffix != ".conf":
-            raise OptionError(
-                f"{shown(str(self.slurm_conf))}: a Slurm configuration file's name ends in .conf",
-                option="--slurm-conf",
-            )
-        return str(self.slurm_conf)
 
 
 @option_group

@@ -124,10 +124,15 @@ def compare(
             "written. Run the same command again to run the rest."
         )
         return 130
+    table = comparison.table
+    # the jobs that started and those that never did, when some never did (waits are over
+    # the first: the runs' counts differ)
+    counts = ("completed", "never_started") if table["never_started"].any() else ()
     print_table(
-        comparison.table,
+        table,
         f"{len(specs)} runs on {trace.name} (all metrics in the report)",
         metrics=(
+            *counts,
             "wait_mean",
             "wait_median",
             "wait_p95",
@@ -138,8 +143,10 @@ def compare(
             "drains",
         ),
     )
-    print_agreement(comparison.table)
-    print_partition_waits({label: r.info for label, r in comparison.results.items()})
+    infos = {label: r.info for label, r in comparison.results.items()}
+    print_never_started(infos)
+    print_agreement(table)
+    print_partition_waits(infos)
     reused = len(comparison.reused)
     console.print(f"run directories: {len(done)} in {out}", highlight=False)
     if reused:  # read back, not run: a short line of its own (the folder may be long)
@@ -169,6 +176,18 @@ def print_table(
     metric_cells = [(heading, [fmt(v) for v in table[column]]) for column, heading, fmt in columns]
     for view in fitted_tables(title, labelled_cells, metric_cells, console.width):
         console.print(view)
+
+
+def print_never_started(infos: dict[str, dict[str, Any]]) -> None:
+    """Why the jobs of each run that never started did not (nothing when every job started):
+    a run's waits are over the jobs that started, so the runs' counts of jobs may differ."""
+    from hpcsched.cli._console import labelled
+    from hpcsched.run.never_started import never_started_text
+
+    for label, info in infos.items():
+        text = never_started_text(info["jobs"])
+        if text:
+            console.print(labelled(f"{label}:", "bold", f"never started: {text}"))
 
 
 def print_partition_waits(infos: dict[str, dict[str, Any]]) -> None:

@@ -11,7 +11,6 @@ from rich.text import Text
 
 from hpcsched.cli import _options as opt
 from hpcsched.cli._console import console, hours, kept_whole, labelled, percent
-from hpcsched.exceptions import OptionError
 
 
 @opt.command
@@ -20,42 +19,35 @@ def inspect(
     *,
     reading: opt.TraceOptions,
     lenient: opt.Lenient = False,
-    platform: Annotated[
-        str | None,
-        typer.Option(
-            metavar="PRESET|FILE",
-            help="A platform with partitions (e.g. CEA-Curie, or a site's slurm.conf): also "
-            "where the jobs would run.",
-        ),
-    ] = None,
+    where: opt.SiteOptions,
     as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
 ) -> None:
     """Describe TRACE: jobs kept and skipped, machine size, span, load, size classes, and what
-    the site recorded (waits, utilization, job status, queues and partitions)."""
-    from hpcsched.platform import Platform
-    from hpcsched.run.options import open_platform
+    the site recorded (waits, utilization, job status, queues and partitions). With a platform
+    (or a slurm.conf), on its machine, and where the jobs would run on its partitions."""
+    from hpcsched.run.options import resolve_platform
     from hpcsched.workload import load_workload
     from hpcsched.workload.stats import describe
 
     nodes, ppn = reading.checked()
-    machine: Platform | None = None
-    if platform is not None:
-        machine = open_platform(platform)
-        if machine.site is None:
-            raise OptionError(
-                f"platform {machine.name} has no partitions: inspect --platform tells where jobs "
-                "would run on a platform with partitions",
-                option="--platform",
-            )
+    machine, nodes = resolve_platform(where.name(), nodes)
     workload = load_workload(
         trace, format=reading.format, nodes=nodes, procs_per_node=ppn, lenient=lenient
     )
-    info = describe(workload)
+    described = workload
+    if machine is not None and machine.site is not None:
+        from hpcsched.run.partitions import fit_partitions
+
+        # sized as a run sizes it: each job in nodes of its partition, on the platform's nodes
+        described, _ = fit_partitions(workload, machine)
+    info = describe(described)
     if machine is not None:
+        info["platform"] = machine.name
+        info["warnings"] = [*info["warnings"], *machine.notes]
+    if machine is not None and machine.site is not None:
         from hpcsched.assignment import describe_assignment
 
         info["site"] = {"platform": machine.name, **describe_assignment(workload, machine)}
-        info["warnings"] = [*info["warnings"], *machine.notes]
     if as_json:
         console.print_json(json.dumps(info))
         return
@@ -68,7 +60,8 @@ def inspect(
     table.add_row(
         "machine",
         f"{info['machine_nodes']:,} nodes"
-        + (f" ({workload.procs_per_node} procs per node)" if workload.procs_per_node > 1 else ""),
+        + (f" ({workload.procs_per_node} procs per node)" if workload.procs_per_node > 1 else "")
+        + (f" (platform {info['platform']})" if "platform" in info else ""),
     )
     span = f"{info['span_days']:.1f} days" if info["span_days"] is not None else "-"
     if info.get("first_submit_date"):

@@ -29,8 +29,9 @@ def simulate(
         str,
         typer.Option(
             help="fcfs, lcfs, sjf, ljf, srf, lrf, scf, lcf, fcsj, wfp1, wfp3, fat, unicef, "
-            "f1, f2, f3, f4, snf; the look-ahead mars-cw, mars-cu, mars-wb, mars (with "
-            "--reward), random; under a power manager (--power) or the paper names "
+            "f1, f2, f3, f4, snf; slurm, Slurm 22.05's priority and backfill (the settings of "
+            "--slurm-conf, else Slurm's defaults); the look-ahead mars-cw, mars-cu, mars-wb, "
+            "mars (with --reward), random; under a power manager (--power) or the paper names "
             "fcfs-b+ipm, snf+ipm, snf-icon, snf-icon-ng, snf-icon-nf, snf-icon-ngnf (with "
             "--platform); recorded, the starts the trace records; or your own class, "
             "python:FILE.py:CLASS or python:MODULE:CLASS (see docs/policies.md)."
@@ -131,15 +132,20 @@ def simulate(
 
 
 def _print_summary(info: dict[str, Any], out: Path) -> None:
+    from hpcsched.run.never_started import never_started_text
+
     wait, jobs, wl = info["wait"], info["jobs"], info["workload"]
     table = Table(
         title=f"{info['inputs']['policy']['name']} on {Path(wl and info['inputs']['trace']).name}",
         show_header=False,
         title_justify="left",
     )
+    never = jobs.get("never_started") or 0
     table.add_row(
         "jobs",
-        f"{wl['jobs']:,} replayed, {wl['skipped_total']:,} skipped"
+        f"{wl['jobs']:,} replayed"
+        + (f" ({jobs['completed']:,} started, {never:,} never started)" if never else "")
+        + f", {wl['skipped_total']:,} skipped"
         + (
             f" ({', '.join(f'{k}: {v}' for k, v in wl['skipped'].items() if v)})"
             if wl["skipped_total"]
@@ -155,6 +161,13 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
         _add_record_rows(table, record, info["inputs"]["nodes"])
     if info["inputs"]["overrun"] == "kill" or jobs["killed_overrun"]:
         table.add_row("killed at their requested time", f"{jobs['killed_overrun']:,} jobs")
+    if never:
+        table.add_row(
+            "never started",
+            # (the refusals by reason have their own row)
+            f"{never_started_text(jobs, refusals=False)}; waits and slowdowns are of the "
+            f"{jobs['completed']:,} jobs that started",
+        )
     table.add_row(
         "wait mean / median / P95 / max",
         " / ".join(hours(wait[k]) for k in ("mean", "median", "p95", "max")),
@@ -214,7 +227,7 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
             + _number(agreement["wait_rank_correlation"], ".3f")
             + f"; mean wait {_signed_hours(agreement['wait_mean_difference'])}, utilization "
             + _number(_points(agreement["utilization_difference"]), "+.1f")
-            + " points against the record",
+            + " points against the record (over the span both cover)",
         )
     timing = info["timing"]
     table.add_row(

@@ -223,7 +223,10 @@ def simulate(
             options=options,
             downtime_source=downtime_source,
             stored=None if staging is None or files is None else (staging.target, files),
+            assignment=assignment,
         )
+        if slurm is not None:
+            _say_slurm_settings(result.info, spec, platform)
         if assignment is not None:
             result.info["inputs"]["assignment"] = {
                 "how": assignment.how,
@@ -232,6 +235,19 @@ def simulate(
         if staging is not None:
             staging.commit(result, csv=csv)
     return result
+
+
+def _say_slurm_settings(
+    info: dict[str, Any], spec: PolicySpec | PythonPolicySpec, platform: Platform | None
+) -> None:
+    """A run under Slurm's settings: the slurm.conf and what differs from Slurm's defaults
+    in ``inputs.slurm``, and a warning when there is no slurm.conf (Slurm's defaults)."""
+    from hpcsched.run.slurm_used import defaults_warning, slurm_conf_of, slurm_used
+
+    info["inputs"]["slurm"] = slurm_used(platform)
+    if slurm_conf_of(platform) is None:
+        policy = isinstance(spec, PolicySpec) and spec.engine_name == "slurm"
+        info["warnings"].append(defaults_warning(policy))
 
 
 def _fit_groups(workload: Workload, platform: Platform) -> Workload:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -24,13 +24,22 @@ from hpcsched.logs import (
     take_logs,
 )
 from hpcsched.platform import Platform
-from hpcsched.policies import PolicySpec
+from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import PythonPolicySpec
+from hpcsched.run.never_started import (
+    held_codes,
+    held_column,
+    held_summary,
+    never_started_summary,
+)
 from hpcsched.run.partitions import by_partition, partition_column
 from hpcsched.run.refusals import rejected_column, rejected_summary
 from hpcsched.run.result import LogFrame, Result, StoredLog
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import has_record
+
+if TYPE_CHECKING:
+    from hpcsched.assignment import Assignment
 
 START_KINDS = tuple(_core.start_kind_names())
 
@@ -54,10 +63,11 @@ def build_result(
     options: dict[str, Any],
     downtime_source: str | None,
     stored: tuple[str, LogFiles] | None,
+    assignment: Assignment | None = None,
 ) -> Result:
     """The run's outcome from the finished simulation; ``stored``: the run directory and the
     logs written to its staging folder (the result reads them from the run directory on first
-    use)."""
+    use); ``assignment``: the jobs' candidate partitions on a platform with partitions."""
     raw = sim.results()
     table = job_table(workload, raw)
     site = platform.site if platform is not None else None
@@ -65,6 +75,9 @@ def build_result(
         table["partition"] = partition_column(site, raw)
     if "rejected" in raw:
         table["rejected"] = rejected_column(raw)
+    if site is not None and assignment is not None:
+        started = table["start"].notna().to_numpy()
+        table["held"] = held_column(held_codes(site, assignment, table), started)
     lost = pd.DataFrame(
         {
             "job_index": raw["lost_job"],
@@ -92,6 +105,8 @@ def build_result(
         info["partitions"] = by_partition(table, site, info["makespan"])
     if "rejected" in table:
         info["jobs"]["rejected"] = rejected_summary(table)
+    if "held" in table:
+        info["jobs"]["held"] = held_summary(table)
     reservations = pd.DataFrame(
         {
             "time": raw["reservation_time"],
@@ -101,9 +116,7 @@ def build_result(
         }
     )
     if has_record(workload):
-        info["agreement"] = against_record(
-            table, workload, calendar, info["utilization"]["overall_uptime"]
-        )
+        info["agreement"] = against_record(table, workload, calendar, lost)
     if "energy_by_state_j" in raw:
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
@@ -235,6 +248,9 @@ def summary_info(
         "jobs": {
             "completed": len(started),
             "never_started": n - len(started),
+            "never_started_by_reason": never_started_summary(
+                table, recorded=isinstance(spec, PolicySpec) and spec.name == RECORDED
+            ),
             "requeued_jobs": int((table["requeues"] > 0).sum()),
             "requeues": int(table["requeues"].sum()),
             "killed_overrun": int(table["killed"].sum()),
