@@ -66,7 +66,7 @@ _DAYS_IN_MONTH = np.array([31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
 #: Records the columns have room for at first.
 _FIRST_ROOM = 1 << 16
 #: Bytes of text per batch (a batch holds whole lines).
-BLOCK = 1 << 22
+BLOCK = 1 << 20
 
 
 class Read(NamedTuple):
