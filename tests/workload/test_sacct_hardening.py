@@ -5,6 +5,7 @@ from the lines of the test (docs/semantics.md, "Hostile sacct records")."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import subprocess
@@ -12,6 +13,15 @@ import sys
 import textwrap
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from tests.workload.test_reader_fuzz import (
+    SETTINGS,
+    check_replay,
+    json_values,
+    read_bounded,
+    tokens,
+)
 
 import hpcsched
 from hpcsched.cli import main
@@ -497,3 +507,94 @@ def test_memory_grows_by_less_than_three_times_the_file(tmp_path):
     assert (small_jobs, large_jobs) == (15_000, 13 * 15_000)
     per_byte = (large_grown - small_grown) / (large - small)
     assert per_byte < 3, f"{per_byte:.2f} bytes of memory per byte of file"
+
+
+# The fuzz: whatever the records, exit 0 or 2 with a short message naming the file, in bounded
+# time and memory (tests/workload/test_reader_fuzz.py's bounds)
+
+_FIELDS = HEADER.split("|")
+_WORDS = st.text(st.characters(exclude_characters="|\r\n", exclude_categories=["Cs"]), max_size=6)
+_HOSTILE = {
+    "time": st.sampled_from(["Unknown", "None", "", "9999-12-31T23:59:59", "2026-02-30T00:00:00"]),
+    "count": st.sampled_from(["", "0", "\u00b2", "99999999", "4294967296"]),
+    "id": st.sampled_from(["5_1", "5+1", "5_[1-3]", "5.batch", "5_1.extern", "x", "9" * 25]),
+}
+
+
+def _kind(name: str) -> str | None:
+    if name.startswith("JobID"):
+        return "id"
+    if name in ("NNodes", "NCPUS", "ReqCPUS"):
+        return "count"
+    return "time" if name in ("Submit", "Eligible", "Start", "End") else None
+
+
+@st.composite
+def sacct_texts(draw) -> bytes:
+    header = draw(st.permutations(_FIELDS))
+    if draw(st.integers(0, 7)) == 0:
+        header = header[: draw(st.integers(1, len(header)))]
+    lines = ["|".join(header)]
+    for k in range(draw(st.integers(0, 10))):
+        # a valid record (times in order, ids 1, 2, ...), sometimes a field made hostile
+        minutes = sorted(draw(st.lists(st.integers(0, 59), min_size=4, max_size=4)))
+        times = [f"2026-03-08T10:{m:02d}:00" for m in minutes]
+        valid = [str(k + 1), str(k + 1), *times, "00:30:00", "1", "4", "4"]
+        fields = [dict(zip(_FIELDS, valid, strict=False)).get(h) or draw(_WORDS) for h in header]
+        if draw(st.integers(0, 3)) == 0:
+            i = draw(st.integers(0, len(fields) - 1))
+            kind = _kind(header[i])
+            fields[i] = draw(st.one_of(tokens, _HOSTILE[kind]) if kind else tokens)
+        if draw(st.integers(0, 15)) == 0:
+            fields = [*fields, "x"][: draw(st.integers(0, len(fields) + 1))]
+        lines.append("|".join(fields))
+    ending = draw(st.sampled_from(["\n", "\r\n", "\n\n"]))
+    text = ending.join(lines).encode("utf-8", "surrogatepass")
+    mutation = draw(st.integers(0, 9))
+    if mutation == 0:
+        text = b"\xef\xbb\xbf" + text
+    elif mutation == 1:
+        text += draw(st.binary(max_size=100))
+    elif mutation == 2:
+        text = text[: draw(st.integers(0, len(text)))]
+    return text
+
+
+@st.composite
+def sacct_json_texts(draw) -> bytes:
+    jobs = []
+    for k in range(draw(st.integers(0, 6))):
+        record = _json_job(k + 1, submission=1796219851 + 10 * k)
+        for _ in range(draw(st.integers(0, 3))):
+            where = record
+            path = draw(st.sampled_from(
+                ["job_id", "allocation_nodes", "time", "time.start", "time.end", "time.limit",
+                 "tres", "tres.allocated", "required", "required.CPUs", "state", "user", "name"]
+            ))  # fmt: skip
+            *parents, last = path.split(".")
+            for key in parents:
+                where = where[key] if isinstance(where.get(key), dict) else where
+            where[last] = draw(json_values)
+        jobs.append(record)
+    meta = {"plugin": {"type": "openapi/dbv0.0.38"}}
+    text = json.dumps({"meta": meta, "jobs": jobs}, allow_nan=True).encode()
+    if draw(st.integers(0, 9)) == 0:
+        text = text[: draw(st.integers(0, len(text)))]
+    return text
+
+
+@SETTINGS
+@given(text=st.one_of(sacct_texts(), sacct_json_texts()), compress=st.booleans())
+def test_sacct_reader_fuzz(tmp_path_factory, capsys, text, compress):
+    name = "t.json" if text.lstrip(b"\xef\xbb\xbf").startswith(b"{") else "t.sacct"
+    path = tmp_path_factory.mktemp("sacct") / (name + ".gz" if compress else name)
+    path.write_bytes(gzip.compress(text) if compress else text)
+    outcome = read_bounded(path, len(text))
+    if isinstance(outcome, InputError):
+        assert outcome.path == str(path)
+    code = main(["inspect", str(path)])
+    err = capsys.readouterr().err
+    assert code in (0, 2) and "Traceback" not in err, err
+    if code == 2:
+        assert str(path) in err and len(err.strip().splitlines()) == 1, err
+    check_replay(outcome)
