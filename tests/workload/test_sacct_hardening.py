@@ -257,6 +257,8 @@ def test_a_number_that_is_not_one_or_out_of_range_names_its_line_and_field(edit,
         ({"asked": "1.5"}, "ReqCPUS", "expected a whole number, not '1.5'"),
         ({"start": "2026-02-30T10:01:00"}, "Start", "expected a time YYYY-MM-DDTHH:MM:SS"),
         ({"limit": "ten minutes"}, "Timelimit", "expected a Slurm time limit"),
+        ({"start": "2026-03-08T24:00:00"}, "Start", "expected a time YYYY-MM-DDTHH:MM:SS"),
+        ({"start": "2026-02-29T10:01:00"}, "Start", "expected a time YYYY-MM-DDTHH:MM:SS"),
     ],
 )
 def test_values_refused_before_the_rework_still_are(edit, field, says):
@@ -265,6 +267,42 @@ def test_values_refused_before_the_rework_still_are(edit, field, says):
     error = refused(line("1"), line(**{"raw": "2", **edit}))
     assert (error.path, error.line, error.field) == ("rec.sacct", 3, field)
     assert says in str(error)
+
+
+def test_the_rework_keeps_the_rules_of_sizes_limits_and_cpus():
+    """(Guards of the column-wise reader: each rule as the line-by-line reader had it.)"""
+    leap = "2024-02-29"  # a day of a leap year, 738 days before 2026-03-08
+    w = sacct(
+        line("1", limit="0", cpus="0", asked="0"),  # no limit; no CPUs recorded: 1, as given
+        line("2", asked="2"),
+        line("3", nodes="0"),  # no nodes: skipped
+        line("4", submit=f"{leap}T10:00:00", start=f"{leap}T10:01:00", end=f"{leap}T10:03:00"),
+    )
+    assert w.jobs["job_id"].tolist() == [4, 1, 2]
+    assert w.jobs["submit"].tolist() == [0.0, 738 * 86400.0, 738 * 86400.0]
+    assert w.jobs["requested_known"].tolist() == [True, False, True]
+    assert w.jobs["requested_time"].tolist() == [600.0, 60.0, 600.0]
+    assert w.jobs["procs"].tolist() == [4, 1, 4]
+    assert w.jobs["requested_procs"].tolist() == [4, 1, 2]
+    assert w.skipped["non-positive size"] == 1
+
+
+def test_a_record_beyond_the_engines_times_is_refused_where_it_is_read():
+    day = "6000-03-08"
+    error = refused(
+        line("1", submit=f"{day}T10:00:00", start=f"{day}T10:01:00", end=f"{day}T10:02:00")
+    )
+    assert (error.line, error.field) == (2, "Submit")
+    assert "beyond the engine's range of times (+-1e+11 s from 1970)" in str(error)
+
+
+def test_a_carriage_return_inside_a_line_is_named():
+    # (the CSV reader would end the line there, and a line-by-line reading too)
+    error = refused(line("1"), line("2").replace("|job", "|a\rb"), line("3"))
+    assert (error.line, error.field) == (3, None)
+    assert "a carriage return inside the line" in str(error)
+    w = sacct(line("1"), " \r ", line("2"))  # blank: read past
+    assert w.jobs["line"].tolist() == [2, 4]
 
 
 def test_the_first_wrong_value_is_named_by_line_then_by_field():
@@ -354,7 +392,6 @@ def _json_job(job_id, submission=1796219851, start=None, end=None, **fields):
         ),
         ({"required": "x"}, "required", "expected an object, not 'x'"),
         ({"required": {"CPUs": -1}}, "required.CPUs", "from 0 to 4294967295"),
-        ({"time": []}, "time", "expected an object, not []"),
         ({"time": {"start": 1e300}}, "time.start", "beyond the engine's range of times"),
         ({"time": {"limit": -5}}, "time.limit", "expected a number from 0, not -5"),
         ({"time": {"limit": 1e300}}, "time.limit", "beyond 1e+11 s"),
@@ -381,6 +418,7 @@ def test_sacct_json_of_the_wrong_type_or_range_names_the_field(fields, field, sa
     [
         ({"allocation_nodes": "2"}, "allocation_nodes", "expected a number, not '2'"),
         ({"allocation_nodes": True}, "allocation_nodes", "expected a number, not True"),
+        ({"time": []}, "time", "no 'time' object"),
         ({"time": {**_json_job(1)["time"], "start": "x"}}, "time.start", "a number, not 'x'"),
     ],
 )
@@ -388,6 +426,11 @@ def test_sacct_json_refused_before_the_rework_still_is(fields, field, says):
     with pytest.raises(InputError) as caught:
         parse_sacct_json({"jobs": [_json_job(1, **fields)]}, "rec.json")
     assert (caught.value.field, says in str(caught.value)) == (f"jobs[0].{field}", True)
+
+
+def test_sacct_json_cpus_are_those_asked_for_when_none_are_allocated():
+    w = parse_sacct_json({"jobs": [_json_job(1, tres=None, required={"CPUs": 3})]}, "rec.json")
+    assert (w.jobs["procs"].tolist(), w.jobs["requested_procs"].tolist()) == ([3], [3])
 
 
 def test_newer_releases_numbers_and_state_lists_are_read():
@@ -441,6 +484,16 @@ def test_a_byte_that_is_not_utf8_is_named_by_its_line(tmp_path, capsys):
     with pytest.raises(InputError) as caught:
         load_workload(far)
     assert caught.value.line == 120_002
+
+
+def test_a_character_across_a_step_of_the_check_is_counted_once():
+    from hpcsched._io import check_utf8
+
+    step = 1 << 22  # the check decodes 4 MiB at a time: "é" straddles the first step's end
+    data = b"a" * (step - 1) + "\u00e9".encode() + b"\xff"
+    with pytest.raises(InputError) as caught:
+        check_utf8(data, "t.txt")
+    assert str(caught.value).endswith(f"(byte {step + 2} of the line: b'\\xff')")
 
 
 def test_other_readers_of_text_name_the_line_too(tmp_path):

@@ -122,8 +122,8 @@ class _Record:
         job_id = self.whole(r.get("job_id"), "job_id", MAX_JOB_ID)
         if job_id is None:
             raise self.error("job_id", "missing")
-        times = self.object(r, "time")
-        if times is None:
+        times = r.get("time")
+        if not isinstance(times, dict):
             raise self.error("time", "no 'time' object")
         limit = self.number(times.get("limit"), "time.limit", low=0.0)
         if limit is not None and 60.0 * limit > _core.MAX_TIME:
