@@ -8,6 +8,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import os
 import subprocess
 import sys
 import textwrap
@@ -549,6 +550,9 @@ def _memory_to_read(path):
 
 
 @pytest.mark.slow
+@pytest.mark.skipif(
+    not os.path.exists("/proc/self/status"), reason="peak memory from Linux's /proc"
+)
 def test_memory_grows_by_less_than_three_times_the_file(tmp_path):
     """Memory grows with the file by less than 3 bytes a byte (it was 10: a dict and a dozen
     Python objects per line). Two sizes, so that what any read costs (libraries' pools, a
