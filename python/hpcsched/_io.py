@@ -14,8 +14,10 @@ file system, whose pid means nothing here).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
+import json
 import os
 import re
 import shutil
@@ -23,7 +25,7 @@ import stat
 import tempfile
 import tomllib
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -102,45 +104,135 @@ _STEP = 1 << 20
 
 def _inflate(data: bytes, name: str, check_head: Callable[[bytes], None] | None) -> bytearray:
     """The gzip members of ``data``, one step at a time, within the cap."""
+    out = bytearray()
+    for piece in _inflated(data, name, check_head, _STEP):
+        out += piece
+    return out  # not bytes(out): that would hold the text twice
+
+
+def _inflated(
+    data: bytes, name: str, check_head: Callable[[bytes], None] | None, step: int
+) -> Iterator[bytes]:
+    """The gzip members of ``data`` inflated ``step`` bytes at a time, within the cap."""
     from hpcsched import _core
 
     cap = _core.inflated_cap(len(data))
-    out = bytearray()
+    total = 0
     rest = data
     while rest:
         stream = zlib.decompressobj(wbits=31)
         while not stream.eof:
-            piece = stream.decompress(rest, _HEAD_BYTES if check_head and not out else _STEP)
+            piece = stream.decompress(rest, _HEAD_BYTES if check_head and not total else step)
             rest = stream.unconsumed_tail
             if not piece and not rest:
                 raise EOFError("the stream ends before its end marker (a truncated file?)")
-            out += piece
-            if len(out) > cap:
+            first = not total
+            total += len(piece)
+            if total > cap:
                 raise InputError(
                     f"decompresses to more than {cap >> 20} MiB (over {cap // len(data)}x its "
                     f"{len(data)} bytes): not an input file; decompress it yourself to read it "
                     "anyway",
                     path=name,
                 )
-            if check_head is not None and len(out) == len(piece):
-                check_head(bytes(out[:_HEAD_BYTES]))
+            if check_head is not None and first:
+                check_head(bytes(piece[:_HEAD_BYTES]))
+            yield piece
         rest = stream.unused_data
         if rest[:2] != _GZIP_MAGIC:
             if rest.strip(b"\x00"):
                 raise OSError("trailing data after the last gzip member")
             break  # zero padding after the last member, as tar and some tools leave
-    return out  # not bytes(out): that would hold the text twice
+
+
+def read_blocks(path: str | os.PathLike[str], size: int = 1 << 24) -> Iterator[bytes]:
+    """The content of ``path`` (decompressed when it is gzip, within ``read_bytes``'s cap)
+    ``size`` bytes at a time, for a reader that parses as it goes: it holds a block, not the
+    whole file. ``InputError`` as ``read_bytes``."""
+    name = os.fspath(path)
+    check_regular_file(name)
+    try:
+        with open(name, "rb") as f:
+            head = f.read(2)
+            if head != _GZIP_MAGIC:
+                if name.endswith(".gz"):
+                    raise InputError("named .gz but not gzip data", path=name)
+                block = head + f.read(size - len(head))
+                while block:
+                    yield block
+                    block = f.read(size)
+                return
+            data = head + f.read()
+    except OSError as exc:
+        raise InputError(f"cannot read file: {exc.strerror or exc}", path=name) from None
+    try:
+        yield from _inflated(data, name, None, size)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise InputError(f"corrupt gzip data: {exc}", path=name) from None
 
 
 def read_text(path: str | os.PathLike[str]) -> str:
     """A text file (plain or gzip), UTF-8 with or without a byte-order mark; ``InputError``
-    naming the file when it is not."""
+    naming the file and the line when it is not."""
     name = os.fspath(path)
     data = read_bytes(name)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+        raise not_utf8(data, exc.start, name) from None
+
+
+def not_utf8(
+    data: bytes | bytearray | memoryview, position: int, name: str, first_line: int = 1
+) -> InputError:
+    """The error for the byte at ``position`` that is no UTF-8: its line (``data`` opening at
+    line ``first_line``) and its byte in the line (an editor shows lines, not offsets)."""
+    before = bytes(memoryview(data)[:position])  # (an error's copy)
+    line_start = before.rfind(b"\n") + 1
+    return InputError(
+        f"not UTF-8 text (byte {position - line_start + 1} of the line: "
+        f"{bytes(memoryview(data)[position : position + 1])!r})",
+        path=name,
+        line=first_line + before.count(b"\n"),
+    )
+
+
+#: UTF-8 is checked this many bytes at a time (a check keeps no decoded text).
+_UTF8_STEP = 1 << 22
+
+
+def check_utf8(
+    data: bytes | bytearray | memoryview, name: str, start: int = 0, first_line: int = 1
+) -> None:
+    """``InputError`` (naming the line, ``data`` opening at line ``first_line``) unless
+    ``data[start:]`` is UTF-8, without holding a decoded copy: a reader that parses the bytes
+    itself needs no text as large again. ``data`` must not end inside a character."""
+    if not isinstance(data, memoryview) and data.isascii():
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    view = memoryview(data)
+    for offset in range(start, len(view), _UTF8_STEP):
+        pending = len(decoder.getstate()[0])
+        last = offset + _UTF8_STEP >= len(view)
+        try:
+            decoder.decode(view[offset : offset + _UTF8_STEP], final=last)
+        except UnicodeDecodeError as exc:
+            raise not_utf8(data, offset - pending + exc.start, name, first_line) from None
+
+
+def loads_json(text: str | bytes | bytearray, name: str) -> Any:
+    """A JSON document; ``InputError`` naming the file (and line) when it is not one, also
+    when it nests deeper than Python's recursion limit (json raises RecursionError there)."""
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(
+            f"not JSON: {exc.msg} (column {exc.colno})", path=name, line=exc.lineno
+        ) from None
+    except RecursionError:
+        raise InputError("JSON nested too deep to read", path=name) from None
+    except ValueError as exc:  # an integer of more than 4300 digits, ...
+        raise InputError(f"not JSON: {str(exc)[:80]}", path=name) from None
 
 
 def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -150,7 +242,7 @@ def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         return tomllib.loads(data.decode("utf-8"))
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=name) from None
+        raise not_utf8(data, exc.start, name) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", path=name) from None
 

@@ -124,11 +124,11 @@ def _read(
 
 
 def _sacct_json(path: str | os.PathLike[str]) -> bool:
-    from hpcsched._io import read_bytes
+    from hpcsched._io import read_blocks
     from hpcsched.workload.sacct import is_sacct_json
 
-    try:
-        return is_sacct_json(bytes(read_bytes(os.fspath(path)))[:4096])
+    try:  # its first bytes only (not the whole file, read again by the reader)
+        return is_sacct_json(next(read_blocks(os.fspath(path), 4096), b""))
     except (InputError, OSError):
         return False  # the reader says why
 

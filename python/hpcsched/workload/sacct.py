@@ -5,20 +5,29 @@ The fields, by the header line sacct prints (any order, names in any case; ``--f
 ask for them): ``JobIDRaw`` (or ``JobID``), ``Submit``, ``Start``, ``End``, ``Timelimit`` and
 ``NNodes`` are needed; ``Eligible``, ``NCPUS`` (or ``AllocCPUS``), ``ReqCPUS``, ``User``, ``Group``,
 ``Account``, ``Partition``, ``QOS``, ``State`` and ``JobName`` are read when present. Times are
-sacct's ``YYYY-MM-DDTHH:MM:SS``, read as UTC: capture with ``TZ=UTC`` (only differences of
-times matter to a replay, so another zone shifts nothing but across a daylight-saving change).
+sacct's ``YYYY-MM-DDTHH:MM:SS`` (exactly so, ASCII digits), read as UTC: capture with ``TZ=UTC``
+(only differences of times matter to a replay, so another zone shifts nothing but across a
+daylight-saving change). Lines end at ``\\n`` (or ``\\r\\n``).
 
 - One job per allocation line; the lines of job steps (``123.batch``, ``123.extern``,
   ``123.0``) are read past (counted in a warning). A job array's tasks are jobs of their own,
-  by their ``JobIDRaw``.
+  by their ``JobIDRaw``, which must be a number (ASCII digits, at most 2^63 - 1). With only
+  ``JobID``, an array task ``123_4`` is job 123 * 10^8 + 4 (12300000004) and a heterogeneous
+  job's component ``123+1`` is 12300000001. A pending array's record (``123_[1-1000]``) is a
+  job that never started. Jobs sharing an id are named in a warning; they replay as distinct
+  jobs.
 - A job arrives when it became eligible (``Eligible``, when known and not before its
   submission): holds, dependencies and ``--begin`` are not the scheduler's doing. Its
-  recorded wait is ``Start`` minus that; its run time ``End - Start``.
+  recorded wait is ``Start`` minus that; its run time ``End - Start``. A job that starts before
+  it arrives keeps its arrival and its recorded start is unknown (NaN ``recorded_wait``, as an
+  SWF wait of -1), counted in a warning; a job that ends before it starts is an error.
 - Skipped and counted: jobs that never started (``Start`` is ``Unknown`` or ``None``: pending,
   or cancelled while pending), jobs still running when recorded (``End`` unknown), jobs of no
   nodes, jobs larger than the machine (an error with ``strict``).
 - ``Timelimit`` ``UNLIMITED`` or ``Partition_Limit``: the estimate is the run time
   (``requested_known`` False, and a warning), as for an SWF trace without requested times.
+- Ranges: ``NNodes`` 0 to ``_core.MAX_NODES``, CPU counts 0 to 2^32 - 1 (Slurm's own type),
+  times, limits, waits and run times within ``_core.MAX_TIME`` seconds.
 - Columns besides the job table's: ``procs`` (``NCPUS``, when recorded), ``requested_procs``
   (``ReqCPUS``, when recorded: a whole-node job asks for fewer CPUs than it is given, and
   Slurm's first priority counts those), ``recorded_nodes``
@@ -28,33 +37,30 @@ times matter to a replay, so another zone shifts nothing but across a daylight-s
   ``partition_name`` (the partitions it could run in, as recorded), ``job_name``, ``line``,
   and ``recorded_wait``. Users are numbered in order of first appearance.
 
-``sacct --json`` (Slurm 22.05's ``openapi/v0.0.38`` shape; tests/workload/fixtures/README.md)
-gives the same jobs: one record per job (its steps inside it), times as Unix seconds in
-``time`` (``submission``, ``eligible``, ``start``, ``end``: 0 or null when not set), the limit
-in minutes (``time.limit``, null when unlimited), ``allocation_nodes``, the allocated CPUs in
-``tres.allocated``, those asked for in ``required.CPUs``, ``state.current``; the ``line``
-column is then the record's position in ``jobs`` (from 1).
+``sacct --json`` (``sacct_json.py``) gives the same jobs; the ``line`` column is then the
+record's position in ``jobs`` (from 1).
 
 Errors (``InputError``, file and line, or the JSON field): no header line, a needed field missing
-from it (named), a line with another number of fields, a time, duration or count that is not
-one; JSON that is not sacct's.
+from it (named), a line with another number of fields, a time, duration, count or id that is
+not one or is out of range; JSON that is not sacct's. The text is read column by column
+(``pyarrow``'s CSV reader, then arrays): no Python object per record.
 """
 
 from __future__ import annotations
 
-import calendar
-import json
 import os
 import re
-import time
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import numpy as np
 
-from hpcsched._io import read_text
-from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_text import slurm_duration, slurm_json_number
-from hpcsched.workload.model import NO_REQUESTED_TIME_WARNING, Workload, check_machine_nodes
+from hpcsched._io import check_utf8, loads_json, read_blocks
+from hpcsched.exceptions import InputError
+from hpcsched.workload.model import Workload
+from hpcsched.workload.sacct_jobs import NO_MACHINE_SIZE, SacctRecords, build_workload
+from hpcsched.workload.sacct_json import json_records
+from hpcsched.workload.sacct_text import FIELD_NAMES, TEXT_FIELDS, TextColumns
 
 #: Fields a workload cannot be built without (lower case), and those read when present.
 NEEDED = ("submit", "start", "end", "timelimit", "nnodes")
@@ -71,38 +77,40 @@ OPTIONAL = (
     "state",
     "jobname",
 )
-#: The warning when the machine's size is not given (a platform with partitions gives it later).
-NO_MACHINE_SIZE = "sacct records no machine size"
-#: sacct's words for a time that is not set.
-_NO_TIME = ("", "unknown", "none", "n/a")
-#: State words -> SWF status codes (1 completed, 0 failed, 5 cancelled; others -1).
-_STATUS = {
-    "COMPLETED": 1,
-    "FAILED": 0,
-    "TIMEOUT": 0,
-    "NODE_FAIL": 0,
-    "OUT_OF_MEMORY": 0,
-    "BOOT_FAIL": 0,
-    "DEADLINE": 0,
-    "PREEMPTED": 0,
-    "CANCELLED": 5,
-}
-_STEP = re.compile(r"^\d+(?:_\d+|\+\d+)?\.")
+#: Bytes of text read, checked and parsed at a time (whole lines).
+SEGMENT = 1 << 23
+#: Bytes the layout looks at a time (its temporaries are a few times that).
+_BLOCK = 1 << 21
+_UTF8_BOM = b"\xef\xbb\xbf"
+_JSON_OPENING = re.compile(rb"\s*\{")
 
 
 def read_sacct(
     path: str | os.PathLike[str], nodes: int | None = None, strict: bool = False
 ) -> Workload:
-    """Reads a ``sacct --parsable2`` file, plain or gzip-compressed (module docstring)."""
+    """Reads a ``sacct --parsable2`` file, or ``sacct --json`` output, plain or
+    gzip-compressed (module docstring)."""
     name = os.fspath(path)
-    text = read_text(name)
-    if text.lstrip().startswith("{"):
-        try:
-            document = json.loads(text)
-        except ValueError as exc:
-            raise InputError(f"not JSON: {exc}", path=name) from None
-        return parse_sacct_json(document, name, nodes=nodes, strict=strict)
-    return parse_sacct(text, name, nodes=nodes, strict=strict)
+    return build_workload(_read_records(name), nodes, strict)
+
+
+def _read_records(name: str) -> SacctRecords:
+    """The file's records. Text is read a segment at a time (only the columns stay); JSON
+    is a document, read whole."""
+    blocks = read_blocks(name, SEGMENT)
+    first = [next(blocks, b"").removeprefix(_UTF8_BOM)]
+    if _JSON_OPENING.match(first[0]):
+        data = b"".join([*first, *blocks])
+        check_utf8(data, name)
+        return json_records(loads_json(data.decode("utf-8"), name), name)
+    return text_records(_chain_taking(first, blocks), name)
+
+
+def _chain_taking(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
+    """``first``'s blocks (taken out of it: none is held once read), then ``rest``."""
+    while first:
+        yield first.pop(0)
+    yield from rest
 
 
 def is_sacct_json(head: bytes) -> bool:
@@ -117,285 +125,185 @@ def is_sacct_json(head: bytes) -> bool:
 def parse_sacct_json(
     document: Any, path: str = "<input>", nodes: int | None = None, strict: bool = False
 ) -> Workload:
-    """The workload of ``sacct --json`` output (module docstring)."""
-    records = document.get("jobs") if isinstance(document, dict) else None
-    if not isinstance(records, list):
-        raise InputError("not sacct --json output: no 'jobs' list", path=path, field="jobs")
-    rows = [_json_row(record, path, k) for k, record in enumerate(records)]
-    return _workload(rows, 0, path, nodes, strict)
-
-
-def _json_row(record: Any, path: str, k: int) -> dict[str, Any]:
-    where = f"jobs[{k}]"
-    if not isinstance(record, dict):
-        raise InputError("a job record is not an object", path=path, field=where)
-
-    def number(value: Any, field: str) -> float | None:
-        try:
-            return slurm_json_number(value)
-        except TypeError:
-            raise InputError(
-                f"expected a number, not {shown(value)}", path=path, field=field
-            ) from None
-
-    def text(key: str) -> str:
-        value = record.get(key)
-        if isinstance(value, dict):  # state: {"current": ..., "reason": ...}
-            value = value.get("current")
-        return "" if value is None else str(value)
-
-    times = record.get("time")
-    if not isinstance(times, dict):
-        raise InputError("no 'time' object", path=path, field=f"{where}.time")
-
-    def when(key: str) -> float | None:
-        value = number(times.get(key), f"{where}.time.{key}")
-        return value if value else None  # (0: not set)
-
-    job_id = number(record.get("job_id"), f"{where}.job_id")
-    if job_id is None:
-        raise InputError("missing", path=path, field=f"{where}.job_id")
-    limit = number(times.get("limit"), f"{where}.time.limit")
-    allocated = (record.get("tres") or {}).get("allocated") or []
-    cpus = sum(
-        t.get("count") or 0 for t in allocated if isinstance(t, dict) and t.get("type") == "cpu"
-    )
-    asked = int(number((record.get("required") or {}).get("CPUs"), f"{where}.required") or 0)
-    if not cpus:
-        cpus = asked
-    return {
-        "job_id": int(job_id),
-        "submit": when("submission"),
-        "eligible": when("eligible"),
-        "start": when("start"),
-        "end": when("end"),
-        "limit": None if limit is None else 60.0 * limit,
-        "nodes": int(number(record.get("allocation_nodes"), f"{where}.allocation_nodes") or 0),
-        "procs": int(cpus),
-        "requested_procs": asked,
-        "user_name": text("user"),
-        "group_name": text("group"),
-        "account": text("account"),
-        "qos": text("qos"),
-        "partition_name": text("partition"),
-        "state": text("state").split(" ")[0].upper(),
-        "job_name": text("name"),
-        "line": k + 1,
-    }
+    """The workload of ``sacct --json`` output, already decoded (``sacct_json.py``)."""
+    return build_workload(json_records(document, path), nodes, strict)
 
 
 def parse_sacct(
     text: str, path: str = "<input>", nodes: int | None = None, strict: bool = False
 ) -> Workload:
     """The workload of ``sacct --parsable2`` text (module docstring)."""
-    lines = text.splitlines()
-    first = next((k for k, line in enumerate(lines) if line.strip()), None)
-    if first is None or "|" not in lines[first]:
-        raise InputError(
-            "no header line: expected sacct --parsable2 output (JobIDRaw|Submit|Start|...)",
-            path=path,
-            line=None if first is None else first + 1,
-        )
-    header = [h.strip().lower() for h in lines[first].split("|")]
-    column = {h: k for k, h in enumerate(header)}
-    key = "jobidraw" if "jobidraw" in column else "jobid"
-    missing = [f for f in (key, *NEEDED) if f not in column]
-    if missing:
-        raise InputError(
-            f"the header has no {missing[0]} field (give sacct --format with JobIDRaw, Submit, "
-            "Start, End, Timelimit, NNodes)",
-            path=path,
-            line=first + 1,
-            field=missing[0],
-        )
-    rows: list[dict[str, Any]] = []
-    steps = 0
-    for number in range(first + 1, len(lines)):
-        line = lines[number]
-        if not line.strip():
-            continue
-        fields = line.split("|")
-        if len(fields) != len(header):
+    data = text.removeprefix("\ufeff").encode("utf-8", "surrogateescape")
+    return build_workload(text_records(iter([data]), path), nodes, strict)
+
+
+def text_records(blocks: Iterable[bytes], path: str) -> SacctRecords:
+    """The records of ``sacct --parsable2`` text given a block at a time."""
+    reader = _TextReader(path)
+    for segment in _whole_lines(blocks):
+        reader.segment(segment)
+    return reader.records()
+
+
+def _whole_lines(blocks: Iterable[bytes]) -> Iterator[memoryview]:
+    """The text cut after a newline, so that no line (nor character) spans two segments.
+    The segments are views of one buffer, refilled in place: released before the next."""
+    buffer = bytearray()
+    for block in blocks:
+        buffer += block
+        del block
+        cut = buffer.rfind(b"\n") + 1
+        if cut:  # else a line longer than a block: read on
+            segment = memoryview(buffer)[:cut]
+            yield segment
+            segment.release()  # (reached when the next is asked for: the reader is done)
+            del buffer[:cut]
+    if buffer:
+        yield memoryview(buffer)
+
+
+class _TextReader:
+    """Reads the text's segments in order: the header (the first line that is not blank),
+    then each segment's records into the columns (``sacct_text.TextColumns``)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.lines_before = 0  # lines in the segments read
+        self.fields = 0  # the header's, once read
+        self.columns: TextColumns | None = None
+
+    def segment(self, data: memoryview) -> None:
+        check_utf8(data, self.path, first_line=self.lines_before + 1)
+        layout = _Layout(np.frombuffer(data, dtype=np.uint8), self.path, self.lines_before)
+        after = 0  # the first line of records in this segment
+        if self.columns is None:
+            header = layout.first_not_blank()
+            if header is None:
+                self.lines_before += layout.lines
+                return
+            self.columns = self._header(layout, header)
+            after = header + 1
+        rows, stop, broken = layout.records(after, self.fields)
+        begin, end, longest = layout.start_of(after), layout.start_of(stop), layout.longest
+        lines = rows + 1 + self.lines_before
+        self.lines_before += layout.lines
+        del layout, rows  # their arrays, a few per line, before the columns are read
+        if begin < end:
+            self.columns.read(data, begin, end, self.fields, longest, lines)
+        if broken is not None:  # after the records before it: an error there comes first
+            raise InputError(broken[1], path=self.path, line=broken[0])
+
+    def _header(self, layout: _Layout, row: int) -> TextColumns:
+        line = self.lines_before + row + 1
+        if not layout.bars[row]:
+            raise InputError(_NO_HEADER, path=self.path, line=line)
+        layout.check_returns(row)
+        header = [h.strip().lower() for h in layout.text(row).split("|")]
+        column = {h: k for k, h in enumerate(header) if h in FIELD_NAMES or h in TEXT_FIELDS}
+        key = "jobidraw" if "jobidraw" in column else "jobid"
+        missing = [f for f in (key, *NEEDED) if f not in column]
+        if missing:
             raise InputError(
-                f"{len(fields)} fields, the header has {len(header)}", path=path, line=number + 1
+                f"the header has no {missing[0]} field (give sacct --format with JobIDRaw, "
+                "Submit, Start, End, Timelimit, NNodes)",
+                path=self.path,
+                line=line,
+                field=missing[0],
             )
-        if _STEP.match(fields[column[key]]):
-            steps += 1
-            continue
-        rows.append(_row(fields, column, key, path, number + 1))
-    return _workload(rows, steps, path, nodes, strict)
+        self.fields = len(header)
+        return TextColumns(self.path, column, key)
+
+    def records(self) -> SacctRecords:
+        if self.columns is None:
+            raise InputError(_NO_HEADER, path=self.path)
+        return self.columns.records()
 
 
-def _row(
-    fields: list[str], column: dict[str, int], key: str, path: str, line: int
-) -> dict[str, Any]:
-    def get(name: str) -> str:
-        return fields[column[name]].strip() if name in column else ""
+_NO_HEADER = "no header line: expected sacct --parsable2 output (JobIDRaw|Submit|Start|...)"
 
-    def fail(name: str, what: str) -> InputError:
-        return InputError(
-            f"{what}, not {shown(get(name))}", path=path, line=line, field=_FIELD_NAMES[name]
+
+class _Layout:
+    """Where each line of a segment starts and ends (at ``\\n``) and how many ``|`` it
+    holds, found by array operations over the bytes, a block at a time; its lines follow
+    ``lines_before`` others (for messages)."""
+
+    def __init__(self, buffer: np.ndarray, path: str, lines_before: int) -> None:
+        self.buffer = buffer
+        self.path = path
+        self.lines_before = lines_before
+        ends, bars, returns = [], [], []
+        carried = 0
+        for offset in range(0, len(buffer), _BLOCK):
+            chunk = buffer[offset : offset + _BLOCK]
+            newlines = np.flatnonzero(chunk == ord("\n"))
+            counted = np.cumsum(chunk == ord("|"), dtype=np.int32)
+            ends.append(newlines + offset)
+            bars.append(counted[newlines] + carried)
+            returns.append(np.flatnonzero(chunk == ord("\r")) + offset)
+            carried += int(counted[-1])
+        end = np.concatenate([*ends, np.zeros(0, np.int64)])
+        through = np.concatenate([*bars, np.zeros(0, np.int64)])
+        if len(buffer) and (not len(end) or end[-1] != len(buffer) - 1):
+            end = np.append(end, len(buffer))  # a last line without its newline
+            through = np.append(through, carried)
+        self.lines = len(end)
+        self.end = end
+        self.start = np.concatenate([[0], end[:-1] + 1]).astype(np.int64)[: len(end)]
+        self.bars = np.diff(through, prepend=0)
+        self.longest = int((self.end - self.start).max()) if len(end) else 0
+        # a carriage return ends a line only before its newline (or the text's end)
+        at = np.concatenate([*returns, np.zeros(0, np.int64)])
+        at = at[at + 1 < len(buffer)]
+        self.return_rows = np.searchsorted(self.end, at[buffer[at + 1] != ord("\n")])
+
+    def start_of(self, row: int) -> int:
+        return int(self.start[row]) if row < self.lines else len(self.buffer)
+
+    def text(self, row: int) -> str:
+        return bytes(self.buffer[self.start[row] : self.end[row]]).decode("utf-8")
+
+    def blank(self, row: int) -> bool:
+        return not self.bars[row] and not self.text(row).strip()
+
+    def first_not_blank(self) -> int | None:
+        return next((r for r in range(self.lines) if not self.blank(r)), None)
+
+    def check_returns(self, row: int) -> None:
+        """A carriage return inside line ``row`` is an error (the CSV reader would end the
+        line there)."""
+        if row in self.return_rows:
+            raise InputError(_RETURN, path=self.path, line=self.lines_before + row + 1)
+
+    def records(self, after: int, fields: int) -> tuple[np.ndarray, int, tuple[int, str] | None]:
+        """The lines (0-based) of the records from line ``after``, up to the first broken
+        line; that line (or the line count); and the broken line's number and what is wrong."""
+        rows = np.arange(after, self.lines)
+        other = rows[self.bars[rows] != fields - 1]
+        # a line of no "|" is blank or broken: each is looked at, up to the first broken
+        broken = next((int(r) for r in other if self.bars[r] or not self.blank(int(r))), None)
+        reason = (
+            "" if broken is None else f"{self.bars[broken] + 1} fields, the header has {fields}"
         )
-
-    def when(name: str) -> float | None:
-        value = get(name)
-        if value.lower() in _NO_TIME:
-            return None
-        try:
-            return float(calendar.timegm(time.strptime(value, "%Y-%m-%dT%H:%M:%S")))
-        except ValueError:
-            raise fail(name, "expected a time YYYY-MM-DDTHH:MM:SS") from None
-
-    def count(name: str) -> int:
-        value = get(name)
-        if not value.isdigit():
-            raise fail(name, "expected a whole number")
-        return int(value)
-
-    job = get(key)
-    job_id = re.sub(r"\D", "", job.split("_")[-1] if key == "jobid" else job)
-    if not job_id:
-        raise fail(key, "expected a job id")
-    limit_text = get("timelimit")
-    if limit_text in ("Partition_Limit", ""):
-        limit = None
-    else:
-        try:
-            limit = slurm_duration(limit_text)
-        except ValueError:
-            raise fail("timelimit", "expected a Slurm time limit") from None
-    cpus_field = "ncpus" if "ncpus" in column else "alloccpus" if "alloccpus" in column else None
-    state = get("state").split(" ")[0].upper()  # "CANCELLED by 0": the word
-    return {
-        "job_id": int(job_id),
-        "submit": when("submit"),
-        "eligible": when("eligible") if "eligible" in column else None,
-        "start": when("start"),
-        "end": when("end"),
-        "limit": limit,
-        "nodes": count("nnodes"),
-        "procs": count(cpus_field) if cpus_field else 0,
-        "requested_procs": count("reqcpus") if "reqcpus" in column else 0,
-        "user_name": get("user"),
-        "group_name": get("group"),
-        "account": get("account"),
-        "qos": get("qos"),
-        "partition_name": get("partition"),
-        "state": state,
-        "job_name": get("jobname"),
-        "line": line,
-    }
+        returns = (int(r) for r in self.return_rows if r >= after and not self.blank(int(r)))
+        inside = next(returns, None)
+        if inside is not None and (broken is None or inside <= broken):
+            broken, reason = inside, _RETURN
+        stop = self.lines if broken is None else broken
+        records = rows[: stop - after]
+        records = records[self.bars[records] == fields - 1]
+        where = None if broken is None else (self.lines_before + broken + 1, reason)
+        return records, stop, where
 
 
-def _user(users: dict[str, int], name: str) -> int:
-    """Users numbered in order of first appearance; -1 when not recorded."""
-    return users.setdefault(name, len(users)) if name else -1
+_RETURN = "a carriage return inside the line (sacct ends lines with \\n)"
 
 
-_FIELD_NAMES = {
-    "jobidraw": "JobIDRaw",
-    "jobid": "JobID",
-    "submit": "Submit",
-    "eligible": "Eligible",
-    "start": "Start",
-    "end": "End",
-    "timelimit": "Timelimit",
-    "nnodes": "NNodes",
-    "ncpus": "NCPUS",
-    "alloccpus": "AllocCPUS",
-    "reqcpus": "ReqCPUS",
-}
-
-
-def _workload(
-    rows: list[dict[str, Any]], steps: int, path: str, nodes: int | None, strict: bool
-) -> Workload:
-    import pandas as pd
-
-    skipped = {
-        "never started": 0,
-        "running when recorded": 0,
-        "non-positive size": 0,
-        "larger than machine": 0,
-    }
-    kept = []
-    for row in rows:
-        if row["submit"] is None or row["start"] is None:
-            skipped["never started"] += 1
-        elif row["end"] is None:
-            skipped["running when recorded"] += 1
-        elif row["nodes"] <= 0:
-            skipped["non-positive size"] += 1
-        else:
-            kept.append(row)
-    warnings = []
-    machine = nodes
-    if machine is None:
-        machine = max((r["nodes"] for r in kept), default=1)
-        warnings.append(
-            f"{NO_MACHINE_SIZE}: {machine} nodes, its largest job (give --nodes or a platform)"
-        )
-    else:
-        check_machine_nodes(machine)
-    too_large = [r for r in kept if r["nodes"] > machine]
-    if too_large and strict:
-        r = too_large[0]
-        raise InputError(
-            f"job {r['job_id']} ran on {r['nodes']} nodes, more than the machine's {machine} "
-            "(drop --strict to skip such jobs)",
-            path=path,
-            line=r["line"],
-            field="NNodes",
-        )
-    skipped["larger than machine"] = len(too_large)
-    kept = [r for r in kept if r["nodes"] <= machine]
-    if steps:
-        lines = "line" if steps == 1 else "lines"
-        warnings.append(f"{steps} {lines} of job steps read past (a job is its allocation line)")
-    for r in kept:
-        r["arrival"] = max(r["eligible"] or r["submit"], r["submit"])
-    kept.sort(key=lambda r: (r["arrival"], r["job_id"]))
-    origin = kept[0]["arrival"] if kept else 0.0
-    users: dict[str, int] = {}
-    run = np.array([r["end"] - r["start"] for r in kept], dtype=np.float64)
-    limit = np.array([np.nan if r["limit"] is None else r["limit"] for r in kept], dtype=np.float64)
-    known = ~np.isnan(limit) & (limit > 0)
-    if (~known).any():
-        warnings.append(NO_REQUESTED_TIME_WARNING.format(n=int((~known).sum())))
-    jobs = pd.DataFrame(
-        {
-            "job_id": np.array([r["job_id"] for r in kept], dtype=np.int64),
-            "submit": np.array([r["arrival"] - origin for r in kept], dtype=np.float64),
-            "run_time": run,
-            "requested_time": np.where(known, limit, run),
-            "nodes": np.array([r["nodes"] for r in kept], dtype=np.int64),
-            "user": np.array([_user(users, r["user_name"]) for r in kept], dtype=np.int64),
-            "procs": np.array([max(r["procs"], 1) for r in kept], dtype=np.int64),
-            "recorded_nodes": np.array([r["nodes"] for r in kept], dtype=np.int64),
-            "requested_known": known,
-            "status": np.array([_STATUS.get(r["state"], -1) for r in kept], dtype=np.int64),
-            "state": [r["state"] for r in kept],
-            "user_name": [r["user_name"] for r in kept],
-            "group_name": [r["group_name"] for r in kept],
-            "account": [r["account"] for r in kept],
-            "qos": [r["qos"] for r in kept],
-            "partition_name": [r["partition_name"] or None for r in kept],
-            "job_name": [r["job_name"] for r in kept],
-            "line": np.array([r["line"] for r in kept], dtype=np.int64),
-            "recorded_wait": np.array([r["start"] - r["arrival"] for r in kept], dtype=float),
-        }
-    )
-    if any(r["requested_procs"] for r in kept):
-        # (not recorded: as allocated)
-        asked = [r["requested_procs"] or max(r["procs"], 1) for r in kept]
-        jobs["requested_procs"] = np.array(asked, dtype=np.int64)
-    return Workload(
-        jobs=jobs,
-        nodes=machine,
-        source=path,
-        format="sacct",
-        skipped=skipped,
-        warnings=warnings,
-        header={"UnixStartTime": 0},
-        time_origin=origin,
-    )
+__all__ = [
+    "NEEDED",
+    "NO_MACHINE_SIZE",
+    "OPTIONAL",
+    "is_sacct_json",
+    "parse_sacct",
+    "parse_sacct_json",
+    "read_sacct",
+]
