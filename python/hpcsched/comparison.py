@@ -214,7 +214,7 @@ def _holds_run(folder: str, key: str) -> bool:
     try:
         with open(os.path.join(folder, "config.json"), encoding="utf-8") as f:
             config = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return False
     return (
         isinstance(config, dict)

@@ -135,7 +135,7 @@ def read_run_files(
         with open(os.path.join(folder, RUN_MARKER), encoding="utf-8") as f:
             info = json.load(f)
         jobs = pd.read_parquet(os.path.join(folder, "jobs.parquet"))
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise InputError(f"not a complete hpcsched run directory ({exc})", path=folder) from None
 
     def optional(name: str) -> pd.DataFrame:

@@ -251,7 +251,7 @@ def _read_state(out: str) -> dict[str, Any] | None:
     try:
         with open(os.path.join(out, STATE), encoding="utf-8") as f:
             document = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return document if isinstance(document, dict) else None
 
@@ -347,7 +347,7 @@ def _completed(folder: str, key: str) -> dict[str, Any] | None:
             config = json.load(f)
         with open(os.path.join(folder, RUN_MARKER), encoding="utf-8") as f:
             info = json.load(f)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return info if config.get("key") == key else None
 

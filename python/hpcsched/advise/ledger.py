@@ -106,7 +106,7 @@ class DecisionLog:
                 for line in f:
                     try:
                         entry = json.loads(line)
-                    except ValueError:
+                    except (ValueError, RecursionError):
                         continue  # a line cut by a crash: the entries before it still count
                     if isinstance(entry, dict):
                         yield entry

@@ -587,7 +587,7 @@ def _outcome(done: subprocess.CompletedProcess[str]) -> str:
 def _json(text: str, source: str) -> dict[str, Any]:
     try:
         document = json.loads(text)
-    except ValueError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ControllerError(f"{source} did not print JSON ({exc})") from None
     if not isinstance(document, dict):
         raise ControllerError(f"{source} did not print a JSON object")
@@ -680,6 +680,8 @@ def _load(path: str) -> dict[str, Any]:
             document = json.load(f)
     except OSError as exc:
         raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
+    except RecursionError:
+        raise InputError("not JSON: nested too deep to read", path=path) from None
     except ValueError as exc:
         raise InputError(f"not JSON: {exc}", path=path) from None
     if not isinstance(document, dict):
