@@ -115,7 +115,7 @@ class _Reader:
         """Reads ``path`` (the top file when ``include`` is None) onto the stack."""
         key = os.path.realpath(path)
         if include is not None and self.active[key]:
-            raise include.error(f"Include {shown(path)}: an include loop (it includes this file)")
+            raise include.error(f"Include {path!r}: an include loop (it includes this file)")
         text = self._text(path, key, include)
         if include is not None:
             self.included.append(path)
@@ -168,7 +168,7 @@ def _fault(include: Where | None, path: str, reason: str) -> InputError:
     """An error of the file ``path``, at the ``Include`` line that names it when there is one."""
     if include is None:
         return InputError(reason, path=path)
-    return include.error(f"Include {shown(path)}: {reason}")
+    return include.error(f"Include {path!r}: {reason}")
 
 
 def _read(path: str, include: Where | None, room: int) -> str:
