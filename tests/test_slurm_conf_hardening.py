@@ -563,3 +563,12 @@ def test_calendar_counts_past_the_engine_are_refused_as_such(tmp_path, window, s
     conf = write(tmp_path, {"slurm.conf": SITE})
     err = error_line(tmp_path, conf, "--downtime", str(calendar))
     assert err.startswith(f"error: {calendar}, line 1, field nodes: ") and says in err, err
+
+
+def test_a_down_nodes_line_is_one_setting_not_simulated_not_three_unknown_keys(tmp_path):
+    conf = write(tmp_path, {"slurm.conf": SITE + 'DownNodes=c1 Reason="broken fan" State=DOWN\n'})
+    code, out = simulate(tmp_path, conf)
+    assert code == 0
+    assert warnings(out) == [
+        f"{conf}: settings read and not simulated (ignored): DownNodes (line 3)"
+    ]

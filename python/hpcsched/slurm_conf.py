@@ -47,6 +47,8 @@ from hpcsched.slurm_text import (
 PARTITION_STATES = {"UP": "up", "DOWN": "down", "DRAIN": "drain", "INACTIVE": "down"}
 #: ``EnforcePartLimits`` values that refuse a job over a partition's limits at submission.
 ENFORCING = ("ALL", "ANY", "YES")
+#: The other kinds of line: said as not simulated by their first key.
+_OTHER_LINES = ("downnodes", "frontendname", "slurmctldhost")
 #: Slurm's 16-bit ``INFINITE`` (``PriorityTier=UNLIMITED`` is read as it).
 INFINITE16 = 0xFFFF
 
@@ -205,6 +207,8 @@ class _Reader:
             elif first == "nodeset":
                 self._nodeset_line(pairs, where)
             else:
+                if first in _OTHER_LINES:  # (their keys are their own, none simulated)
+                    pairs = pairs[:1]
                 for key, value in pairs:
                     self.keys.top(key, where.path, where.line)
                     if key.lower() not in CANONICAL:
