@@ -85,6 +85,8 @@ PYTHON_LAYERS = {
             "platform",
             "site",
             "slurm_conf",
+            "slurm_conf_lines",
+            "slurm_keys",
             "slurm_accounts",
             "slurm_associations",
             "slurm_settings",

@@ -186,8 +186,8 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
     """A platform from the text of its TOML file."""
     try:
         document = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise InputError(f"invalid TOML: {exc}", path=path) from None
+    except ValueError as exc:  # (a TOMLDecodeError, or an integer of 5,000 digits)
+        raise InputError(f"invalid TOML: {_toml_fault(exc)}", path=path) from None
     unknown = sorted(set(document) - set(PLATFORM_KEYS))
     if unknown:
         raise InputError(
@@ -290,9 +290,14 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
             )
         names.append(name)
         cores = table.get("cores", 1)
-        if isinstance(cores, bool) or not isinstance(cores, int) or cores <= 0:
+        if (
+            isinstance(cores, bool)
+            or not isinstance(cores, int)
+            or not 0 < cores <= _core.MAX_COUNT
+        ):
             raise InputError(
-                f"cores must be a positive integer (processors per node), not {shown(cores)}",
+                f"cores must be an integer from 1 to {_core.MAX_COUNT} (processors per node), "
+                f"not {shown(cores)}",
                 path=path,
                 field=f"{prefix}cores",
             )
@@ -330,3 +335,10 @@ def _name(table: dict[str, Any], path: str, field: str, default: str | None = No
             f"name must be a non-empty text in quotes, not {shown(value)}", path=path, field=field
         )
     return value
+
+
+def _toml_fault(exc: ValueError) -> str:
+    """What tomllib says, but for an integer past Python's digits: it says to change them."""
+    if isinstance(exc, tomllib.TOMLDecodeError):
+        return str(exc)
+    return "a number of thousands of digits"

@@ -29,11 +29,13 @@ have the same ``cores`` (a job's node count in it is ``ceil(procs / cores)``).
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from hpcsched import _core
 from hpcsched.exceptions import InputError, shown, unknown_name
 from hpcsched.slurm_text import slurm_duration
 
@@ -57,7 +59,7 @@ ROUTE_KEYS = ("partition", "queue", "min_nodes", "max_nodes", "max_time")
 #: Slurm's words for "no limit" (``MaxTime=UNLIMITED``, ``MaxNodes=INFINITE``).
 UNLIMITED = ("unlimited", "infinite")
 
-_NODE_RANGE = re.compile(r"^(\d+)(?:-(\d+))?$")
+_NODE_RANGE = re.compile(r"([0-9]+)(?:-([0-9]+))?")  # (ASCII digits: ``\d`` takes ``٣``)
 
 Ranges = tuple[tuple[int, int], ...]
 
@@ -251,9 +253,9 @@ def _partition(
             field=f"{prefix}.min_nodes",
         )
     tier = table.get("priority_tier", 1)
-    if isinstance(tier, bool) or not isinstance(tier, int) or tier < 0:
+    if isinstance(tier, bool) or not isinstance(tier, int) or not 0 <= tier <= _core.MAX_COUNT:
         raise InputError(
-            f"priority_tier must be an integer >= 0, not {shown(tier)}",
+            f"priority_tier must be an integer >= 0 (up to {_core.MAX_COUNT}), not {shown(tier)}",
             path=path,
             field=f"{prefix}.priority_tier",
         )
@@ -325,13 +327,14 @@ def _route(table: dict[str, Any], site: Site, path: str, prefix: str) -> Route:
 def _count(
     table: dict[str, Any], key: str, default: int | None, path: str, prefix: str
 ) -> int | None:
-    """A node count >= 1, or None for Slurm's UNLIMITED."""
+    """A node count from 1 to the engine's 32-bit counts, or None for Slurm's UNLIMITED."""
     value = table.get(key, default)
     if value is None or (isinstance(value, str) and value.lower() in UNLIMITED):
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= _core.MAX_COUNT:
         raise InputError(
-            f'{key} must be an integer >= 1 or "UNLIMITED", not {shown(value)}',
+            f'{key} must be an integer >= 1 (up to {_core.MAX_COUNT}) or "UNLIMITED", not '
+            f"{shown(value)}",
             path=path,
             field=f"{prefix}.{key}",
         )
@@ -339,20 +342,27 @@ def _count(
 
 
 def slurm_time(value: object, path: str, field: str) -> float | None:
-    """Seconds from a number of seconds (> 0) or Slurm's time text ("30" minutes,
-    "1:00:00", "2-00:00:00"); None for no value or "UNLIMITED"."""
+    """Seconds from a number of seconds (> 0, at most the engine's ``_core.MAX_TIME``) or
+    Slurm's time text ("30" minutes, "1:00:00", "2-00:00:00"); None for no value or
+    "UNLIMITED"."""
     if value is None:
         return None
     if isinstance(value, str):
         try:
             seconds = slurm_duration(value)
-        except ValueError:
+        except ValueError as exc:
+            if "past the engine" in str(exc):
+                raise InputError(str(exc), path=path, field=field) from None
             seconds = 0.0
         if seconds is None or seconds > 0:
             return seconds
-    elif (
-        not isinstance(value, bool) and isinstance(value, int | float) and 0 < value < float("inf")
-    ):
+    elif not isinstance(value, bool) and isinstance(value, int | float) and 0 < value < math.inf:
+        if value > _core.MAX_TIME:
+            raise InputError(
+                f"{value:g} s is past the engine's times (at most {_core.MAX_TIME:g} s)",
+                path=path,
+                field=field,
+            )
         return float(value)
     raise InputError(
         'must be seconds > 0 or Slurm time text ("30" minutes, "1:00:00", "2-00:00:00", '
@@ -403,7 +413,7 @@ def _slurm_ranges(
 ) -> list[tuple[int, int]]:
     ranges = []
     for piece in text.split(","):
-        match = _NODE_RANGE.match(piece.strip())
+        match = _NODE_RANGE.fullmatch(piece.strip())
         if match is None:
             raise InputError(
                 unknown_name("node group", text, group_names)
@@ -411,11 +421,14 @@ def _slurm_ranges(
                 path=path,
                 field=field,
             )
-        start = int(match.group(1))
-        last = int(match.group(2)) if match.group(2) is not None else start
+        # (an index of 5,000 digits is past any machine, and past int()'s digits)
+        start, last = (
+            int(n) if len(n) <= 12 else machine for n in (match[1], match[2] or match[1])
+        )
         if last < start or last >= machine:
             raise InputError(
-                f"node range {piece.strip()!r} is not within the machine's nodes 0-{machine - 1}",
+                f"node range {shown(piece.strip())} is not within the machine's nodes "
+                f"0-{machine - 1}",
                 path=path,
                 field=field,
             )

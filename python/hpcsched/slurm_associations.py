@@ -14,7 +14,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from hpcsched import _core
 from hpcsched.exceptions import InputError, close_names, did_you_mean, shown, unknown_name
+from hpcsched.slurm_text import whole_number
 
 # --- what every format reads into -------------------------------------------------------------
 
@@ -112,6 +114,7 @@ _FS_USE_PARENT = 0x7FFFFFFF
 _TRES_TYPES = ("cpu", "mem", "energy", "node", "billing", "vmem", "pages")
 _TRES_NAMED = ("gres", "license", "bb", "fs", "ic")
 T = TypeVar("T")
+_DIGITS = re.compile(r"[0-9]+")
 
 
 def parse_shares(text: str) -> int | None:
@@ -119,11 +122,13 @@ def parse_shares(text: str) -> int | None:
     text = text.strip()
     if text.lower() == "parent":
         return None
-    if not text.isdigit():
+    if not _DIGITS.fullmatch(text):  # (ASCII: ``str.isdigit`` takes ``²``)
         raise ValueError(f"shares must be a whole number >= 0 or parent, not {shown(text)}")
-    if int(text) > _FS_USE_PARENT:
-        raise ValueError(f"shares must be at most {_FS_USE_PARENT - 1}, not {text}")
-    return None if int(text) == _FS_USE_PARENT else int(text)
+    digits = text.lstrip("0") or "0"
+    shares = int(digits) if len(digits) <= len(str(_FS_USE_PARENT)) else _FS_USE_PARENT + 1
+    if shares > _FS_USE_PARENT:
+        raise ValueError(f"shares must be at most {_FS_USE_PARENT - 1}, not {shown(text)}")
+    return None if shares == _FS_USE_PARENT else shares
 
 
 def parse_tres(text: str) -> tuple[int | None, int | None]:
@@ -141,12 +146,14 @@ def parse_tres(text: str) -> tuple[int | None, int | None]:
             raise ValueError(unknown_name("TRES", key, choices))
         if key in counts:
             raise ValueError(f"{key} is given twice in {shown(text)}")
-        pattern = r"\d+" if key in ("node", "cpu") else r"\d+[KMGTPE]?"
+        pattern = r"[0-9]+" if key in ("node", "cpu") else r"[0-9]+[KMGTPE]?"
         if not re.fullmatch(pattern, value, re.IGNORECASE):
             raise ValueError(f"{key}={shown(value)}: not a count")
         counts[key] = value
     node, cpu = counts.get("node"), counts.get("cpu")
-    return (None if node is None else int(node)), (None if cpu is None else int(cpu))
+    return (None if node is None else _count(node, "node")), (
+        None if cpu is None else _count(cpu, "cpu")
+    )
 
 
 def parse_count(text: str) -> int | None:
@@ -154,9 +161,17 @@ def parse_count(text: str) -> int | None:
     text = text.strip()
     if not text:
         return None
-    if not text.isdigit():
+    if not _DIGITS.fullmatch(text):  # (ASCII: ``str.isdigit`` takes ``²``)
         raise ValueError(f"must be a whole number >= 0, not {shown(text)}")
-    return int(text)
+    return _count(text)
+
+
+def _count(text: str, what: str = "") -> int:
+    """A limit or a priority within the engine's 32-bit counts (``_core.MAX_COUNT``)."""
+    try:
+        return whole_number(text, _core.MAX_COUNT)
+    except ValueError as exc:
+        raise ValueError(f"{what} {exc}" if what else str(exc)) from None
 
 
 def checked(at: At, field: str, read: Callable[[str], T], text: str) -> T:
@@ -540,10 +555,10 @@ def read_toml(path: str, text: str) -> Tree:
     """``[accounts.NAME]`` and ``[qos.NAME]`` tables (module docstring of slurm_accounts)."""
     try:
         data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        line = re.search(r"at line (\d+)", str(exc))
+    except ValueError as exc:  # (a TOMLDecodeError, or an integer of 5,000 digits)
+        line = re.search(r"at line ([0-9]+)", str(exc))
         raise InputError(
-            f"invalid TOML: {exc}", path=path, line=int(line[1]) if line else None
+            f"invalid TOML: {_toml_fault(exc)}", path=path, line=int(line[1]) if line else None
         ) from None
     index = _toml_lines(text.splitlines())
 
@@ -651,3 +666,10 @@ def _toml_line(index: dict[tuple[str, ...], int], keys: tuple[str, ...]) -> int 
     """The line of ``keys``, else of the nearest enclosing key or table written (a key inside
     an inline table is on the line of the table's key)."""
     return next((index[keys[:n]] for n in range(len(keys), 0, -1) if keys[:n] in index), None)
+
+
+def _toml_fault(exc: ValueError) -> str:
+    """What tomllib says, but for an integer past Python's digits: it says to change them."""
+    if isinstance(exc, tomllib.TOMLDecodeError):
+        return str(exc)
+    return "a number of thousands of digits"

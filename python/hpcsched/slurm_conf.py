@@ -2,15 +2,16 @@
 
 What is read (docs/formats.md, "slurm.conf"): ``NodeName`` lines (hostlist expressions, CPUs or
 Sockets x CoresPerSocket x ThreadsPerCore, RealMemory, Gres, Feature, State), ``PartitionName``
-lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier, Default, State, OverSubscribe),
+lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier, PriorityJobFactor, Default, State),
 ``NodeSet`` lines (named node sets partitions may use), ``NodeName=DEFAULT`` and
-``PartitionName=DEFAULT`` lines (defaults for the lines after them), ``Include`` (``%c`` is the
-cluster's name; a relative path is taken from the top file's folder; a wildcard includes
-every file it matches, in name order), every ``Priority*``
-setting and ``SchedulerParameters``. Keys are case-insensitive, ``#`` starts a comment, values
-may be quoted. Every other key Slurm knows is kept as written; a key it does not know is kept
-too and reported once (first file and line). A line that cannot be read is an
-:class:`InputError` naming the file, the line and the key.
+``PartitionName=DEFAULT`` lines (defaults for the lines after them), ``Include``
+(:mod:`hpcsched.slurm_conf_lines`), every ``Priority*`` setting and ``SchedulerParameters``.
+Keys are case-insensitive, ``#`` starts a comment, values may be quoted. Every other key Slurm
+knows is kept as written and said once as not simulated; a key it does not know is kept too and
+said once with the nearest real key (:mod:`hpcsched.slurm_keys`). A line that cannot be read is
+an :class:`InputError` naming the file, the line and the key; so is a number past the engine's
+range, a node described twice and a file whose hostlists describe more nodes than the engine
+takes (counted before they are expanded).
 
 :meth:`SlurmConf.platform` is the site as hpcsched models it: the nodes in the file's order,
 node groups of consecutive nodes alike (CPUs, memory, Gres, features), the partitions over them
@@ -21,81 +22,35 @@ partition's limits is refused at submission (``ALL``, ``ANY``, ``YES``) or left 
 
 from __future__ import annotations
 
-import glob
 import os
-import re
-import shlex
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
 from hpcsched.platform import NodeGroup, Platform
 from hpcsched.site import Partition, Site, merged
+from hpcsched.slurm_conf_lines import Line, Where, read_lines
+from hpcsched.slurm_keys import CANONICAL, KeyNotes
 from hpcsched.slurm_settings import SlurmSettings
-from hpcsched.slurm_text import UNLIMITED, expand_hostlist, slurm_duration
+from hpcsched.slurm_text import (
+    UNLIMITED,
+    hostlist_names,
+    hostlist_size,
+    slurm_duration,
+    split_hostlists,
+    whole_number,
+)
 
-#: The top-level keys of slurm.conf in Slurm 22.05 (slurm.conf(5), "PARAMETERS").
-_KEY_NAMES_TEXT = """
-    AccountingStorageBackupHost AccountingStorageEnforce AccountingStorageExternalHost
-    AccountingStorageHost AccountingStorageParameters AccountingStoragePass AccountingStoragePort
-    AccountingStorageTRES AccountingStorageType AccountingStorageUser AccountingStoreFlags
-    AcctGatherEnergyType AcctGatherFilesystemType AcctGatherInterconnectType AcctGatherNodeFreq
-    AcctGatherProfileType AllowSpecResourcesUsage AuthAltParameters AuthAltTypes AuthInfo AuthType
-    BackupAddr BackupController BatchStartTimeout BcastExclude BcastParameters BurstBufferType
-    CheckGhalQuiesce CliFilterPlugins ClusterName CommunicationParameters CompleteWait ControlAddr
-    ControlMachine CoreSpecPlugin CpuFreqDef CpuFreqGovernors CredType DebugFlags DefCpuPerGPU
-    DefMemPerCPU DefMemPerGPU DefMemPerNode DependencyParameters DisableRootJobs EioTimeout
-    EnforcePartLimits Epilog EpilogMsgTime EpilogSlurmctld ExtSensorsFreq ExtSensorsType
-    FairShareDampeningFactor FederationParameters FirstJobId GetEnvTimeout GpuFreqDef GresTypes
-    GroupUpdateForce GroupUpdateTime HealthCheckInterval HealthCheckNodeState HealthCheckProgram
-    InactiveLimit InteractiveStepOptions JobAcctGatherFrequency JobAcctGatherParams
-    JobAcctGatherType JobCompHost JobCompLoc JobCompParams JobCompPass JobCompPort JobCompType
-    JobCompUser JobContainerType JobFileAppend JobRequeue JobSubmitPlugins KeepAliveTime
-    KillOnBadExit KillWait LaunchParameters LaunchType Licenses LogTimeFormat MCSParameters
-    MCSPlugin MailDomain MailProg MaxArraySize MaxDBDMsgs MaxJobCount MaxJobId MaxMemPerCPU
-    MaxMemPerNode MaxNodeCount MaxStepCount MaxTasksPerNode MessageTimeout MinJobAge MpiDefault
-    MpiParams NodeFeaturesPlugins OverTimeLimit PluginDir PlugStackConfig PowerParameters
-    PowerPlugin PreemptExemptTime PreemptMode PreemptType PrEpParameters PrEpPlugins
-    PriorityCalcPeriod PriorityDecayHalfLife PriorityFavorSmall PriorityFlags PriorityMaxAge
-    PriorityParameters PrioritySiteFactorParameters PrioritySiteFactorPlugin PriorityType
-    PriorityUsageResetPeriod PriorityWeightAge PriorityWeightAssoc PriorityWeightFairshare
-    PriorityWeightJobSize PriorityWeightPartition PriorityWeightQOS PriorityWeightTRES
-    PrivateData ProctrackType Prolog PrologEpilogTimeout PrologFlags PrologSlurmctld
-    PropagatePrioProcess PropagateResourceLimits PropagateResourceLimitsExcept RebootProgram
-    ReconfigFlags RequeueExit RequeueExitHold ResumeFailProgram ResumeProgram ResumeRate
-    ResumeTimeout ResvEpilog ResvOverRun ResvProlog ReturnToService RoutePlugin
-    SchedulerParameters SchedulerTimeSlice SchedulerType ScronParameters SelectType
-    SelectTypeParameters SlurmSchedLogFile SlurmSchedLogLevel SlurmUser SlurmctldAddr
-    SlurmctldDebug SlurmctldHost SlurmctldLogFile SlurmctldParameters SlurmctldPidFile
-    SlurmctldPlugstack SlurmctldPort SlurmctldPrimaryOffProg SlurmctldPrimaryOnProg
-    SlurmctldSyslogDebug SlurmctldTimeout SlurmdDebug SlurmdLogFile SlurmdParameters
-    SlurmdPidFile SlurmdPort SlurmdSpoolDir SlurmdSyslogDebug SlurmdTimeout SlurmdUser
-    SrunEpilog SrunPortRange SrunProlog StateSaveLocation SuspendExcNodes SuspendExcParts
-    SuspendProgram SuspendRate SuspendTime SuspendTimeout SwitchParameters SwitchType TCPTimeout
-    TaskEpilog TaskPlugin TaskPluginParam TaskProlog TmpFS TopologyParam TopologyPlugin
-    TrackWCKey TreeWidth UnkillableStepProgram UnkillableStepTimeout UsePAM VSizeFactor WaitTime
-    X11Parameters DownNodes FrontendName
-"""
-#: Each known key by its lower-case form, as Slurm's documentation writes it.
-CANONICAL = {k.lower(): k for k in _KEY_NAMES_TEXT.split()}
 #: A partition's states (``State=``), as the engine's (docs/semantics.md, "The advisor on
 #: partitions": queued jobs of a drained partition still run; an inactive one starts none).
 PARTITION_STATES = {"UP": "up", "DOWN": "down", "DRAIN": "drain", "INACTIVE": "down"}
 #: ``EnforcePartLimits`` values that refuse a job over a partition's limits at submission.
 ENFORCING = ("ALL", "ANY", "YES")
-_INCLUDE = re.compile(r"^include\s+(\S.*)$", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Where:
-    """A line of a file (for messages)."""
-
-    path: str
-    line: int
-
-    def error(self, message: str, field: str | None = None) -> InputError:
-        """An input error at this line (of ``field``, when given)."""
-        return InputError(message, path=self.path, line=self.line, field=field)
+#: The other kinds of line: said as not simulated by their first key.
+_OTHER_LINES = ("downnodes", "frontendname", "slurmctldhost")
+#: Slurm's 16-bit ``INFINITE`` (``PriorityTier=UNLIMITED`` is read as it).
+INFINITE16 = 0xFFFF
 
 
 @dataclass(frozen=True)
@@ -146,14 +101,24 @@ class SlurmConf:
     settings: dict[str, str]
     #: keys Slurm does not know, each where it first appears
     unknown: dict[str, Where] = field(default_factory=dict)
-    #: the files its ``Include`` lines read, in the order read
+    #: the files its ``Include`` lines read, in the order first read
     included: tuple[str, ...] = ()
+    #: where each top-level setting is (its last line)
+    lines: dict[str, Where] = field(default_factory=dict)
+    #: what its keys say: the unknown ones, those read and not simulated (``KeyNotes``)
+    key_notes: tuple[str, ...] = ()
 
     def node_names(self) -> list[str]:
         return [n for line in self.nodes for n in line.names]
 
     def platform(self) -> Platform:
         """The site as hpcsched models it (module docstring)."""
+        if not self.partitions:  # (Slurm would start, and run no job: none has a partition)
+            raise InputError(
+                "no PartitionName line: jobs would have no partition to run in (add "
+                "'PartitionName=all Nodes=ALL Default=YES')",
+                path=self.path,
+            )
         names = self.node_names()
         number = {n: k for k, n in enumerate(names)}
         groups = _groups(self.nodes)
@@ -180,10 +145,7 @@ class SlurmConf:
             partitions=tuple(partitions),
             over_limits="reject" if enforce in ENFORCING else "hold",
         )
-        notes = [
-            f"{where.path}, line {where.line}: {key} is not a Slurm 22.05 setting (kept, unused)"
-            for key, where in self.unknown.items()
-        ]
+        notes = list(self.key_notes)
         notes += [
             f"{p.where.path}, line {p.where.line}: partition {p.name} spans nodes of "
             f"{', '.join(map(str, sizes))} CPUs; its jobs are sized in nodes of {sizes[0]}"
@@ -196,6 +158,7 @@ class SlurmConf:
             self.scheduler,
             self.settings,
             {p.name: p.job_factor for p in self.partitions},
+            lines={key: where.line for key, where in self.lines.items()},
         )
         return Platform(
             name=self.cluster or Path(self.path).stem,
@@ -211,93 +174,8 @@ class SlurmConf:
 def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
     """Reads ``path`` and the files it includes (module docstring)."""
     top = os.fspath(path)
-    included: list[str] = []
-    lines = list(_lines(top, Path(top).parent, cluster=None, seen=(), read=included))
+    lines, included = read_lines(top)
     return replace(_Reader(top).read(lines), included=tuple(included))
-
-
-# --- the text -------------------------------------------------------------------------------
-
-
-def _lines(
-    path: str, folder: Path, cluster: str | None, seen: tuple[str, ...], read: list[str]
-) -> list[tuple[list[tuple[str, str]], Where]]:
-    """Each setting line of ``path`` (includes inlined) as its (key, value) pairs; each file
-    included is added to ``read``."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise InputError(f"cannot read file: {exc.strerror or exc}", path=path) from None
-    except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
-    out: list[tuple[list[tuple[str, str]], Where]] = []
-    pending, number, first = "", 0, 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        if not pending:
-            first = number  # (a line continued is named by its first line)
-        line = pending + raw.split("#", 1)[0]
-        if line.rstrip().endswith("\\"):  # continued on the next line
-            pending = line.rstrip()[:-1] + " "
-            continue
-        pending = ""
-        line = line.strip()
-        if not line:
-            continue
-        where = Where(path, first)
-        include = _INCLUDE.match(line)
-        if include:
-            name = include.group(1).strip().strip('"')
-            if "%c" in name:
-                if cluster is None:
-                    raise InputError(
-                        "Include names %c before ClusterName is set", path=path, line=first
-                    )
-                name = name.replace("%c", cluster)
-            pattern = name if os.path.isabs(name) else str(folder / name)
-            # (a wildcard includes every file it matches, in name order)
-            targets = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
-            if not targets or not all(os.path.exists(t) for t in targets):
-                raise InputError(
-                    f"Include {shown(name)}: no such file ({pattern})", path=path, line=first
-                )
-            chain = (*seen, os.path.abspath(path))
-            for target in targets:
-                if os.path.abspath(target) in chain:
-                    raise InputError(
-                        f"Include {shown(name)}: an include loop (it includes this file)",
-                        path=path,
-                        line=first,
-                    )
-                read.append(target)
-                out += _lines(target, folder, cluster, chain, read)
-            continue
-        pairs = _pairs(line, where)
-        for key, value in pairs:
-            if key.lower() == "clustername":
-                cluster = value
-        out.append((pairs, where))
-    if pending:
-        raise InputError("the last line ends with a backslash", path=path, line=number)
-    return out
-
-
-def _pairs(line: str, where: Where) -> list[tuple[str, str]]:
-    """``Key=Value`` pairs of a line (values may be quoted)."""
-    try:
-        tokens = shlex.split(line, comments=False, posix=True)
-    except ValueError as exc:
-        raise where.error(f"cannot be split ({exc})") from None
-    pairs = []
-    for token in tokens:
-        key, eq, value = token.partition("=")
-        if not eq or not key:
-            raise where.error(f"{shown(token)} is not Key=Value")
-        pairs.append((key, value))
-    return pairs
-
-
-# --- the settings ---------------------------------------------------------------------------
 
 
 class _Reader:
@@ -310,11 +188,18 @@ class _Reader:
         self.nodesets: dict[str, tuple[list[str], str | None, Where]] = {}
         self.partition_lines: list[tuple[dict[str, str], Where]] = []
         self.settings: dict[str, str] = {}
+        self.lines: dict[str, Where] = {}
         self.unknown: dict[str, Where] = {}
+        self.keys = KeyNotes()
+        #: names the hostlists of partitions and node sets may still give (repeats counted)
+        self.names_left = _core.MAX_NODES
 
-    def read(self, lines: list[tuple[list[tuple[str, str]], Where]]) -> SlurmConf:
+    def read(self, lines: list[Line]) -> SlurmConf:
+        _count_nodes(lines)
         for pairs, where in lines:
             first = pairs[0][0].lower()
+            if first in ("nodename", "partitionname", "nodeset"):
+                self.keys.line(first, pairs, where.path, where.line)
             if first == "nodename":
                 self._node_line(pairs, where)
             elif first == "partitionname":
@@ -322,10 +207,14 @@ class _Reader:
             elif first == "nodeset":
                 self._nodeset_line(pairs, where)
             else:
+                if first in _OTHER_LINES:  # (their keys are their own, none simulated)
+                    pairs = pairs[:1]
                 for key, value in pairs:
+                    self.keys.top(key, where.path, where.line)
                     if key.lower() not in CANONICAL:
                         self.unknown.setdefault(key, where)
                     self.settings[_canonical(key)] = value
+                    self.lines[_canonical(key)] = where
         partitions = self._partitions()
         priority = {k: v for k, v in self.settings.items() if k.startswith("Priority")}
         scheduler = _parameters(self.settings.get("SchedulerParameters", ""))
@@ -345,6 +234,8 @@ class _Reader:
             scheduler=scheduler,
             settings=settings,
             unknown=self.unknown,
+            lines=self.lines,
+            key_notes=tuple(self.keys.notes()),
         )
 
     def _node_line(self, pairs: list[tuple[str, str]], where: Where) -> None:
@@ -356,10 +247,12 @@ class _Reader:
         merged_values = {**self.node_defaults, **values}
         names = _hostlist(name, where, "NodeName")
         for n in names:
-            if n in self.node_owner:
-                first = self.node_owner[n]
+            first = self.node_owner.get(n)
+            if first is not None:
                 raise where.error(
-                    f"node {n} is already described at line {first.line} of {first.path}",
+                    f"node {n} is named twice on this line"
+                    if first is where
+                    else f"node {n} is already described at line {first.line} of {first.path}",
                     "NodeName",
                 )
             self.node_owner[n] = where
@@ -367,7 +260,7 @@ class _Reader:
             Nodes(
                 names=tuple(names),
                 cpus=_cpus(merged_values, where),
-                real_memory=_integer(merged_values, "realmemory", where, None),
+                real_memory=_integer(merged_values, "realmemory", where, None, _MAX_MEMORY),
                 gres=merged_values.get("gres", ""),
                 features=merged_values.get("feature", merged_values.get("features", "")),
                 state=merged_values.get("state", "UNKNOWN").upper(),
@@ -380,7 +273,7 @@ class _Reader:
         name = values["nodeset"]
         if "nodes" not in values and "feature" not in values:
             raise where.error(f"node set {name} names neither Nodes nor Feature", "NodeSet")
-        listed = _hostlist(values["nodes"], where, "Nodes") if "nodes" in values else []
+        listed = self._named(values["nodes"], where, "Nodes") if "nodes" in values else []
         self.nodesets[name] = (listed, values.get("feature"), where)
 
     def _partition_line(self, pairs: list[tuple[str, str]], where: Where) -> None:
@@ -417,6 +310,11 @@ class _Reader:
             default = values.get("default", "NO").upper()
             if default not in ("YES", "NO"):
                 raise where.error(f"Default must be YES or NO, not {shown(default)}", "Default")
+            _duration(values, "defaulttime", where)  # (checked: not simulated)
+            tier = _integer(values, "prioritytier", where, 1, unlimited=INFINITE16)
+            factor = _integer(values, "priorityjobfactor", where, 1, unlimited=INFINITE16)
+            if "priority" in values:  # (Slurm's older name: it sets both, as slurmctld reads it)
+                tier = factor = _integer(values, "priority", where, 1, unlimited=INFINITE16)
             out.append(
                 SlurmPartition(
                     name=name,
@@ -424,12 +322,12 @@ class _Reader:
                     max_time=_duration(values, "maxtime", where),
                     max_nodes=_integer(values, "maxnodes", where, None),
                     min_nodes=max(1, _integer(values, "minnodes", where, 1) or 1),
-                    tier=_integer(values, "prioritytier", where, 1) or 0,
+                    tier=tier or 0,
                     default=default == "YES",
                     state=PARTITION_STATES[state],
                     oversubscribe=values.get("oversubscribe", values.get("shared", "NO")).upper(),
                     where=where,
-                    job_factor=_integer(values, "priorityjobfactor", where, 1) or 0,
+                    job_factor=factor or 0,
                 )
             )
         defaults = [p.name for p in out if p.default]
@@ -441,11 +339,12 @@ class _Reader:
         return tuple(out)
 
     def _partition_nodes(self, text: str, where: Where, order: dict[str, int]) -> set[str]:
-        """A partition's ``Nodes``: ALL, node sets and hostlists, comma-separated."""
+        """A partition's ``Nodes``: ALL, node sets and hostlists, comma-separated; a name in
+        no ``NodeName`` line refused at the first hostlist that has one."""
         if text.upper() == "ALL":
             return set(order)
         nodes: set[str] = set()
-        for part in _split_hostlists(text):
+        for part in _parts(text, where):
             if part in self.nodesets:
                 listed, feature, _ = self.nodesets[part]
                 nodes.update(listed)
@@ -456,19 +355,57 @@ class _Reader:
                         if feature in line.features.split(",")
                         for n in line.names
                     )
-            else:
-                nodes.update(_hostlist(part, where, "Nodes"))
-        missing = sorted(nodes - order.keys())
-        if missing:
-            raise where.error(
-                f"node {missing[0]} is in no NodeName line"
-                + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-                "Nodes",
-            )
+                continue
+            names = self._named(part, where, "Nodes")
+            missing = [n for n in names if n not in order]
+            if missing:
+                raise where.error(
+                    f"node {missing[0]} is in no NodeName line"
+                    + (f" (and {len(missing) - 1} more of {shown(part)})" if missing[1:] else ""),
+                    "Nodes",
+                )
+            nodes.update(names)
         return nodes
+
+    def _named(self, text: str, where: Where, key: str) -> list[str]:
+        """The names of a partition's or node set's hostlist, within what all of them may
+        name in a file (``_core.MAX_NODES``, repeats counted, before expanding it)."""
+        try:
+            size = hostlist_size(text)
+        except ValueError as exc:
+            raise where.error(str(exc), key) from None
+        self.names_left -= size
+        if self.names_left < 0:
+            raise where.error(
+                f"the hostlists of partitions and node sets name more than {_core.MAX_NODES} "
+                "nodes in all by this line (repeats counted): past the engine's largest machine",
+                key,
+            )
+        return _hostlist(text, where, key)
 
 
 # --- values ---------------------------------------------------------------------------------
+
+
+def _count_nodes(lines: list[Line]) -> None:
+    """Refuses a file whose ``NodeName`` lines describe more nodes than the engine takes, from
+    their hostlists' sizes, before any is expanded (200 lines of ``a{k}n[1-99999]``, 6 KB,
+    would be 20 million names)."""
+    total = 0
+    for pairs, where in lines:
+        key, value = pairs[0]
+        if key.lower() != "nodename" or value.upper() == "DEFAULT":
+            continue
+        try:
+            total += hostlist_size(value)
+        except ValueError as exc:
+            raise where.error(str(exc), "NodeName") from None
+        if total > _core.MAX_NODES:
+            raise where.error(
+                f"the NodeName lines describe {total} nodes by this one: more than the "
+                f"engine's {_core.MAX_NODES}",
+                "NodeName",
+            )
 
 
 def _canonical(key: str) -> str:
@@ -485,23 +422,18 @@ def _parameters(text: str) -> dict[str, str]:
     return out
 
 
-def _split_hostlists(text: str) -> list[str]:
-    """Comma-separated hostlists, commas inside brackets kept: ``a[1-2,4],b`` -> 2 parts."""
-    parts, depth, current = [], 0, ""
-    for ch in text:
-        if ch == "," and depth == 0:
-            parts.append(current)
-            current = ""
-            continue
-        depth += {"[": 1, "]": -1}.get(ch, 0)
-        current += ch
-    parts.append(current)
-    return [p for p in (s.strip() for s in parts) if p]
+def _parts(text: str, where: Where) -> list[str]:
+    """Comma-separated hostlists and node sets (commas inside brackets kept)."""
+    try:
+        return [p for p in (s.strip() for s in split_hostlists(text)) if p]
+    except ValueError as exc:
+        raise where.error(str(exc), "Nodes") from None
 
 
 def _hostlist(text: str, where: Where, key: str) -> list[str]:
+    """The names of a hostlist, repeats kept (a node named twice is the caller's to refuse)."""
     try:
-        names = expand_hostlist(text)
+        names = hostlist_names(text)
     except ValueError as exc:
         raise where.error(str(exc), key) from None
     if not names:
@@ -509,19 +441,31 @@ def _hostlist(text: str, where: Where, key: str) -> list[str]:
     return names
 
 
-def _integer(values: dict[str, str], key: str, where: Where, default: int | None) -> int | None:
-    """A count >= 0, or None for Slurm's UNLIMITED / INFINITE."""
+#: ``RealMemory``'s largest value (MB), Slurm's 64-bit field.
+_MAX_MEMORY = 2**64 - 2
+
+
+def _integer(
+    values: dict[str, str],
+    key: str,
+    where: Where,
+    default: int | None,
+    maximum: int = _core.MAX_COUNT,
+    *,
+    unlimited: int | None = None,
+    minimum: int = 0,
+) -> int | None:
+    """A count from ``minimum`` to ``maximum`` (the engine's 32-bit counts by default); Slurm's
+    UNLIMITED / INFINITE is ``unlimited`` (None: no limit)."""
     text = values.get(key)
     if text is None:
         return default
-    if text.upper() in UNLIMITED:
-        return None
-    if not text.isdigit():
-        raise where.error(
-            f"must be a whole number, not {shown(text)}",
-            _KEY_NAMES.get(key, key),
-        )
-    return int(text)
+    if text.strip().upper() in UNLIMITED:
+        return unlimited
+    try:
+        return whole_number(text, maximum, minimum)
+    except ValueError as exc:
+        raise where.error(str(exc), _KEY_NAMES.get(key, key)) from None
 
 
 def _duration(values: dict[str, str], key: str, where: Where) -> float | None:
@@ -530,36 +474,58 @@ def _duration(values: dict[str, str], key: str, where: Where) -> float | None:
         return None
     try:
         return slurm_duration(text)
-    except ValueError:
-        raise where.error(
-            f"must be Slurm time (minutes, HH:MM:SS, D-HH:MM:SS or UNLIMITED), not {shown(text)}",
-            _KEY_NAMES.get(key, key),
-        ) from None
+    except ValueError as exc:
+        reason = (
+            str(exc)
+            if "past the engine" in str(exc)
+            else (
+                "must be Slurm time (minutes, HH:MM:SS, D-HH:MM:SS or UNLIMITED), "
+                f"not {shown(text)}"
+            )
+        )
+        raise where.error(reason, _KEY_NAMES.get(key, key)) from None
 
 
 def _cpus(values: dict[str, str], where: Where) -> int:
     """``CPUs`` (``Procs``), else Boards x SocketsPerBoard (or Sockets) x CoresPerSocket x
-    ThreadsPerCore, each 1 by default, as slurmctld counts them."""
+    ThreadsPerCore, each 1 by default, as slurmctld counts them; each at least 1 (Slurm
+    refuses 0) and a node's CPUs at most the engine's 32-bit count."""
     for key in ("cpus", "procs"):
         if key in values:
-            count = _integer(values, key, where, 1) or 0
-            if count < 1:
-                raise where.error("must be at least 1", "CPUs")
-            return count
-    product = 1
-    for key in ("boards", "socketsperboard", "corespersocket", "threadspercore"):
-        product *= _integer(values, key, where, 1) or 1
+            return _at_least_one(values, key, where)
+    factors = ["boards", "socketsperboard", "corespersocket", "threadspercore"]
     if "socketsperboard" not in values and "sockets" in values:
-        product *= _integer(values, "sockets", where, 1) or 1
+        factors[1] = "sockets"
+    product = 1
+    for key in factors:
+        if key in values:
+            product *= _at_least_one(values, key, where)
+    if product > _core.MAX_COUNT:
+        given = [_KEY_NAMES[k] for k in factors if k in values]
+        raise where.error(
+            f"{' x '.join(given)} is {product} CPUs a node: at most {_core.MAX_COUNT}", given[-1]
+        )
     return product
+
+
+def _at_least_one(values: dict[str, str], key: str, where: Where) -> int:
+    """A node's count of CPUs, boards, sockets, cores or threads: 0 is refused (Slurm refuses
+    it; it would not be one CPU)."""
+    text = values[key].strip()
+    count = None if text.strip("0") == "" else _integer(values, key, where, 1, minimum=1)
+    if count is None:
+        raise where.error(f"must be at least 1, not {shown(text)}", _KEY_NAMES[key])
+    return count
 
 
 _KEY_NAMES = {
     "maxtime": "MaxTime",
+    "defaulttime": "DefaultTime",
     "maxnodes": "MaxNodes",
     "minnodes": "MinNodes",
     "prioritytier": "PriorityTier",
     "priorityjobfactor": "PriorityJobFactor",
+    "priority": "Priority",
     "realmemory": "RealMemory",
     "cpus": "CPUs",
     "procs": "Procs",

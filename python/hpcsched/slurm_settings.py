@@ -13,11 +13,14 @@ recalculation is never charged when it ends.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_text import slurm_duration
+from hpcsched.slurm_keys import PRIORITY_FLAGS, SCHEDULER_PARAMETERS, unknown_key
+from hpcsched.slurm_text import slurm_duration, whole_number
 
 if TYPE_CHECKING:
     from hpcsched.slurm_accounts import SlurmAccounts
@@ -46,6 +49,10 @@ NO_EFFECT = (
     "batch_sched_delay",
     "max_rpc_cnt",
 )
+
+
+#: Every ``SchedulerParameters`` name, lower case (Slurm reads them in any case).
+_KNOWN_PARAMETERS = {p.lower() for p in SCHEDULER_PARAMETERS}
 
 
 def _priority_defaults() -> dict[str, Any]:
@@ -108,19 +115,27 @@ class SlurmSettings:
         scheduler: dict[str, str],
         settings: dict[str, str],
         partition_factors: dict[str, int],
+        *,
+        lines: Mapping[str, int] | None = None,
     ) -> SlurmSettings:
         """The settings of a slurm.conf's values (``SlurmConf.priority``, ``.scheduler``,
-        ``.settings``); an :class:`InputError` naming the file and the key for a value that
-        cannot be read."""
+        ``.settings``; ``lines``: the line of each setting); an :class:`InputError` naming the
+        file, the line and the key for a value that cannot be read or is past the engine's
+        range (counts up to ``_core.MAX_COUNT``, times up to ``_core.MAX_TIME``)."""
         notes: list[str] = []
+        at = dict(lines or {})
 
         def fail(key: str, what: str) -> InputError:
-            return InputError(f"{key}: {what}", path=path, field=key)
+            line = at.get(key.split(" ", 1)[0])
+            return InputError(what, path=path, line=line, field=key)
 
-        def whole(key: str, text: str) -> int:
-            if not text.strip().isdigit():
-                raise fail(key, f"must be a whole number, not {shown(text)}")
-            return int(text)
+        def whole(
+            key: str, text: str, minimum: int = 0, maximum: int = _core.MAX_COUNT, of: str = ""
+        ) -> int:
+            try:
+                return whole_number(text, maximum, minimum, of)
+            except ValueError as exc:
+                raise fail(key, str(exc)) from None
 
         def seconds(key: str, text: str) -> float:
             try:
@@ -131,12 +146,16 @@ class SlurmSettings:
                 raise fail(key, "must be a duration, not UNLIMITED")
             return value
 
+        def said(key: str) -> str:
+            line = at.get(key)
+            return f"{path}, line {line}" if line is not None else path
+
         p = _priority_defaults()
         kind = priority.get("PriorityType", "priority/basic").lower()
         multifactor = kind == "priority/multifactor"
         if kind not in ("priority/basic", "priority/multifactor"):
             raise fail(
-                "PriorityType", f"must be priority/basic or priority/multifactor, not {kind}"
+                "PriorityType", f"must be priority/basic or priority/multifactor, not {shown(kind)}"
             )
         weights = {
             "PriorityWeightAge": "weight_age",
@@ -147,7 +166,7 @@ class SlurmSettings:
             "PriorityWeightAssoc": "weight_assoc",
         }
         for key, name in weights.items():
-            if key in priority:
+            if key in priority:  # (the engine's weights are 32-bit, as Slurm's)
                 p[name] = float(whole(key, priority[key]))
         for key, name in (
             ("PriorityMaxAge", "max_age"),
@@ -163,25 +182,39 @@ class SlurmSettings:
         if favor not in ("YES", "NO"):
             raise fail("PriorityFavorSmall", f"must be YES or NO, not {shown(favor)}")
         p["favor_small"] = favor == "YES"
+        unused: list[str] = []
         for flag in (f.strip().upper() for f in priority.get("PriorityFlags", "").split(",")):
             if flag == "NO_FAIR_TREE":
                 p["fair_share"] = "classic"
             elif flag == "SMALL_RELATIVE_TO_TIME":
                 p["small_relative_to_time"] = True
+            elif flag and flag not in PRIORITY_FLAGS:
+                notes.append(
+                    f"{said('PriorityFlags')}: PriorityFlags "
+                    + unknown_key(flag, "a flag", PRIORITY_FLAGS)
+                )
             elif flag and flag not in FOLLOWED_FLAGS:
-                notes.append(f"{path}: PriorityFlags={flag} is not simulated (ignored)")
+                unused.append(flag)
+        if unused:
+            notes.append(
+                f"{said('PriorityFlags')}: PriorityFlags read and not simulated (ignored): "
+                + ", ".join(unused)
+            )
         if "FairShareDampeningFactor" in settings:
             p["dampening"] = float(
-                whole("FairShareDampeningFactor", settings["FairShareDampeningFactor"])
+                whole("FairShareDampeningFactor", settings["FairShareDampeningFactor"], 1)
             )
         if "PriorityWeightTRES" in priority:
-            notes.append(f"{path}: PriorityWeightTRES is not simulated (ignored)")
+            notes.append(
+                f"{said('PriorityWeightTRES')}: PriorityWeightTRES is not simulated (ignored)"
+            )
         if (
             "PriorityUsageResetPeriod" in priority
             and priority["PriorityUsageResetPeriod"].upper() != "NONE"
         ):
             notes.append(
-                f"{path}: PriorityUsageResetPeriod is not simulated (usage is never reset)"
+                f"{said('PriorityUsageResetPeriod')}: PriorityUsageResetPeriod is not simulated "
+                "(usage is never reset)"
             )
         if not multifactor:
             for name in weights.values():
@@ -203,29 +236,47 @@ class SlurmSettings:
         scheduler_type = settings.get("SchedulerType", "sched/backfill").lower()
         if scheduler_type not in ("sched/backfill", "sched/builtin"):
             raise fail(
-                "SchedulerType", f"must be sched/backfill or sched/builtin, not {scheduler_type}"
+                "SchedulerType",
+                f"must be sched/backfill or sched/builtin, not {shown(scheduler_type)}",
             )
+        unused = []
         for key, text in scheduler.items():
             name = key.lower()
+            field_name = f"SchedulerParameters {key}"
             if name in ("sched_interval", "bf_interval"):
-                value = int(text) if text.strip().lstrip("-").isdigit() else None
-                if value is None or value == 0 or value < -1:
+                if text.strip() == "-1":
+                    s[name] = None
+                    continue
+                try:
+                    s[name] = float(whole_number(text, int(_core.MAX_TIME), 1))
+                except ValueError:
                     raise fail(
-                        f"SchedulerParameters {key}",
-                        f"must be -1 or a positive number of seconds, not {shown(text)}",
-                    )
-                s[name] = None if value == -1 else float(value)
-            elif name in ("default_queue_depth", "bf_max_job_test", "bf_max_job_user"):
-                s[name] = whole(f"SchedulerParameters {key}", text)
-            elif name in ("bf_window", "bf_resolution"):
-                value = whole(f"SchedulerParameters {key}", text)
-                if value == 0:
-                    raise fail(f"SchedulerParameters {key}", "must be at least 1")
-                s[name] = float(value * 60 if name == "bf_window" else value)
+                        field_name,
+                        f"must be -1 or a whole number of seconds from 1 to "
+                        f"{_core.MAX_TIME:.0f}, not {shown(text)}",
+                    ) from None
+            elif name in ("default_queue_depth", "bf_max_job_test"):
+                s[name] = whole(field_name, text, 1)  # (the engine needs one at least)
+            elif name == "bf_max_job_user":
+                s[name] = whole(field_name, text)
+            elif name == "bf_window":  # minutes
+                s[name] = 60.0 * whole(field_name, text, 1, int(_core.MAX_TIME) // 60, "minutes")
+            elif name == "bf_resolution":
+                s[name] = float(whole(field_name, text, 1, int(_core.MAX_TIME), "seconds"))
             elif name == "bf_continue":
                 s[name] = True
+            elif name not in _KNOWN_PARAMETERS:
+                notes.append(
+                    f"{said('SchedulerParameters')}: SchedulerParameters "
+                    + unknown_key(key, "a parameter", SCHEDULER_PARAMETERS)
+                )
             elif name not in NO_EFFECT:
-                notes.append(f"{path}: SchedulerParameters {key} is not simulated (ignored)")
+                unused.append(key)
+        if unused:
+            notes.append(
+                f"{said('SchedulerParameters')}: SchedulerParameters read and not simulated "
+                "(ignored): " + ", ".join(unused)
+            )
         if scheduler_type == "sched/builtin":
             s["bf_interval"] = None
         return cls(

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import Literal
@@ -52,6 +53,7 @@ DEFAULT_ANNOUNCE_LEAD = 172800.0
 
 _KINDS: dict[str, Kind] = {"S": "scheduled", "U": "unscheduled"}
 _WHOLE_MACHINE = {"-", "*", "all"}
+_DIGITS = re.compile(r"[0-9]+")
 
 
 @dataclass(frozen=True)
@@ -125,8 +127,18 @@ class DowntimeCalendar:
         """The windows as the engine's columns: start, end, scheduled (else unscheduled),
         nodes (0: the whole machine), back asleep, and on a platform with ``partitions`` the
         index of the partition each takes down (-1: none) and its node range (first -1:
-        none; without partitions a range is its count of nodes)."""
+        none; without partitions a range is its count of nodes). On a platform with
+        partitions a bare node count says no nodes: an ``InputError`` naming its line."""
         w = self.windows
+        for x in w if partitions else ():
+            if x.nodes is not None and x.node_range is None and x.partition is None:
+                raise InputError(
+                    f"a count of nodes ({x.nodes}) on a platform with partitions: say which "
+                    "nodes go down, partition=NAME or nodes=FIRST-LAST",
+                    path=self.source,
+                    line=x.line,
+                    field="nodes",
+                )
         index = {name: k for k, name in enumerate(partitions or [])}
         ranges = [x.node_range if x.node_range and partitions else (-1, -1) for x in w]
         return {
@@ -281,15 +293,14 @@ def read_calendar(
 def _node_range(text: str, path: str, line: int) -> tuple[int, int]:
     """``FIRST-LAST`` (inclusive node indices, or one index) as a half-open range."""
     first, dash, last = text.partition("-")
-    try:
-        low = int(first)
-        high = int(last) if dash else low
-    except ValueError:
-        low, high = -1, -2
-    if not 0 <= low <= high:
+    low, high = -1, -2
+    if _DIGITS.fullmatch(first) and (not dash or _DIGITS.fullmatch(last)):
+        # (indices past the engine's machines stop here, and an index of 5,000 digits too)
+        low, high = (int(n) if len(n) <= 9 else _core.MAX_NODES for n in (first, last or first))
+    if not 0 <= low <= high < _core.MAX_NODES:
         raise InputError(
-            f"nodes= takes one range of node indices FIRST-LAST (inclusive, from 0), not "
-            f"{shown(text)}; write one line per range",
+            f"nodes= takes one range of node indices FIRST-LAST (inclusive, from 0 to "
+            f"{_core.MAX_NODES - 1}), not {shown(text)}; write one line per range",
             path=path,
             line=line,
             field="nodes",
@@ -298,6 +309,8 @@ def _node_range(text: str, path: str, line: int) -> tuple[int, int]:
 
 
 def _looks_numeric(token: str) -> bool:
+    if not token.isascii():  # (``float`` takes ``٣``)
+        return False
     try:
         float(token)
     except ValueError:
@@ -307,7 +320,7 @@ def _looks_numeric(token: str) -> bool:
 
 def _time(token: str, path: str, line: int, name: str) -> float:
     try:
-        value = float(token)
+        value = float(token) if token.isascii() else math.nan
     except ValueError:
         value = math.nan
     if math.isfinite(value) and abs(value) > _core.MAX_TIME:
@@ -329,9 +342,9 @@ def _time(token: str, path: str, line: int, name: str) -> float:
 
 def _count(token: str, path: str, line: int) -> int:
     value = float(token)
-    if not (math.isfinite(value) and value == int(value) and value > 0):
+    if not (math.isfinite(value) and value == int(value) and 0 < value <= _core.MAX_NODES):
         raise InputError(
-            f"nodes must be a positive whole number, not {shown(token)}",
+            f"nodes must be a whole number from 1 to {_core.MAX_NODES}, not {shown(token)}",
             path=path,
             line=line,
             field="nodes",
