@@ -39,6 +39,7 @@ def test_every_benchmark_is_listed():
         "hostile.py",
         "memory.py",
         "python_baseline.py",
+        "site_files.py",
         "slurm_replay.py",
         "slurm_spread.py",
         "startup.py",

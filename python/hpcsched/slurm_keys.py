@@ -161,12 +161,33 @@ def unknown_key(key: str, kind: str, known: list[str]) -> str:
     return f"{key} is not {kind} of Slurm 22.05 (ignored)" + (f"; {close}" if close else "")
 
 
+#: Unknown keys said one by one, with the nearest real key; past them a file's other unknown
+#: keys are counted in one note (a hostile file may hold a million).
+UNKNOWN_SAID = 20
+
+
+def unknown_notes(head: str, names: list[str], kind: str, known: list[str]) -> list[str]:
+    """Notes on the unknown ``names`` of one setting (``head``: where, and the setting), each
+    once: the first ``UNKNOWN_SAID`` with the nearest real name, then how many more."""
+    distinct = list(dict.fromkeys(names))
+    notes = [f"{head} {unknown_key(name, kind, known)}" for name in distinct[:UNKNOWN_SAID]]
+    if len(distinct) > UNKNOWN_SAID:
+        more = len(distinct) - UNKNOWN_SAID
+        notes.append(f"{head}: and {more:,} more names Slurm 22.05 does not know (ignored)")
+    return notes
+
+
 @dataclass
 class KeyNotes:
     """What a file's keys say, each once: the unknown keys (with the nearest real one) and the
     known keys not simulated, each where it first appears (a file and a line)."""
 
-    unknown: dict[tuple[str, str], tuple[str, str, int]] = field(default_factory=dict)
+    #: (line kind, key lower case) -> (key as written, what it is not, the kind's keys, file,
+    #: line); the message is made only for the keys said (the nearest key costs a comparison
+    #: with every real one)
+    unknown: dict[tuple[str, str], tuple[str, str, list[str], str, int]] = field(
+        default_factory=dict
+    )
     unused: dict[tuple[str, str], tuple[str, int]] = field(default_factory=dict)
 
     def line(self, kind: str, pairs: list[tuple[str, str]], path: str, number: int) -> None:
@@ -178,8 +199,7 @@ class KeyNotes:
         for key, value in pairs[1:]:
             lower = key.lower()
             if lower not in by_lower:
-                message = unknown_key(key, f"a {name} key", keys)
-                self.unknown.setdefault((name, lower), (message, path, number))
+                self.unknown.setdefault((name, lower), (key, f"a {name} key", keys, path, number))
             elif lower not in done:
                 self.unused.setdefault((name, by_lower[lower]), (path, number))
             elif (kind, lower) == ("nodename", "state") and value.upper() not in _UP:
@@ -189,17 +209,26 @@ class KeyNotes:
         """A top-level key."""
         lower = key.lower()
         if lower not in CANONICAL:
-            message = unknown_key(key, "a slurm.conf setting", TOP_LEVEL_KEYS)
-            self.unknown.setdefault(("", lower), (message, path, number))
+            what = "a slurm.conf setting"
+            self.unknown.setdefault(("", lower), (key, what, TOP_LEVEL_KEYS, path, number))
         elif CANONICAL[lower] not in TOP_LEVEL_FOLLOWED:
             self.unused.setdefault(("", CANONICAL[lower]), (path, number))
 
     def notes(self) -> list[str]:
-        """One note per unknown key (its file and line), and one per line kind listing the
-        keys read and not simulated (each with its first line)."""
+        """One note per unknown key (its file and line; past the first ``UNKNOWN_SAID``, one note
+        counts the rest), and one per line kind listing the keys read and not simulated (each
+        with its first line)."""
+        unknown = list(self.unknown.values())
         out = [
-            f"{path}, line {number}: {message}" for message, path, number in self.unknown.values()
+            f"{path}, line {number}: {unknown_key(key, what, keys)}"
+            for key, what, keys, path, number in unknown[:UNKNOWN_SAID]
         ]
+        if len(unknown) > UNKNOWN_SAID:
+            _, _, _, path, number = unknown[UNKNOWN_SAID]
+            out.append(
+                f"{path}, line {number}: and {len(unknown) - UNKNOWN_SAID:,} more keys Slurm "
+                "22.05 does not know (ignored)"
+            )
         for kind in ("", "NodeName", "PartitionName"):
             found = [(key, where) for (k, key), where in self.unused.items() if k == kind]
             if not found:

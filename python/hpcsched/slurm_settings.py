@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_keys import PRIORITY_FLAGS, SCHEDULER_PARAMETERS, unknown_key
+from hpcsched.slurm_keys import PRIORITY_FLAGS, SCHEDULER_PARAMETERS, unknown_notes
 from hpcsched.slurm_text import slurm_duration, whole_number
 
 if TYPE_CHECKING:
@@ -183,23 +183,21 @@ class SlurmSettings:
             raise fail("PriorityFavorSmall", f"must be YES or NO, not {shown(favor)}")
         p["favor_small"] = favor == "YES"
         unused: list[str] = []
+        unknown: list[str] = []
         for flag in (f.strip().upper() for f in priority.get("PriorityFlags", "").split(",")):
             if flag == "NO_FAIR_TREE":
                 p["fair_share"] = "classic"
             elif flag == "SMALL_RELATIVE_TO_TIME":
                 p["small_relative_to_time"] = True
             elif flag and flag not in PRIORITY_FLAGS:
-                notes.append(
-                    f"{said('PriorityFlags')}: PriorityFlags "
-                    + unknown_key(flag, "a flag", PRIORITY_FLAGS)
-                )
+                unknown.append(flag)
             elif flag and flag not in FOLLOWED_FLAGS:
                 unused.append(flag)
+        head = f"{said('PriorityFlags')}: PriorityFlags"
+        notes += unknown_notes(head, unknown, "a flag", PRIORITY_FLAGS)
         if unused:
-            notes.append(
-                f"{said('PriorityFlags')}: PriorityFlags read and not simulated (ignored): "
-                + ", ".join(unused)
-            )
+            listed = ", ".join(dict.fromkeys(unused))
+            notes.append(f"{head} read and not simulated (ignored): {listed}")
         if "FairShareDampeningFactor" in settings:
             p["dampening"] = float(
                 whole("FairShareDampeningFactor", settings["FairShareDampeningFactor"], 1)
@@ -239,7 +237,7 @@ class SlurmSettings:
                 "SchedulerType",
                 f"must be sched/backfill or sched/builtin, not {shown(scheduler_type)}",
             )
-        unused = []
+        unused, unknown = [], []
         for key, text in scheduler.items():
             name = key.lower()
             field_name = f"SchedulerParameters {key}"
@@ -266,17 +264,14 @@ class SlurmSettings:
             elif name == "bf_continue":
                 s[name] = True
             elif name not in _KNOWN_PARAMETERS:
-                notes.append(
-                    f"{said('SchedulerParameters')}: SchedulerParameters "
-                    + unknown_key(key, "a parameter", SCHEDULER_PARAMETERS)
-                )
+                unknown.append(key)
             elif name not in NO_EFFECT:
                 unused.append(key)
+        head = f"{said('SchedulerParameters')}: SchedulerParameters"
+        notes += unknown_notes(head, unknown, "a parameter", SCHEDULER_PARAMETERS)
         if unused:
-            notes.append(
-                f"{said('SchedulerParameters')}: SchedulerParameters read and not simulated "
-                "(ignored): " + ", ".join(unused)
-            )
+            listed = ", ".join(dict.fromkeys(unused))
+            notes.append(f"{head} read and not simulated (ignored): {listed}")
         if scheduler_type == "sched/builtin":
             s["bf_interval"] = None
         return cls(

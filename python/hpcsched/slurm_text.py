@@ -46,12 +46,12 @@ def slurm_duration(text: str) -> float | None:
         raise ValueError(f"not a Slurm duration: {shown(text)}")
     days, *parts = match.groups()
     if max(len(g) for g in match.groups() if g is not None) > _TIME_DIGITS:
-        raise ValueError(_beyond_times(text))  # (without int(): 5,000 digits are refused)
+        raise _beyond_times(text)  # (without int(): 5,000 digits are refused)
     numbers = [int(p) for p in parts if p is not None]
     units = _UNITS[days is not None, len(numbers)]
     seconds = int(days or 0) * 86400 + sum(n * u for n, u in zip(numbers, units, strict=True))
     if seconds > _core.MAX_TIME:
-        raise ValueError(_beyond_times(text))
+        raise _beyond_times(text)
     return float(seconds)
 
 
@@ -59,8 +59,12 @@ def slurm_duration(text: str) -> float | None:
 _TIME_DIGITS = len(str(int(_core.MAX_TIME)))
 
 
-def _beyond_times(text: str) -> str:
-    return f"{shown(text)} is past the engine's times (at most {_core.MAX_TIME:g} s)"
+class BeyondTimes(ValueError):
+    """A well-formed Slurm duration past the engine's times."""
+
+
+def _beyond_times(text: str) -> BeyondTimes:
+    return BeyondTimes(f"{shown(text)} is past the engine's times (at most {_core.MAX_TIME:g} s)")
 
 
 _WHOLE = re.compile(r"[0-9]+")

@@ -12,7 +12,7 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_text import slurm_duration
+from hpcsched.slurm_text import BeyondTimes, slurm_duration
 from hpcsched.workload.sacct_jobs import (
     MAX_CPUS,
     MAX_JOB_ID,
@@ -433,10 +433,10 @@ def _limit(text: str) -> tuple[float, str | None]:
         return 0.0, refused
     try:
         seconds = slurm_duration(text)
+    except BeyondTimes:
+        seconds = np.inf
     except ValueError:
         return 0.0, refused
-    except OverflowError:  # more days than a float holds
-        seconds = np.inf
     if seconds is None:
         return np.nan, None  # UNLIMITED
     if seconds > _core.MAX_TIME:
