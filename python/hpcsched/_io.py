@@ -245,6 +245,8 @@ def read_toml(path: str | os.PathLike[str]) -> dict[str, Any]:
         raise not_utf8(data, exc.start, name) from None
     except tomllib.TOMLDecodeError as exc:
         raise InputError(f"invalid TOML: {exc}", path=name) from None
+    except ValueError:  # an integer past Python's digits: tomllib's message says to raise them
+        raise InputError("invalid TOML: a number of thousands of digits", path=name) from None
 
 
 def atomic_write_bytes(path: str | os.PathLike[str], data: bytes) -> None:

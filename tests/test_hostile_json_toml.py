@@ -1,5 +1,6 @@
-"""JSON files nested deeper than Python's recursion limit (issue 40, point 15): every reader of
-a JSON file a user names says so as an input error (exit 2), never an internal error."""
+"""JSON files nested deeper than Python's recursion limit (issue 40, point 15) and TOML files of
+integers past Python's digits (point 13): every reader of such a file a user names says so as
+an input error (exit 2), never an internal error."""
 
 from __future__ import annotations
 
@@ -32,3 +33,12 @@ def test_a_run_directory_whose_summary_nests_too_deep_is_an_input_error(tmp_path
     (Path(folder) / "summary.json").write_text(DEEP)
     with pytest.raises(InputError, match="not a complete hpcsched run directory"):
         hpcsched.read_run(folder)
+
+
+def test_a_sweep_file_of_an_integer_of_5000_digits_is_an_input_error(tmp_path, capsys):
+    sweep = tmp_path / "s.toml"
+    sweep.write_text("[sweep]\nseeds = " + "9" * 5000 + "\n")
+    code = main(["sweep", str(sweep), "--out", str(tmp_path / "out")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.strip() == f"error: {sweep}: invalid TOML: a number of thousands of digits"
