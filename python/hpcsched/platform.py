@@ -58,7 +58,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from hpcsched import _core
-from hpcsched._io import read_bytes
+from hpcsched._io import not_utf8, read_bytes
 from hpcsched.exceptions import (
     InputError,
     OptionError,
@@ -178,7 +178,7 @@ def load_platform(name_or_path: str | os.PathLike[str]) -> Platform:
     try:
         content = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=text) from None
+        raise not_utf8(data, exc.start, text) from None
     return parse_platform(content, text)
 
 

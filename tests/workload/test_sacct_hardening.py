@@ -27,6 +27,7 @@ from tests.workload.test_reader_fuzz import (
 import hpcsched
 from hpcsched.cli import main
 from hpcsched.exceptions import InputError
+from hpcsched.platform import load_platform
 from hpcsched.workload import load_workload, read_calendar
 from hpcsched.workload.sacct import parse_sacct, parse_sacct_json
 
@@ -505,6 +506,28 @@ def test_other_readers_of_text_name_the_line_too(tmp_path):
     assert (caught.value.line, str(caught.value).endswith("(byte 21 of the line: b'\\xe9')")) == (
         2, True
     )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "line", "byte"),
+    [
+        ("p.toml", b'name = "p"\nnodes = 4 # caf\xe9\n', 2, 16),
+        ("w.json", b'{"nb_res": 4,\n "jobs": ["\xe9"]}', 2, 12),
+        ("bom.json", b'\xef\xbb\xbf{"nb_res": 4,\n "jobs": ["\xe9"]}', 2, 12),
+    ],
+)
+def test_platforms_and_batsim_workloads_name_the_line_of_a_byte_that_is_not_utf8(
+    tmp_path, name, data, line, byte
+):
+    path = tmp_path / name
+    path.write_bytes(data)
+    with pytest.raises(InputError) as caught:
+        if name.endswith(".toml"):
+            load_platform(path)
+        else:
+            load_workload(path)
+    assert caught.value.line == line
+    assert str(caught.value).endswith(f"(byte {byte} of the line: b'\\xe9')")
 
 
 # 6. A large file in bounded memory

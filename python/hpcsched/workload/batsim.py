@@ -56,7 +56,7 @@ from typing import Any
 import numpy as np
 
 from hpcsched import _core
-from hpcsched._io import read_bytes
+from hpcsched._io import not_utf8, read_bytes
 from hpcsched.exceptions import InputError, shown
 from hpcsched.workload.model import (
     JOB_COLUMNS,
@@ -100,7 +100,8 @@ def parse_batsim(
     try:
         text = data.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
-        raise InputError(f"not UTF-8 text (byte {exc.start})", path=path) from None
+        bom = 3 if data.startswith(b"\xef\xbb\xbf") else 0  # (utf-8-sig counts after it)
+        raise not_utf8(data, bom + exc.start, path) from None
     return read_batsim(text, path, nodes=nodes, strict=strict)
 
 
