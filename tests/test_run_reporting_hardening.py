@@ -432,3 +432,65 @@ def test_the_utilization_difference_is_over_the_span_both_schedules_cover():
     agreement = hpcsched.simulate(Workload(jobs=frame, nodes=1), "fcfs").info["agreement"]
     assert agreement["utilization_span"] == {"from": 0.0, "to": 20.0}
     assert agreement["utilization_difference"] == pytest.approx(0.5)
+    # by size class too (both XL on one node): waits 0 and 10 simulated, 0 and 1000 recorded
+    assert agreement["by_class"]["XL"] == {
+        "jobs": 2,
+        "start_error_mean": 495.0,
+        "within_1h": 1.0,
+        "wait_mean_difference": -495.0,
+    }
+
+
+def test_a_run_that_starts_no_job_compares_no_utilization(tmp_path):
+    """Every job is over its only partition's MaxTime and held: the simulation starts none,
+    the record started both. No span both schedules cover (it ends at 0), so no utilization
+    difference, rather than one over [0, 0] or a made-up end."""
+    platform = tmp_path / "short.toml"
+    platform.write_text(
+        'name = "short"\nover_limits = "hold"\n[[groups]]\nname = "cpu"\nnodes = 2\n'
+        'cores = 1\n[[partitions]]\nname = "p"\nnodes = "0-1"\ndefault = true\n'
+        'max_time = "1"\n'
+    )
+    frame = pd.DataFrame(
+        {
+            "job_id": [1, 2],
+            "submit": [0.0, 0.0],
+            "recorded_wait": [0.0, 5.0],
+            "run_time": [100.0, 100.0],
+            "requested_time": [100.0, 100.0],
+            "nodes": [1, 1],
+            "user": [1, 1],
+        }
+    )
+    run = hpcsched.simulate(Workload(jobs=frame, nodes=2), "fcfs", platform=str(platform))
+    assert run.jobs["start"].isna().all()
+    agreement = run.info["agreement"]
+    assert agreement["jobs"] == 0
+    assert agreement["utilization_span"] == {"from": 0.0, "to": 0.0}
+    assert agreement["utilization_difference"] is None
+
+
+def test_the_utilization_difference_counts_the_attempts_an_outage_killed(tmp_path):
+    """One node, an outage over [50, 60]. FCFS starts J1 (100 s) at 0; the outage kills it at
+    50 (an attempt of 50 s lost), it runs again 60-160, then J2 (10 s) 160-170. The record
+    started them at 200 and 300 (it ends at 310). Over the span both cover, [0, 170], the node
+    is up 160 s and the simulated schedule keeps it busy all of them (50 + 100 + 10: the killed
+    attempt used the node), the record none: +1.0 (without the lost attempt 110 / 160 - 0)."""
+    frame = pd.DataFrame(
+        {
+            "job_id": [1, 2],
+            "submit": [0.0, 0.0],
+            "recorded_wait": [200.0, 300.0],
+            "run_time": [100.0, 10.0],
+            "requested_time": [100.0, 10.0],
+            "nodes": [1, 1],
+            "user": [1, 1],
+        }
+    )
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("50 60 U\n")
+    run = hpcsched.simulate(Workload(jobs=frame, nodes=1), "fcfs", downtime=calendar)
+    assert run.jobs.set_index("job_id")["start"].to_dict() == {1: 60.0, 2: 160.0}
+    agreement = run.info["agreement"]
+    assert agreement["utilization_span"] == {"from": 0.0, "to": 170.0}
+    assert agreement["utilization_difference"] == pytest.approx(1.0)
