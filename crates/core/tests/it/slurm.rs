@@ -606,3 +606,117 @@ fn a_slurm_base_ordering_breaks_the_rollout_planners_ties_its_own_way() {
         vec![0.0, 1200.0, 1800.0, 1900.0]
     );
 }
+
+// ---- Limits at their edges, late in time -----------------------------------------------------
+
+#[test]
+fn usage_decays_by_half_over_the_half_life() {
+    // One node. a's J1 runs 0-1500, b's J2 1500-1950; a's J3 and b's J4 (100 s) wait from
+    // 1600. At the last recalculation before 1950 (1920), with usage u(t) decaying as
+    // 2^(-age / h), a's is (h / ln 2)(2^(-420/h) - 2^(-1920/h)) and b's (h / ln 2)(1 -
+    // 2^(-420/h)). Half-life 300 s: a 0.379 - 0.012 = 0.367 against b 1 - 0.379 = 0.621: a
+    // used less, J3 first. Were the half-life 600 s: a 0.616 - 0.109 = 0.507 against b 0.384:
+    // J4 first.
+    let case = |half_life: f64| {
+        let specs = [
+            (0.0, 1500.0, 1500.0, 1),
+            (1500.0, 450.0, 450.0, 1),
+            (1600.0, 100.0, 100.0, 1),
+            (1601.0, 100.0, 100.0, 1),
+        ];
+        let mut s = Setup::new(4);
+        s.users = vec![0, 1, 0, 1];
+        s.priority.weight_fairshare = 1000.0;
+        s.priority.calc_period = 60.0;
+        s.priority.decay_half_life = half_life;
+        s.priority.charge_at_end = true;
+        starts(&s.run(1, &specs))
+    };
+    assert_eq!(case(300.0), vec![0.0, 1500.0, 1950.0, 2050.0]);
+    assert_eq!(case(600.0), vec![0.0, 1500.0, 2050.0, 1950.0]);
+}
+
+/// No backfill; 4 nodes. J1 (1 node) runs until 1000, J2 (3 nodes) until 100; J3, J4, J5 (1
+/// node each) arrive at 1, 2, 3 and wait. When J2 ends at 100 the event's main pass tests
+/// `default_queue_depth` + 1 entries (Slurm's post-increment); the rest wait for the next
+/// full pass, on the `sched_interval` grid (120).
+fn queue_depth_case(depth: usize, site: bool) -> Vec<f64> {
+    let specs = [
+        (0.0, 1000.0, 1000.0, 1),
+        (0.0, 100.0, 100.0, 3),
+        (1.0, 50.0, 50.0, 1),
+        (2.0, 50.0, 50.0, 1),
+        (3.0, 50.0, 50.0, 1),
+    ];
+    let mut s = Setup::new(5);
+    s.scheduler.bf_interval = None;
+    s.scheduler.default_queue_depth = depth;
+    if !site {
+        return starts(&s.run(4, &specs));
+    }
+    // the same on a site of one partition over the 4 nodes (the node-space map's pass)
+    let inputs = Inputs::new(
+        table(&specs),
+        Machine::new(4),
+        Calendar::new(Vec::new(), 0.0).unwrap(),
+        Overrun::Continue,
+    )
+    .unwrap()
+    .with_site(
+        vec![PartitionSpec::new("p", &[(0, 4)])],
+        OverLimits::Hold,
+        (0..=5).collect(),
+        vec![0; 5],
+    )
+    .unwrap();
+    starts(&run_inputs(inputs, &mut s.policy(&specs, 4)))
+}
+
+#[test]
+fn an_events_main_pass_tests_default_queue_depth_plus_one_jobs() {
+    for site in [false, true] {
+        // depth 1: J3 and J4 at 100, J5 at the full pass at 120
+        let expected = vec![0.0, 0.0, 100.0, 100.0, 120.0];
+        assert_eq!(queue_depth_case(1, site), expected, "site {site}");
+        // depth 2: all three at 100
+        let expected = vec![0.0, 0.0, 100.0, 100.0, 100.0];
+        assert_eq!(queue_depth_case(2, site), expected, "site {site}");
+    }
+}
+
+#[test]
+fn bf_window_is_counted_from_the_cycle_ten_days_into_the_trace() {
+    // BACKFILL_CASE's J1, J2 and J4 submitted 10 days in: the cycle at 10 days + 30 s reserves
+    // J2 at 10 days + 1000, within the default window (1 day from the cycle), so J4 waits for
+    // J2's end, as at the trace's start (a window counted from time 0 would have ended 9 days
+    // before: no reservation, J4 backfilled at once and J2 after it).
+    let day = 86_400.0;
+    let late = |spec: Spec| (spec.0 + 10.0 * day, spec.1, spec.2, spec.3);
+    let specs = [
+        late(BACKFILL_CASE[0]),
+        late(BACKFILL_CASE[1]),
+        late(BACKFILL_CASE[3]),
+    ];
+    let log = Setup::new(3).run(4, &specs);
+    let t = 10.0 * day;
+    assert_starts(&log, &[(t, P), (t + 1000.0, P), (t + 1100.0, P)]);
+}
+
+#[test]
+fn a_start_at_the_window_edge_is_reserved_and_one_second_past_it_is_not() {
+    // J1 (2 nodes) runs until 990 by its limit, J2 (4 nodes) waits, J4 (2 nodes, limit 2000)
+    // comes at 20. The cycle at 30 finds J2's start at 990 = 30 + 960: with bf_window 16 min
+    // it is inside (Slurm skips a start only past `now + bf_window`): J2 is reserved and J4
+    // waits for J2's end (1090). With 959 s, 990 is past the window: no reservation, J4
+    // backfills at 30 and J2 waits for J4's end (30 + 1500).
+    let specs = [
+        (0.0, 990.0, 990.0, 2),
+        (1.0, 100.0, 100.0, 4),
+        (20.0, 1500.0, 2000.0, 2),
+    ];
+    let mut s = Setup::new(3);
+    s.scheduler.bf_window = 960.0;
+    assert_starts(&s.run(4, &specs), &[(0.0, P), (990.0, P), (1090.0, P)]);
+    s.scheduler.bf_window = 959.0;
+    assert_starts(&s.run(4, &specs), &[(0.0, P), (1530.0, P), (30.0, B)]);
+}
