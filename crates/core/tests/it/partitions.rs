@@ -823,7 +823,10 @@ fn a_job_naming_several_partitions_reserves_where_nodes_free_first() {
     assert_starts(&log, &[(0.0, P), (1.0, P), (100.0, P), (3.0, B)]);
     assert_eq!(log.partition, vec![0, 1, 0, 1]);
     // J3 (index 2) reserved at 2 and again at 3, both times in a from 100
-    assert_eq!(log.reservations, vec![(2.0, 2, 100.0, 0), (3.0, 2, 100.0, 0)]);
+    assert_eq!(
+        log.reservations,
+        vec![(2.0, 2, 100.0, 0), (3.0, 2, 100.0, 0)]
+    );
 }
 
 /// Each limit at its edge: small = nodes 0-3 with MaxNodes 2, MinNodes 2 and MaxTime 50 s,
