@@ -1,7 +1,9 @@
 """An association tree of any depth: a chain of 15,000 accounts is read and runs under
 ``--policy slurm`` with fair-share (no recursion over the tree, in the reader or the engine:
 crates/core/src/sched/slurm/fairshare.rs has the engine's 100,000-deep case), and a cycle of
-parents under a deep chain is found in one walk."""
+parents under a deep chain is found in one walk. The last two tests pin what the one-pass walks
+of the reader must keep (default QOS inherited over many levels, ``tree`` indentation): they
+pass on the recursive-free code before this change too, and fail on its mutants."""
 
 from __future__ import annotations
 
@@ -10,7 +12,10 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
+from hpcsched.exceptions import InputError
+from hpcsched.slurm_accounts import read_slurm_accounts
 from tests.test_slurm_policy import FAIR, conf, swf
 
 DEPTH = 15_000
@@ -84,4 +89,51 @@ def test_a_cycle_of_parents_under_a_15000_deep_chain_is_found_in_one_walk(tmp_pa
     assert done.stdout.strip() == (
         f"{accounts}, line {line}, field accounts.x1.parent: account x1 is in a cycle of "
         "parents: x1 -> x2 -> x1"
+    )
+
+
+def test_a_default_qos_given_at_the_chains_top_reaches_its_deepest_users(tmp_path: Path) -> None:
+    """Slurm's inheritance: a user without a default QOS takes the nearest account's above it
+    that has one; here a1's, 15,000 accounts up (no account between names one), and the bottom
+    account's own QOS for the user below it when given (inherited level by level in one pass:
+    the reader no longer climbs from each user)."""
+    accounts = chain(tmp_path / "deep.toml", DEPTH, "bottom", "u1 = 1, u2 = 1")
+    text = accounts.read_text().replace(
+        'parent = "root"\n', 'parent = "root"\ndefault_qos = "top"\n'
+    )
+    accounts.write_text(text + "[qos.top]\npriority = 10\n[qos.low]\npriority = 0\n")
+    read = read_slurm_accounts(accounts)
+    assert [(u.user, u.account, u.default_qos) for u in read.users] == [
+        ("u1", "bottom", "top"),
+        ("u2", "bottom", "top"),
+    ]
+    accounts.write_text(
+        accounts.read_text().replace(
+            "[accounts.bottom]\n", '[accounts.bottom]\ndefault_qos = "low"\n'
+        )
+    )
+    assert {u.default_qos for u in read_slurm_accounts(accounts).users} == {"low"}
+
+
+def test_an_account_indented_two_levels_below_the_one_above_is_under_no_account(
+    tmp_path: Path,
+) -> None:
+    """``sacctmgr show assoc tree`` indents each account one space below its parent: a line
+    indented two spaces deeper than the account above it has no parent, and a line back at a
+    shallower depth is under the last account one less deep (b under root, not under a2)."""
+    header = "Account|User|Share\nroot||1\n a1||1\n  a2||1\n b||1\n  b|u1|1\n"
+    good = tmp_path / "tree.txt"
+    good.write_text(header)
+    assert [(a.name, a.parent) for a in read_slurm_accounts(good).accounts] == [
+        ("root", None),
+        ("a1", "root"),
+        ("a2", "a1"),
+        ("b", "root"),
+    ]
+    bad = tmp_path / "skipped.txt"
+    bad.write_text(header + "    c||1\n")
+    with pytest.raises(InputError) as caught:
+        read_slurm_accounts(bad)
+    assert str(caught.value) == (
+        f"{bad}, line 7, field Account: account c is indented under no account"
     )
