@@ -3,7 +3,7 @@
 crates/core/src/sched/slurm/fairshare.rs has the engine's 100,000-deep case), and a cycle of
 parents under a deep chain is found in one walk. The last two tests pin what the one-pass walks
 of the reader must keep (default QOS inherited over many levels, ``tree`` indentation): they
-pass on the recursive-free code before this change too, and fail on its mutants."""
+pass on today's main too (the behaviour is unchanged) and fail on mutants of the new walks."""
 
 from __future__ import annotations
 
