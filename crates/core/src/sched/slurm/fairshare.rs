@@ -316,6 +316,34 @@ mod tests {
         assert!((s.factor(5) - 2f64.powf(-1.5)).abs() < 1e-12);
     }
 
+    #[test]
+    fn an_account_without_shares_ranks_after_one_holding_them_all() {
+        // root -> A (shares 1) -> a1; root -> B (shares 0) -> b1; both used the same. A:
+        // (1/1) / (1/2) = 2; B: 0 shares, level fair-share 0: not tied with A, so b1 ranks
+        // after a1: factors 2/2 and 1/2
+        let a = |parent: u32, shares: u32, user: bool| Association {
+            parent: Some(parent),
+            shares: Some(shares),
+            user,
+        };
+        let root = Association {
+            parent: None,
+            shares: Some(1),
+            user: false,
+        };
+        let mut s = Shares::new(&[
+            root,
+            a(0, 1, false),
+            a(0, 0, false),
+            a(1, 1, true),
+            a(2, 1, true),
+        ]);
+        s.charge(3, 100.0);
+        s.charge(4, 100.0);
+        s.recompute(FairShare::FairTree, 1.0);
+        assert_eq!((s.factor(3), s.factor(4)), (1.0, 0.5));
+    }
+
     /// root -> a chain of `depth` accounts (shares 1) -> users u1, u2 (1 each); root -> B (1)
     /// -> v (1). Returns the tree, u1, u2 and v.
     fn deep_chain(depth: u32) -> (Shares, u32, u32, u32) {
