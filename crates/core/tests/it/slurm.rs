@@ -49,6 +49,8 @@ struct Setup {
     /// CPUs asked for (empty: those allocated).
     requested_cpus: Vec<u32>,
     partition_factors: Vec<u32>,
+    /// The wall-clock time of the replay clock's 0 (Slurm rounds on the wall clock).
+    origin: f64,
 }
 
 impl Setup {
@@ -63,6 +65,7 @@ impl Setup {
             cpus_per_node: 1,
             requested_cpus: Vec::new(),
             partition_factors: vec![1],
+            origin: 0.0,
         }
     }
 
@@ -87,7 +90,7 @@ impl Setup {
             cluster_cpus: u64::from(nodes * self.cpus_per_node),
             cluster_nodes: nodes,
             partition_factors: self.partition_factors.clone(),
-            origin: 0.0,
+            origin: self.origin,
         };
         setup
             .validate(specs.len(), self.partition_factors.len())
@@ -97,6 +100,32 @@ impl Setup {
 
     fn run(&self, nodes: u32, specs: &[Spec]) -> RunLog {
         run(nodes, specs, &mut self.policy(specs, nodes))
+    }
+
+    /// As `run`, on `nodes` nodes cut into `partitions`, job `j` in partition `partition[j]`
+    /// (jobs over a limit held).
+    fn run_on_site(
+        &self,
+        nodes: u32,
+        specs: &[Spec],
+        partitions: Vec<PartitionSpec>,
+        partition: &[u32],
+    ) -> RunLog {
+        let inputs = Inputs::new(
+            table(specs),
+            Machine::new(nodes),
+            Calendar::new(Vec::new(), 0.0).unwrap(),
+            Overrun::Continue,
+        )
+        .unwrap()
+        .with_site(
+            partitions,
+            OverLimits::Hold,
+            (0..=specs.len() as u32).collect(),
+            partition.to_vec(),
+        )
+        .unwrap();
+        run_inputs(inputs, &mut self.policy(specs, nodes))
     }
 
     /// As `run`, with the submissions slurmctld would refuse refused, as `RunSpec` wires them.
@@ -655,21 +684,8 @@ fn queue_depth_case(depth: usize, site: bool) -> Vec<f64> {
         return starts(&s.run(4, &specs));
     }
     // the same on a site of one partition over the 4 nodes (the node-space map's pass)
-    let inputs = Inputs::new(
-        table(&specs),
-        Machine::new(4),
-        Calendar::new(Vec::new(), 0.0).unwrap(),
-        Overrun::Continue,
-    )
-    .unwrap()
-    .with_site(
-        vec![PartitionSpec::new("p", &[(0, 4)])],
-        OverLimits::Hold,
-        (0..=5).collect(),
-        vec![0; 5],
-    )
-    .unwrap();
-    starts(&run_inputs(inputs, &mut s.policy(&specs, 4)))
+    let parts = vec![PartitionSpec::new("p", &[(0, 4)])];
+    starts(&s.run_on_site(4, &specs, parts, &[0; 5]))
 }
 
 #[test]
@@ -719,4 +735,121 @@ fn a_start_at_the_window_edge_is_reserved_and_one_second_past_it_is_not() {
     assert_starts(&s.run(4, &specs), &[(0.0, P), (990.0, P), (1090.0, P)]);
     s.scheduler.bf_window = 959.0;
     assert_starts(&s.run(4, &specs), &[(0.0, P), (1530.0, P), (30.0, B)]);
+}
+
+#[test]
+fn a_partition_that_failed_blocks_only_its_own_jobs_in_the_main_pass() {
+    // No backfill. p = nodes 0-1, q = 2-3; J1 fills p until 100. At 1 arrive J2 and J3 (p, 1
+    // node each) and J4 (q, 1 node): J2 fails p, J3 is passed over (its partition failed),
+    // and J4 starts in q at once. J2 and J3 start when J1 ends.
+    let specs = [
+        (0.0, 100.0, 100.0, 2),
+        (1.0, 10.0, 10.0, 1),
+        (1.0, 10.0, 10.0, 1),
+        (1.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.scheduler.bf_interval = None;
+    s.partition_factors = vec![1, 1];
+    let parts = vec![
+        PartitionSpec::new("p", &[(0, 2)]),
+        PartitionSpec::new("q", &[(2, 4)]),
+    ];
+    let log = s.run_on_site(4, &specs, parts, &[0, 0, 0, 1]);
+    assert_eq!(starts(&log), vec![0.0, 100.0, 100.0, 1.0]);
+}
+
+#[test]
+fn a_cycle_counts_the_main_passs_starts_by_their_time_limits() {
+    // 4 nodes. J0 (2 nodes) runs until 1000, J1 (2 nodes) until 30; J2 (1 node, limit 100),
+    // J3 (2 nodes, limit 10) and J4 (1 node, limit 150) wait from 1, 2, 3. At 30 J1 ends: the
+    // main pass starts J2 (until 130) and stops at J3 (1 node free). The backfill cycle at 30
+    // then reserves J3 at 130 (the free node and J2's), so J4, running until 180 on the free
+    // node, would delay it: J4 waits. J3 starts at 130, J4 when J3 ends (140).
+    let specs = [
+        (0.0, 1000.0, 1000.0, 2),
+        (0.0, 30.0, 30.0, 2),
+        (1.0, 100.0, 100.0, 1),
+        (2.0, 10.0, 10.0, 2),
+        (3.0, 150.0, 150.0, 1),
+    ];
+    let log = Setup::new(5).run(4, &specs);
+    assert_starts(
+        &log,
+        &[(0.0, P), (0.0, P), (30.0, P), (130.0, P), (140.0, P)],
+    );
+}
+
+#[test]
+fn a_reservation_shorter_than_bf_resolution_holds_its_whole_slot() {
+    // 2 nodes, bf_resolution 60 s. J1 (1 node) runs until 120. At the cycle at 30, J2 (2
+    // nodes, limit 10) is reserved from 120 (on the grid: nothing held before) until the end
+    // of its slot, 180, not 130 floored (120). J3 (1 node, limit 200) would hold the free node
+    // until 230: it waits; J2 starts at 120 and J3 when it ends (130).
+    let specs = [
+        (0.0, 120.0, 120.0, 1),
+        (1.0, 10.0, 10.0, 2),
+        (2.0, 200.0, 200.0, 1),
+    ];
+    let log = Setup::new(3).run(2, &specs);
+    assert_starts(&log, &[(0.0, P), (120.0, P), (130.0, P)]);
+}
+
+#[test]
+fn floors_are_taken_on_the_wall_clock() {
+    // The floored-interval case (`a_reservation_is_tested_over_its_floored_interval_...`) with
+    // the replay clock's 0 an hour into the wall clock: 3600 s is a whole number of every grid
+    // (60-s slots, 30-s windows), so the schedule is the same. (A floor taken on the replay
+    // clock shifted the wrong way would move each reservation's end by two hours.)
+    let specs = [
+        (0.0, 65.0, 65.0, 2),
+        (0.0, 125.0, 125.0, 1),
+        (1.0, 60.0, 60.0, 4),
+        (2.0, 60.0, 60.0, 3),
+        (3.0, 60.0, 60.0, 1),
+    ];
+    let mut s = Setup::new(5);
+    s.origin = 3600.0;
+    assert_starts(
+        &s.run(4, &specs),
+        &[(0.0, P), (0.0, P), (125.0, P), (185.0, P), (185.0, P)],
+    );
+}
+
+#[test]
+fn a_reservation_lasts_its_whole_time_limit_floored() {
+    // 3 nodes, bf_resolution 60 s. J1 (2 nodes) runs until 120. At the cycle at 30: J2 (2
+    // nodes, limit 200) is reserved from 120 until 320 floored, 300 (one node left beside it);
+    // J4 (3 nodes) from 300; J5 (1 node, limit 220) fits on the free node until 250, beside
+    // J2's reservation and before J4's: it backfills. J2 starts at 120, J4 when J2 ends (320).
+    let specs = [
+        (0.0, 120.0, 120.0, 2),
+        (1.0, 200.0, 200.0, 2),
+        (2.0, 10.0, 10.0, 3),
+        (3.0, 220.0, 220.0, 1),
+    ];
+    let log = Setup::new(4).run(3, &specs);
+    assert_starts(&log, &[(0.0, P), (120.0, P), (320.0, P), (30.0, B)]);
+}
+
+#[test]
+fn each_slice_of_usage_is_decayed_over_its_own_length() {
+    // 3 nodes, recalculations every 600 s, half-life 300 s (d = 1 - 0.693/300 per second).
+    // a's J1 (1 node) runs 0-600, b's J2 (2 nodes) 300-600: both charged at their end, as one
+    // slice each since the recalculation at 0: a 600 * d^600 * 1 = 600 * 0.250 = 150, b 300 *
+    // d^300 * 2 = 600 * 0.500 = 300 (then both decayed alike). Without the slices' own decay
+    // they would tie at 600. a used less: its J3 (3 nodes) starts at 600 before b's J4.
+    let specs = [
+        (0.0, 600.0, 600.0, 1),
+        (300.0, 300.0, 300.0, 2),
+        (400.0, 100.0, 100.0, 3),
+        (401.0, 100.0, 100.0, 3),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 600.0;
+    s.priority.decay_half_life = 300.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(starts(&s.run(3, &specs)), vec![0.0, 300.0, 600.0, 700.0]);
 }

@@ -390,6 +390,17 @@ mod tests {
     }
 
     #[test]
+    fn the_dampening_factor_divides_the_classic_exponent() {
+        // as above with FairShareDampeningFactor 2: a1 2^-(1.5 / 2), a2 2^-(0.75 / 2)
+        let mut s = tree(2);
+        s.charge(3, 100.0);
+        s.charge(5, 100.0);
+        s.recompute(FairShare::Classic, 2.0);
+        assert!((s.factor(3) - 2f64.powf(-0.75)).abs() < 1e-12);
+        assert!((s.factor(4) - 2f64.powf(-0.375)).abs() < 1e-12);
+    }
+
+    #[test]
     fn usage_decays_and_charges_climb_to_the_root() {
         let mut s = tree(2);
         s.charge(3, 100.0);
