@@ -853,3 +853,23 @@ fn each_slice_of_usage_is_decayed_over_its_own_length() {
     s.priority.charge_at_end = true;
     assert_eq!(starts(&s.run(3, &specs)), vec![0.0, 300.0, 600.0, 700.0]);
 }
+
+#[test]
+fn usage_counts_cpu_seconds() {
+    // 3 nodes, no decay, recalculations every 60 s. a's J1 (1 node) runs 0-500, b's J2 (2
+    // nodes) 0-300. At the last recalculation before J1 ends (480) a has used 480 CPU-s and b
+    // 300 * 2 = 600: a used less, so its J3 (3 nodes, waiting from 400) starts at 500, before
+    // b's J4 (from 401), which starts when J3 ends. (Counted in seconds, b's 300 would be less.)
+    let specs = [
+        (0.0, 500.0, 500.0, 1),
+        (0.0, 300.0, 300.0, 2),
+        (400.0, 100.0, 100.0, 3),
+        (401.0, 100.0, 100.0, 3),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(starts(&s.run(3, &specs)), vec![0.0, 0.0, 500.0, 600.0]);
+}
