@@ -9,7 +9,7 @@ use hpcsched_core::model::{OverLimits, PartitionSpec, Rejection};
 use hpcsched_core::sched::slurm::{
     Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmPolicy, SlurmSetup,
 };
-use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
+use hpcsched_core::{Calendar, DowntimeKind, Engine, Inputs, Machine, Overrun, RunLog};
 
 /// Two accounts under the root, `A` (association 1) and `B` (2), one user each: `a`
 /// (association 3, user 0) and `b` (association 4, user 1); shares 1 each.
@@ -814,6 +814,18 @@ fn floors_are_taken_on_the_wall_clock() {
         &s.run(4, &specs),
         &[(0.0, P), (0.0, P), (125.0, P), (185.0, P), (185.0, P)],
     );
+    // and `a_job_ending_when_a_reservation_begins_does_not_start_now`: the hold from 60
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 60.0, 60.0, 2),
+        (2.0, 30.0, 30.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.origin = 3600.0;
+    assert_starts(&s.run(2, &specs), &[(0.0, P), (100.0, P), (160.0, P)]);
+    // J3 with a limit of 25 s ends at 55, before the hold: it backfills at 30
+    let specs = [specs[0], specs[1], (2.0, 25.0, 25.0, 1)];
+    assert_starts(&s.run(2, &specs), &[(0.0, P), (100.0, P), (30.0, B)]);
 }
 
 #[test]
@@ -872,4 +884,66 @@ fn usage_counts_cpu_seconds() {
     s.priority.calc_period = 60.0;
     s.priority.charge_at_end = true;
     assert_eq!(starts(&s.run(3, &specs)), vec![0.0, 0.0, 500.0, 600.0]);
+}
+
+#[test]
+fn no_job_starts_into_maintenance_announced_over_its_nodes() {
+    // 2 nodes, maintenance of the whole machine from 100 to 200, announced from the start.
+    // J1 (limit 50) ends before it and starts at once; J2 (limit 150) would run into it, so
+    // neither scheduler starts it before the window ends.
+    let specs = [(0.0, 50.0, 50.0, 1), (1.0, 150.0, 150.0, 1)];
+    let maintenance = window(100.0, 200.0, DowntimeKind::Scheduled, None);
+    let s = Setup::new(2);
+    let log = run_with(
+        2,
+        &specs,
+        vec![maintenance],
+        1000.0,
+        Overrun::Continue,
+        &mut s.policy(&specs, 2),
+    );
+    assert_eq!(starts(&log), vec![0.0, 200.0]);
+}
+
+#[test]
+fn a_cycle_on_a_site_reserves_the_top_job_in_its_own_partition() {
+    // a = nodes 0-1, b = 2-4. X fills a until 50; Y holds 2 of b's nodes until 1000. J (b, 2
+    // nodes) waits from 1: its reservation is in b at 1000, with 1 node to spare. C (b, 1 node,
+    // limit 200) ends by then and backfills on b's free node at the cycle at 30 (a's nodes,
+    // free at 50, are not J's).
+    let specs = [
+        (0.0, 50.0, 50.0, 2),
+        (0.0, 1000.0, 1000.0, 2),
+        (1.0, 10.0, 10.0, 2),
+        (2.0, 200.0, 200.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.partition_factors = vec![1, 1];
+    let parts = vec![
+        PartitionSpec::new("a", &[(0, 2)]),
+        PartitionSpec::new("b", &[(2, 5)]),
+    ];
+    let log = s.run_on_site(5, &specs, parts, &[0, 1, 1, 1]);
+    assert_starts(&log, &[(0.0, P), (0.0, P), (1000.0, P), (30.0, B)]);
+}
+
+#[test]
+fn bf_max_job_user_limits_the_jobs_a_cycle_tests_per_user() {
+    // BACKFILL_CASE's J1 and J2 (user a), then b's J3 and J4 (1 node, limit 500), both ending
+    // before J2's reservation at 1000. Without a limit both backfill at 30; with
+    // bf_max_job_user=1 the cycle at 30 tests b's first job only, and J4 backfills at the
+    // next cycle (60: J3's start changed the map).
+    let specs = [
+        BACKFILL_CASE[0],
+        BACKFILL_CASE[1],
+        (10.0, 400.0, 500.0, 1),
+        (11.0, 400.0, 500.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 0, 1, 1];
+    let log = s.run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (30.0, B), (30.0, B)]);
+    s.scheduler.bf_max_job_user = 1;
+    let log = s.run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (30.0, B), (60.0, B)]);
 }
