@@ -947,3 +947,57 @@ fn bf_max_job_user_limits_the_jobs_a_cycle_tests_per_user() {
     let log = s.run(4, &specs);
     assert_starts(&log, &[(0.0, P), (1000.0, P), (30.0, B), (60.0, B)]);
 }
+
+/// One node, recalculations every 60 s, half-life 300 s (q = d^60 = 0.8704 per tick). a's J1
+/// runs 0-600, then nothing runs until b's J2 arrives at `b_from` (running until 1810); a's J3
+/// and b's J4 (100 s) wait from 1795.
+fn idle_gap_case(b_from: f64) -> Vec<f64> {
+    let specs = [
+        (0.0, 600.0, 600.0, 1),
+        (b_from, 1810.0 - b_from, 1810.0 - b_from, 1),
+        (1795.0, 100.0, 100.0, 1),
+        (1796.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.decay_half_life = 300.0;
+    s.priority.charge_at_end = true;
+    starts(&s.run(1, &specs))
+}
+
+#[test]
+fn usage_decays_over_an_idle_gap_as_over_busy_time() {
+    // a's usage at 600: ten 60-s slices of 60 q = 52.2 each, each decayed from its tick on:
+    // 52.2 (q + ... + q^10) = 263. Idle until 1800, the recalculation J3 and J4 are ordered
+    // by: 1200 s more of decay, q^20 = 0.062: a 16.4. b's J2 from 1790: 10 s charged at 1800,
+    // 10 d^10 = 9.8: b used less, J4 first. From 1760: 40 d^40 = 36.5: J3 first.
+    assert_eq!(idle_gap_case(1790.0), vec![0.0, 1790.0, 1910.0, 1810.0]);
+    assert_eq!(idle_gap_case(1760.0), vec![0.0, 1760.0, 1810.0, 1910.0]);
+}
+
+#[test]
+fn a_jobs_last_stretch_is_charged_at_its_end() {
+    // 2 nodes, no decay, recalculations every 60 s. a's J1 (1 node) runs 0-90, b's J2 (1 node)
+    // 0-80: 60 s each charged at the tick at 60, the rest at their ends (a 30, b 20). b's J3 (1
+    // node) runs 115-150: 5 s charged at 120. At 120, a 90 and b 85: b's J5 (2 nodes, waiting
+    // from 117) starts before a's J4 (from 116) when J3 ends. (Without the last stretches: a 60,
+    // b 65, and J4 first.)
+    let specs = [
+        (0.0, 90.0, 90.0, 1),
+        (0.0, 80.0, 80.0, 1),
+        (115.0, 35.0, 35.0, 1),
+        (116.0, 100.0, 100.0, 2),
+        (117.0, 100.0, 100.0, 2),
+    ];
+    let mut s = Setup::new(5);
+    s.users = vec![0, 1, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(
+        starts(&s.run(2, &specs)),
+        vec![0.0, 0.0, 115.0, 250.0, 150.0]
+    );
+}
