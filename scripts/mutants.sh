@@ -27,7 +27,7 @@ if [[ ! -s $diff ]]; then
 fi
 echo "== cargo mutants over crates/core changed since $ref"
 status=0
-cargo mutants -p hpcsched-core --in-diff "$diff" --timeout 600 "$@" || status=$?
+cargo mutants -p hpcsched-core --in-diff "$diff" "$@" || status=$?
 echo "== survivors (missed: no test failed; timeout: the tests ran too long)"
 cat mutants.out/missed.txt mutants.out/timeout.txt 2>/dev/null || true
 # cargo-mutants: 0 all caught, 2 some missed, 3 some timed out, 4 the tests fail unmutated
