@@ -243,15 +243,16 @@ def _build(rows: list[Row], definitions: list[tuple[Qos, At]] | None) -> SlurmAc
         order.append(name := stack.pop())
         stack.extend(reversed(children[name]))
     reached = set(order)
-    for row in (r for name, r in accounts.items() if name not in reached):
-        cycle = [row.account]  # (every parent is known: each chain ends in a cycle)
-        while (parent := str(accounts[cycle[-1]].parent)) not in cycle:
+    unreached = [r for name, r in accounts.items() if name not in reached]
+    on_cycle = _on_cycles(accounts, [r.account for r in unreached])
+    for row in (r for r in unreached if r.account in on_cycle):
+        cycle = [row.account]
+        while (parent := str(accounts[cycle[-1]].parent)) != row.account:
             cycle.append(parent)
-        if parent == row.account:
-            raise row.error(
-                "parent",
-                f"account {row.account} is in a cycle of parents: {' -> '.join([*cycle, parent])}",
-            )
+        raise row.error(
+            "parent",
+            f"account {row.account} is in a cycle of parents: {' -> '.join([*cycle, parent])}",
+        )
     defined = None if definitions is None else {NORMAL.name, *(q.name for q, _ in definitions)}
     users: dict[tuple[str | None, str], Row] = {}
     for row in rows:
@@ -270,14 +271,14 @@ def _build(rows: list[Row], definitions: list[tuple[Qos, At]] | None) -> SlurmAc
                 f"user {row.user} in account {row.account} is already defined{_line_of(first.at)}",
             )
     rank = {name: k for k, name in enumerate(order)}
+    # Slurm's inheritance: the nearest account's default QOS that has one (parents first)
+    inherited: dict[str | None, str | None] = {None: None}
+    for name in order:
+        own = accounts[name].default_qos
+        inherited[name] = own if own is not None else inherited[accounts[name].parent]
     associations = []
     for row in sorted(users.values(), key=lambda r: rank[r.account]):
-        qos, holder = row.default_qos, accounts[row.account]
-        while qos is None:  # (Slurm's inheritance: the nearest account's that has one)
-            qos = holder.default_qos
-            if holder.parent is None:
-                break
-            holder = accounts[holder.parent]
+        qos = row.default_qos if row.default_qos is not None else inherited[row.account]
         associations.append(UserAssociation(str(row.user), row.account, row.shares, qos))
     qos_list = [q for q, _ in definitions or []]
     if NORMAL.name not in {q.name for q in qos_list}:
@@ -287,6 +288,22 @@ def _build(rows: list[Row], definitions: list[tuple[Qos, At]] | None) -> SlurmAc
         users=tuple(associations),
         qos=tuple(qos_list),
     )
+
+
+def _on_cycles(accounts: dict[str, Row], names: list[str]) -> set[str]:
+    """The accounts of ``names`` that lie on a cycle of parents, each chain of parents walked
+    once (every parent is known and outside the tree: each chain ends in a cycle)."""
+    walk_of: dict[str, int] = {}
+    on_cycle: set[str] = set()
+    for walk, name in enumerate(names):
+        path = []
+        while name not in walk_of:
+            walk_of[name] = walk
+            path.append(name)
+            name = str(accounts[name].parent)
+        if walk_of[name] == walk:  # (this walk closed the cycle)
+            on_cycle.update(path[path.index(name) :])
+    return on_cycle
 
 
 def _line_of(at: At) -> str:

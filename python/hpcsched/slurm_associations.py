@@ -485,7 +485,7 @@ def _assoc_rows(
         found = [f for f in found if f[0].get("cluster", cluster).strip() == cluster]
     tree = {id(t) for v, _, t in found if v["account"] != v["account"].lstrip(" ")}
     rows: list[Row] = []
-    above: dict[int, str] = {}
+    above: list[tuple[int, str]] = []  # (depth, account): the accounts a deeper one may be under
     for values, at, table in found:
         account = values["account"].strip()
         user = values["user"].strip() or None
@@ -507,10 +507,12 @@ def _assoc_rows(
             parent = values["parent"].strip() or None
         elif user is None and id(table) in tree:  # parent: the account just above, one less deep
             depth = len(values["account"]) - len(values["account"].lstrip(" "))
-            above = {d: name for d, name in above.items() if d < depth}
-            if depth and depth - 1 not in above:
+            while above and above[-1][0] >= depth:  # (each account popped once: any depth)
+                above.pop()
+            parent = above[-1][1] if above and above[-1][0] == depth - 1 else None
+            if depth and parent is None:
                 raise at.error(f"account {account} is indented under no account", fields.account)
-            parent, above[depth] = above.get(depth - 1), account
+            above.append((depth, account))
         elif user is None and account != "root":
             raise at.error(
                 f"the associations do not say account {account}'s parent: add parentname to "

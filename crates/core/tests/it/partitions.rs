@@ -796,3 +796,130 @@ fn mars_looks_ahead_through_downtime_on_partitions() {
     assert!(log.start.iter().all(|s| s.is_finite()));
     assert!(log.requeues.iter().sum::<u32>() > 0); // the outages killed jobs
 }
+
+/// a = nodes 0-3, b = 4-7. J1 fills a until 100, J2 takes 3 of b's nodes until `j2_end`. J3 (4
+/// nodes) names a and b in `named` order and fits in neither; J4 (b, 1 node, 1000 s) comes at
+/// 3, when b has one node free.
+fn reserve_across(named: &'static [u32], j2_end: f64) -> RunLog {
+    let specs = [
+        (0.0, 100.0, 100.0, 4),               // J1 a
+        (1.0, j2_end - 1.0, j2_end - 1.0, 3), // J2 b
+        (2.0, 10.0, 10.0, 4),                 // J3 a or b
+        (3.0, 1000.0, 1000.0, 1),             // J4 b
+    ];
+    let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
+    let cands: [&[u32]; 4] = [&[0], &[1], named, &[1]];
+    run_site(
+        8,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    )
+}
+
+/// J2 holds b until 201: J3's reservation goes to a, whose nodes free first (shadow 100, no
+/// extra node), whichever it names first. J4 then backfills on b's free node at 3: a
+/// reservation in b (until 201, no extra node) would keep it waiting until J3 started at 100.
+#[test]
+fn a_job_naming_several_partitions_reserves_where_nodes_free_first() {
+    for named in [&[0, 1][..], &[1, 0]] {
+        let log = reserve_across(named, 201.0);
+        assert_starts(&log, &[(0.0, P), (1.0, P), (100.0, P), (3.0, B)]);
+        assert_eq!(log.partition, vec![0, 1, 0, 1]);
+        // J3 (index 2) reserved at 2 and again at 3, both times in a from 100
+        assert_eq!(
+            log.reservations,
+            vec![(2.0, 2, 100.0, 0), (3.0, 2, 100.0, 0)],
+            "J3 names {named:?}"
+        );
+    }
+}
+
+/// J2 holds b until 100 too: a tie, and the reservation goes to the partition J3 names first.
+/// In a, J4 backfills at 3 as above; in b (no extra node) J4 waits, J3 starts in b at 100 (the
+/// first it names) and J4 after it, at 110.
+#[test]
+fn a_tie_between_partitions_reserves_in_the_first_named() {
+    let log = reserve_across(&[0, 1], 100.0);
+    assert_starts(&log, &[(0.0, P), (1.0, P), (100.0, P), (3.0, B)]);
+    assert_eq!(log.partition, vec![0, 1, 0, 1]);
+    let log = reserve_across(&[1, 0], 100.0);
+    assert_starts(&log, &[(0.0, P), (1.0, P), (100.0, P), (110.0, P)]);
+    assert_eq!(log.partition, vec![0, 1, 1, 1]);
+}
+
+/// A reservation counts the jobs started earlier in the same scan, by their requested ends,
+/// and only on its own partition's nodes. a = nodes 0-3, b = 4-7; J1 holds 2 of a's nodes
+/// until 100. At 5 arrive J2 (a, 1 node, until 15), J3 (b, 2 nodes, until 10) and J4 (a, 2
+/// nodes): J2 and J3 start; J4 has 1 node of a free and gets J2's at 15: shadow 15, no extra
+/// node (J3's nodes of b, free at 10, are not a's; J1's, at 100, come after J2's). J4 starts
+/// when J2 ends. (J5, naming both partitions, makes them one component: one scan.)
+#[test]
+fn a_reservation_counts_this_scans_starts_on_its_own_nodes_in_time_order() {
+    let specs = [
+        (0.0, 100.0, 100.0, 2), // J1 a
+        (5.0, 10.0, 10.0, 1),   // J2 a
+        (5.0, 5.0, 5.0, 2),     // J3 b
+        (5.0, 10.0, 10.0, 2),   // J4 a
+        (200.0, 1.0, 1.0, 1),   // J5 a or b
+    ];
+    let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
+    let cands: [&[u32]; 5] = [&[0], &[0], &[1], &[0], &[0, 1]];
+    let log = run_site(
+        8,
+        &specs,
+        parts,
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_eq!(log.reservations[0], (5.0, 3, 15.0, 0));
+    assert_starts(&log, &[(0.0, P), (5.0, P), (5.0, P), (15.0, P), (200.0, P)]);
+}
+
+/// Each limit at its edge: small = nodes 0-3 with MaxNodes 2, MinNodes 2 and MaxTime 50 s,
+/// big = 4-7. A job of exactly 2 nodes asking for exactly 50 s runs in small (Slurm refuses
+/// only past a limit); 51 s, 3 nodes or 1 node is refused, each for its reason; a job of all
+/// of big's 4 nodes runs there, 5 are refused. Held instead, none of them ever starts.
+#[test]
+fn a_job_exactly_at_a_partitions_limits_runs_and_one_past_them_does_not() {
+    let specs = [
+        (0.0, 50.0, 50.0, 2), // J1 small: at MaxTime, MaxNodes and MinNodes
+        (0.0, 51.0, 51.0, 2), // J2 small: 1 s over MaxTime
+        (0.0, 10.0, 10.0, 3), // J3 small: 1 node over MaxNodes
+        (0.0, 10.0, 10.0, 1), // J4 small: 1 node under MinNodes
+        (1.0, 10.0, 10.0, 4), // J5 big: the whole partition
+        (1.0, 10.0, 10.0, 5), // J6 big: larger than it
+    ];
+    let mut small = part("small", &[(0, 4)]);
+    small.max_nodes = Some(2);
+    small.min_nodes = 2;
+    small.max_time = Some(50.0);
+    let parts = vec![small, part("big", &[(4, 8)])];
+    let cands: [&[u32]; 6] = [&[0], &[0], &[0], &[0], &[1], &[1]];
+    let log = run_site(
+        8,
+        &specs,
+        parts.clone(),
+        &cands,
+        OverLimits::Reject,
+        &mut fcfs_easy(),
+    );
+    assert_eq!((log.start[0], log.partition[0]), (0.0, 0));
+    assert_eq!((log.start[4], log.partition[4]), (1.0, 1));
+    assert_eq!(
+        log.rejected,
+        vec![
+            (1, Rejection::OverMaxTime),
+            (2, Rejection::OverMaxNodes),
+            (3, Rejection::UnderMinNodes),
+            (5, Rejection::LargerThanPartition),
+        ]
+    );
+    let held = run_site(8, &specs, parts, &cands, OverLimits::Hold, &mut fcfs_easy());
+    assert!(held.rejected.is_empty());
+    assert_eq!((held.start[0], held.start[4]), (0.0, 1.0));
+    assert!([1, 2, 3, 5].iter().all(|&j| held.start[j].is_nan()));
+}

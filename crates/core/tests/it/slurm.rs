@@ -9,7 +9,7 @@ use hpcsched_core::model::{OverLimits, PartitionSpec, Rejection};
 use hpcsched_core::sched::slurm::{
     Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmPolicy, SlurmSetup,
 };
-use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
+use hpcsched_core::{Calendar, DowntimeKind, Engine, Inputs, Machine, Overrun, RunLog};
 
 /// Two accounts under the root, `A` (association 1) and `B` (2), one user each: `a`
 /// (association 3, user 0) and `b` (association 4, user 1); shares 1 each.
@@ -49,6 +49,8 @@ struct Setup {
     /// CPUs asked for (empty: those allocated).
     requested_cpus: Vec<u32>,
     partition_factors: Vec<u32>,
+    /// The wall-clock time of the replay clock's 0 (Slurm rounds on the wall clock).
+    origin: f64,
 }
 
 impl Setup {
@@ -63,6 +65,7 @@ impl Setup {
             cpus_per_node: 1,
             requested_cpus: Vec::new(),
             partition_factors: vec![1],
+            origin: 0.0,
         }
     }
 
@@ -87,7 +90,7 @@ impl Setup {
             cluster_cpus: u64::from(nodes * self.cpus_per_node),
             cluster_nodes: nodes,
             partition_factors: self.partition_factors.clone(),
-            origin: 0.0,
+            origin: self.origin,
         };
         setup
             .validate(specs.len(), self.partition_factors.len())
@@ -97,6 +100,32 @@ impl Setup {
 
     fn run(&self, nodes: u32, specs: &[Spec]) -> RunLog {
         run(nodes, specs, &mut self.policy(specs, nodes))
+    }
+
+    /// As `run`, on `nodes` nodes cut into `partitions`, job `j` in partition `partition[j]`
+    /// (jobs over a limit held).
+    fn run_on_site(
+        &self,
+        nodes: u32,
+        specs: &[Spec],
+        partitions: Vec<PartitionSpec>,
+        partition: &[u32],
+    ) -> RunLog {
+        let inputs = Inputs::new(
+            table(specs),
+            Machine::new(nodes),
+            Calendar::new(Vec::new(), 0.0).unwrap(),
+            Overrun::Continue,
+        )
+        .unwrap()
+        .with_site(
+            partitions,
+            OverLimits::Hold,
+            (0..=specs.len() as u32).collect(),
+            partition.to_vec(),
+        )
+        .unwrap();
+        run_inputs(inputs, &mut self.policy(specs, nodes))
     }
 
     /// As `run`, with the submissions slurmctld would refuse refused, as `RunSpec` wires them.
@@ -604,5 +633,371 @@ fn a_slurm_base_ordering_breaks_the_rollout_planners_ties_its_own_way() {
     assert_eq!(
         mars_on_fair_share("fcfs,slurm", "fcfs,slurm"),
         vec![0.0, 1200.0, 1800.0, 1900.0]
+    );
+}
+
+// ---- Limits at their edges, late in time -----------------------------------------------------
+
+#[test]
+fn usage_decays_by_half_over_the_half_life() {
+    // One node. a's J1 runs 0-1500, b's J2 1500-1950; a's J3 and b's J4 (100 s) wait from
+    // 1600. At the last recalculation before 1950 (1920), with usage u(t) decaying as
+    // 2^(-age / h), a's is (h / ln 2)(2^(-420/h) - 2^(-1920/h)) and b's (h / ln 2)(1 -
+    // 2^(-420/h)). Half-life 300 s: a 0.379 - 0.012 = 0.367 against b 1 - 0.379 = 0.621: a
+    // used less, J3 first. Were the half-life 600 s: a 0.616 - 0.109 = 0.507 against b 0.384:
+    // J4 first.
+    let case = |half_life: f64| {
+        let specs = [
+            (0.0, 1500.0, 1500.0, 1),
+            (1500.0, 450.0, 450.0, 1),
+            (1600.0, 100.0, 100.0, 1),
+            (1601.0, 100.0, 100.0, 1),
+        ];
+        let mut s = Setup::new(4);
+        s.users = vec![0, 1, 0, 1];
+        s.priority.weight_fairshare = 1000.0;
+        s.priority.calc_period = 60.0;
+        s.priority.decay_half_life = half_life;
+        s.priority.charge_at_end = true;
+        starts(&s.run(1, &specs))
+    };
+    assert_eq!(case(300.0), vec![0.0, 1500.0, 1950.0, 2050.0]);
+    assert_eq!(case(600.0), vec![0.0, 1500.0, 2050.0, 1950.0]);
+}
+
+/// No backfill; 4 nodes. J1 (1 node) runs until 1000, J2 (3 nodes) until 100; J3, J4, J5 (1
+/// node each) arrive at 1, 2, 3 and wait. When J2 ends at 100 the event's main pass tests
+/// `default_queue_depth` + 1 entries (Slurm's post-increment); the rest wait for the next
+/// full pass, on the `sched_interval` grid (120).
+fn queue_depth_case(depth: usize, site: bool) -> Vec<f64> {
+    let specs = [
+        (0.0, 1000.0, 1000.0, 1),
+        (0.0, 100.0, 100.0, 3),
+        (1.0, 50.0, 50.0, 1),
+        (2.0, 50.0, 50.0, 1),
+        (3.0, 50.0, 50.0, 1),
+    ];
+    let mut s = Setup::new(5);
+    s.scheduler.bf_interval = None;
+    s.scheduler.default_queue_depth = depth;
+    if !site {
+        return starts(&s.run(4, &specs));
+    }
+    // the same on a site of one partition over the 4 nodes (the node-space map's pass)
+    let parts = vec![PartitionSpec::new("p", &[(0, 4)])];
+    starts(&s.run_on_site(4, &specs, parts, &[0; 5]))
+}
+
+#[test]
+fn an_events_main_pass_tests_default_queue_depth_plus_one_jobs() {
+    for site in [false, true] {
+        // depth 1: J3 and J4 at 100, J5 at the full pass at 120
+        let expected = vec![0.0, 0.0, 100.0, 100.0, 120.0];
+        assert_eq!(queue_depth_case(1, site), expected, "site {site}");
+        // depth 2: all three at 100
+        let expected = vec![0.0, 0.0, 100.0, 100.0, 100.0];
+        assert_eq!(queue_depth_case(2, site), expected, "site {site}");
+    }
+}
+
+#[test]
+fn bf_window_is_counted_from_the_cycle_ten_days_into_the_trace() {
+    // BACKFILL_CASE's J1, J2 and J4 submitted 10 days in: the cycle at 10 days + 30 s reserves
+    // J2 at 10 days + 1000, within the default window (1 day from the cycle), so J4 waits for
+    // J2's end, as at the trace's start (a window counted from time 0 would have ended 9 days
+    // before: no reservation, J4 backfilled at once and J2 after it).
+    let day = 86_400.0;
+    let late = |spec: Spec| (spec.0 + 10.0 * day, spec.1, spec.2, spec.3);
+    let specs = [
+        late(BACKFILL_CASE[0]),
+        late(BACKFILL_CASE[1]),
+        late(BACKFILL_CASE[3]),
+    ];
+    let log = Setup::new(3).run(4, &specs);
+    let t = 10.0 * day;
+    assert_starts(&log, &[(t, P), (t + 1000.0, P), (t + 1100.0, P)]);
+}
+
+#[test]
+fn a_start_at_the_window_edge_is_reserved_and_one_second_past_it_is_not() {
+    // J1 (2 nodes) runs until 990 by its limit, J2 (4 nodes) waits, J4 (2 nodes, limit 2000)
+    // comes at 20. The cycle at 30 finds J2's start at 990 = 30 + 960: with bf_window 16 min
+    // it is inside (Slurm skips a start only past `now + bf_window`): J2 is reserved and J4
+    // waits for J2's end (1090). With 959 s, 990 is past the window: no reservation, J4
+    // backfills at 30 and J2 waits for J4's end (30 + 1500).
+    let specs = [
+        (0.0, 990.0, 990.0, 2),
+        (1.0, 100.0, 100.0, 4),
+        (20.0, 1500.0, 2000.0, 2),
+    ];
+    let mut s = Setup::new(3);
+    s.scheduler.bf_window = 960.0;
+    assert_starts(&s.run(4, &specs), &[(0.0, P), (990.0, P), (1090.0, P)]);
+    s.scheduler.bf_window = 959.0;
+    assert_starts(&s.run(4, &specs), &[(0.0, P), (1530.0, P), (30.0, B)]);
+}
+
+#[test]
+fn a_partition_that_failed_blocks_only_its_own_jobs_in_the_main_pass() {
+    // No backfill. p = nodes 0-1, q = 2-3; J1 fills p until 100. At 1 arrive J2 and J3 (p, 1
+    // node each) and J4 (q, 1 node): J2 fails p, J3 is passed over (its partition failed),
+    // and J4 starts in q at once. J2 and J3 start when J1 ends.
+    let specs = [
+        (0.0, 100.0, 100.0, 2),
+        (1.0, 10.0, 10.0, 1),
+        (1.0, 10.0, 10.0, 1),
+        (1.0, 10.0, 10.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.scheduler.bf_interval = None;
+    s.partition_factors = vec![1, 1];
+    let parts = vec![
+        PartitionSpec::new("p", &[(0, 2)]),
+        PartitionSpec::new("q", &[(2, 4)]),
+    ];
+    let log = s.run_on_site(4, &specs, parts, &[0, 0, 0, 1]);
+    assert_eq!(starts(&log), vec![0.0, 100.0, 100.0, 1.0]);
+}
+
+#[test]
+fn a_cycle_counts_the_main_passs_starts_by_their_time_limits() {
+    // 4 nodes. J0 (2 nodes) runs until 1000, J1 (2 nodes) until 30; J2 (1 node, limit 100),
+    // J3 (2 nodes, limit 10) and J4 (1 node, limit 150) wait from 1, 2, 3. At 30 J1 ends: the
+    // main pass starts J2 (until 130) and stops at J3 (1 node free). The backfill cycle at 30
+    // then reserves J3 at 130 (the free node and J2's), so J4, running until 180 on the free
+    // node, would delay it: J4 waits. J3 starts at 130, J4 when J3 ends (140).
+    let specs = [
+        (0.0, 1000.0, 1000.0, 2),
+        (0.0, 30.0, 30.0, 2),
+        (1.0, 100.0, 100.0, 1),
+        (2.0, 10.0, 10.0, 2),
+        (3.0, 150.0, 150.0, 1),
+    ];
+    let log = Setup::new(5).run(4, &specs);
+    assert_starts(
+        &log,
+        &[(0.0, P), (0.0, P), (30.0, P), (130.0, P), (140.0, P)],
+    );
+}
+
+#[test]
+fn a_reservation_shorter_than_bf_resolution_holds_its_whole_slot() {
+    // 2 nodes, bf_resolution 60 s. J1 (1 node) runs until 120. At the cycle at 30, J2 (2
+    // nodes, limit 10) is reserved from 120 (on the grid: nothing held before) until the end
+    // of its slot, 180, not 130 floored (120). J3 (1 node, limit 200) would hold the free node
+    // until 230: it waits; J2 starts at 120 and J3 when it ends (130).
+    let specs = [
+        (0.0, 120.0, 120.0, 1),
+        (1.0, 10.0, 10.0, 2),
+        (2.0, 200.0, 200.0, 1),
+    ];
+    let log = Setup::new(3).run(2, &specs);
+    assert_starts(&log, &[(0.0, P), (120.0, P), (130.0, P)]);
+}
+
+#[test]
+fn floors_are_taken_on_the_wall_clock() {
+    // The floored-interval case (`a_reservation_is_tested_over_its_floored_interval_...`) with
+    // the replay clock's 0 an hour into the wall clock: 3600 s is a whole number of every grid
+    // (60-s slots, 30-s windows), so the schedule is the same. (A floor taken on the replay
+    // clock shifted the wrong way would move each reservation's end by two hours.)
+    let specs = [
+        (0.0, 65.0, 65.0, 2),
+        (0.0, 125.0, 125.0, 1),
+        (1.0, 60.0, 60.0, 4),
+        (2.0, 60.0, 60.0, 3),
+        (3.0, 60.0, 60.0, 1),
+    ];
+    let mut s = Setup::new(5);
+    s.origin = 3600.0;
+    assert_starts(
+        &s.run(4, &specs),
+        &[(0.0, P), (0.0, P), (125.0, P), (185.0, P), (185.0, P)],
+    );
+    // and `a_job_ending_when_a_reservation_begins_does_not_start_now`: the hold from 60
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (1.0, 60.0, 60.0, 2),
+        (2.0, 30.0, 30.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    s.origin = 3600.0;
+    assert_starts(&s.run(2, &specs), &[(0.0, P), (100.0, P), (160.0, P)]);
+    // J3 with a limit of 25 s ends at 55, before the hold: it backfills at 30
+    let specs = [specs[0], specs[1], (2.0, 25.0, 25.0, 1)];
+    assert_starts(&s.run(2, &specs), &[(0.0, P), (100.0, P), (30.0, B)]);
+}
+
+#[test]
+fn a_reservation_lasts_its_whole_time_limit_floored() {
+    // 3 nodes, bf_resolution 60 s. J1 (2 nodes) runs until 120. At the cycle at 30: J2 (2
+    // nodes, limit 200) is reserved from 120 until 320 floored, 300 (one node left beside it);
+    // J4 (3 nodes) from 300; J5 (1 node, limit 220) fits on the free node until 250, beside
+    // J2's reservation and before J4's: it backfills. J2 starts at 120, J4 when J2 ends (320).
+    let specs = [
+        (0.0, 120.0, 120.0, 2),
+        (1.0, 200.0, 200.0, 2),
+        (2.0, 10.0, 10.0, 3),
+        (3.0, 220.0, 220.0, 1),
+    ];
+    let log = Setup::new(4).run(3, &specs);
+    assert_starts(&log, &[(0.0, P), (120.0, P), (320.0, P), (30.0, B)]);
+}
+
+#[test]
+fn each_slice_of_usage_is_decayed_over_its_own_length() {
+    // 3 nodes, recalculations every 600 s, half-life 300 s (d = 1 - 0.693/300 per second).
+    // a's J1 (1 node) runs 0-600, b's J2 (2 nodes) 300-600: both charged at their end, as one
+    // slice each since the recalculation at 0: a 600 * d^600 * 1 = 600 * 0.250 = 150, b 300 *
+    // d^300 * 2 = 600 * 0.500 = 300 (then both decayed alike). Without the slices' own decay
+    // they would tie at 600. a used less: its J3 (3 nodes) starts at 600 before b's J4.
+    let specs = [
+        (0.0, 600.0, 600.0, 1),
+        (300.0, 300.0, 300.0, 2),
+        (400.0, 100.0, 100.0, 3),
+        (401.0, 100.0, 100.0, 3),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 600.0;
+    s.priority.decay_half_life = 300.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(starts(&s.run(3, &specs)), vec![0.0, 300.0, 600.0, 700.0]);
+}
+
+#[test]
+fn usage_counts_cpu_seconds() {
+    // 3 nodes, no decay, recalculations every 60 s. a's J1 (1 node) runs 0-500, b's J2 (2
+    // nodes) 0-300. At the last recalculation before J1 ends (480) a has used 480 CPU-s and b
+    // 300 * 2 = 600: a used less, so its J3 (3 nodes, waiting from 400) starts at 500, before
+    // b's J4 (from 401), which starts when J3 ends. (Counted in seconds, b's 300 would be less.)
+    let specs = [
+        (0.0, 500.0, 500.0, 1),
+        (0.0, 300.0, 300.0, 2),
+        (400.0, 100.0, 100.0, 3),
+        (401.0, 100.0, 100.0, 3),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(starts(&s.run(3, &specs)), vec![0.0, 0.0, 500.0, 600.0]);
+}
+
+#[test]
+fn no_job_starts_into_maintenance_announced_over_its_nodes() {
+    // 2 nodes, maintenance of the whole machine from 100 to 200, announced from the start.
+    // J1 (limit 50) ends before it and starts at once; J2 (limit 150) would run into it, so
+    // neither scheduler starts it before the window ends.
+    let specs = [(0.0, 50.0, 50.0, 1), (1.0, 150.0, 150.0, 1)];
+    let maintenance = window(100.0, 200.0, DowntimeKind::Scheduled, None);
+    let s = Setup::new(2);
+    let log = run_with(
+        2,
+        &specs,
+        vec![maintenance],
+        1000.0,
+        Overrun::Continue,
+        &mut s.policy(&specs, 2),
+    );
+    assert_eq!(starts(&log), vec![0.0, 200.0]);
+}
+
+#[test]
+fn a_cycle_on_a_site_reserves_the_top_job_in_its_own_partition() {
+    // a = nodes 0-1, b = 2-4. X fills a until 50; Y holds 2 of b's nodes until 1000. J (b, 2
+    // nodes) waits from 1: its reservation is in b at 1000, with 1 node to spare. C (b, 1 node,
+    // limit 200) ends by then and backfills on b's free node at the cycle at 30 (a's nodes,
+    // free at 50, are not J's).
+    let specs = [
+        (0.0, 50.0, 50.0, 2),
+        (0.0, 1000.0, 1000.0, 2),
+        (1.0, 10.0, 10.0, 2),
+        (2.0, 200.0, 200.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.partition_factors = vec![1, 1];
+    let parts = vec![
+        PartitionSpec::new("a", &[(0, 2)]),
+        PartitionSpec::new("b", &[(2, 5)]),
+    ];
+    let log = s.run_on_site(5, &specs, parts, &[0, 1, 1, 1]);
+    assert_starts(&log, &[(0.0, P), (0.0, P), (1000.0, P), (30.0, B)]);
+}
+
+#[test]
+fn bf_max_job_user_limits_the_jobs_a_cycle_tests_per_user() {
+    // BACKFILL_CASE's J1 and J2 (user a), then b's J3 and J4 (1 node, limit 500), both ending
+    // before J2's reservation at 1000. Without a limit both backfill at 30; with
+    // bf_max_job_user=1 the cycle at 30 tests b's first job only, and J4 backfills at the
+    // next cycle (60: J3's start changed the map).
+    let specs = [
+        BACKFILL_CASE[0],
+        BACKFILL_CASE[1],
+        (10.0, 400.0, 500.0, 1),
+        (11.0, 400.0, 500.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 0, 1, 1];
+    let log = s.run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (30.0, B), (30.0, B)]);
+    s.scheduler.bf_max_job_user = 1;
+    let log = s.run(4, &specs);
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (30.0, B), (60.0, B)]);
+}
+
+/// One node, recalculations every 60 s, half-life 300 s (q = d^60 = 0.8704 per tick). a's J1
+/// runs 0-600, then nothing runs until b's J2 arrives at `b_from` (running until 1810); a's J3
+/// and b's J4 (100 s) wait from 1795.
+fn idle_gap_case(b_from: f64) -> Vec<f64> {
+    let specs = [
+        (0.0, 600.0, 600.0, 1),
+        (b_from, 1810.0 - b_from, 1810.0 - b_from, 1),
+        (1795.0, 100.0, 100.0, 1),
+        (1796.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.decay_half_life = 300.0;
+    s.priority.charge_at_end = true;
+    starts(&s.run(1, &specs))
+}
+
+#[test]
+fn usage_decays_over_an_idle_gap_as_over_busy_time() {
+    // a's usage at 600: ten 60-s slices of 60 q = 52.2 each, each decayed from its tick on:
+    // 52.2 (q + ... + q^10) = 263. Idle until 1800, the recalculation J3 and J4 are ordered
+    // by: 1200 s more of decay, q^20 = 0.062: a 16.4. b's J2 from 1790: 10 s charged at 1800,
+    // 10 d^10 = 9.8: b used less, J4 first. From 1760: 40 d^40 = 36.5: J3 first.
+    assert_eq!(idle_gap_case(1790.0), vec![0.0, 1790.0, 1910.0, 1810.0]);
+    assert_eq!(idle_gap_case(1760.0), vec![0.0, 1760.0, 1810.0, 1910.0]);
+}
+
+#[test]
+fn a_jobs_last_stretch_is_charged_at_its_end() {
+    // 2 nodes, no decay, recalculations every 60 s. a's J1 (1 node) runs 0-90, b's J2 (1 node)
+    // 0-80: 60 s each charged at the tick at 60, the rest at their ends (a 30, b 20). b's J3 (1
+    // node) runs 115-150: 5 s charged at 120. At 120, a 90 and b 85: b's J5 (2 nodes, waiting
+    // from 117) starts before a's J4 (from 116) when J3 ends. (Without the last stretches: a 60,
+    // b 65, and J4 first.)
+    let specs = [
+        (0.0, 90.0, 90.0, 1),
+        (0.0, 80.0, 80.0, 1),
+        (115.0, 35.0, 35.0, 1),
+        (116.0, 100.0, 100.0, 2),
+        (117.0, 100.0, 100.0, 2),
+    ];
+    let mut s = Setup::new(5);
+    s.users = vec![0, 1, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(
+        starts(&s.run(2, &specs)),
+        vec![0.0, 0.0, 115.0, 250.0, 150.0]
     );
 }

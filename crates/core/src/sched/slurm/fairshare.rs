@@ -31,6 +31,17 @@ pub struct Shares {
     efctv: Vec<f64>,
 }
 
+/// One level of Fair Tree's walk: the children of `parent` in order, how far the walk is, and
+/// the level fair-share of the sibling last met (`NO_VAL` before the first).
+struct Level {
+    parent: u32,
+    siblings: Vec<u32>,
+    next: usize,
+    /// The account whose children these are tied with the sibling before it.
+    account_tied: bool,
+    previous: f64,
+}
+
 impl Shares {
     pub fn new(associations: &[Association]) -> Self {
         let n = associations.len();
@@ -41,20 +52,20 @@ impl Shares {
             }
         }
         let shares: Vec<Option<u32>> = associations.iter().map(|a| a.shares).collect();
-        fn level(children: &[Vec<u32>], shares: &[Option<u32>], of: usize) -> u32 {
-            children[of]
-                .iter()
-                .map(|&c| match shares[c as usize] {
-                    Some(s) => s,
-                    None => level(children, shares, c as usize),
-                })
-                .fold(0u32, u32::saturating_add)
+        // Each account's children's shares summed, a `parent` child counting its own
+        // children's: from the last association up, every child (listed after its parent) is
+        // complete before it is added (no recursion: a tree may be any depth).
+        let mut sums = vec![0u32; n];
+        for c in (1..n).rev() {
+            if let Some(p) = associations[c].parent {
+                let own = shares[c].unwrap_or(sums[c]);
+                sums[p as usize] = sums[p as usize].saturating_add(own);
+            }
         }
         let mut level_shares = vec![0; n];
-        for p in 0..n {
-            let sum = level(&children, &shares, p);
-            for &c in &children[p] {
-                level_shares[c as usize] = sum;
+        for (p, kids) in children.iter().enumerate() {
+            for &c in kids {
+                level_shares[c as usize] = sums[p];
             }
         }
         Shares {
@@ -101,19 +112,51 @@ impl Shares {
     /// Recomputes every user association's factor from the usage as it stands.
     pub fn recompute(&mut self, how: FairShare, dampening: f64) {
         match how {
-            FairShare::FairTree => {
-                let (mut rank, mut rnt) = (self.user_count, self.user_count);
-                self.fair_tree_level(0, false, &mut rank, &mut rnt);
-            }
+            FairShare::FairTree => self.fair_tree(),
             FairShare::Classic => self.classic(dampening),
         }
     }
 
-    /// One level of Fair Tree's walk (`_calc_tree_fs`) over the children of `parent`:
-    /// siblings by level fair-share, highest first (users before
-    /// accounts on a tie, then in the tree's order: glibc's qsort is a stable merge sort),
-    /// users ranked as met, accounts walked into.
-    fn fair_tree_level(&mut self, parent: u32, account_tied: bool, rank: &mut u32, rnt: &mut u32) {
+    /// Fair Tree's walk (`_calc_tree_fs`), depth first from the root: at each level the
+    /// siblings by level fair-share, highest first (users before accounts on a tie, then in
+    /// the tree's order: glibc's qsort is a stable merge sort), users ranked as met, accounts
+    /// walked into. Slurm recurses; here the levels being walked are a stack, so that a tree of
+    /// any depth is walked in the same order.
+    fn fair_tree(&mut self) {
+        let (mut rank, mut rnt) = (self.user_count, self.user_count);
+        let mut walk = vec![self.open_level(0, false)];
+        while let Some(level) = walk.last_mut() {
+            let Some(&a) = level.siblings.get(level.next) else {
+                let done = walk.pop().expect("a level is open");
+                self.children[done.parent as usize] = done.siblings;
+                continue;
+            };
+            let fs = self.level_fs[a as usize];
+            let tied = if level.next == 0 && level.account_tied {
+                true
+            } else {
+                level.previous == fs
+            };
+            level.next += 1;
+            level.previous = fs;
+            if self.user[a as usize] {
+                if !tied {
+                    rank = rnt;
+                }
+                self.factor[a as usize] = f64::from(rank) / f64::from(self.user_count);
+                rnt = rnt.saturating_sub(1);
+            } else {
+                // Slurm 22.05 merges tied accounts only when a user follows them with the same
+                // level (`_count_tied_accounts`), which the order above never gives: each
+                // account is walked alone, its first user tied to the last one ranked.
+                let below = self.open_level(a, tied);
+                walk.push(below);
+            }
+        }
+    }
+
+    /// The children of `parent` in Fair Tree's order, their level fair-shares computed.
+    fn open_level(&mut self, parent: u32, account_tied: bool) -> Level {
         // The siblings in their order of the last walk: nearly sorted already, which the
         // (adaptive) sort takes in about one pass.
         let mut siblings = std::mem::take(&mut self.children[parent as usize]);
@@ -128,29 +171,13 @@ impl Shares {
                 .then(user[y as usize].cmp(&user[x as usize]))
                 .then(x.cmp(&y))
         });
-        let mut previous = NO_VAL;
-        for (i, &a) in siblings.iter().enumerate() {
-            let level = self.level_fs[a as usize];
-            let tied = if i == 0 && account_tied {
-                true
-            } else {
-                previous == level
-            };
-            if self.user[a as usize] {
-                if !tied {
-                    *rank = *rnt;
-                }
-                self.factor[a as usize] = f64::from(*rank) / f64::from(self.user_count);
-                *rnt = rnt.saturating_sub(1);
-            } else {
-                // Slurm 22.05 merges tied accounts only when a user follows them with the same
-                // level (`_count_tied_accounts`), which the order above never gives: each
-                // account is walked alone, its first user tied to the last one ranked.
-                self.fair_tree_level(a, tied, rank, rnt);
-            }
-            previous = level;
+        Level {
+            parent,
+            siblings,
+            next: 0,
+            account_tied,
+            previous: NO_VAL,
         }
-        self.children[parent as usize] = siblings;
     }
 
     /// Level fair-share `S / U` of association `a` among its siblings (`_calc_assoc_fs`).
@@ -287,6 +314,90 @@ mod tests {
         assert!((s.factor(4) - 2f64.powf(-0.75)).abs() < 1e-12);
         // b1: U_eff = 0.5, S = 1 * 1/3: 2^-1.5
         assert!((s.factor(5) - 2f64.powf(-1.5)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn an_account_without_shares_ranks_after_one_holding_them_all() {
+        // root -> A (shares 1) -> a1; root -> B (shares 0) -> b1; both used the same. A:
+        // (1/1) / (1/2) = 2; B: 0 shares, level fair-share 0: not tied with A, so b1 ranks
+        // after a1: factors 2/2 and 1/2
+        let a = |parent: u32, shares: u32, user: bool| Association {
+            parent: Some(parent),
+            shares: Some(shares),
+            user,
+        };
+        let root = Association {
+            parent: None,
+            shares: Some(1),
+            user: false,
+        };
+        let mut s = Shares::new(&[
+            root,
+            a(0, 1, false),
+            a(0, 0, false),
+            a(1, 1, true),
+            a(2, 1, true),
+        ]);
+        s.charge(3, 100.0);
+        s.charge(4, 100.0);
+        s.recompute(FairShare::FairTree, 1.0);
+        assert_eq!((s.factor(3), s.factor(4)), (1.0, 0.5));
+    }
+
+    /// root -> a chain of `depth` accounts (shares 1) -> users u1, u2 (1 each); root -> B (1)
+    /// -> v (1). Returns the tree, u1, u2 and v.
+    fn deep_chain(depth: u32) -> (Shares, u32, u32, u32) {
+        let a = |parent: u32, user: bool| Association {
+            parent: Some(parent),
+            shares: Some(1),
+            user,
+        };
+        let mut tree = vec![Association {
+            parent: None,
+            shares: Some(1),
+            user: false,
+        }];
+        tree.extend((0..depth).map(|k| a(k, false)));
+        let bottom = depth; // the chain's last account
+        tree.extend([
+            a(bottom, true),
+            a(bottom, true),
+            a(0, false),
+            a(depth + 3, true),
+        ]);
+        (Shares::new(&tree), depth + 1, depth + 2, depth + 4)
+    }
+
+    #[test]
+    fn a_tree_100000_accounts_deep_is_walked_without_recursion() {
+        let (mut s, u1, u2, v) = deep_chain(100_000);
+        s.charge(u1, 100.0);
+        s.charge(v, 300.0);
+        s.recompute(FairShare::FairTree, 1.0);
+        // root's children: the chain (1/2) / (100/400) = 2 before B (1/2) / (300/400) = 2/3;
+        // down the chain (1 / 1 at each level) to u2 (no usage: infinite) then u1 (1/2 / 1):
+        // ranks 3, 2, then v 1, of 3 users
+        assert_eq!(s.factor(u2), 1.0);
+        assert_eq!(s.factor(u1), 2.0 / 3.0);
+        assert_eq!(s.factor(v), 1.0 / 3.0);
+        s.recompute(FairShare::Classic, 1.0);
+        // u1: U_eff = 1/4 at every level of the chain, S = 1/2 (among u1, u2) * 1 * ... * 1/2
+        // (the chain's top beside B) = 1/4: 2^-1; u2: U_eff = 0 + (1/4 - 0) / 2 = 1/8: 2^-0.5;
+        // v: U_eff = 3/4, S = 1 * 1/2: 2^-1.5
+        assert!((s.factor(u1) - 0.5).abs() < 1e-12);
+        assert!((s.factor(u2) - 2f64.powf(-0.5)).abs() < 1e-12);
+        assert!((s.factor(v) - 2f64.powf(-1.5)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_dampening_factor_divides_the_classic_exponent() {
+        // as above with FairShareDampeningFactor 2: a1 2^-(1.5 / 2), a2 2^-(0.75 / 2)
+        let mut s = tree(2);
+        s.charge(3, 100.0);
+        s.charge(5, 100.0);
+        s.recompute(FairShare::Classic, 2.0);
+        assert!((s.factor(3) - 2f64.powf(-0.75)).abs() < 1e-12);
+        assert!((s.factor(4) - 2f64.powf(-0.375)).abs() < 1e-12);
     }
 
     #[test]

@@ -544,3 +544,44 @@ impl Policy for SlurmPolicy {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sched::slurm::config::{PrioritySettings, SchedulerSettings};
+    use crate::sched::slurm::limits::Qos;
+    use crate::sched::slurm::setup::{Association, SlurmJobs};
+
+    fn with_half_life(half_life: f64) -> SlurmPolicy {
+        SlurmPolicy::new(Arc::new(SlurmSetup {
+            priority: PrioritySettings {
+                decay_half_life: half_life,
+                ..PrioritySettings::default()
+            },
+            scheduler: SchedulerSettings::default(),
+            associations: vec![Association {
+                parent: None,
+                shares: Some(1),
+                user: false,
+            }],
+            qos: vec![Qos::default()],
+            jobs: SlurmJobs::default(),
+            cluster_cpus: 1,
+            cluster_nodes: 1,
+            partition_factors: vec![1],
+            origin: 0.0,
+        }))
+    }
+
+    #[test]
+    fn usage_halves_over_one_half_life() {
+        // Slurm's per-second factor 1 - 0.693 / 693 = 0.999: over 693 s 0.999^693 = 0.49990
+        // (ln: 693 * -0.0010005 = -0.69335), about one half; over 1386 s about a quarter
+        let p = with_half_life(693.0);
+        assert!((p.decay(693.0) - 0.4999).abs() < 1e-4);
+        assert!((p.decay(1386.0) - 0.2499).abs() < 1e-4);
+        assert_eq!(p.decay(0.0), 1.0);
+        // no half-life: no decay
+        assert_eq!(with_half_life(0.0).decay(1e6), 1.0);
+    }
+}
