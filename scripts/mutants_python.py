@@ -130,6 +130,12 @@ def prepare(work: Path, files: list[Path]) -> None:
     config = CONFIG.format(only=only, also=sorted(tops), selection=selection).replace("'", '"')
     pyproject = work / "pyproject.toml"
     pyproject.write_text(pyproject.read_text(encoding="utf-8") + config, encoding="utf-8")
+    # mutmut keeps its mutants and results between runs, but takes a file it copied unmutated
+    # last time as unchanged: another choice of files starts afresh
+    previous = work / ".mutated-files"
+    if not previous.exists() or previous.read_text() != "\n".join(only):
+        shutil.rmtree(work / "mutants", ignore_errors=True)
+        previous.write_text("\n".join(only))
 
 
 def main() -> int:
