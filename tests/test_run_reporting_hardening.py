@@ -185,9 +185,9 @@ def test_simulate_says_how_many_jobs_never_started_and_why(hold_site, tmp_path, 
 
 
 def test_the_site_screen_is_the_engines_on_random_sites():
-    """The held jobs said by the summary (run/never_started.py) are the jobs the engine never
-    starts under "hold", and under "reject" exactly the ones it refuses, by the same reason:
-    random sites of 3 partitions over 8 nodes, random limits and states, 30 jobs each."""
+    """The jobs the engine records as held are the jobs it never starts under "hold", and
+    under "reject" exactly the ones it refuses, by the same reason: random sites of 3
+    partitions over 8 nodes, random limits and states, 30 jobs each."""
     rng = np.random.default_rng(40)
     for _ in range(25):
         site, workload = _random_site(rng)

@@ -311,6 +311,14 @@ impl PySimulation {
             }
             out.set_item("rejected", rejected.into_pyarray(py))?;
         }
+        if inputs.site.is_some() {
+            // why the site holds a queued job pending for ever (-1: it does not)
+            let mut held = vec![-1i8; log.start.len()];
+            for &(j, reason) in &log.held {
+                held[j as usize] = reason as i8;
+            }
+            out.set_item("held", held.into_pyarray(py))?;
+        }
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;
         Ok(out)

@@ -79,6 +79,13 @@ fn rejection_names() -> Vec<&'static str> {
     hpcsched_core::model::Rejection::NAMES.to_vec()
 }
 
+/// Why a site holds a queued job pending for ever (a partition's limits, only partitions that
+/// are down), indexed by the codes in `Simulation.results()["held"]`.
+#[pyfunction]
+fn held_names() -> Vec<&'static str> {
+    hpcsched_core::model::Held::NAMES.to_vec()
+}
+
 /// A partition's states (`State=` in Slurm), as platform files name them.
 #[pyfunction]
 fn partition_state_names() -> Vec<&'static str> {
@@ -323,6 +330,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(rejection_text, m)?)?;
     m.add_function(wrap_pyfunction!(start_kind_names, m)?)?;
     m.add_function(wrap_pyfunction!(rejection_names, m)?)?;
+    m.add_function(wrap_pyfunction!(held_names, m)?)?;
     m.add_function(wrap_pyfunction!(partition_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;

@@ -12,10 +12,10 @@ apart here from what the run records:
 - ``waiting_at_end``: any other, still pending when nothing more could happen (a QOS limit it
   can never meet, nodes down for ever, a Python policy that never started it).
 
-Which jobs a site holds is decided as the engine's screen decides it (``model/site.rs``,
-``Site::screen``; a test holds the two equal): a candidate refuses a job when drained, when
-the job is larger than it, over its MaxNodes, under its MinNodes or over its MaxTime (in that
-order); a job no candidate accepts gets the first candidate's reason.
+Which jobs a site holds, and why, the engine records as it queues them (``model/site.rs``,
+``Site::held``: a candidate refuses a job when drained, when the job is larger than it, over
+its MaxNodes, under its MinNodes or over its MaxTime, in that order; a job no candidate accepts
+gets the first candidate's reason).
 """
 
 from __future__ import annotations
@@ -24,11 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from hpcsched import _core
+
 if TYPE_CHECKING:
     import pandas as pd
-
-    from hpcsched.assignment import Assignment
-    from hpcsched.site import Site
 
 #: Why a job never started, in the order the summaries list them.
 NEVER_STARTED_REASONS = (
@@ -37,74 +36,10 @@ NEVER_STARTED_REASONS = (
     "no_recorded_start",
     "waiting_at_end",
 )
-#: Why a site holds a job pending for ever: the partition limit its first candidate refuses
-#: it by (the engine's names), or ``partition_down`` (only DOWN partitions accept it).
-HELD_REASONS = (
-    "larger_than_partition",
-    "over_max_nodes",
-    "under_min_nodes",
-    "over_max_time",
-    "drained",
-    "partition_down",
-)
-_PARTITION_DOWN = HELD_REASONS.index("partition_down")
-
-
-def held_codes(site: Site, assignment: Assignment, jobs: pd.DataFrame) -> np.ndarray:
-    """Per job, the code (into :data:`HELD_REASONS`) of why ``site`` holds it pending for ever,
-    -1 when it does not: with ``over_limits = "hold"``, a job no candidate accepts (by its
-    first candidate's refusal); on any site, a job that only partitions in state DOWN accept.
-    (With ``"reject"`` the engine refuses the first kind at submission: ``rejected``.)"""
-    offsets = np.asarray(assignment.offsets, dtype=np.int64)
-    candidates = np.asarray(assignment.partitions, dtype=np.int64)
-    n = len(offsets) - 1
-    if n == 0:
-        return np.zeros(0, dtype=np.int8)
-    owner = np.repeat(np.arange(n), np.diff(offsets))
-    nodes = jobs["nodes"].to_numpy(np.int64)[owner]
-    requested = jobs["requested_time"].to_numpy(np.float64)[owner]
-    refusal = _refusals(site, candidates, nodes, requested)
-    accepts = refusal < 0
-    down = np.array([p.state == "down" for p in site.partitions], dtype=bool)[candidates]
-    first = offsets[:-1]
-    accepted = np.logical_or.reduceat(accepts, first)
-    usable = np.logical_or.reduceat(accepts & ~down, first)
-    codes = np.full(n, -1, dtype=np.int8)
-    if site.over_limits == "hold":
-        refused = ~accepted
-        # no candidate accepts it: every candidate refuses, the first one's reason is said
-        codes[refused] = refusal[first[refused]]
-    codes[accepted & ~usable] = _PARTITION_DOWN
-    return codes
-
-
-def _refusals(
-    site: Site, candidates: np.ndarray, nodes: np.ndarray, requested: np.ndarray
-) -> np.ndarray:
-    """Per candidate (a partition index, the job's nodes and requested time), the code of the
-    first limit it refuses the job by (``model/site.rs``'s ``refusal``), -1 when it accepts."""
-    parts = site.partitions
-    size = np.array([p.nodes for p in parts], dtype=np.int64)[candidates]
-    unlimited = np.iinfo(np.int64).max
-    max_nodes = np.array(
-        [unlimited if p.max_nodes is None else p.max_nodes for p in parts], dtype=np.int64
-    )[candidates]
-    min_nodes = np.array([p.min_nodes for p in parts], dtype=np.int64)[candidates]
-    max_time = np.array(
-        [np.inf if p.max_time is None else p.max_time for p in parts], dtype=np.float64
-    )[candidates]
-    drained = np.array([p.state == "drain" for p in parts], dtype=bool)[candidates]
-    tests = [
-        ("drained", drained),
-        ("larger_than_partition", nodes > size),
-        ("over_max_nodes", nodes > max_nodes),
-        ("under_min_nodes", nodes < min_nodes),
-        ("over_max_time", requested > max_time),
-    ]
-    refusal = np.full(len(candidates), -1, dtype=np.int8)
-    for name, failed in reversed(tests):  # the first failing test in order wins
-        refusal[failed] = HELD_REASONS.index(name)
-    return refusal
+#: Why a site holds a job pending for ever, by the code in ``results()["held"]``: the partition
+#: limit its first candidate refuses it by, or ``partition_down`` (only DOWN partitions
+#: accept it).
+HELD_REASONS = tuple(_core.held_names())
 
 
 def held_column(codes: np.ndarray, started: np.ndarray) -> pd.Categorical[str]:

@@ -223,7 +223,6 @@ def simulate(
             options=options,
             downtime_source=downtime_source,
             stored=None if staging is None or files is None else (staging.target, files),
-            assignment=assignment,
         )
         if slurm is not None:
             _say_slurm_settings(result.info, spec, platform)

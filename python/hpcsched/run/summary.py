@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -27,7 +27,6 @@ from hpcsched.platform import Platform
 from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run.never_started import (
-    held_codes,
     held_column,
     held_summary,
     never_started_summary,
@@ -37,9 +36,6 @@ from hpcsched.run.refusals import rejected_column, rejected_summary
 from hpcsched.run.result import LogFrame, Result, StoredLog
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import has_record
-
-if TYPE_CHECKING:
-    from hpcsched.assignment import Assignment
 
 START_KINDS = tuple(_core.start_kind_names())
 
@@ -63,11 +59,10 @@ def build_result(
     options: dict[str, Any],
     downtime_source: str | None,
     stored: tuple[str, LogFiles] | None,
-    assignment: Assignment | None = None,
 ) -> Result:
     """The run's outcome from the finished simulation; ``stored``: the run directory and the
     logs written to its staging folder (the result reads them from the run directory on first
-    use); ``assignment``: the jobs' candidate partitions on a platform with partitions."""
+    use)."""
     raw = sim.results()
     table = job_table(workload, raw)
     site = platform.site if platform is not None else None
@@ -75,9 +70,9 @@ def build_result(
         table["partition"] = partition_column(site, raw)
     if "rejected" in raw:
         table["rejected"] = rejected_column(raw)
-    if site is not None and assignment is not None:
+    if "held" in raw:
         started = table["start"].notna().to_numpy()
-        table["held"] = held_column(held_codes(site, assignment, table), started)
+        table["held"] = held_column(np.asarray(raw["held"], np.int64), started)
     lost = pd.DataFrame(
         {
             "job_index": raw["lost_job"],

@@ -44,6 +44,9 @@ pub struct RunLog {
     pub partition: Vec<u32>,
     /// On a site, the jobs refused at submission, with the reason: (job, reason).
     pub rejected: Vec<(u32, crate::model::Rejection)>,
+    /// On a site, the jobs queued that it holds pending for ever, with the reason: (job,
+    /// reason).
+    pub held: Vec<(u32, crate::model::Held)>,
 }
 
 impl RunLog {
@@ -65,6 +68,7 @@ impl RunLog {
             event_times: 0,
             partition: Vec::new(),
             rejected: Vec::new(),
+            held: Vec::new(),
         }
     }
 
@@ -107,6 +111,12 @@ impl RunLog {
     pub(crate) fn record_rejection(&mut self, job: u32, reason: crate::model::Rejection) {
         if self.is_recording() {
             self.rejected.push((job, reason));
+        }
+    }
+
+    pub(crate) fn record_held(&mut self, job: u32, reason: crate::model::Held) {
+        if self.is_recording() {
+            self.held.push((job, reason));
         }
     }
 

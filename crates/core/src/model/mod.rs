@@ -11,5 +11,5 @@ pub use calendar::{Calendar, Downtime, DowntimeKind};
 pub use job::{Job, JobTable, MAX_TIME};
 pub use machine::{Machine, Overrun, MAX_NODES};
 pub use power::{Energy, PowerModel};
-pub use rejection::Rejection;
+pub use rejection::{Held, Rejection};
 pub use site::{OverLimits, Partition, PartitionSpec, PartitionState, Site};

@@ -8,7 +8,7 @@
 //! (EASY keeps one reservation per component; docs/semantics.md, "Partitions").
 
 use crate::error::{CoreError, Result};
-use crate::model::{Downtime, JobTable, Rejection};
+use crate::model::{Downtime, Held, JobTable, Rejection};
 
 /// A partition's state, as Slurm's `State=`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -383,6 +383,18 @@ impl Site {
         self.rejections[job as usize]
     }
 
+    /// Why job `job`, once queued, can never start here (`None`: it may): no candidate accepts
+    /// it (the first candidate's reason), or only candidates that are down do.
+    pub fn held(&self, job: u32) -> Option<Held> {
+        match self.rejection(job) {
+            Some(reason) => Held::of(reason),
+            None if self.usable(job).is_empty() && !self.candidates(job).is_empty() => {
+                Some(Held::PartitionDown)
+            }
+            None => None,
+        }
+    }
+
     #[inline]
     pub fn tier(&self, job: u32) -> u32 {
         self.tiers[job as usize]
@@ -646,6 +658,10 @@ mod tests {
         assert_eq!(site.rejection(1), None);
         assert_eq!(site.rejection(2), Some(Rejection::UnderMinNodes));
         assert!(site.tiered());
+        // held once queued: by the first candidate's reason, or never (job 1 may start)
+        assert_eq!(site.held(0), Some(Held::OverMaxTime));
+        assert_eq!(site.held(1), None);
+        assert_eq!(site.held(2), Some(Held::UnderMinNodes));
     }
 
     #[test]

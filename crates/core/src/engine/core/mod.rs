@@ -515,6 +515,9 @@ impl Engine {
                     continue;
                 }
             }
+            if let Some(held) = (self.inputs.site.as_ref()).and_then(|site| site.held(index)) {
+                self.log.record_held(index, held); // queued, and never to start
+            }
             self.state.queue.push(index);
             if let (Some(site), Some(state)) = (&self.inputs.site, self.state.site.as_mut()) {
                 let job = self.inputs.jobs.get(index);
