@@ -678,3 +678,40 @@ def test_sacct_reader_fuzz(tmp_path_factory, capsys, text, compress):
     if code == 2:
         assert str(path) in err and len(err.strip().splitlines()) == 1, err
     check_replay(outcome)
+
+
+# The machine, its skips and the warnings of the reworked reader, each by hand (mutants of
+# build_workload survived the tests above)
+
+
+def test_a_given_machine_sizes_the_record_and_skips_the_wider_jobs_by_line():
+    # 4-node machine: job 2 ran on 5 nodes (skipped, or with strict an error at its line 3)
+    rows = [line("1", nodes="4"), line("2", nodes="5"), line("3", nodes="1")]
+    w = sacct(*rows, nodes=4)
+    assert w.nodes == 4
+    assert w.jobs["job_id"].tolist() == [1, 3]
+    assert w.skipped["larger than machine"] == 1
+    error = refused(*rows, nodes=4, strict=True)
+    assert (error.path, error.line, error.field) == ("rec.sacct", 3, "NNodes")
+    assert "job 2 ran on 5 nodes, more than the machine's 4" in str(error)
+    assert "(drop --strict to skip such jobs)" in str(error)
+    # without a size, the machine is its largest job's (5 nodes), and nothing is skipped
+    w = sacct(*rows)
+    assert (w.nodes, w.skipped["larger than machine"]) == (5, 0)
+    assert sacct(*rows, strict=True).nodes == 5
+
+
+def test_unlimited_limits_and_one_step_line_are_said_in_the_singular():
+    w = sacct(
+        line("1", limit="UNLIMITED"),
+        line("2", limit="Partition_Limit"),
+        line("3", limit="00:10:00"),
+        "3.batch|3.batch|2026-03-08T10:00:00|2026-03-08T10:00:00|2026-03-08T10:01:00|"
+        "2026-03-08T10:02:00||1|4|4|||a1||||batch",
+    )
+    assert w.jobs["requested_known"].tolist() == [False, False, True]
+    assert w.jobs["requested_time"].tolist() == [60.0, 60.0, 600.0]  # (their run times)
+    assert "2 jobs have no requested time; their estimate is their run time" in w.warnings
+    assert "1 line of job steps read past (a job is its allocation line)" in w.warnings
+    # every limit known: nothing to say
+    assert not any("requested time" in text for text in sacct(line("1")).warnings)
