@@ -715,3 +715,67 @@ def test_unlimited_limits_and_one_step_line_are_said_in_the_singular():
     assert "1 line of job steps read past (a job is its allocation line)" in w.warnings
     # every limit known: nothing to say
     assert not any("requested time" in text for text in sacct(line("1")).warnings)
+
+
+def test_records_centuries_apart_name_eligible_when_the_job_arrived_by_it():
+    """The late job became eligible (not submitted) 1.57e11 s after the first arrived: the
+    field named is the one its arrival came from."""
+    error = refused(
+        line("1", submit="0001-03-08T10:00:00", start="0001-03-08T10:01:00",
+             end="0001-03-08T10:02:00"),
+        line("2", submit="0001-03-08T10:00:00", eligible="5000-03-08T10:00:00",
+             start="5000-03-08T10:01:00", end="5000-03-08T10:02:00"),
+    )  # fmt: skip
+    assert (error.line, error.field) == (3, "Eligible")
+
+
+def test_a_run_past_the_engines_times_is_refused_at_its_end():
+    # started in year 1, ended in year 5000: it runs 1.58e11 s, past the engine's 1e11
+    error = refused(line("1", submit="0001-03-08T10:00:00", start="0001-03-08T10:01:00",
+                         end="5000-03-08T10:02:00"))  # fmt: skip
+    assert (error.line, error.field) == (2, "End")
+    assert "runs 1.57" in str(error)
+
+
+def test_several_early_starts_are_said_in_the_plural():
+    w = sacct(
+        line("1", submit="2026-03-08T10:00:00", start="2026-03-08T09:59:50"),
+        line("2", submit="2026-03-08T10:00:00", start="2026-03-08T09:59:00"),
+    )
+    (said,) = [text for text in w.warnings if "before submission" in text]
+    assert said.startswith("2 jobs start before submission or eligibility")
+    assert "their recorded starts are left unknown (the first: job 1, line 2)" in said
+
+
+def test_three_jobs_of_one_id_name_the_first_two_lines():
+    w = sacct(line("7"), line("5"), line("7"), line("7"))
+    assert (
+        "3 kept jobs share their job id with another job (e.g. job 7: line 2 and line 4); "
+        "they are replayed as distinct jobs"
+    ) in w.warnings
+
+
+def test_a_limit_of_one_second_is_a_requested_time():
+    w = sacct(line("1", limit="00:00:01", start="2026-03-08T10:01:00", end="2026-03-08T10:01:01"))
+    assert (w.jobs["requested_known"].tolist(), w.jobs["requested_time"].tolist()) == (
+        [True],
+        [1.0],
+    )
+
+
+def test_users_without_a_name_partitions_left_empty_and_other_states():
+    fields = line("1").split("|")
+    no_user = "|".join([*fields[:10], "", *fields[11:13], "", *fields[14:15], "REQUEUED", "j"])
+    w = sacct(line("2"), no_user, line("3"))
+    by_id = w.jobs.set_index("job_id")
+    assert by_id["user"].to_dict() == {1: -1, 2: 0, 3: 0}  # numbered in order, none: -1
+    partitions = by_id["partition_name"].sort_index()
+    assert partitions.isna().tolist() == [True, False, False]  # none recorded: missing
+    assert partitions.dropna().tolist() == ["batch", "batch"]
+    assert by_id["status"].to_dict() == {1: -1, 2: 1, 3: 1}  # REQUEUED: no SWF status
+
+
+def test_a_record_of_no_job_is_an_empty_workload():
+    w = sacct()
+    assert (len(w.jobs), w.nodes) == (0, 1)
+    assert list(w.jobs["job_id"]) == []
