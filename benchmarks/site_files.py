@@ -29,7 +29,9 @@ import time
 from pathlib import Path
 
 SITE = "NodeName=n[1-4] CPUs=4\nPartitionName=batch Nodes=ALL Default=YES MaxTime=UNLIMITED\n"
+# Fair-share needs the accounting store, as in Slurm.
 FAIR = (
+    "AccountingStorageType=accounting_storage/slurmdbd\n"
     "PriorityType=priority/multifactor\nPriorityWeightFairshare=10000\n"
     "PriorityDecayHalfLife=0\nPriorityCalcPeriod=1\n"
 )
@@ -96,9 +98,11 @@ def chained_includes(folder: Path, length: int) -> Path:
 
 
 def long_line(folder: Path, megabytes: float) -> Path:
-    pairs = " ".join(f"Feature{k}=x" for k in range(int(megabytes * 1e6 / 11)))
+    """One logical line of about ``megabytes`` MB, most of it one quoted value: shlex's
+    reading of it was quadratic before issue 40. Under the 1 MiB cap it must be read."""
+    value = "x " * int(megabytes * 1e6 / 2)
     path = folder / "long.conf"
-    path.write_text(SITE + "NodeName=m1 CPUs=4 " + pairs + "\n")
+    path.write_text(SITE + f'NodeName=m1 CPUs=4 Feature="{value}"\n')
     return path
 
 
@@ -119,7 +123,9 @@ def wide_partition(folder: Path) -> Path:
 
 
 def deep_accounts(folder: Path, depth: int) -> Path:
-    names = [f"a{k}" for k in range(1, depth)] + ["bottom"]
+    # The trace's jobs are charged to account group1 (SWF field 13), so the walk from their
+    # association to the root crosses every level.
+    names = [f"a{k}" for k in range(1, depth)] + ["group1"]
     tables = [
         f'[accounts.{name}]\nparent = "{parent}"\n'
         for parent, name in zip(["root", *names], names, strict=False)
@@ -225,7 +231,7 @@ def main() -> None:
         fair.write_text(SITE + FAIR)
         run = [*cli, "simulate", str(trace), "--policy", "slurm", "--slurm-conf", str(fair)]
         flat = folder / "flat.toml"
-        flat.write_text('[accounts.bottom]\nparent = "root"\nusers = { user1 = 1, user2 = 1 }\n')
+        flat.write_text('[accounts.group1]\nparent = "root"\nusers = { user1 = 1, user2 = 1 }\n')
         print("\n| --policy slurm with fair-share | outcome | wall s | peak MiB |")
         print("|---|---|---:|---:|")
         for name, tree in (("one account", flat), (f"a chain of {args.depth} accounts", accounts)):

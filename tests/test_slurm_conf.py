@@ -205,3 +205,30 @@ def test_an_include_wildcard_reads_every_file_it_matches_in_name_order(tmp_path)
     (tmp_path / "slurm.conf").write_text("Include none.d/*.conf\n")
     with pytest.raises(hpcsched.InputError, match="no such file"):
         read_slurm_conf(tmp_path / "slurm.conf")
+
+
+def test_an_include_quoted_or_absolute_is_the_file_it_names(tmp_path):
+    """Slurm strips the quotes around an Include's path and takes an absolute path as it is,
+    not from the slurm.conf's folder (read_lines' docstring)."""
+    (tmp_path / "site").mkdir()
+    (tmp_path / "nodes a.conf").write_text("NodeName=a[1-2] CPUs=4\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "gpu.conf").write_text("NodeName=g1 CPUs=8\n")
+    top = tmp_path / "site" / "slurm.conf"
+    top.write_text(
+        f'Include "{tmp_path / "nodes a.conf"}"\nInclude {elsewhere / "gpu.conf"}\n'
+        "PartitionName=all Nodes=ALL\n"
+    )
+    assert read_slurm_conf(top).node_names() == ["a1", "a2", "g1"]
+    (tmp_path / "site" / "slurm.conf").write_text('Include "gpu.conf"\n')
+    with pytest.raises(hpcsched.InputError, match=r"no such file \(.*site/gpu\.conf\)"):
+        read_slurm_conf(top)
+
+
+def test_an_include_names_the_cluster_read_so_far(tmp_path):
+    (tmp_path / "tiger-nodes.conf").write_text("NodeName=t[1-3] CPUs=4\n")
+    (tmp_path / "slurm.conf").write_text(
+        "ClusterName=tiger\nInclude %c-nodes.conf\nPartitionName=all Nodes=ALL\n"
+    )
+    assert read_slurm_conf(tmp_path / "slurm.conf").node_names() == ["t1", "t2", "t3"]

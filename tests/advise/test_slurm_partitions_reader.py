@@ -20,7 +20,7 @@ from hpcsched.advise.slurm import (
 )
 from hpcsched.advise.state import Partition
 from hpcsched.exceptions import InputError
-from hpcsched.slurm_text import slurm_duration
+from hpcsched.slurm_text import BeyondTimes, slurm_duration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -215,3 +215,27 @@ def test_the_live_cluster_reads_its_partitions_and_running_nodes(slurm):
     assert state.partitions == [DEBUG, BATCH]
     (running,) = [j for j in state.jobs if j.job_id == job]
     assert len(running.node_names) == 1 and running.node_names[0] in BATCH.nodes
+
+
+@pytest.mark.parametrize(
+    "text, seconds",
+    [
+        ("00:00:100000000000", 1e11),  # twelve digits, exactly the engine's last time
+        ("1666666666:40", 1e11),  # MM:SS adding up to it: 1,666,666,666 * 60 + 40
+    ],
+)
+def test_a_duration_of_exactly_the_engines_last_time_is_read(text, seconds):
+    """At the edge, not past it: 1e11 s is the last time the engine holds (_core.MAX_TIME)."""
+    assert slurm_duration(text) == seconds
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "00:00:100000000001",  # twelve digits, one second past
+        "1666666666:41",  # adds up to one second past
+    ],
+)
+def test_a_duration_one_second_or_one_digit_past_the_engines_times_is_refused(text):
+    with pytest.raises(BeyondTimes, match="past the engine's times"):
+        slurm_duration(text)
