@@ -138,6 +138,12 @@ def prepare(work: Path, files: list[Path], left_out: list[str]) -> None:
     if not previous.exists() or previous.read_text() != "\n".join(only):
         shutil.rmtree(work / "mutants", ignore_errors=True)
         previous.write_text("\n".join(only))
+    # nor does it copy the engine again when it was rebuilt since (an older _core then fails
+    # every test at import)
+    kept = work / "mutants" / "src" / "hpcsched"
+    if kept.is_dir():
+        for engine in (REPO / PACKAGE).glob("_core*"):
+            shutil.copy2(engine, kept / engine.name)
 
 
 def failing_under_mutmut(work: Path) -> list[str]:
