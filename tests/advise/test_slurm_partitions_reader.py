@@ -237,5 +237,5 @@ def test_a_duration_of_exactly_the_engines_last_time_is_read(text, seconds):
     ],
 )
 def test_a_duration_one_second_or_one_digit_past_the_engines_times_is_refused(text):
-    with pytest.raises(BeyondTimes, match="past the engine's times"):
+    with pytest.raises(BeyondTimes, match=f"^'{text}' is past the engine's times"):
         slurm_duration(text)

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 
+import pandas as pd
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -175,7 +176,8 @@ def test_a_job_that_ends_before_it_starts_is_an_error_naming_file_line_and_field
     assert code == 2 and f"{tmp_path / 'rec.sacct'}, line 3, field End" in err
     with pytest.raises(InputError) as caught:
         parse_sacct_json({"jobs": [_json_job(1, end=1796219800)]}, "rec.json")
-    assert caught.value.field == "jobs[0].time.end"
+    assert (caught.value.path, caught.value.field) == ("rec.json", "jobs[0].time.end")
+    assert "before it starts" in str(caught.value)
 
 
 # 8. Job ids
@@ -223,6 +225,12 @@ def test_duplicate_ids_are_a_warning_naming_their_lines():
     assert w.jobs["job_id"].tolist() == [5, 5, 6, 6]  # replayed as distinct jobs
     assert (
         "4 kept jobs share their job id with another job (e.g. job 5: line 2 and line 4); "
+        "they are replayed as distinct jobs"
+    ) in w.warnings
+    # the first job in the file keeps its own id: the example is the first that shares one
+    w = sacct(line("1"), line("2"), line("3"), line("2"))
+    assert (
+        "2 kept jobs share their job id with another job (e.g. job 2: line 3 and line 5); "
         "they are replayed as distinct jobs"
     ) in w.warnings
 
@@ -322,7 +330,38 @@ def test_records_centuries_apart_are_refused_naming_the_late_one():
 
     error = refused(in_year("0001", "1"), in_year("5000", "2"))  # 1.57e11 s apart
     assert (error.line, error.field) == (3, "Submit")
-    assert "beyond the engine's range of times" in str(error)
+    # 0001-03-08 to 5000-03-08: 157,753,180,800 s (datetime's proleptic calendar, as sacct's)
+    assert (
+        "the job arrives 1.57753e+11 s after the first job: beyond the engine's range of "
+        "times (1e+11 s)" in str(error)
+    )
+
+
+EARLY, LATE = "0001-01-01", "3200-01-01"
+
+
+@pytest.mark.parametrize(
+    ("times", "field", "says"),
+    [
+        # 0001-01-01 to 3200-01-01: 100,950,624,000 s, each time within 1970 +- 1e11 s
+        ({"start": f"{LATE}T00:00:00", "end": f"{LATE}T00:01:00"}, "Start", "waits 1.00951e+11 s"),
+        ({"start": f"{EARLY}T00:00:00", "end": f"{LATE}T00:00:00"}, "End", "runs 1.00951e+11 s"),
+    ],
+)  # fmt: skip
+def test_a_wait_or_a_run_past_the_engines_times_is_refused_naming_its_field(times, field, says):
+    error = refused(line("1", submit="0001-01-01T00:00:00", **times))
+    assert (error.line, error.field) == (2, field)
+    assert f"the job {says}: beyond the engine's range of times (1e+11 s)" in str(error)
+
+
+def test_a_wait_of_exactly_the_engines_last_time_is_kept():
+    # 0001-01-01T00:00:00 + 1e11 s = 3169-11-16T09:46:40 (datetime + timedelta)
+    w = sacct(line("1", submit="0001-01-01T00:00:00", start="3169-11-16T09:46:40",
+                   end="3169-11-16T09:47:40"))  # fmt: skip
+    assert w.jobs["recorded_wait"].tolist() == [1e11]
+    error = refused(line("1", submit="0001-01-01T00:00:00", start="3169-11-16T09:46:41",
+                         end="3169-11-16T09:47:40"))  # fmt: skip
+    assert error.field == "Start"
 
 
 @pytest.mark.parametrize(
@@ -779,3 +818,16 @@ def test_a_record_of_no_job_is_an_empty_workload():
     w = sacct()
     assert (len(w.jobs), w.nodes) == (0, 1)
     assert list(w.jobs["job_id"]) == []
+
+
+def test_a_recorded_job_keeps_at_least_the_nodes_it_ran_on(tmp_path):
+    """Job 1 ran on 4 nodes with 4 CPUs in all (one a node): on a site of 4-CPU nodes its CPUs
+    alone would fit on one node, but Slurm gave it 4 (NNodes), and so does the replay; job 2,
+    4 CPUs on 1 node, takes 1."""
+    record = write(tmp_path, line("1", nodes="4", cpus="4"), line("2", nodes="1", cpus="4"))
+    site = tmp_path / "site.conf"
+    site.write_text("NodeName=n[1-8] CPUs=4\nPartitionName=batch Nodes=ALL Default=YES\n")
+    out = tmp_path / "run"
+    assert main(["simulate", str(record), "--platform", str(site), "--out", str(out)]) == 0
+    jobs = pd.read_parquet(out / "jobs.parquet")
+    assert jobs.set_index("job_id")["nodes"].to_dict() == {1: 4, 2: 1}
