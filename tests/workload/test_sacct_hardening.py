@@ -729,7 +729,10 @@ def test_a_given_machine_sizes_the_record_and_skips_the_wider_jobs_by_line():
     w = sacct(*rows, nodes=4)
     assert w.nodes == 4
     assert w.jobs["job_id"].tolist() == [1, 3]
-    assert w.skipped["larger than machine"] == 1
+    assert w.skipped == {
+        "never started": 0, "running when recorded": 0, "non-positive size": 0,
+        "larger than machine": 1,
+    }  # fmt: skip
     error = refused(*rows, nodes=4, strict=True)
     assert (error.path, error.line, error.field) == ("rec.sacct", 3, "NNodes")
     assert "job 2 ran on 5 nodes, more than the machine's 4" in str(error)
