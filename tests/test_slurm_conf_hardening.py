@@ -194,7 +194,7 @@ def test_continued_lines_count_together(tmp_path):
 def test_the_word_splitter_splits_as_shlex():
     from hpcsched.slurm_conf_lines import split_words
 
-    alphabet = ["a", "b", " ", "\t", '"', "'", "\\", "=", "#", "é"]
+    alphabet = ["a", "X", " ", "\t", '"', "'", "\\", "=", "#", "é"]
     rng = random.Random(40)
     for _ in range(20000):
         line = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 10)))
@@ -600,3 +600,89 @@ def test_a_down_nodes_line_is_one_setting_not_simulated_not_three_unknown_keys(t
     assert warnings(out) == [
         f"{conf}: settings read and not simulated (ignored): DownNodes (line 3)"
     ]
+
+
+# --- the reader's edges, read in this process (mutants of slurm_conf_lines survived the
+# --- tests above, which start hpcsched in another process) ----------------------------------
+
+
+def test_a_top_file_that_is_a_pipe_says_why_it_is_refused(tmp_path):
+    os.mkfifo(tmp_path / "slurm.conf")
+    with pytest.raises(hpcsched.InputError) as caught:
+        read_slurm_conf(tmp_path / "slurm.conf")
+    assert caught.value.path == str(tmp_path / "slurm.conf")
+    assert "a pipe, not a regular file" in str(caught.value)
+
+
+def test_exactly_ten_thousand_files_are_read_and_one_more_is_refused(tmp_path):
+    """The top file and a chain of 9,999 includes: 10,000 files read, the cap itself."""
+    files = {"slurm.conf": SITE + "Include c1.conf\n"}
+    files |= {f"c{k}.conf": f"Include c{k + 1}.conf\n" for k in range(1, 9999)}
+    files["c9999.conf"] = "ClusterName=last\n"
+    top = write(tmp_path, files)
+    assert read_slurm_conf(top).cluster == "last"
+    (tmp_path / "c9999.conf").write_text("Include c10000.conf\n")
+    (tmp_path / "c10000.conf").write_text("ClusterName=over\n")
+    with pytest.raises(hpcsched.InputError, match="more than 10000 files read"):
+        read_slurm_conf(top)
+
+
+def test_a_file_included_twice_one_after_the_other_is_no_loop(tmp_path):
+    top = write(
+        tmp_path,
+        {
+            "slurm.conf": "Include part.conf\nInclude part.conf\nInclude part.conf\n",
+            "part.conf": "NodeName=DEFAULT CPUs=2",  # (one line, no final newline)
+        },
+    )
+    (tmp_path / "slurm.conf").write_text(
+        (tmp_path / "slurm.conf").read_text() + "NodeName=c1\nPartitionName=p Nodes=ALL\n"
+    )
+    conf = read_slurm_conf(top)
+    assert conf.node_names() == ["c1"] and conf.included == (str(tmp_path / "part.conf"),)
+
+
+def test_a_logical_line_of_exactly_a_mebibyte_is_read_after_another_line(tmp_path):
+    """The cap counts each logical line from zero: 1,048,576 characters are read, one more
+    is refused."""
+    head = "NodeName=c1 CPUs=2 Feature="
+    exact = head + "f" * ((1 << 20) - len(head))
+    top = write(tmp_path, {"slurm.conf": f"ClusterName=x\n{exact}\nPartitionName=p Nodes=ALL\n"})
+    (node,) = read_slurm_conf(top).nodes
+    assert len(node.features) == (1 << 20) - len(head)
+    top.write_text(f"ClusterName=x\n{exact}f\nPartitionName=p Nodes=ALL\n")
+    with pytest.raises(hpcsched.InputError, match="a line longer than 1 MiB") as caught:
+        read_slurm_conf(top)
+    assert caught.value.line == 2
+
+
+def test_continuations_keep_the_value_before_the_backslash_and_allow_trailing_blanks(tmp_path):
+    """``CPUs=4\\`` continues with ``CPUs`` 4 (the backslash alone is cut), and a backslash
+    followed by blanks still continues the line. The file has no final newline."""
+    text = "NodeName=c[1-2] CPUs=4\\\n  Feature=big \\  \n  Gres=gpu:2\nPartitionName=p Nodes=ALL"
+    (node,) = read_slurm_conf(write(tmp_path, {"slurm.conf": text})).nodes
+    assert (node.names, node.cpus, node.features, node.gres) == (("c1", "c2"), 4, "big", "gpu:2")
+
+
+def test_an_include_that_names_no_file_quotes_the_name_written(tmp_path):
+    top = write(tmp_path, {"slurm.conf": SITE + 'Include "Xmissing.conf"\n'})
+    with pytest.raises(hpcsched.InputError) as caught:
+        read_slurm_conf(top)
+    assert caught.value.line == 3
+    assert str(caught.value).endswith(
+        f"Include 'Xmissing.conf': no such file ({tmp_path / 'Xmissing.conf'})"
+    )
+
+
+def test_a_bad_hostlist_quotes_the_expression():
+    from hpcsched.slurm_text import expand_hostlist
+
+    with pytest.raises(ValueError, match=r"^bad hostlist 'c\[1-': "):
+        expand_hostlist("c[1-")
+
+
+def test_a_last_line_ending_with_a_backslash_is_refused_after_other_lines(tmp_path):
+    top = write(tmp_path, {"slurm.conf": SITE + "NodeName=d1 \\\n"})
+    with pytest.raises(hpcsched.InputError, match="the last line ends with a backslash") as caught:
+        read_slurm_conf(top)
+    assert caught.value.line == 3
