@@ -42,13 +42,13 @@ from gymnasium import spaces
 from hpcsched import _core
 from hpcsched.exceptions import OptionError, unknown_name
 from hpcsched.experiment import slice_workload
-from hpcsched.platform import Platform
 from hpcsched.policies import PAPER_TERMS
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.rewards import parse_reward
 from hpcsched.run import native_run, new_simulation, resolve_platform
 from hpcsched.run.options import open_platform
 from hpcsched.run.partitions import fit_partitions, site_options
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
 JOB_FEATURES = 8

@@ -45,7 +45,7 @@ def inspect(
         info["platform"] = machine.name
         info["warnings"] = [*info["warnings"], *machine.notes]
     if machine is not None and machine.site is not None:
-        from hpcsched.assignment import describe_assignment
+        from hpcsched.site.assignment import describe_assignment
 
         info["site"] = {"platform": machine.name, **describe_assignment(workload, machine)}
     if as_json:

@@ -11,9 +11,9 @@ import numpy as np
 import numpy.typing as npt
 
 from hpcsched import _core
-from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec, PowerSpec
 from hpcsched.protocol import PythonPolicySpec
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload
 
 
@@ -56,7 +56,7 @@ class NativeRun:
     python: Any
     decision_log: str
     #: Slurm's settings, tree, QOS and job attributes for the policy ``slurm``
-    #: (``slurm_policy.slurm_inputs``); None otherwise
+    #: (``site.slurm.policy.slurm_inputs``); None otherwise
     slurm: dict[str, Any] | None = None
 
 

@@ -9,17 +9,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from hpcsched.assignment import Assignment, assign_partitions
 from hpcsched.exceptions import OptionError
+from hpcsched.site.assignment import Assignment, assign_partitions
 from hpcsched.workload.sacct import NO_MACHINE_SIZE
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hpcsched.platform import Platform
     from hpcsched.policies import PolicySpec
     from hpcsched.protocol import PythonPolicySpec
-    from hpcsched.site import Site
+    from hpcsched.site.partitions import Site
+    from hpcsched.site.platform import Platform
     from hpcsched.workload import DowntimeCalendar, Workload
 
 

@@ -16,11 +16,11 @@ import numpy as np
 import pandas as pd
 
 from hpcsched.exceptions import InputError, OptionError
-from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
 from hpcsched.run.partitions import by_partition
 from hpcsched.run.result import Result
 from hpcsched.run.summary import job_table, summary_info
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import (
     CONFLICT_KINDS,

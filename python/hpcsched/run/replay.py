@@ -15,7 +15,6 @@ from typing import Any
 from hpcsched.exceptions import InputError, OptionError, unknown_name
 from hpcsched.logs import BATCH_ROWS, LogFiles, log_names
 from hpcsched.output import RunStaging, check_writable
-from hpcsched.platform import Platform
 from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec
 from hpcsched.run.native import manager_options, native_run, new_simulation
@@ -36,6 +35,7 @@ from hpcsched.run.partitions import (
 from hpcsched.run.recorded import recorded_result
 from hpcsched.run.result import Result
 from hpcsched.run.summary import MODE_COLUMNS, SEARCH_STATS_COLUMNS, build_result
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
 
 #: Called with (simulated time, jobs submitted, scheduling invocations) as a run progresses.
@@ -122,7 +122,7 @@ def simulate(
     if isinstance(spec, PolicySpec) and (
         spec.engine_name == "slurm" or (spec.search is not None and spec.search.orders_by_slurm)
     ):
-        from hpcsched.slurm_policy import slurm_inputs
+        from hpcsched.site.slurm.policy import slurm_inputs
 
         inputs = slurm_inputs(
             workload,
@@ -241,7 +241,7 @@ def _say_slurm_settings(
 ) -> None:
     """A run under Slurm's settings: the slurm.conf and what differs from Slurm's defaults
     in ``inputs.slurm``, and a warning when there is no slurm.conf (Slurm's defaults)."""
-    from hpcsched.run.slurm_used import defaults_warning, slurm_conf_of, slurm_used
+    from hpcsched.site.slurm.used import defaults_warning, slurm_conf_of, slurm_used
 
     info["inputs"]["slurm"] = slurm_used(platform)
     if slurm_conf_of(platform) is None:

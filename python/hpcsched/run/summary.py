@@ -23,7 +23,6 @@ from hpcsched.logs import (
     log_names,
     take_logs,
 )
-from hpcsched.platform import Platform
 from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run.never_started import (
@@ -34,6 +33,7 @@ from hpcsched.run.never_started import (
 from hpcsched.run.partitions import by_partition, partition_column
 from hpcsched.run.refusals import rejected_column, rejected_summary
 from hpcsched.run.result import LogFrame, Result, StoredLog
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import has_record
 

@@ -29,12 +29,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hpcsched.site import Partition, Route, Site
+from hpcsched.site.partitions import Partition, Route, Site
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hpcsched.platform import Platform
+    from hpcsched.site.platform import Platform
     from hpcsched.workload.model import Workload
 
 HOW = ("named", "routed", "default", "unknown_name")
