@@ -35,8 +35,8 @@ def hours(seconds: float) -> str:
 
 def waits(traces: Path, stop: int | None) -> None:
     import hpcsched
-    from hpcsched.assignment import assign_partitions
-    from hpcsched.platform import load_platform
+    from hpcsched.site.assignment import assign_partitions
+    from hpcsched.site.platform import load_platform
     from hpcsched.workload import load_workload
 
     curie = load_platform("CEA-Curie")

@@ -62,8 +62,8 @@ import pandas as pd
 from hpcsched import simulate
 from hpcsched.policies import PolicySpec
 from hpcsched.run.options import open_platform
-from hpcsched.slurm_accounts import read_slurm_accounts
-from hpcsched.slurm_settings import SlurmSettings
+from hpcsched.site.slurm.accounts import read_slurm_accounts
+from hpcsched.site.slurm.settings import SlurmSettings
 from hpcsched.workload.sacct import parse_sacct_json, read_sacct
 
 # slurm_spread.py beside this file (run as a script, its folder is on the path): its workload,

@@ -45,7 +45,7 @@ PriorityWeightJobSize=1000
 
 def settings() -> object:
     """The multifactor settings as a platform's (read from a slurm.conf written here)."""
-    from hpcsched.slurm_conf import read_slurm_conf
+    from hpcsched.site.slurm.conf import read_slurm_conf
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "slurm.conf"
@@ -59,7 +59,7 @@ def one_run(
 ) -> tuple[float, float]:
     """(seconds end to end, engine seconds) of one run."""
     from hpcsched import simulate
-    from hpcsched.platform import Platform
+    from hpcsched.site.platform import Platform
     from hpcsched.workload import load_workload
 
     t0 = time.perf_counter()

@@ -105,7 +105,7 @@ PWA_TRACES = [
 def small_platform(nodes: int, switch_on: float = 50.0, switch_off: float = 40.0):
     """A platform of `nodes` nodes with round powers (W): computing 100, idle 10, sleeping 1,
     switching on 20, switching off 30; latencies `switch_on` and `switch_off` (std 10 %)."""
-    from hpcsched.platform import parse_platform
+    from hpcsched.site.platform import parse_platform
 
     return parse_platform(
         f"""

@@ -8,7 +8,7 @@ import pytest
 
 import hpcsched
 from hpcsched import _core
-from hpcsched.platform import parse_platform
+from hpcsched.site.platform import parse_platform
 from tests.conftest import small_platform, workload_from
 
 ONE_NODE = small_platform(1)

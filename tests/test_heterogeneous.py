@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import hpcsched
-from hpcsched.platform import load_platform, parse_platform
+from hpcsched.site.platform import load_platform, parse_platform
 from tests.conftest import workload_from
 
 GROUPS = """

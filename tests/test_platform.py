@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import hpcsched
-from hpcsched.platform import load_platform, parse_platform, preset_names
+from hpcsched.site.platform import load_platform, parse_platform, preset_names
 from hpcsched.workload import Downtime, DowntimeCalendar
 from tests.conftest import workload_from
 

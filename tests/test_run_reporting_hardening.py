@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 
 import hpcsched
-from hpcsched.platform import parse_platform
+from hpcsched.site.platform import parse_platform
 from hpcsched.workload.model import Workload
 from tests.conftest import run_cli
 

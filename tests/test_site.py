@@ -13,9 +13,10 @@ import pandas as pd
 import pytest
 
 import hpcsched
-from hpcsched.assignment import assign_partitions
-from hpcsched.platform import NodeGroup, load_platform, parse_platform, preset_names
-from hpcsched.site import Partition, Route, Site, merged
+from hpcsched.site.assignment import assign_partitions
+from hpcsched.site.machine import NodeGroup
+from hpcsched.site.partitions import Partition, Route, Site, merged
+from hpcsched.site.platform import load_platform, parse_platform, preset_names
 from hpcsched.workload import load_workload
 from hpcsched.workload.model import Workload
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hpcsched.exceptions import InputError
-from hpcsched.slurm_accounts import (
+from hpcsched.site.slurm.accounts import (
     Account,
     Qos,
     SlurmAccounts,

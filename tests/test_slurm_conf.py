@@ -13,7 +13,7 @@ import pytest
 
 import hpcsched
 from hpcsched.cli import main
-from hpcsched.slurm_conf import read_slurm_conf
+from hpcsched.site.slurm.conf import read_slurm_conf
 from tests.invariants import check_partitions
 
 TIGER = """\

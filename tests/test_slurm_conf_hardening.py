@@ -20,7 +20,7 @@ import pytest
 
 import hpcsched
 from hpcsched.cli import main
-from hpcsched.slurm_conf import read_slurm_conf
+from hpcsched.site.slurm.conf import read_slurm_conf
 
 #: A subprocess imports the package these tests import (whichever checkout it is).
 PACKAGE_ENV = {**os.environ, "PYTHONPATH": str(Path(hpcsched.__file__).parents[1])}
@@ -192,7 +192,7 @@ def test_continued_lines_count_together(tmp_path):
 
 
 def test_the_word_splitter_splits_as_shlex():
-    from hpcsched.slurm_conf_lines import split_words
+    from hpcsched.site.slurm.conf_lines import split_words
 
     alphabet = ["a", "X", " ", "\t", '"', "'", "\\", "=", "#", "é"]
     rng = random.Random(40)
@@ -215,7 +215,7 @@ def test_the_word_splitter_splits_as_shlex():
 PEAK = """
 import resource, sys
 from hpcsched.exceptions import InputError
-from hpcsched.slurm_conf import read_slurm_conf
+from hpcsched.site.slurm.conf import read_slurm_conf
 before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
 try:
     read_slurm_conf(sys.argv[1]).platform()
@@ -266,7 +266,7 @@ def test_a_partition_stops_at_its_first_hostlist_of_unknown_nodes(tmp_path):
 
 
 def test_partitions_and_node_sets_share_a_cap_on_the_names_they_expand(tmp_path, monkeypatch):
-    from hpcsched import slurm_conf
+    from hpcsched.site.slurm import conf as slurm_conf
 
     monkeypatch.setattr(slurm_conf._core, "MAX_NODES", 100)
     text = "NodeName=n[1-60]\nNodeSet=s Nodes=n[1-30]\nPartitionName=p Nodes=n[1-60]\n"
@@ -280,7 +280,7 @@ def test_partitions_and_node_sets_share_a_cap_on_the_names_they_expand(tmp_path,
 
 
 def test_hostlists_read_as_python_hostlist_reads_them_with_repeats():
-    from hpcsched.slurm_text import hostlist_names, hostlist_size
+    from hpcsched.site.slurm.text import hostlist_names, hostlist_size
 
     alphabet = ["a", "b", "[", "]", ",", "-", "0", "1", "2", "9", "01"]
     rng = random.Random(40)

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from hpcsched.exceptions import InputError
-from hpcsched.slurm_accounts import read_slurm_accounts
+from hpcsched.site.slurm.accounts import read_slurm_accounts
 from tests.test_slurm_policy import FAIR, conf, swf
 
 DEPTH = 15_000
@@ -74,7 +74,7 @@ def test_a_cycle_of_parents_under_a_15000_deep_chain_is_found_in_one_walk(tmp_pa
     accounts.write_text("".join(tables))
     read = (
         "import sys\nfrom hpcsched.exceptions import InputError\n"
-        "from hpcsched.slurm_accounts import read_slurm_accounts\n"
+        "from hpcsched.site.slurm.accounts import read_slurm_accounts\n"
         "try:\n    read_slurm_accounts(sys.argv[1])\n"
         "except InputError as exc:\n    print(exc)\n"
     )

@@ -14,8 +14,8 @@ from hpcsched import simulate
 from hpcsched.exceptions import InputError
 from hpcsched.policies import PolicySpec
 from hpcsched.run.options import open_platform
-from hpcsched.slurm_conf import read_slurm_conf
-from hpcsched.slurm_settings import SlurmSettings
+from hpcsched.site.slurm.conf import read_slurm_conf
+from hpcsched.site.slurm.settings import SlurmSettings
 from tests.conftest import require_traces, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
@@ -215,7 +215,7 @@ def test_the_command_line_takes_slurm_as_a_base_ordering(
 
 
 def test_the_workloads_users_and_accounts_become_the_association_tree(tmp_path: Path) -> None:
-    from hpcsched.slurm_policy import slurm_inputs
+    from hpcsched.site.slurm.policy import slurm_inputs
     from hpcsched.workload import load_workload
 
     workload = load_workload(str(fair_share_trace(tmp_path)))
@@ -232,8 +232,8 @@ def test_the_workloads_users_and_accounts_become_the_association_tree(tmp_path: 
 def test_an_accounts_file_gives_shares_and_users_it_lacks_are_added_and_said(
     tmp_path: Path,
 ) -> None:
-    from hpcsched.slurm_accounts import read_slurm_accounts
-    from hpcsched.slurm_policy import slurm_inputs
+    from hpcsched.site.slurm.accounts import read_slurm_accounts
+    from hpcsched.site.slurm.policy import slurm_inputs
     from hpcsched.workload import load_workload
 
     accounts = tmp_path / "accounts.toml"

@@ -19,8 +19,8 @@ from hpcsched.exceptions import DecisionError, HpcschedError, InputError, Option
 _LAZY = {
     "Comparison": "hpcsched.comparison",
     "compare": "hpcsched.comparison",
-    "Platform": "hpcsched.platform",
-    "load_platform": "hpcsched.platform",
+    "Platform": "hpcsched.site.platform",
+    "load_platform": "hpcsched.site.platform",
     "PolicySpec": "hpcsched.policies",
     "PowerSpec": "hpcsched.policies",
     "SearchSpec": "hpcsched.policies",
@@ -46,13 +46,13 @@ _SUBMODULES = {
     "metrics",
     "output",
     "parallel",
-    "platform",
     "plots",
     "policies",
     "protocol",
     "report",
     "reproduce",
     "run",
+    "site",
     "sweep",
     "workload",
 }
@@ -60,9 +60,9 @@ _SUBMODULES = {
 if TYPE_CHECKING:
     from hpcsched._core import __version__
     from hpcsched.comparison import Comparison, compare
-    from hpcsched.platform import Platform, load_platform
     from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec, policy_names
     from hpcsched.run import Result, read_run, simulate
+    from hpcsched.site.platform import Platform, load_platform
     from hpcsched.workload import DowntimeCalendar, Workload, load_workload, read_calendar
 
 

@@ -55,6 +55,8 @@ class Comparison:
 
     def report(self, path: str | os.PathLike[str], *, title: str | None = None) -> str:
         """Writes the self-contained HTML report; returns its path."""
+        # (here, not at the top: a comparison without a report never loads matplotlib; the
+        # report reads a comparison through its own protocol and imports nothing of this module)
         from hpcsched.report import comparison_report
 
         return comparison_report(self, path, title=title)

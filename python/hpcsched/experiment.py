@@ -21,10 +21,10 @@ import pandas as pd
 
 from hpcsched._io import check_regular_file
 from hpcsched.exceptions import InputError, OptionError, unknown_name
-from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run import Result, simulate
+from hpcsched.site.platform import Platform
 from hpcsched.workload import Workload, load_workload
 from hpcsched.workload import generate as generators
 
@@ -122,7 +122,7 @@ def _included_files(platform: str | None) -> list[str]:
     inputs too); none for any other platform, whose keys then stay as they were."""
     if platform is None or not platform.endswith(".conf") or not os.path.isfile(platform):
         return []
-    from hpcsched.slurm_conf import read_slurm_conf
+    from hpcsched.site.slurm.conf import read_slurm_conf
 
     return list(read_slurm_conf(platform).included)
 

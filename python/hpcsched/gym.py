@@ -42,13 +42,14 @@ from gymnasium import spaces
 from hpcsched import _core
 from hpcsched.exceptions import OptionError, unknown_name
 from hpcsched.experiment import slice_workload
-from hpcsched.platform import Platform
 from hpcsched.policies import PAPER_TERMS
 from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.rewards import parse_reward
 from hpcsched.run import native_run, new_simulation, resolve_platform
 from hpcsched.run.options import open_platform
-from hpcsched.run.partitions import fit_partitions, site_options
+from hpcsched.run.site import RunSite
+from hpcsched.site.assignment import fit_partitions
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
 JOB_FEATURES = 8
@@ -122,20 +123,13 @@ class SchedulingEnv(gymnasium.Env):
         super().reset(seed=seed)
         workload = self._episode_workload()
         manager = {"sample_transitions": None} if self.action_kind in POWER_ACTIONS else None
-        site = None
+        site = RunSite(self.platform)
         if self.platform is not None and self.platform.site is not None:
             # jobs sized in their partitions' nodes; the engine keeps each in its partitions
             workload, assignment = fit_partitions(workload, self.platform)
-            site = site_options(self.platform.site, assignment)
+            site = RunSite(self.platform, assignment)
         self._sim = new_simulation(
-            native_run(
-                workload,
-                DowntimeCalendar(()),
-                "agent",
-                platform=self.platform,
-                manager=manager,
-                site=site,
-            )
+            native_run(workload, DowntimeCalendar(()), "agent", site=site, manager=manager)
         )
         self._jobs = len(workload)
         self._steps = 0

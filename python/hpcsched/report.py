@@ -1,7 +1,10 @@
 """Self-contained HTML reports: inputs, summary tables and plots in one file, images embedded.
 
 :class:`Report` assembles a page from headings, paragraphs, tables and matplotlib figures;
-:func:`comparison_report` builds the standard report of a :class:`~hpcsched.comparison.Comparison`.
+:func:`comparison_report` builds the standard report of a comparison: whatever holds its runs,
+their headline table and the workload's label (:class:`Compared`; a
+:class:`~hpcsched.comparison.Comparison` does, and calls it from its ``report``). The report
+knows nothing of how runs are compared.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ import datetime
 import html
 import os
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pandas as pd
 
@@ -25,7 +28,6 @@ from hpcsched.tables import is_given, parameter_text, summary_columns
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from hpcsched.comparison import Comparison
     from hpcsched.run import Result
 
 _STYLE = """
@@ -140,8 +142,22 @@ def formatted(table: pd.DataFrame, label: str = "policy") -> pd.DataFrame:
     return out
 
 
+class Compared(Protocol):
+    """What the report of a comparison reads of it: each policy's run by label, one row of
+    headline metrics per policy, and the workload's label."""
+
+    @property
+    def results(self) -> dict[str, Result]: ...
+
+    @property
+    def table(self) -> pd.DataFrame: ...
+
+    @property
+    def workload(self) -> str: ...
+
+
 def comparison_report(
-    comparison: Comparison, path: str | os.PathLike[str], *, title: str | None = None
+    comparison: Compared, path: str | os.PathLike[str], *, title: str | None = None
 ) -> str:
     """The standard report of a comparison: inputs, summary, waits per size class, energy and
     look-ahead tables when they apply, then every plot that applies."""

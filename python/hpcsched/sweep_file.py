@@ -45,7 +45,6 @@ from hpcsched._io import read_toml
 from hpcsched.exceptions import HpcschedError, InputError, OptionError, shown, unknown_name
 from hpcsched.experiment import RunConfig, WorkloadSpec
 from hpcsched.parallel import check_processes
-from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec, PowerSpec, SearchSpec
 from hpcsched.rewards import parse_reward
 from hpcsched.run import (
@@ -56,6 +55,7 @@ from hpcsched.run import (
     check_power_model,
     open_platform,
 )
+from hpcsched.site.platform import Platform
 from hpcsched.workload import read_calendar
 
 SWEEP_KEYS = (
@@ -300,7 +300,7 @@ def _slurm_accounts(
             path=source,
             field=where,
         )
-    from hpcsched.slurm_accounts import read_slurm_accounts
+    from hpcsched.site.slurm.accounts import read_slurm_accounts
 
     path = resolve(accounts)
     _checked(source, where, read_slurm_accounts, path)

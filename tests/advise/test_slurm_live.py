@@ -237,7 +237,7 @@ def test_the_clusters_own_slurm_conf_gives_the_site_slurmctld_reports(slurm):
     """The test cluster's slurm.conf, read by hpcsched, against what its slurmctld reports
     (scontrol show partition, sinfo): the same nodes, and each partition's nodes, tier,
     limits, state and default."""
-    from hpcsched.slurm_conf import read_slurm_conf
+    from hpcsched.site.slurm.conf import read_slurm_conf
 
     platform = read_slurm_conf(slurm.conf).platform()
     state = SlurmCluster().read()

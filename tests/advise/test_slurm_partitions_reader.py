@@ -20,7 +20,7 @@ from hpcsched.advise.slurm import (
 )
 from hpcsched.advise.state import Partition
 from hpcsched.exceptions import InputError
-from hpcsched.slurm_text import BeyondTimes, slurm_duration
+from hpcsched.site.slurm.text import BeyondTimes, slurm_duration
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -28,7 +28,7 @@ from tests.workload.test_reader_fuzz import (
 import hpcsched
 from hpcsched.cli import main
 from hpcsched.exceptions import InputError
-from hpcsched.platform import load_platform
+from hpcsched.site.platform import load_platform
 from hpcsched.workload import load_workload, read_calendar
 from hpcsched.workload.sacct import parse_sacct, parse_sacct_json
 

@@ -16,7 +16,7 @@ import time
 
 from hpcsched.advise.state import Partition, Reservation
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_text import expand_hostlist, slurm_duration
+from hpcsched.site.slurm.text import expand_hostlist, slurm_duration
 
 #: What ``scontrol show partition`` prints when there is none.
 NO_PARTITIONS = "No partitions in the system"

@@ -48,8 +48,8 @@ from hpcsched.advise.scontrol import parse_partitions as parse_partitions
 from hpcsched.advise.scontrol import parse_reservations as parse_reservations
 from hpcsched.advise.state import HOLD_REASONS, RUNNING_STATES, ClusterState, Job, Node
 from hpcsched.exceptions import InputError
-from hpcsched.slurm_text import expand_hostlist as expand_hostlist
-from hpcsched.slurm_text import slurm_json_number
+from hpcsched.site.slurm.text import expand_hostlist as expand_hostlist
+from hpcsched.site.slurm.text import slurm_json_number
 
 T = TypeVar("T")
 
@@ -229,7 +229,7 @@ def _field_number(r: Mapping[str, Any], key: str) -> float | None:
 
 
 def _number(value: Any) -> float | None:
-    """A JSON number (``slurm_text.slurm_json_number``): a TypeError for anything else."""
+    """A JSON number (``site.slurm.text.slurm_json_number``): a TypeError for anything else."""
     return slurm_json_number(value)
 
 

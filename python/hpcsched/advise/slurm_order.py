@@ -23,8 +23,8 @@ import pandas as pd
 
 from hpcsched import _core
 from hpcsched.advise.state import Job
-from hpcsched.platform import Platform
-from hpcsched.slurm_policy import slurm_inputs
+from hpcsched.site.platform import Platform
+from hpcsched.site.slurm.policy import slurm_inputs
 from hpcsched.workload import Workload
 
 
@@ -45,9 +45,9 @@ class SlurmOrder:
         associations and QOS of ``accounts`` (``--slurm-accounts``'s formats)."""
         from dataclasses import replace
 
-        from hpcsched.slurm_accounts import read_slurm_accounts
-        from hpcsched.slurm_conf import read_slurm_conf
-        from hpcsched.slurm_settings import SlurmSettings
+        from hpcsched.site.slurm.accounts import read_slurm_accounts
+        from hpcsched.site.slurm.conf import read_slurm_conf
+        from hpcsched.site.slurm.settings import SlurmSettings
 
         platform = read_slurm_conf(conf).platform()
         if accounts is not None:

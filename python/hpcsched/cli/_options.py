@@ -24,9 +24,9 @@ import typer
 from hpcsched.exceptions import OptionError, shown
 
 if TYPE_CHECKING:
-    from hpcsched.platform import Platform
     from hpcsched.policies import PolicySpec
     from hpcsched.protocol import PythonPolicySpec
+    from hpcsched.site.platform import Platform
 
 LOOK_AHEAD = "Look-ahead (mars, random)"
 POWER = "Power management"

@@ -36,7 +36,7 @@ def inspect(
     )
     described = workload
     if machine is not None and machine.site is not None:
-        from hpcsched.run.partitions import fit_partitions
+        from hpcsched.site.assignment import fit_partitions
 
         # sized as a run sizes it: each job in nodes of its partition, on the platform's nodes
         described, _ = fit_partitions(workload, machine)
@@ -45,7 +45,7 @@ def inspect(
         info["platform"] = machine.name
         info["warnings"] = [*info["warnings"], *machine.notes]
     if machine is not None and machine.site is not None:
-        from hpcsched.assignment import describe_assignment
+        from hpcsched.site.assignment import describe_assignment
 
         info["site"] = {"platform": machine.name, **describe_assignment(workload, machine)}
     if as_json:

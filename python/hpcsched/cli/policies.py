@@ -45,8 +45,8 @@ DESCRIPTIONS = {
 def policies() -> None:
     """List the policies and the platform presets."""
     from hpcsched import _core
-    from hpcsched.platform import load_platform, preset_names
     from hpcsched.policies import PRESETS, RECORDED, policy_names
+    from hpcsched.site.platform import load_platform, preset_names
 
     heuristics = set(_core.heuristic_names())
     power = set(_core.power_policy_names())

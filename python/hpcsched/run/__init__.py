@@ -5,8 +5,10 @@ One job per module, each importing only those above it in this list:
 - :mod:`hpcsched.run.options`: checking a run's options (policy, overrun, platform, notice of
   maintenance, decision log); comparisons, sweeps and the command line check theirs there too;
 - :mod:`hpcsched.run.result`: :class:`Result` and :func:`read_run`;
+- :mod:`hpcsched.run.site`: the run's site, resolved once (``RunSite``: the jobs sized for the
+  machine, their partitions, the calendar's partition windows, Slurm's inputs);
 - :mod:`hpcsched.run.native`: building the engine (``_core.Simulation``) from a workload, a
-  calendar, a platform and a policy;
+  calendar, the run's site and a policy;
 - :mod:`hpcsched.run.summary`: the job table, the summary and the result of a finished run;
 - :mod:`hpcsched.run.replay`: :func:`simulate`, which checks, reads, builds the engine, drives
   it to the end and assembles the result.

@@ -1,6 +1,7 @@
-"""Building the engine: a ``_core.Simulation`` from a workload, a downtime calendar, a platform
-and a policy, through the one record the engine takes (``NativeRun``: its arrays of jobs and
-windows, the power model, the policy's and the power manager's options)."""
+"""Building the engine: a ``_core.Simulation`` from a workload, a downtime calendar, the run's
+site (:class:`~hpcsched.run.site.RunSite`) and a policy, through the one record the engine
+takes (``NativeRun``: its arrays of jobs and windows, the power model, the partitions and each
+job's candidates, the policy's and the power manager's options)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from hpcsched import _core
-from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec, PowerSpec
 from hpcsched.protocol import PythonPolicySpec
+from hpcsched.run.site import RunSite
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload
 
 
@@ -32,7 +34,7 @@ class NativeRun:
     machine_nodes: int
     power: dict[str, float] | None
     groups: list[tuple[int, dict[str, float]]] | None
-    #: partitions and each job's candidates (``site_options``); None: one pool
+    #: partitions and each job's candidates (``RunSite.native``); None: one pool
     site: dict[str, Any] | None
     down_start: npt.NDArray[np.float64]
     down_end: npt.NDArray[np.float64]
@@ -56,7 +58,7 @@ class NativeRun:
     python: Any
     decision_log: str
     #: Slurm's settings, tree, QOS and job attributes for the policy ``slurm``
-    #: (``slurm_policy.slurm_inputs``); None otherwise
+    #: (``RunSite.slurm``: ``site.slurm.policy.slurm_inputs``); None otherwise
     slurm: dict[str, Any] | None = None
 
 
@@ -68,17 +70,18 @@ def native_run(
     backfill: str = "easy",
     *,
     overrun: str = "continue",
-    platform: Platform | None = None,
+    site: RunSite | None = None,
     search: dict[str, Any] | None = None,
     manager: dict[str, Any] | None = None,
     python: Any = None,
     estimates: str = "requested",
     max_wait: float | None = None,
     decision_log: str = "compact",
-    site: dict[str, Any] | None = None,
-    slurm: dict[str, Any] | None = None,
 ) -> NativeRun:
-    """The run of `workload` (replay clock) and `calendar` (already shifted to it)."""
+    """The run of `workload` (replay clock, sized for the machine) and `calendar` (already
+    shifted to it) on `site` (None: one pool of the workload's nodes)."""
+    site = site or RunSite()
+    platform = site.platform
     jobs = workload.jobs
     return NativeRun(
         job_id=jobs["job_id"].to_numpy(np.int64),
@@ -90,12 +93,8 @@ def native_run(
         machine_nodes=workload.nodes,
         power=platform.power.to_dict() if platform is not None and platform.power else None,
         groups=_power_groups(platform),
-        site=site,
-        **calendar.columns(
-            [p.name for p in platform.site.partitions]
-            if platform is not None and platform.site is not None
-            else None
-        ),
+        site=site.native(),
+        **calendar.columns(site.partition_names),
         announce_lead=calendar.announce_lead,
         overrun=overrun,
         policy=policy,
@@ -107,7 +106,7 @@ def native_run(
         manager=manager,
         python=python,
         decision_log=decision_log,
-        slurm=slurm,
+        slurm=site.slurm,
     )
 
 

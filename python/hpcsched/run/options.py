@@ -10,10 +10,10 @@ from collections.abc import Sequence
 
 from hpcsched import _core
 from hpcsched.exceptions import OptionError, shown, unknown_name
-from hpcsched.platform import Platform, load_platform
 from hpcsched.policies import PolicySpec
 from hpcsched.protocol import Policy, PythonPolicySpec, is_python_policy, load_policy
 from hpcsched.rewards import REWARD_TERMS
+from hpcsched.site.platform import Platform, load_platform
 from hpcsched.workload import DEFAULT_ANNOUNCE_LEAD
 
 #: What happens to a job past its requested time (the engine's names).
@@ -88,9 +88,9 @@ def check_decision_log(
 
 def open_platform(name_or_path: str | os.PathLike[str]) -> Platform:
     """A preset, a platform TOML file, or a Slurm configuration file (a path ending in
-    ``.conf``: ``slurm_conf``)."""
+    ``.conf``: :mod:`hpcsched.site.slurm.conf`)."""
     if os.fspath(name_or_path).endswith(".conf"):
-        from hpcsched.slurm_conf import read_slurm_conf
+        from hpcsched.site.slurm.conf import read_slurm_conf
 
         return read_slurm_conf(name_or_path).platform()
     return load_platform(name_or_path)
@@ -121,8 +121,8 @@ def with_slurm_accounts(
     ``sacctmgr dump`` file, ``sacctmgr show assoc -P`` output or TOML) for ``--policy slurm``."""
     from dataclasses import replace
 
-    from hpcsched.slurm_accounts import read_slurm_accounts
-    from hpcsched.slurm_settings import SlurmSettings
+    from hpcsched.site.slurm.accounts import read_slurm_accounts
+    from hpcsched.site.slurm.settings import SlurmSettings
 
     if not isinstance(platform, Platform):
         platform = open_platform(platform)

@@ -16,10 +16,9 @@ import numpy as np
 import pandas as pd
 
 from hpcsched.exceptions import InputError, OptionError
-from hpcsched.platform import Platform
 from hpcsched.policies import PolicySpec
-from hpcsched.run.partitions import by_partition
 from hpcsched.run.result import Result
+from hpcsched.run.site import RunSite
 from hpcsched.run.summary import job_table, summary_info
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import (
@@ -44,16 +43,15 @@ def recorded_result(
     calendar: DowntimeCalendar,
     spec: PolicySpec,
     overrun: str,
-    platform: Platform | None,
+    site: RunSite,
     *,
     load_seconds: float,
     options: dict[str, Any],
     downtime_source: str | None,
-    partitions: np.ndarray | None = None,
 ) -> Result:
     """The recorded schedule of ``workload`` as a :class:`Result` (no logs, no energy). On a
-    platform with partitions, ``partitions`` gives each job's partition as the trace records
-    it (its first candidate): the summary then has each partition's recorded waits."""
+    platform with partitions, each job ran in its partition as the trace records it (its
+    first candidate): the summary then has each partition's recorded waits."""
     if not has_record(workload):
         raise InputError(
             "the trace records no wait (SWF field 3 is -1 for every job, or the format has "
@@ -79,12 +77,10 @@ def recorded_result(
         "event_times": 0,
     }
     table = job_table(workload, raw)
-    site = platform.site if platform is not None else None
-    if site is not None and partitions is not None:
+    partitions = site.recorded_partitions()
+    if site.site is not None and partitions is not None:
         # where the record says each job ran (never started: none)
-        codes = np.where(np.isfinite(start), partitions, -1)
-        names = pd.Index([p.name for p in site.partitions])
-        table["partition"] = pd.Categorical.from_codes(codes.astype(np.int64), names)
+        table["partition"] = site.partition_column(np.where(np.isfinite(start), partitions, -1))
     lost = pd.DataFrame({"job_index": [], "start": [], "end": [], "nodes": []})
     conflicts = record_conflicts(jobs, start, end, workload.nodes, calendar.columns())
     seconds = time.perf_counter() - began
@@ -100,16 +96,17 @@ def recorded_result(
         simulate_seconds=seconds,
         options=options,
         downtime_source=downtime_source,
-        platform=platform,
+        platform=site.platform,
         decision_log=None,  # the record keeps no decision log
     )
+    platform = site.platform
     if platform is not None and platform.power is not None:
         info["warnings"].append(
             f"the record holds no node power states: no energy for the recorded schedule "
             f"(platform {platform.name}'s power model is not used)"
         )
-    if site is not None and "partition" in table:
-        info["partitions"] = by_partition(table, site, info["makespan"])
+    if site.site is not None and "partition" in table:
+        info["partitions"] = site.by_partition(table, info["makespan"])
     info["record"] = {
         "replayed": int(np.isfinite(start).sum()),
         "conflicts": {

@@ -23,7 +23,6 @@ from hpcsched.logs import (
     log_names,
     take_logs,
 )
-from hpcsched.platform import Platform
 from hpcsched.policies import RECORDED, PolicySpec
 from hpcsched.protocol import PythonPolicySpec
 from hpcsched.run.never_started import (
@@ -31,9 +30,10 @@ from hpcsched.run.never_started import (
     held_summary,
     never_started_summary,
 )
-from hpcsched.run.partitions import by_partition, partition_column
 from hpcsched.run.refusals import rejected_column, rejected_summary
 from hpcsched.run.result import LogFrame, Result, StoredLog
+from hpcsched.run.site import RunSite
+from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload
 from hpcsched.workload.record import has_record
 
@@ -51,7 +51,7 @@ def build_result(
     calendar: DowntimeCalendar,
     spec: PolicySpec | PythonPolicySpec,
     overrun: str,
-    platform: Platform | None,
+    site: RunSite,
     decision_log: str,
     *,
     load_seconds: float,
@@ -65,9 +65,8 @@ def build_result(
     use)."""
     raw = sim.results()
     table = job_table(workload, raw)
-    site = platform.site if platform is not None else None
-    if site is not None and "partition" in raw:
-        table["partition"] = partition_column(site, raw)
+    if site.site is not None and "partition" in raw:
+        table["partition"] = site.partition_column(raw["partition"])
     if "rejected" in raw:
         table["rejected"] = rejected_column(raw)
     if "held" in raw:
@@ -93,11 +92,11 @@ def build_result(
         simulate_seconds=simulate_seconds,
         options=options,
         downtime_source=downtime_source,
-        platform=platform,
+        platform=site.platform,
         decision_log=decision_log,
     )
-    if site is not None and "partition" in table:
-        info["partitions"] = by_partition(table, site, info["makespan"])
+    if site.site is not None and "partition" in table:
+        info["partitions"] = site.by_partition(table, info["makespan"])
     if "rejected" in table:
         info["jobs"]["rejected"] = rejected_summary(table)
     if "held" in table:

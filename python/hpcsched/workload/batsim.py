@@ -9,7 +9,7 @@ Format::
 
 A job's ``partition`` (a name, or several separated by commas; optional) becomes the
 ``partition_name`` column, which a platform with partitions reads
-(:mod:`hpcsched.assignment`). Other keys (``profile``, ``profiles``, ...) are ignored. The
+(:mod:`hpcsched.site.assignment`). Other keys (``profile``, ``profiles``, ...) are ignored. The
 rules are those of the SWF reader:
 
 - Replay order is (submit, position in the file), stable. It is *not* sorted by job id: the

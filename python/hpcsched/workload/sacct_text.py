@@ -12,7 +12,7 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_text import BeyondTimes, slurm_duration
+from hpcsched.site.slurm.text import BeyondTimes, slurm_duration
 from hpcsched.workload.sacct_jobs import (
     MAX_CPUS,
     MAX_JOB_ID,

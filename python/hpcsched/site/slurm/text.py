@@ -1,8 +1,10 @@
 """Slurm's own notations, read the one way everywhere: durations (time limits), whole numbers
 and hostlists.
 
-Used by platform files (``site``), ``slurm.conf`` (``slurm_conf``) and the advisor's readers of
-``scontrol`` output (``advise.scontrol``). The readers raise ``ValueError``; callers name the
+Used by platform files (``site.partitions``), ``slurm.conf`` (``site.slurm.conf``), sacct
+records (``workload.sacct_text``) and the advisor's readers of ``scontrol`` output
+(``advise.scontrol``): it imports nothing of the site, and sits at the package's bottom layer
+(docs/architecture.md). The readers raise ``ValueError``; callers name the
 file and field. Digits are ASCII only (``str.isdigit`` takes ``²``, ``\\d`` takes ``٣``).
 """
 

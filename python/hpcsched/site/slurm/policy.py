@@ -20,9 +20,9 @@ import numpy as np
 import pandas as pd
 
 from hpcsched.exceptions import InputError, shown
-from hpcsched.platform import Platform
-from hpcsched.slurm_accounts import Qos, SlurmAccounts
-from hpcsched.slurm_settings import SlurmSettings
+from hpcsched.site.platform import Platform
+from hpcsched.site.slurm.accounts import Qos, SlurmAccounts
+from hpcsched.site.slurm.settings import SlurmSettings
 from hpcsched.workload import Workload
 
 #: The name of a user (or account) a workload does not give.

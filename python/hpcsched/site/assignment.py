@@ -20,21 +20,25 @@ within its partition's limits is the engine's decision, not made here.
 
 All of it works on the few distinct recorded names and queues, then on whole columns: one
 pass over the jobs per distinct value, not per job (Curie has 312,826 jobs).
+
+:func:`fit_partitions` sizes a workload in the nodes of its jobs' partitions, as a run and
+``inspect`` replay it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from hpcsched.site import Partition, Route, Site
+from hpcsched.site.partitions import Partition, Route, Site
+from hpcsched.workload.sacct import NO_MACHINE_SIZE
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from hpcsched.platform import Platform
+    from hpcsched.site.platform import Platform
     from hpcsched.workload.model import Workload
 
 HOW = ("named", "routed", "default", "unknown_name")
@@ -206,6 +210,51 @@ def _csr(
         how={name: int(placed[k]) for k, name in enumerate(HOW)},
         unknown_names=unknown,
     )
+
+
+def fit_partitions(workload: Workload, platform: Platform) -> tuple[Workload, Assignment]:
+    """``workload`` (read in its own units: processors for an SWF trace) sized in nodes of the
+    partitions its jobs name, on ``platform``'s machine, with each job's candidates. A job's
+    size is its size in its first candidate; candidates whose nodes have another number of
+    cores (another size) are dropped. Jobs larger than the whole machine are skipped and
+    counted, as the reader skips them on one pool."""
+    assignment = assign_partitions(workload, platform)
+    offsets, partitions, nodes = assignment.offsets, assignment.partitions, assignment.nodes
+    first = nodes[offsets[:-1]]
+    counts = np.diff(offsets)
+    keep = nodes == np.repeat(first, counts)
+    too_big = first > platform.nodes
+    keep &= ~np.repeat(too_big, counts)
+    kept_counts = np.add.reduceat(keep.astype(np.int64), offsets[:-1]) if len(first) else counts
+    kept_counts = kept_counts[~too_big]
+    new_offsets = np.zeros(len(kept_counts) + 1, dtype=np.int64)
+    np.cumsum(kept_counts, out=new_offsets[1:])
+    jobs = workload.jobs[~too_big].reset_index(drop=True)
+    jobs["nodes"] = first[~too_big]
+    skipped = dict(workload.skipped)
+    # (a record read without a machine size is sized here, by the platform)
+    warnings = [w for w in workload.warnings if not w.startswith(NO_MACHINE_SIZE)]
+    if too_big.any():
+        skipped["larger than the machine"] = int(too_big.sum())
+        warnings.append(
+            f"{int(too_big.sum())} jobs need more than the {platform.nodes} nodes of "
+            f"{platform.name} in their partitions: skipped"
+        )
+    sized = replace(
+        workload,
+        jobs=jobs,
+        nodes=platform.nodes,
+        procs_per_node=1,
+        skipped=skipped,
+        warnings=warnings,
+    )
+    fitted = replace(
+        assignment,
+        offsets=new_offsets,
+        partitions=partitions[keep],
+        nodes=nodes[keep],
+    )
+    return sized, fitted
 
 
 def describe_assignment(workload: Workload, platform: Platform) -> dict[str, object]:

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hpcsched.slurm_settings import SlurmSettings
+from hpcsched.site.slurm.settings import SlurmSettings
 
 if TYPE_CHECKING:
-    from hpcsched.platform import Platform
+    from hpcsched.site.platform import Platform
 
 #: The priority settings by slurm.conf key: (the engine's name, how the value is written).
 _PRIORITY_KEYS = {

@@ -19,11 +19,11 @@ from typing import TYPE_CHECKING, Any
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
-from hpcsched.slurm_keys import PRIORITY_FLAGS, SCHEDULER_PARAMETERS, unknown_notes
-from hpcsched.slurm_text import slurm_duration, whole_number
+from hpcsched.site.slurm.keys import PRIORITY_FLAGS, SCHEDULER_PARAMETERS, unknown_notes
+from hpcsched.site.slurm.text import slurm_duration, whole_number
 
 if TYPE_CHECKING:
-    from hpcsched.slurm_accounts import SlurmAccounts
+    from hpcsched.site.slurm.accounts import SlurmAccounts
 
 #: ``PriorityFlags`` hpcsched follows; the others are reported in the notes and ignored.
 FOLLOWED_FLAGS = ("NO_FAIR_TREE", "SMALL_RELATIVE_TO_TIME", "FAIR_TREE")

@@ -5,10 +5,10 @@ Sockets x CoresPerSocket x ThreadsPerCore, RealMemory, Gres, Feature, State), ``
 lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier, PriorityJobFactor, Default, State),
 ``NodeSet`` lines (named node sets partitions may use), ``NodeName=DEFAULT`` and
 ``PartitionName=DEFAULT`` lines (defaults for the lines after them), ``Include``
-(:mod:`hpcsched.slurm_conf_lines`), every ``Priority*`` setting and ``SchedulerParameters``.
+(:mod:`hpcsched.site.slurm.conf_lines`), every ``Priority*`` setting and ``SchedulerParameters``.
 Keys are case-insensitive, ``#`` starts a comment, values may be quoted. Every other key Slurm
 knows is kept as written and said once as not simulated; a key it does not know is kept too and
-said once with the nearest real key (:mod:`hpcsched.slurm_keys`). A line that cannot be read is
+said once with the nearest real key (:mod:`hpcsched.site.slurm.keys`). A line that cannot be read is
 an :class:`InputError` naming the file, the line and the key; so is a number past the engine's
 range, a node described twice and a file whose hostlists describe more nodes than the engine
 takes (counted before they are expanded).
@@ -28,12 +28,13 @@ from pathlib import Path
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
-from hpcsched.platform import NodeGroup, Platform
-from hpcsched.site import Partition, Site, merged
-from hpcsched.slurm_conf_lines import Line, Where, read_lines
-from hpcsched.slurm_keys import CANONICAL, KeyNotes
-from hpcsched.slurm_settings import SlurmSettings
-from hpcsched.slurm_text import (
+from hpcsched.site.machine import NodeGroup
+from hpcsched.site.partitions import Partition, Site, merged
+from hpcsched.site.platform import Platform
+from hpcsched.site.slurm.conf_lines import Line, Where, read_lines
+from hpcsched.site.slurm.keys import CANONICAL, KeyNotes
+from hpcsched.site.slurm.settings import SlurmSettings
+from hpcsched.site.slurm.text import (
     UNLIMITED,
     hostlist_names,
     hostlist_size,

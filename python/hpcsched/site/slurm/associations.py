@@ -2,7 +2,7 @@
 ``sacctmgr show assoc -P`` and ``show qos -P`` output, and hpcsched's small TOML format
 (docs/formats.md, "Slurm associations and QOS"). Each row carries where it was read; the
 checks across rows (parents, cycles, an association twice) and the public values are
-:mod:`hpcsched.slurm_accounts`'s, which documents what is read and what is ignored.
+:mod:`hpcsched.site.slurm.accounts`'s, which documents what is read and what is ignored.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any, TypeVar
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, close_names, did_you_mean, shown, unknown_name
-from hpcsched.slurm_text import whole_number
+from hpcsched.site.slurm.text import whole_number
 
 # --- what every format reads into -------------------------------------------------------------
 
@@ -71,7 +71,7 @@ class Tree:
 
 @dataclass(frozen=True)
 class Limits:
-    """A QOS as a file spells it: each limit by its :class:`~hpcsched.slurm_accounts.Qos`
+    """A QOS as a file spells it: each limit by its :class:`~hpcsched.site.slurm.accounts.Qos`
     field (``max_tres_per_user`` and ``grp_tres`` for TRES strings), with the file's name for
     it, its text and where it is."""
 
@@ -554,7 +554,7 @@ _TOML_KEY = re.compile(r"\s*(\"[^\"]*\"|'[^']*'|[\w-]+)\s*[=.]")
 
 
 def read_toml(path: str, text: str) -> Tree:
-    """``[accounts.NAME]`` and ``[qos.NAME]`` tables (module docstring of slurm_accounts)."""
+    """``[accounts.NAME]`` and ``[qos.NAME]`` tables (module docstring of ``accounts``)."""
     try:
         data = tomllib.loads(text)
     except ValueError as exc:  # (a TOMLDecodeError, or an integer of 5,000 digits)

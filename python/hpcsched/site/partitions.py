@@ -33,14 +33,12 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown, unknown_name
-from hpcsched.slurm_text import slurm_duration
-
-if TYPE_CHECKING:
-    from hpcsched.platform import NodeGroup
+from hpcsched.site.machine import NodeGroup
+from hpcsched.site.slurm.text import slurm_duration
 
 OVER_LIMITS = ("reject", "hold")
 STATES = ("up", "down", "drain")

@@ -68,7 +68,7 @@ TOP_LEVEL_KEYS = _words(
 """
 )
 #: The top-level keys the simulation follows (the ``Priority*`` ones it does not are said by
-#: ``slurm_settings``, the line kinds have lists of their own).
+#: ``settings``, the line kinds have lists of their own).
 TOP_LEVEL_FOLLOWED = _words(
     """
     ClusterName EnforcePartLimits SchedulerType SchedulerParameters AccountingStorageType

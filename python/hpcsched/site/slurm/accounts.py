@@ -44,7 +44,7 @@ from dataclasses import dataclass
 
 from hpcsched._io import read_text
 from hpcsched.exceptions import InputError, shown, unknown_name
-from hpcsched.slurm_associations import (
+from hpcsched.site.slurm.associations import (
     At,
     Fields,
     Limits,

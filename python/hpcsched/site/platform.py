@@ -1,5 +1,5 @@
 """Platforms: a node count and, optionally, the power model of its nodes (DESIGN §3.5), and
-the partitions over them (a site, DESIGN §3.6: :mod:`hpcsched.site`).
+the partitions over them (a site, DESIGN §3.6: :mod:`hpcsched.site.partitions`).
 
 A platform is a TOML file::
 
@@ -46,14 +46,14 @@ A heterogeneous platform lists its node groups instead, each with its count and 
 
 A group may give its ``cores`` (processors per node, 1 when left out) and may leave out its
 power model, when every group does. ``[[partitions]]``, ``[[routes]]`` and ``over_limits``
-describe the site (:mod:`hpcsched.site`).
+describe the site (:mod:`hpcsched.site.partitions`).
 """
 
 from __future__ import annotations
 
 import os
 import tomllib
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -67,55 +67,17 @@ from hpcsched.exceptions import (
     shown,
     unknown_name,
 )
-from hpcsched.site import Site, parse_site
+from hpcsched.site.machine import NodeGroup, PowerModel
+from hpcsched.site.partitions import Site, parse_site
 
 if TYPE_CHECKING:
-    from hpcsched.slurm_settings import SlurmSettings
+    from hpcsched.site.slurm.settings import SlurmSettings
 
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
 SITE_KEYS = ("partitions", "routes", "over_limits")
 PLATFORM_KEYS = ("name", "nodes", "power", "transitions", "groups", *SITE_KEYS)
 GROUP_KEYS = ("name", "nodes", "cores", "power", "transitions")
-
-
-@dataclass(frozen=True)
-class PowerModel:
-    """Per-node power (W) in each state and transition latencies (s)."""
-
-    computing: float
-    idle: float
-    sleeping: float
-    switching_on: float
-    switching_off: float
-    switch_on: float
-    switch_on_std: float
-    switch_off: float
-    switch_off_std: float
-
-    def to_dict(self) -> dict[str, float]:
-        return asdict(self)
-
-
-@dataclass(frozen=True)
-class NodeGroup:
-    """Nodes of one kind: how many, their power model (None when no group has one) and their
-    cores (processors) per node."""
-
-    name: str
-    nodes: int
-    power: PowerModel | None
-    cores: int = 1
-
-    def to_dict(self) -> dict[str, object]:
-        out: dict[str, object] = {
-            "name": self.name,
-            "nodes": self.nodes,
-            "power": self.power.to_dict() if self.power else None,
-        }
-        if self.cores != 1:  # only then: the files written before cores stay as they were
-            out["cores"] = self.cores
-        return out
 
 
 @dataclass(frozen=True)
@@ -154,7 +116,7 @@ class Platform:
 
 def preset_names() -> list[str]:
     """Names of the platforms shipped with hpcsched."""
-    folder = resources.files("hpcsched") / "platforms"
+    folder = resources.files("hpcsched.site") / "platforms"
     return sorted(
         p.name.removesuffix(".toml") for p in folder.iterdir() if p.name.endswith(".toml")
     )
@@ -165,7 +127,7 @@ def load_platform(name_or_path: str | os.PathLike[str]) -> Platform:
     text = os.fspath(name_or_path)
     for preset in preset_names():
         if preset.lower() == text.lower():
-            resource = resources.files("hpcsched") / "platforms" / f"{preset}.toml"
+            resource = resources.files("hpcsched.site") / "platforms" / f"{preset}.toml"
             return parse_platform(resource.read_text(encoding="utf-8"), f"<preset {preset}>")
     if not os.path.exists(text):
         close = did_you_mean(close_names(text, preset_names()))

@@ -1,0 +1,46 @@
+"""The machine: its nodes, in groups of one kind (a count, cores per node and a power model),
+numbered group after group (DESIGN §3.5). A platform (:mod:`hpcsched.site.platform`) is a
+machine, the partitions over it (:mod:`hpcsched.site.partitions`) and Slurm's settings."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+
+@dataclass(frozen=True)
+class PowerModel:
+    """Per-node power (W) in each state and transition latencies (s)."""
+
+    computing: float
+    idle: float
+    sleeping: float
+    switching_on: float
+    switching_off: float
+    switch_on: float
+    switch_on_std: float
+    switch_off: float
+    switch_off_std: float
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class NodeGroup:
+    """Nodes of one kind: how many, their power model (None when no group has one) and their
+    cores (processors) per node."""
+
+    name: str
+    nodes: int
+    power: PowerModel | None
+    cores: int = 1
+
+    def to_dict(self) -> dict[str, object]:
+        out: dict[str, object] = {
+            "name": self.name,
+            "nodes": self.nodes,
+            "power": self.power.to_dict() if self.power else None,
+        }
+        if self.cores != 1:  # only then: the files written before cores stay as they were
+            out["cores"] = self.cores
+        return out
