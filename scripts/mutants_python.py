@@ -3,7 +3,7 @@ the engine's Rust with cargo-mutants).
 
 mutmut mutates the functions and methods of ``python/hpcsched`` whose lines changed since REF
 (default: origin/main if it exists, else the merge base with main), runs the tests that reach
-each mutant (``pytest -m "not slow"``) and lists the mutants no test caught::
+each mutant (``pytest -m "not slow and not live"``) and lists the mutants no test caught::
 
     python scripts/mutants_python.py [--ref REF] [--jobs N] [--all-functions] [FILE ...]
 
@@ -30,7 +30,8 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = Path("python/hpcsched")
 #: Tests that read the tree by its real layout (python/, the folder of the package) or start
 #: processes that import it from there: they cannot run in the renamed copy.
-SELECTION = ["tests", "-m", "not slow", "-p", "no:cacheprovider"]
+#: (Not the live cluster's tests: each mutant's run would start a cluster on the same ports.)
+SELECTION = ["tests", "-m", "not slow and not live", "-p", "no:cacheprovider"]
 LAYOUT_TESTS = [
     "tests/test_architecture.py",
     "tests/test_suite_rules.py",

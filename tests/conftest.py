@@ -133,3 +133,11 @@ def run_cli(args, capsys):
     code = main([str(a) for a in args])
     out, err = capsys.readouterr()
     return code, out, err
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests on the live Slurm test cluster are marked ``live``: they start one cluster per
+    session on fixed ports, so two sessions at once (mutation testing's) cannot both have it."""
+    for item in items:
+        if "slurm_cluster" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.live)

@@ -602,7 +602,7 @@ def test_a_down_nodes_line_is_one_setting_not_simulated_not_three_unknown_keys(t
     ]
 
 
-# --- the reader's edges, read in this process (mutants of slurm_conf_lines survived the
+# --- the reader's edges, read in this process (mutants of site/slurm/conf_lines.py survived the
 # --- tests above, which start hpcsched in another process) ----------------------------------
 
 
@@ -675,7 +675,7 @@ def test_an_include_that_names_no_file_quotes_the_name_written(tmp_path):
 
 
 def test_a_bad_hostlist_quotes_the_expression():
-    from hpcsched.slurm_text import expand_hostlist
+    from hpcsched.site.slurm.text import expand_hostlist
 
     with pytest.raises(ValueError, match=r"^bad hostlist 'c\[1-': "):
         expand_hostlist("c[1-")
