@@ -142,8 +142,8 @@ FIGURES: list[tuple[str, str, Source]] = [
     ),
     (
         "README.md",
-        "a clean `.ci/run` of everything took about 23 min",
-        bench("a clean `.ci/run` took about 23 min"),
+        "a clean `.ci/run` of everything took about 20 min",
+        bench("a fresh clone (Rust build, live Slurm cluster, example) took about 20 min"),
     ),
     ("README.md", "`--idle-timeout` (7200 s)", given("a default (PowerSpec.idle_timeout)")),
     # docs/semantics.md: Slurm's scheduler (Slurm 22.05's own defaults and constants)
