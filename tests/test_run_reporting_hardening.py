@@ -494,3 +494,36 @@ def test_the_utilization_difference_counts_the_attempts_an_outage_killed(tmp_pat
     agreement = run.info["agreement"]
     assert agreement["utilization_span"] == {"from": 0.0, "to": 170.0}
     assert agreement["utilization_difference"] == pytest.approx(1.0)
+
+
+def test_the_never_started_text_names_each_reason_with_its_limits():
+    """The line simulate, compare and the report print, written by hand for a summary's
+    ``jobs`` entry; the terminal leaves the refusals' breakdown to its own line."""
+    from hpcsched.run.never_started import never_started_text
+
+    jobs = {
+        "never_started": 8,
+        "never_started_by_reason": {
+            "refused_at_submission": 2,
+            "held_by_partition": 4,
+            "no_recorded_start": 0,
+            "waiting_at_end": 1,
+            "a_new_reason": 1,
+        },
+        "rejected": {"total": 2, "by_reason": {"over_max_time": 2, "too_large": 0}},
+        "held": {"total": 4, "by_reason": {"larger_than_partition": 3, "drained": 1}},
+    }
+    assert never_started_text(jobs) == (
+        "2 refused at submission (over max time 2), 4 held by their partition (larger than "
+        "partition 3, drained 1), 1 still waiting at the end, 1 a_new_reason"
+    )
+    assert never_started_text(jobs, refusals=False) == (
+        "2 refused at submission, 4 held by their partition (larger than partition 3, drained "
+        "1), 1 still waiting at the end, 1 a_new_reason"
+    )
+    # a breakdown without counts by reason, a summary from before the reasons, none at all
+    held_only = {"never_started": 4, "never_started_by_reason": {"held_by_partition": 4}}
+    assert never_started_text({**held_only, "held": {"total": 4}}) == "4 held by their partition"
+    assert never_started_text({"never_started": 1234}) == "1,234"
+    assert never_started_text({"never_started": 0, "never_started_by_reason": {}}) == ""
+    assert never_started_text({}) == ""

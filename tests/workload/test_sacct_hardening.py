@@ -171,7 +171,10 @@ def test_a_job_that_ends_before_it_starts_is_an_error_naming_file_line_and_field
     bad = line("3", start="2026-03-08T10:05:00", end="2026-03-08T10:04:00")
     error = refused(line("1"), bad)
     assert (error.path, error.line, error.field) == ("rec.sacct", 3, "End")
-    assert "ends 60 s before it starts" in str(error)
+    assert str(error).endswith(
+        "the job ends 60 s before it starts (a record in local time across a daylight-saving "
+        "change? capture with TZ=UTC)"
+    )
     code, err = cli_error(capsys, "simulate", write(tmp_path, line("1"), bad), "--nodes", 4)
     assert code == 2 and f"{tmp_path / 'rec.sacct'}, line 3, field End" in err
     with pytest.raises(InputError) as caught:
@@ -727,7 +730,7 @@ def test_a_given_machine_sizes_the_record_and_skips_the_wider_jobs_by_line():
     # 4-node machine: job 2 ran on 5 nodes (skipped, or with strict an error at its line 3)
     rows = [line("1", nodes="4"), line("2", nodes="5"), line("3", nodes="1")]
     w = sacct(*rows, nodes=4)
-    assert w.nodes == 4
+    assert (w.nodes, w.format, w.source) == (4, "sacct", "rec.sacct")
     assert w.jobs["job_id"].tolist() == [1, 3]
     assert w.skipped == {
         "never started": 0, "running when recorded": 0, "non-positive size": 0,
