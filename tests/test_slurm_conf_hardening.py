@@ -642,7 +642,7 @@ def test_a_file_included_twice_one_after_the_other_is_no_loop(tmp_path):
     assert conf.node_names() == ["c1"] and conf.included == (str(tmp_path / "part.conf"),)
 
 
-def test_a_logical_line_of_exactly_a_mebibyte_is_read_after_another_line(tmp_path):
+def test_a_logical_line_of_exactly_a_mebibyte_is_read_first_or_after_another_line(tmp_path):
     """The cap counts each logical line from zero: 1,048,576 characters are read, one more
     is refused."""
     head = "NodeName=c1 CPUs=2 Feature="
@@ -650,6 +650,8 @@ def test_a_logical_line_of_exactly_a_mebibyte_is_read_after_another_line(tmp_pat
     top = write(tmp_path, {"slurm.conf": f"ClusterName=x\n{exact}\nPartitionName=p Nodes=ALL\n"})
     (node,) = read_slurm_conf(top).nodes
     assert len(node.features) == (1 << 20) - len(head)
+    top.write_text(f"{exact}\nPartitionName=p Nodes=ALL\n")  # (the first line too)
+    assert read_slurm_conf(top).node_names() == ["c1"]
     top.write_text(f"ClusterName=x\n{exact}f\nPartitionName=p Nodes=ALL\n")
     with pytest.raises(hpcsched.InputError, match="a line longer than 1 MiB") as caught:
         read_slurm_conf(top)
