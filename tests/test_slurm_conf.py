@@ -111,7 +111,11 @@ def curie(tmp_path: Path) -> Path:
 
 def test_a_curie_like_site_with_overlaps_and_a_cluster_named_include(curie):
     platform = read_slurm_conf(curie).platform()
-    assert platform.nodes == 5040 + 360 + 144 and platform.notes == ()
+    assert platform.nodes == 5040 + 360 + 144
+    assert platform.notes == (  # (the first RealMemory is on curie-nodes.conf's first line)
+        f"{curie.parent / 'curie-nodes.conf'}, line 1: the nodes' RealMemory, Gres read and not "
+        "simulated: jobs get whole nodes (resources inside nodes are not modelled yet)",
+    )
     assert [(g.nodes, g.cores) for g in platform.groups] == [(5040, 16), (360, 32), (144, 8)]
     site = platform.site
     assert site is not None and site.over_limits == "hold"  # EnforcePartLimits=NO (default)

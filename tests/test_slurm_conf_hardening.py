@@ -688,3 +688,20 @@ def test_a_last_line_ending_with_a_backslash_is_refused_after_other_lines(tmp_pa
     with pytest.raises(hpcsched.InputError, match="the last line ends with a backslash") as caught:
         read_slurm_conf(top)
     assert caught.value.line == 3
+
+
+def test_memory_and_gres_of_nodes_are_said_as_not_simulated_once(tmp_path):
+    """Jobs get whole nodes: a site whose nodes give RealMemory or Gres is told so once, at the
+    first line that gives any; a site that gives neither is told nothing of it."""
+    site = (
+        "NodeName=c[1-2] CPUs=4\nNodeName=m[1-2] CPUs=4 RealMemory=8000\n"
+        "NodeName=g1 CPUs=4 Gres=gpu:2\nPartitionName=p Nodes=ALL Default=YES\n"
+    )
+    conf = write(tmp_path, {"slurm.conf": site})
+    notes = [n for n in read_slurm_conf(conf).platform().notes if "whole nodes" in n]
+    assert notes == [
+        f"{conf}, line 2: the nodes' RealMemory, Gres read and not simulated: jobs get whole "
+        "nodes (resources inside nodes are not modelled yet)"
+    ]
+    conf.write_text(SITE)
+    assert not [n for n in read_slurm_conf(conf).platform().notes if "whole nodes" in n]

@@ -146,7 +146,7 @@ class SlurmConf:
             partitions=tuple(partitions),
             over_limits="reject" if enforce in ENFORCING else "hold",
         )
-        notes = list(self.key_notes)
+        notes = list(self.key_notes) + _whole_nodes_notes(self.nodes)
         notes += [
             f"{p.where.path}, line {p.where.line}: partition {p.name} spans nodes of "
             f"{', '.join(map(str, sizes))} CPUs; its jobs are sized in nodes of {sizes[0]}"
@@ -170,6 +170,21 @@ class SlurmConf:
             notes=tuple(notes) + slurm.notes,
             slurm=slurm,
         )
+
+
+def _whole_nodes_notes(nodes: tuple[Nodes, ...]) -> list[str]:
+    """What the nodes say of resources inside them (memory, GRES), read and not simulated yet:
+    every job gets whole nodes. Said once, at the first line that gives any."""
+    given = [(line, key) for line in nodes for key, value in (
+        ("RealMemory", line.real_memory), ("Gres", line.gres)) if value]  # fmt: skip
+    if not given:
+        return []
+    keys = ", ".join(dict.fromkeys(key for _, key in given))
+    where = given[0][0].where
+    return [
+        f"{where.path}, line {where.line}: the nodes' {keys} read and not simulated: jobs get "
+        "whole nodes (resources inside nodes are not modelled yet)"
+    ]
 
 
 def read_slurm_conf(path: str | os.PathLike[str]) -> SlurmConf:
