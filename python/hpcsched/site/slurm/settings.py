@@ -53,6 +53,26 @@ NO_EFFECT = (
 
 #: Every ``SchedulerParameters`` name, lower case (Slurm reads them in any case).
 _KNOWN_PARAMETERS = {p.lower() for p in SCHEDULER_PARAMETERS}
+#: The priority weights by slurm.conf key, with the engine's name of each.
+PRIORITY_WEIGHTS = {
+    "PriorityWeightAge": "weight_age",
+    "PriorityWeightFairshare": "weight_fairshare",
+    "PriorityWeightJobSize": "weight_job_size",
+    "PriorityWeightPartition": "weight_partition",
+    "PriorityWeightQOS": "weight_qos",
+    "PriorityWeightAssoc": "weight_assoc",
+}
+
+
+def _name_notes(
+    head: str, unknown: list[str], unused: list[str], kind: str, known: list[str]
+) -> list[str]:
+    """The notes of a list of names (PriorityFlags, SchedulerParameters): the unknown ones
+    with the nearest real name, then those read and not simulated, once each."""
+    notes = unknown_notes(head, unknown, kind, known)
+    if unused:
+        notes.append(f"{head} read and not simulated (ignored): {', '.join(dict.fromkeys(unused))}")
+    return notes
 
 
 def _priority_defaults() -> dict[str, Any]:
@@ -157,15 +177,7 @@ class SlurmSettings:
             raise fail(
                 "PriorityType", f"must be priority/basic or priority/multifactor, not {shown(kind)}"
             )
-        weights = {
-            "PriorityWeightAge": "weight_age",
-            "PriorityWeightFairshare": "weight_fairshare",
-            "PriorityWeightJobSize": "weight_job_size",
-            "PriorityWeightPartition": "weight_partition",
-            "PriorityWeightQOS": "weight_qos",
-            "PriorityWeightAssoc": "weight_assoc",
-        }
-        for key, name in weights.items():
+        for key, name in PRIORITY_WEIGHTS.items():
             if key in priority:  # (the engine's weights are 32-bit, as Slurm's)
                 p[name] = float(whole(key, priority[key]))
         for key, name in (
@@ -194,10 +206,7 @@ class SlurmSettings:
             elif flag and flag not in FOLLOWED_FLAGS:
                 unused.append(flag)
         head = f"{said('PriorityFlags')}: PriorityFlags"
-        notes += unknown_notes(head, unknown, "a flag", PRIORITY_FLAGS)
-        if unused:
-            listed = ", ".join(dict.fromkeys(unused))
-            notes.append(f"{head} read and not simulated (ignored): {listed}")
+        notes += _name_notes(head, unknown, unused, "a flag", PRIORITY_FLAGS)
         if "FairShareDampeningFactor" in settings:
             p["dampening"] = float(
                 whole("FairShareDampeningFactor", settings["FairShareDampeningFactor"], 1)
@@ -215,7 +224,7 @@ class SlurmSettings:
                 "(usage is never reset)"
             )
         if not multifactor:
-            for name in weights.values():
+            for name in PRIORITY_WEIGHTS.values():
                 p[name] = 0.0
         dbd = settings.get("AccountingStorageType", "").lower() == "accounting_storage/slurmdbd"
         if multifactor and not dbd and (p["weight_age"] or p["weight_fairshare"]):
@@ -268,10 +277,7 @@ class SlurmSettings:
             elif name not in NO_EFFECT:
                 unused.append(key)
         head = f"{said('SchedulerParameters')}: SchedulerParameters"
-        notes += unknown_notes(head, unknown, "a parameter", SCHEDULER_PARAMETERS)
-        if unused:
-            listed = ", ".join(dict.fromkeys(unused))
-            notes.append(f"{head} read and not simulated (ignored): {listed}")
+        notes += _name_notes(head, unknown, unused, "a parameter", SCHEDULER_PARAMETERS)
         if scheduler_type == "sched/builtin":
             s["bf_interval"] = None
         return cls(

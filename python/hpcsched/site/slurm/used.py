@@ -7,19 +7,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from hpcsched.site.slurm.settings import SlurmSettings
+from hpcsched.site.slurm.settings import PRIORITY_WEIGHTS, SlurmSettings
 
 if TYPE_CHECKING:
     from hpcsched.site.platform import Platform
 
 #: The priority settings by slurm.conf key: (the engine's name, how the value is written).
 _PRIORITY_KEYS = {
-    "PriorityWeightAge": "weight_age",
-    "PriorityWeightFairshare": "weight_fairshare",
-    "PriorityWeightJobSize": "weight_job_size",
-    "PriorityWeightPartition": "weight_partition",
-    "PriorityWeightQOS": "weight_qos",
-    "PriorityWeightAssoc": "weight_assoc",
+    **PRIORITY_WEIGHTS,
     "PriorityMaxAge": "max_age",
     "PriorityDecayHalfLife": "decay_half_life",
     "PriorityCalcPeriod": "calc_period",
