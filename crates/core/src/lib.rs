@@ -2,6 +2,7 @@
 //! Python package.
 //!
 //! - [`model`]: immutable inputs (jobs, machine, downtime calendar);
+//! - [`packing`]: resources inside nodes, and Slurm's cons_tres placement on them;
 //! - [`engine`]: the event loop, the cloneable simulation state, the view policies get;
 //! - [`sched`]: queue ordering (MARS Table II), EASY backfilling, SNF;
 //! - [`estimate`]: run-time estimates learned from completed jobs;
@@ -17,6 +18,7 @@ pub mod error;
 pub mod estimate;
 pub mod io;
 pub mod model;
+pub mod packing;
 pub mod power;
 pub mod sched;
 pub mod search;

@@ -5,6 +5,7 @@ pub mod job;
 pub mod machine;
 pub mod power;
 pub mod rejection;
+pub mod resources;
 pub mod site;
 
 pub use calendar::{Calendar, Downtime, DowntimeKind};
@@ -12,4 +13,5 @@ pub use job::{Job, JobTable, MAX_TIME};
 pub use machine::{Machine, Overrun, MAX_NODES};
 pub use power::{Energy, PowerModel};
 pub use rejection::{Held, Rejection};
+pub use resources::{GresRequest, Memory, NodeShape, Request, Resources, Sharing};
 pub use site::{OverLimits, Partition, PartitionSpec, PartitionState, Site};

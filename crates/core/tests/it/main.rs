@@ -7,6 +7,7 @@ mod easy;
 mod external;
 mod heuristics;
 mod jobs;
+mod packing;
 mod partitions;
 mod power_classes;
 mod progress;

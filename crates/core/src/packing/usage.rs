@@ -1,0 +1,142 @@
+//! What is free on each node, kept incrementally: a start takes exactly its [`Allocation`],
+//! an end gives exactly that back.
+
+use crate::error::{CoreError, Result};
+use crate::model::Resources;
+
+/// What one job holds: per node, CPUs, memory (MB) and units of each generic resource kind.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Allocation {
+    /// Its nodes, ascending.
+    pub nodes: Vec<u32>,
+    pub cpus: Vec<u32>,
+    pub memory: Vec<u64>,
+    /// `gres[i * kinds + k]`: units of kind `k` on `nodes[i]`.
+    pub gres: Vec<u32>,
+    /// It holds its nodes alone (`--exclusive`).
+    pub exclusive: bool,
+}
+
+impl Allocation {
+    pub fn total_cpus(&self) -> u64 {
+        self.cpus.iter().map(|&c| u64::from(c)).sum()
+    }
+
+    pub fn total_memory(&self) -> u64 {
+        self.memory.iter().sum()
+    }
+
+    /// Units of kind `k` over its nodes (`kinds`: the site's generic resource kinds).
+    pub fn total_gres(&self, k: usize, kinds: usize) -> u64 {
+        (0..self.nodes.len())
+            .map(|i| u64::from(self.gres[i * kinds + k]))
+            .sum()
+    }
+}
+
+/// Each node's free CPUs, memory and generic resources, and how many jobs hold part of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Usage {
+    free_cpus: Vec<u32>,
+    free_memory: Vec<u64>,
+    /// `free_gres[node * kinds + k]`.
+    free_gres: Vec<u32>,
+    kinds: usize,
+    /// Jobs holding part of each node.
+    jobs: Vec<u32>,
+    /// Nodes held by an exclusive job.
+    exclusive: Vec<bool>,
+}
+
+impl Usage {
+    /// Every node of `resources` free.
+    pub fn new(resources: &Resources) -> Self {
+        let n = resources.nodes();
+        let kinds = resources.gres_names().len();
+        let mut free_gres = Vec::with_capacity(n as usize * kinds);
+        for node in 0..n {
+            free_gres.extend_from_slice(&resources.shape(node).gres);
+        }
+        Usage {
+            free_cpus: (0..n).map(|i| resources.shape(i).cpus).collect(),
+            free_memory: (0..n).map(|i| resources.shape(i).memory).collect(),
+            free_gres,
+            kinds,
+            jobs: vec![0; n as usize],
+            exclusive: vec![false; n as usize],
+        }
+    }
+
+    #[inline]
+    pub fn free_cpus(&self, node: u32) -> u32 {
+        self.free_cpus[node as usize]
+    }
+
+    #[inline]
+    pub fn free_memory(&self, node: u32) -> u64 {
+        self.free_memory[node as usize]
+    }
+
+    #[inline]
+    pub fn free_gres(&self, node: u32, kind: u32) -> u32 {
+        self.free_gres[node as usize * self.kinds + kind as usize]
+    }
+
+    /// No job holds any of it.
+    #[inline]
+    pub fn idle(&self, node: u32) -> bool {
+        self.jobs[node as usize] == 0
+    }
+
+    /// An exclusive job holds it.
+    #[inline]
+    pub fn held_whole(&self, node: u32) -> bool {
+        self.exclusive[node as usize]
+    }
+
+    /// Takes `allocation`; an error (and nothing taken) when a node lacks any of it.
+    pub fn take(&mut self, allocation: &Allocation) -> Result<()> {
+        let k = self.kinds;
+        for (i, &node) in allocation.nodes.iter().enumerate() {
+            let n = node as usize;
+            let short = allocation.cpus[i] > self.free_cpus[n]
+                || allocation.memory[i] > self.free_memory[n]
+                || (0..k).any(|g| allocation.gres[i * k + g] > self.free_gres[n * k + g])
+                || self.exclusive[n]
+                || (allocation.exclusive && self.jobs[n] > 0);
+            if short {
+                return Err(CoreError::decision(format!(
+                    "node {node} does not have the resources the start takes"
+                )));
+            }
+        }
+        for (i, &node) in allocation.nodes.iter().enumerate() {
+            let n = node as usize;
+            self.free_cpus[n] -= allocation.cpus[i];
+            self.free_memory[n] -= allocation.memory[i];
+            for g in 0..k {
+                self.free_gres[n * k + g] -= allocation.gres[i * k + g];
+            }
+            self.jobs[n] += 1;
+            self.exclusive[n] |= allocation.exclusive;
+        }
+        Ok(())
+    }
+
+    /// Gives back `allocation` (taken before).
+    pub fn give_back(&mut self, allocation: &Allocation) {
+        let k = self.kinds;
+        for (i, &node) in allocation.nodes.iter().enumerate() {
+            let n = node as usize;
+            self.free_cpus[n] += allocation.cpus[i];
+            self.free_memory[n] += allocation.memory[i];
+            for g in 0..k {
+                self.free_gres[n * k + g] += allocation.gres[i * k + g];
+            }
+            self.jobs[n] -= 1;
+            if allocation.exclusive {
+                self.exclusive[n] = false;
+            }
+        }
+    }
+}
