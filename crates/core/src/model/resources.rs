@@ -241,3 +241,62 @@ impl Request {
         Ok(())
     }
 }
+
+/// A set of nodes jobs start on together (a partition, or the whole machine), as placement
+/// sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSet {
+    /// Its nodes, ascending.
+    pub nodes: Vec<u32>,
+    /// `MinNodes`, `MaxNodes`, `OverSubscribe=EXCLUSIVE`.
+    pub limits: crate::packing::NodeLimits,
+}
+
+/// Jobs sharing nodes: the nodes' resources, each job's request and the node sets (the site's
+/// partitions in order, or one set of every node) jobs start on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedNodes {
+    pub resources: Resources,
+    /// By job index.
+    pub requests: Vec<Request>,
+    pub sets: Vec<NodeSet>,
+}
+
+impl SharedNodes {
+    /// Checks the requests and sets against `jobs` and the nodes.
+    pub fn new(resources: Resources, requests: Vec<Request>, sets: Vec<NodeSet>) -> Result<Self> {
+        let n = resources.nodes();
+        for (j, request) in requests.iter().enumerate() {
+            request
+                .check()
+                .map_err(|e| CoreError::input(format!("job index {j}: {e}")))?;
+            let kinds = resources.gres_names().len() as u32;
+            if request
+                .gres
+                .iter()
+                .any(|g| g.kinds.iter().any(|&k| k >= kinds))
+            {
+                return Err(CoreError::input(format!(
+                    "job index {j} asks for an undefined generic resource"
+                )));
+            }
+        }
+        if sets.is_empty() {
+            return Err(CoreError::input("jobs share nodes of no node set"));
+        }
+        for set in &sets {
+            if set.nodes.windows(2).any(|w| w[0] >= w[1])
+                || set.nodes.last().is_some_and(|&l| l >= n)
+            {
+                return Err(CoreError::input(format!(
+                    "a node set's nodes must be ascending and below {n}"
+                )));
+            }
+        }
+        Ok(SharedNodes {
+            resources,
+            requests,
+            sets,
+        })
+    }
+}
