@@ -19,12 +19,15 @@ __all__ = [
     "BSLD_TAU",
     "DEFAULT_IDLE_TIMEOUT",
     "MAX_COUNT",
+    "MAX_MEMORY",
+    "MAX_PER_NODE",
     "MAX_LINE_BYTES",
     "MAX_NODES",
     "MAX_SEED",
     "MAX_TIME",
     "PRE_MAINTENANCE",
     "QUOTED_CHARS",
+    "SHARING_NAMES",
     "Simulation",
     "__version__",
     "action_names",
@@ -66,6 +69,9 @@ MAX_TIME: float
 MAX_LINE_BYTES: int
 QUOTED_CHARS: int
 MAX_COUNT: int
+MAX_PER_NODE: int
+MAX_MEMORY: int
+SHARING_NAMES: list[str]
 MAX_SEED: int
 DEFAULT_IDLE_TIMEOUT: float
 

@@ -189,6 +189,9 @@ impl Inputs {
     /// Jobs share nodes: each node's resources and each job's request, and the node sets
     /// (the site's partitions, in order, or one set of every node). Set after the site.
     /// Downtime and node power states do not combine with shared nodes yet: they are refused.
+    /// Jobs that fit none of their partitions' nodes even when empty are refused at
+    /// submission, or held pending for ever as the site says (`OverLimits`), as larger than
+    /// their partition.
     pub fn with_shared_nodes(mut self, shared: SharedNodes) -> Result<Self> {
         if shared.resources.nodes() != self.machine.nodes {
             return Err(CoreError::input(format!(
@@ -212,6 +215,11 @@ impl Inputs {
                 "jobs sharing nodes with downtime, node power states or node groups of their \
                  own power: not yet",
             ));
+        }
+        let mut shared = shared;
+        match self.site.as_ref() {
+            Some(site) => shared.screen(|j| site.usable(j)),
+            None => shared.screen(|_| &[0]),
         }
         self.shared = Some(shared);
         Ok(self)

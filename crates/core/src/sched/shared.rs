@@ -91,10 +91,7 @@ impl SharedScan {
             let k = if tiered { self.tiered[i].1 as usize } else { i };
             let pos = position(k);
             let job = view.queue[pos as usize];
-            let sets: &[u32] = match shared.site {
-                Some(site) => site.usable(job),
-                None => &[0],
-            };
+            let sets = shared.model.fitting(job);
             let Some(c) = sets
                 .first()
                 .and_then(|&s| self.component_of_set(shared.model, s))

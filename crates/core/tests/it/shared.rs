@@ -303,3 +303,20 @@ fn a_decision_taking_more_than_asked_is_refused() {
         "{err}"
     );
 }
+
+#[test]
+fn a_job_no_empty_node_could_hold_is_refused_at_submission_and_blocks_nothing() {
+    let jobs = [
+        (0.0, 100.0, job(4, 1000, 0)),
+        // three GPUs on one node: nodes have two
+        (0.0, 100.0, job(1, 1000, 3)),
+        // more memory than a node has
+        (0.0, 100.0, job(1, 9000, 0)),
+        (0.0, 100.0, job(1, 1000, 0)),
+    ];
+    let log = run_shared(1, &jobs, false);
+    assert_eq!(log.start[0], 0.0);
+    assert!(log.start[1].is_nan() && log.start[2].is_nan());
+    assert_eq!(log.start[3], 100.0);
+    assert_eq!(log.rejected.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2]);
+}
