@@ -42,6 +42,9 @@ class RunSite:
     platform: Platform | None = None
     assignment: Assignment | None = None
     slurm: dict[str, Any] | None = None
+    #: where jobs share nodes, the nodes' resources and each job's request
+    #: (``NativeRun.shared``: :func:`~hpcsched.run.shared.native_shared`); None: whole nodes
+    shared: dict[str, Any] | None = None
 
     @property
     def site(self) -> Site | None:
@@ -139,6 +142,11 @@ def resolve_site(
     recorded = isinstance(spec, PolicySpec) and spec.name == RECORDED
     if site.platform is not None and site.site is not None and not recorded:
         _check_partitioned_run(spec, site.platform, calendar)
+    if site.platform is not None and site.platform.shared:
+        from hpcsched.run.shared import native_shared
+
+        _check_shared_run(spec, site.platform, calendar)
+        site = replace(site, shared=native_shared(workload, site.platform, site.assignment))
     if isinstance(spec, PolicySpec) and (
         spec.engine_name == "slurm" or (spec.search is not None and spec.search.orders_by_slurm)
     ):
@@ -255,6 +263,32 @@ def _partition_windows(calendar: DowntimeCalendar, site: RunSite) -> DowntimeCal
             )
         windows.append(replace(w, nodes=sizes[w.partition]))
     return replace(calendar, windows=tuple(windows))
+
+
+def _check_shared_run(
+    spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
+) -> None:
+    """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
+    run): the queue heuristics, with or without EASY, do."""
+    from hpcsched import _core
+
+    unsupported = None
+    if isinstance(spec, PythonPolicySpec) or spec.engine_name not in _core.heuristic_names():
+        unsupported = (f"policy {spec.name}", "--policy")
+    elif spec.search is not None or spec.is_power:
+        unsupported = (f"policy {spec.name}", "--policy")
+    elif getattr(spec, "estimates", "requested") != "requested":
+        unsupported = ("EASY on predicted run times", "--estimates")
+    elif len(calendar):
+        unsupported = ("a downtime calendar", "--downtime")
+    if unsupported is not None:
+        what, option = unsupported
+        raise OptionError(
+            f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
+            f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp, ..., "
+            "with or without EASY) do",
+            option=option,
+        )
 
 
 def _check_partitioned_run(
