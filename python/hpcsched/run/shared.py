@@ -27,7 +27,9 @@ if TYPE_CHECKING:
     from hpcsched.workload import Workload
 
 #: one ``--gres`` entry: name, optional type, optional count
-_GRES = re.compile(r"([A-Za-z][A-Za-z0-9_]*)(?::([A-Za-z0-9_.-]*[A-Za-z_.-][A-Za-z0-9_.-]*))?(?::([0-9]+))?")
+_GRES = re.compile(
+    r"([A-Za-z][A-Za-z0-9_]*)(?::([A-Za-z0-9_.-]*[A-Za-z_.-][A-Za-z0-9_.-]*))?(?::([0-9]+))?"
+)
 
 #: memory kinds as the engine reads them
 _PER_NODE, _PER_CPU, _WHOLE = 0, 1, 2
@@ -66,9 +68,7 @@ def native_shared(
         "shape_memory": np.array([g.memory for g in groups], np.uint64),
         "shape_gres": np.array([gres.get(k, 0) for gres in gres_of for k in kinds], np.uint32),
         "shape_weight": np.array([g.weight for g in groups], np.uint32),
-        "node_shape": np.repeat(
-            np.arange(len(groups), dtype=np.uint32), [g.nodes for g in groups]
-        ),
+        "node_shape": np.repeat(np.arange(len(groups), dtype=np.uint32), [g.nodes for g in groups]),
     }
     out.update(_node_sets(platform))
     out.update(_requests(workload, platform, assignment))
@@ -89,13 +89,10 @@ def _node_sets(platform: Platform) -> dict[str, Any]:
         }
     partitions = platform.site.partitions
     nodes = [
-        np.concatenate([np.arange(a, b, dtype=np.uint32) for a, b in p.ranges])
-        for p in partitions
+        np.concatenate([np.arange(a, b, dtype=np.uint32) for a, b in p.ranges]) for p in partitions
     ]
     return {
-        "set_offsets": np.concatenate([[0], np.cumsum([len(n) for n in nodes])]).astype(
-            np.uint32
-        ),
+        "set_offsets": np.concatenate([[0], np.cumsum([len(n) for n in nodes])]).astype(np.uint32),
         "set_nodes": np.concatenate(nodes).astype(np.uint32),
         "set_min_nodes": np.array([p.min_nodes for p in partitions], np.uint32),
         "set_max_nodes": np.array(
@@ -118,11 +115,9 @@ def _requests(
     else:
         tasks = jobs[cpus_column].to_numpy(np.int64)
         req_nodes = jobs["req_nodes"].to_numpy(np.int64) if "req_nodes" in jobs else np.zeros(n)
-        exclusive = (
-            jobs["exclusive"].to_numpy(bool) if "exclusive" in jobs else np.zeros(n, bool)
-        )
+        exclusive = jobs["exclusive"].to_numpy(bool) if "exclusive" in jobs else np.zeros(n, bool)
     kind, memory = _memory(workload, platform, assignment)
-    gres = _gres(jobs["gres"] if "gres" in jobs else None, n, workload.source)
+    gres = _gres(jobs.get("gres"), n, workload.source)
     return {
         "nodes": np.clip(req_nodes, 0, None).astype(np.uint32),
         "tasks": np.clip(tasks, 1, _core.MAX_COUNT).astype(np.uint32),
@@ -147,7 +142,9 @@ def _memory(
     site = platform.site
     if site is not None and assignment is not None:
         # the defaults of each job's first candidate partition
-        first = assignment.partitions[np.minimum(assignment.offsets[:-1], len(assignment.partitions) - 1)]
+        first = assignment.partitions[
+            np.minimum(assignment.offsets[:-1], len(assignment.partitions) - 1)
+        ]
         by_cpu = np.array([p.def_mem_per_cpu or np.nan for p in site.partitions])[first]
         by_node = np.array([p.def_mem_per_node or np.nan for p in site.partitions])[first]
         per_cpu = np.where(np.isnan(per_node) & np.isnan(per_cpu), by_cpu, per_cpu)

@@ -84,7 +84,8 @@ class RunSite:
 
     def by_partition(self, table: pd.DataFrame, makespan: float) -> dict[str, Any]:
         """Waits, bounded slowdown and utilization of each partition: of the jobs that ran in
-        it, over its nodes from 0 to the makespan (nodes two partitions share count in both)."""
+        it, over its nodes from 0 to the makespan (nodes two partitions share count in both);
+        where jobs share nodes, of its CPUs."""
         from hpcsched import metrics
 
         out: dict[str, Any] = {}
@@ -92,8 +93,12 @@ class RunSite:
             ran = table[table["partition"] == partition.name]
             wait = ran["wait"].to_numpy()
             executed = (ran["end"] - ran["start"]).to_numpy()
-            busy = float((executed * ran["nodes"].to_numpy()).sum())
-            capacity = partition.nodes * makespan
+            if "alloc_cpus" in ran:
+                busy = float((executed * ran["alloc_cpus"].to_numpy()).sum())
+                capacity = partition.nodes * partition.cores * makespan
+            else:
+                busy = float((executed * ran["nodes"].to_numpy()).sum())
+                capacity = partition.nodes * makespan
             out[partition.name] = {
                 "nodes": partition.nodes,
                 "tier": partition.tier,
@@ -273,9 +278,12 @@ def _check_shared_run(
     from hpcsched import _core
 
     unsupported = None
-    if isinstance(spec, PythonPolicySpec) or spec.engine_name not in _core.heuristic_names():
-        unsupported = (f"policy {spec.name}", "--policy")
-    elif spec.search is not None or spec.is_power:
+    if (
+        isinstance(spec, PythonPolicySpec)
+        or spec.engine_name not in _core.heuristic_names()
+        or spec.search is not None
+        or spec.is_power
+    ):
         unsupported = (f"policy {spec.name}", "--policy")
     elif getattr(spec, "estimates", "requested") != "requested":
         unsupported = ("EASY on predicted run times", "--estimates")

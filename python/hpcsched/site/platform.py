@@ -297,7 +297,7 @@ def _node_resources(
             field=f"{prefix}gres",
         )
     gres = []
-    for kind, count in raw.items():
+    for kind in raw:
         if not _GRES_KIND.fullmatch(kind):
             raise InputError(
                 f"{shown(kind)} is not a generic resource's name or name:type (gpu, gpu:a100)",

@@ -3,9 +3,8 @@
 
 use std::sync::Arc;
 
-use crate::engine::SiteView;
-use crate::engine::View;
 pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
+use crate::engine::{SiteView, View};
 use crate::sched::order::{order_fitting, order_fitting_site, order_window, Heuristic};
 use crate::sched::scan::{scan, Counts, Estimates};
 use crate::sched::shared::SharedScan;
@@ -222,18 +221,8 @@ impl Policy for QueuePolicy {
             decision.rule = Some(self.rule.clone());
         }
         if view.shared.is_some() && !queue.is_empty() {
-            // (jobs share nodes: nodes in use may still have room, so every waiting job is
-            // looked at, in the order of the heuristic's window then the queue's)
-            order_window(
-                self.heuristic,
-                self.window,
-                view,
-                &mut self.scores,
-                &mut self.order,
-            );
-            let (order, sorted) = (&self.order, self.order.len());
-            let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
-            (self.shared_scan).scan(view, queue.len(), position, self.backfill, decision);
+            let (h, w, b) = (self.heuristic, self.window, self.backfill);
+            self.shared_scan.scan_ordered(view, h, w, b, decision);
             return;
         }
         if view.free == 0 || queue.is_empty() {

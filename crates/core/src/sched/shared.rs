@@ -16,6 +16,7 @@
 use crate::engine::{Backfill, Decision, Reserve, SharedView, Start, StartKind, View};
 use crate::model::{Request, SharedNodes};
 use crate::packing::{select, Allocation, Usage};
+use crate::sched::order::{order_window, Heuristic};
 
 /// How a component stands in the scan.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -40,6 +41,8 @@ pub struct SharedScan {
     /// Jobs started by this scan: (component, planned end, index in the decision's starts).
     started: Vec<(u32, f64, u32)>,
     tiered: Vec<(u32, u32)>,
+    /// The heuristic's scores and order (scratch).
+    order_scratch: (Vec<u128>, Vec<u32>),
 }
 
 /// The three states a scan works on: free now, free at each component's shadow time once its
@@ -51,6 +54,25 @@ struct Working {
 }
 
 impl SharedScan {
+    /// Orders the queue (the heuristic sorts its first `window` jobs, the rest follow in
+    /// queue order: nodes in use may still have room, so every waiting job is looked at) and
+    /// scans it.
+    pub fn scan_ordered(
+        &mut self,
+        view: &View,
+        heuristic: Heuristic,
+        window: usize,
+        backfill: Backfill,
+        decision: &mut Decision,
+    ) {
+        let (mut scores, mut order) = std::mem::take(&mut self.order_scratch);
+        order_window(heuristic, window, view, &mut scores, &mut order);
+        let sorted = order.len();
+        let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
+        self.scan(view, view.queue.len(), position, backfill, decision);
+        self.order_scratch = (scores, order);
+    }
+
     /// Scans the first `len` entries of an order (`position(k)` = queue position of the k-th
     /// job), filling `decision` with the starts, their partitions and allocations, and the
     /// first reservation made.
