@@ -220,3 +220,31 @@ def test_a_platform_that_says_nothing_keeps_whole_nodes():
     platform = parse_platform(SITE.replace('sharing = "cr_core_memory"\n', ""))
     assert platform.sharing == "whole" and not platform.shared
     assert "sharing" not in platform.to_dict()
+
+
+def test_resources_a_run_does_not_follow_are_said_once_in_its_warnings():
+    jobs = pd.DataFrame(
+        {
+            "job_id": [1],
+            "submit": [0.0],
+            "run_time": [10.0],
+            "requested_time": [10.0],
+            "nodes": [1],
+            "user": [1],
+            "cpus": [1],
+        }
+    )
+    capped = parse_platform(SITE.replace("def_mem_per_cpu = 1000", "max_mem_per_node = 4000"))
+    result = hpcsched.simulate(Workload(jobs=jobs, nodes=2), "fcfs", platform=capped)
+    warnings = result.info["workload"]["warnings"]
+    assert [w for w in warnings if "max_mem_per_node" in w] == [
+        "partition batch: max_mem_per_node is read and not simulated yet (no job is held for "
+        "asking more memory per node)"
+    ]
+    whole = parse_platform(SITE.replace('sharing = "cr_core_memory"\n', ""))
+    result = hpcsched.simulate(Workload(jobs=jobs, nodes=2), "fcfs", platform=whole)
+    assert (
+        "platform mini-shared: the groups' memory is read and not simulated: jobs get whole "
+        'nodes (sharing = "whole"; see docs/formats.md)'
+    ) in result.info["workload"]["warnings"]
+    assert "alloc_cpus" not in result.jobs

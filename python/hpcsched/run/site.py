@@ -152,6 +152,9 @@ def resolve_site(
 
         _check_shared_run(spec, site.platform, calendar)
         site = replace(site, shared=native_shared(workload, site.platform, site.assignment))
+    notes = _unsimulated_resources(site.platform)
+    if notes:
+        workload = replace(workload, warnings=[*workload.warnings, *notes])
     if isinstance(spec, PolicySpec) and (
         spec.engine_name == "slurm" or (spec.search is not None and spec.search.orders_by_slurm)
     ):
@@ -268,6 +271,38 @@ def _partition_windows(calendar: DowntimeCalendar, site: RunSite) -> DowntimeCal
             )
         windows.append(replace(w, nodes=sizes[w.partition]))
     return replace(calendar, windows=tuple(windows))
+
+
+def _unsimulated_resources(platform: Platform | None) -> list[str]:
+    """What the run says of a platform's resources it does not follow: memory and generic
+    resources on whole nodes, MaxMemPerNode on shared ones."""
+    if platform is None:
+        return []
+    if not platform.shared:
+        given = [
+            key
+            for key, on in (
+                ("memory", any(g.memory for g in platform.groups)),
+                ("gres", any(g.gres for g in platform.groups)),
+            )
+            if on
+        ]
+        if not given:
+            return []
+        return [
+            f"platform {platform.name}: the groups' {' and '.join(given)} "
+            f"{'are' if len(given) > 1 else 'is'} read and not simulated: jobs get whole nodes "
+            '(sharing = "whole"; see docs/formats.md)'
+        ]
+    capped = (
+        [p.name for p in platform.site.partitions if p.max_mem_per_node] if platform.site else []
+    )
+    if not capped:
+        return []
+    return [
+        f"partition {', '.join(capped)}: max_mem_per_node is read and not simulated yet (no "
+        "job is held for asking more memory per node)"
+    ]
 
 
 def _check_shared_run(
