@@ -20,11 +20,14 @@ __all__ = [
     "DEFAULT_IDLE_TIMEOUT",
     "MAX_COUNT",
     "MAX_LINE_BYTES",
+    "MAX_MEMORY",
     "MAX_NODES",
+    "MAX_PER_NODE",
     "MAX_SEED",
     "MAX_TIME",
     "PRE_MAINTENANCE",
     "QUOTED_CHARS",
+    "SHARING_NAMES",
     "Simulation",
     "__version__",
     "action_names",
@@ -66,6 +69,9 @@ MAX_TIME: float
 MAX_LINE_BYTES: int
 QUOTED_CHARS: int
 MAX_COUNT: int
+MAX_PER_NODE: int
+MAX_MEMORY: int
+SHARING_NAMES: list[str]
 MAX_SEED: int
 DEFAULT_IDLE_TIMEOUT: float
 

@@ -52,9 +52,15 @@ class _RunResultsBase(TypedDict):
 class RunResults(_RunResultsBase, total=False):
     """``Simulation.results()``: per-job outcomes (start kinds are codes into
     ``start_kind_names()``), attempts lost to downtime, EASY reservations, node-seconds per
-    state, and ``energy_j`` when the platform has a power model."""
+    state, and ``energy_j`` when the platform has a power model; where jobs share nodes, what
+    each took (``alloc_*``: its nodes as index ranges, CPUs and MB in all, -1 never started,
+    and generic resources as ``gpu=2``)."""
 
     energy_j: EnergyJoules
+    alloc_nodes: list[str]
+    alloc_cpus: I64
+    alloc_memory: I64
+    alloc_gres: list[str]
 
 
 class _DecisionColumnsBase(TypedDict):
@@ -114,6 +120,7 @@ class SwfColumns(TypedDict):
     allocated_procs: F64
     requested_procs: F64
     requested_time: F64
+    requested_memory: F64
     status: I64
     user: I64
     group: I64

@@ -7,7 +7,7 @@ the killed work is reported separately as lost node-seconds.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -15,6 +15,9 @@ import pandas as pd
 from hpcsched import _core
 from hpcsched.classes import SIZE_CLASSES
 from hpcsched.workload.calendar import DowntimeCalendar
+
+if TYPE_CHECKING:
+    from hpcsched.site.platform import Platform
 
 #: bounded-slowdown threshold (s), the engine's
 BSLD_TAU: float = _core.BSLD_TAU
@@ -82,6 +85,57 @@ def utilization(
             for k, lo, u in before
         ],
     }
+
+
+def platform_cpus(platform: Platform) -> int:
+    """The CPUs of a platform's nodes (Slurm's count)."""
+    return sum(g.nodes * g.cores for g in platform.groups)
+
+
+def resource_utilization(
+    jobs: pd.DataFrame, platform: Platform, horizon: tuple[float, float]
+) -> dict[str, float | None]:
+    """Where jobs share nodes, each resource's share in use over ``horizon`` (no downtime):
+    CPUs, memory (where the platform gives it) and each generic resource kind, from what each
+    job took (``alloc_cpus``, ``alloc_memory_mb``, ``alloc_gres``)."""
+    lo, hi = horizon
+    span = hi - lo
+    start = jobs["start"].to_numpy(np.float64)
+    end = jobs["end"].to_numpy(np.float64)
+    ran = np.isfinite(start)
+    seconds = np.where(ran, np.clip(np.minimum(end, hi) - np.maximum(start, lo), 0, None), 0.0)
+
+    def share(amount: np.ndarray, capacity: float) -> float | None:
+        if capacity <= 0 or span <= 0:
+            return None
+        return float((np.where(ran, amount, 0) * seconds).sum() / (capacity * span))
+
+    groups = platform.groups
+    out: dict[str, float | None] = {
+        "cpus": share(jobs["alloc_cpus"].to_numpy(np.float64), platform_cpus(platform))
+    }
+    memory = sum(g.nodes * g.memory for g in groups)
+    if memory:
+        out["memory"] = share(jobs["alloc_memory_mb"].to_numpy(np.float64), memory)
+    kinds = sorted({kind for g in groups for kind, _ in g.gres})
+    taken = _gres_totals(jobs["alloc_gres"], kinds)
+    for kind in kinds:
+        capacity = sum(g.nodes * dict(g.gres).get(kind, 0) for g in groups)
+        out[f"gres/{kind}"] = share(taken[kind], capacity)
+    return out
+
+
+def _gres_totals(column: pd.Series, kinds: list[str]) -> dict[str, np.ndarray]:
+    """Units of each kind per job from ``alloc_gres`` texts (``gpu=2,gpu:a100=1``)."""
+    out = {kind: np.zeros(len(column)) for kind in kinds}
+    texts = column.fillna("").astype(str).to_numpy()
+    for text in set(texts.tolist()) - {""}:
+        rows = texts == text
+        for part in text.split(","):
+            kind, _, units = part.partition("=")
+            if kind in out:
+                out[kind][rows] += float(units)
+    return out
 
 
 def overall_utilization(

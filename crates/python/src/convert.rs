@@ -10,7 +10,8 @@ use hpcsched_core::sched::slurm::{
 };
 use hpcsched_core::search::Reward;
 use hpcsched_core::spec::{
-    DowntimeColumns, JobColumns, ManagerSpec, NamedManager, RunSpec, SearchSpec, SiteSpec,
+    DowntimeColumns, JobColumns, ManagerSpec, NamedManager, RunSpec, SearchSpec, SharedSpec,
+    SiteSpec,
 };
 use numpy::PyReadonlyArray1;
 use pyo3::prelude::*;
@@ -29,6 +30,7 @@ struct NativeRun<'py> {
     power: Option<Bound<'py, PyDict>>,
     groups: Option<Vec<(u32, Bound<'py, PyDict>)>>,
     site: Option<Bound<'py, PyDict>>,
+    shared: Option<Bound<'py, PyDict>>,
     down_start: PyReadonlyArray1<'py, f64>,
     down_end: PyReadonlyArray1<'py, f64>,
     down_scheduled: PyReadonlyArray1<'py, bool>,
@@ -81,6 +83,7 @@ pub fn native_run(run: &Bound<'_, PyAny>) -> PyResult<Run> {
             })
             .transpose()?,
         site: r.site.as_ref().map(site_spec).transpose()?,
+        shared: r.shared.as_ref().map(shared_spec).transpose()?,
         downtime: DowntimeColumns {
             start: column(&r.down_start),
             end: column(&r.down_end),
@@ -250,6 +253,42 @@ fn site_spec(d: &Bound<'_, PyDict>) -> PyResult<SiteSpec> {
         over_limits: get_item(d, "over_limits")?,
         offsets: offsets.as_array().to_vec(),
         candidates: candidates.as_array().to_vec(),
+    })
+}
+
+/// Jobs sharing nodes, as Python described them (`hpcsched.run.shared.native_shared`).
+fn shared_spec(d: &Bound<'_, PyDict>) -> PyResult<SharedSpec> {
+    fn array<T: numpy::Element + Copy + 'static>(
+        d: &Bound<'_, PyDict>,
+        key: &str,
+    ) -> PyResult<Vec<T>> {
+        let a: PyReadonlyArray1<'_, T> = get_item(d, key)?;
+        Ok(a.as_array().to_vec())
+    }
+    Ok(SharedSpec {
+        sharing: get_item(d, "sharing")?,
+        gres_names: get_item(d, "gres_names")?,
+        shape_cpus: array(d, "shape_cpus")?,
+        shape_threads_per_core: array(d, "shape_threads_per_core")?,
+        shape_memory: array(d, "shape_memory")?,
+        shape_gres: array(d, "shape_gres")?,
+        shape_weight: array(d, "shape_weight")?,
+        node_shape: array(d, "node_shape")?,
+        set_offsets: array(d, "set_offsets")?,
+        set_nodes: array(d, "set_nodes")?,
+        set_min_nodes: array(d, "set_min_nodes")?,
+        set_max_nodes: array(d, "set_max_nodes")?,
+        set_exclusive: array(d, "set_exclusive")?,
+        nodes: array(d, "nodes")?,
+        tasks: array(d, "tasks")?,
+        cpus_per_task: array(d, "cpus_per_task")?,
+        memory_kind: array(d, "memory_kind")?,
+        memory: array(d, "memory")?,
+        exclusive: array(d, "exclusive")?,
+        gres_request_names: get_item(d, "gres_request_names")?,
+        gres_offsets: array(d, "gres_offsets")?,
+        gres_name: array(d, "gres_name")?,
+        gres_count: array(d, "gres_count")?,
     })
 }
 

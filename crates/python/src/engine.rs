@@ -303,7 +303,8 @@ impl PySimulation {
             }
             out.set_item("partition", partition.into_pyarray(py))?;
         }
-        if inputs.site.is_some() || inputs.submit_limits.is_some() {
+        let shared = inputs.shared.is_some();
+        if inputs.site.is_some() || inputs.submit_limits.is_some() || shared {
             // why a job was refused at submission (-1: it was not)
             let mut rejected = vec![-1i8; log.start.len()];
             for &(j, reason) in &log.rejected {
@@ -311,7 +312,7 @@ impl PySimulation {
             }
             out.set_item("rejected", rejected.into_pyarray(py))?;
         }
-        if inputs.site.is_some() {
+        if inputs.site.is_some() || shared {
             // why the site holds a queued job pending for ever (-1: it does not)
             let mut held = vec![-1i8; log.start.len()];
             for &(j, reason) in &log.held {
@@ -319,10 +320,70 @@ impl PySimulation {
             }
             out.set_item("held", held.into_pyarray(py))?;
         }
+        if let Some(model) = inputs.shared.as_ref() {
+            shared_results(py, &out, log, model)?;
+        }
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;
         Ok(out)
     }
+}
+
+/// What each job took on shared nodes (its last start): its nodes as index ranges
+/// (`0-3,7`), its CPUs and memory (MB) in all (-1: never started) and its generic resources
+/// (`gpu:a100=2,gpu=1`).
+fn shared_results(
+    py: Python<'_>,
+    out: &Bound<'_, PyDict>,
+    log: &hpcsched_core::RunLog,
+    model: &hpcsched_core::model::SharedNodes,
+) -> PyResult<()> {
+    let n = log.start.len();
+    let names = model.resources.gres_names();
+    let kinds = names.len();
+    let mut nodes = vec![String::new(); n];
+    let mut cpus = vec![-1i64; n];
+    let mut memory = vec![-1i64; n];
+    let mut gres = vec![String::new(); n];
+    for (job, a) in &log.allocations {
+        let j = *job as usize;
+        nodes[j] = index_ranges(&a.nodes);
+        cpus[j] = a.total_cpus() as i64;
+        memory[j] = a.total_memory() as i64;
+        gres[j] = (0..kinds)
+            .map(|k| (k, a.total_gres(k, kinds)))
+            .filter(|&(_, units)| units > 0)
+            .map(|(k, units)| format!("{}={units}", names[k]))
+            .collect::<Vec<_>>()
+            .join(",");
+    }
+    out.set_item("alloc_nodes", nodes)?;
+    out.set_item("alloc_cpus", cpus.into_pyarray(py))?;
+    out.set_item("alloc_memory", memory.into_pyarray(py))?;
+    out.set_item("alloc_gres", gres)?;
+    Ok(())
+}
+
+/// Ascending node indices as ranges: `0-3,7`.
+fn index_ranges(nodes: &[u32]) -> String {
+    let mut out = String::new();
+    let mut i = 0;
+    while i < nodes.len() {
+        let mut j = i;
+        while j + 1 < nodes.len() && nodes[j + 1] == nodes[j] + 1 {
+            j += 1;
+        }
+        if !out.is_empty() {
+            out.push(',');
+        }
+        if j > i {
+            out.push_str(&format!("{}-{}", nodes[i], nodes[j]));
+        } else {
+            out.push_str(&nodes[i].to_string());
+        }
+        i = j + 1;
+    }
+    out
 }
 
 /// A decision log's columns as a dict of numpy arrays (text columns as lists of str).

@@ -311,6 +311,16 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // The largest search count (iterations, depth, trees: u32 in `SearchConfig`) and seed (u64).
     m.add("MAX_COUNT", u32::MAX)?;
     m.add("MAX_SEED", u64::MAX)?;
+    // What a node may hold where jobs share nodes, and the names of the sharing modes.
+    m.add(
+        "MAX_PER_NODE",
+        hpcsched_core::model::resources::MAX_PER_NODE,
+    )?;
+    m.add("MAX_MEMORY", hpcsched_core::model::resources::MAX_MEMORY)?;
+    m.add(
+        "SHARING_NAMES",
+        hpcsched_core::model::Sharing::NAMES.to_vec(),
+    )?;
     m.add(
         "DEFAULT_IDLE_TIMEOUT",
         hpcsched_core::power::config::DEFAULT_IDLE_TIMEOUT,

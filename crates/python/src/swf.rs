@@ -60,6 +60,7 @@ fn into_dict(py: Python<'_>, table: SwfTable) -> PyResult<Bound<'_, PyDict>> {
     out.set_item("allocated_procs", table.allocated_procs.into_pyarray(py))?;
     out.set_item("requested_procs", table.requested_procs.into_pyarray(py))?;
     out.set_item("requested_time", table.requested_time.into_pyarray(py))?;
+    out.set_item("requested_memory", table.requested_memory.into_pyarray(py))?;
     out.set_item("status", table.status.into_pyarray(py))?;
     out.set_item("user", table.user.into_pyarray(py))?;
     out.set_item("group", table.group.into_pyarray(py))?;

@@ -36,6 +36,9 @@ class NativeRun:
     groups: list[tuple[int, dict[str, float]]] | None
     #: partitions and each job's candidates (``RunSite.native``); None: one pool
     site: dict[str, Any] | None
+    #: where jobs share nodes, their resources and requests (``RunSite.shared``); None: whole
+    #: nodes
+    shared: dict[str, Any] | None
     down_start: npt.NDArray[np.float64]
     down_end: npt.NDArray[np.float64]
     down_scheduled: npt.NDArray[np.bool_]
@@ -94,6 +97,7 @@ def native_run(
         power=platform.power.to_dict() if platform is not None and platform.power else None,
         groups=_power_groups(platform),
         site=site.native(),
+        shared=site.shared,
         **calendar.columns(site.partition_names),
         announce_lead=calendar.announce_lead,
         overrun=overrun,
@@ -124,7 +128,12 @@ def manager_options(
     if spec.power is not None:
         native: dict[str, Any] = spec.power.to_native()
         return native
-    if platform is not None and platform.heterogeneous and platform.site is None:
+    if (
+        platform is not None
+        and platform.heterogeneous
+        and platform.site is None
+        and not platform.shared
+    ):
         # Jobs run within one node group: an IPM whose timeout never comes places them.
         placement = PowerSpec(manager="ipm").to_native()
         placement["idle_timeout"] = float("inf")
@@ -138,7 +147,12 @@ def manager_options(
 def _power_groups(platform: Platform | None) -> list[tuple[int, dict[str, float]]] | None:
     """The node groups the engine places jobs in: those of a platform of several groups with
     their power models, without partitions (partitions say where jobs run)."""
-    if platform is None or not platform.heterogeneous or platform.site is not None:
+    if (
+        platform is None
+        or not platform.heterogeneous
+        or platform.site is not None
+        or platform.shared  # (placement on shared nodes is Slurm's rule, not node groups)
+    ):
         return None
     groups = [(g.nodes, g.power.to_dict()) for g in platform.groups if g.power is not None]
     return groups if len(groups) == len(platform.groups) else None

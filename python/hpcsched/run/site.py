@@ -42,6 +42,9 @@ class RunSite:
     platform: Platform | None = None
     assignment: Assignment | None = None
     slurm: dict[str, Any] | None = None
+    #: where jobs share nodes, the nodes' resources and each job's request
+    #: (``NativeRun.shared``: :func:`~hpcsched.run.shared.native_shared`); None: whole nodes
+    shared: dict[str, Any] | None = None
 
     @property
     def site(self) -> Site | None:
@@ -81,7 +84,8 @@ class RunSite:
 
     def by_partition(self, table: pd.DataFrame, makespan: float) -> dict[str, Any]:
         """Waits, bounded slowdown and utilization of each partition: of the jobs that ran in
-        it, over its nodes from 0 to the makespan (nodes two partitions share count in both)."""
+        it, over its nodes from 0 to the makespan (nodes two partitions share count in both);
+        where jobs share nodes, of its CPUs."""
         from hpcsched import metrics
 
         out: dict[str, Any] = {}
@@ -89,8 +93,12 @@ class RunSite:
             ran = table[table["partition"] == partition.name]
             wait = ran["wait"].to_numpy()
             executed = (ran["end"] - ran["start"]).to_numpy()
-            busy = float((executed * ran["nodes"].to_numpy()).sum())
-            capacity = partition.nodes * makespan
+            if "alloc_cpus" in ran:
+                busy = float((executed * ran["alloc_cpus"].to_numpy()).sum())
+                capacity = partition.nodes * partition.cores * makespan
+            else:
+                busy = float((executed * ran["nodes"].to_numpy()).sum())
+                capacity = partition.nodes * makespan
             out[partition.name] = {
                 "nodes": partition.nodes,
                 "tier": partition.tier,
@@ -139,6 +147,14 @@ def resolve_site(
     recorded = isinstance(spec, PolicySpec) and spec.name == RECORDED
     if site.platform is not None and site.site is not None and not recorded:
         _check_partitioned_run(spec, site.platform, calendar)
+    if site.platform is not None and site.platform.shared:
+        from hpcsched.run.shared import native_shared
+
+        _check_shared_run(spec, site.platform, calendar)
+        site = replace(site, shared=native_shared(workload, site.platform, site.assignment))
+    notes = _unsimulated_resources(site.platform)
+    if notes:
+        workload = replace(workload, warnings=[*workload.warnings, *notes])
     if isinstance(spec, PolicySpec) and (
         spec.engine_name == "slurm" or (spec.search is not None and spec.search.orders_by_slurm)
     ):
@@ -255,6 +271,67 @@ def _partition_windows(calendar: DowntimeCalendar, site: RunSite) -> DowntimeCal
             )
         windows.append(replace(w, nodes=sizes[w.partition]))
     return replace(calendar, windows=tuple(windows))
+
+
+def _unsimulated_resources(platform: Platform | None) -> list[str]:
+    """What the run says of a platform's resources it does not follow: memory and generic
+    resources on whole nodes, MaxMemPerNode on shared ones."""
+    if platform is None:
+        return []
+    if not platform.shared:
+        given = [
+            key
+            for key, on in (
+                ("memory", any(g.memory for g in platform.groups)),
+                ("gres", any(g.gres for g in platform.groups)),
+            )
+            if on
+        ]
+        if not given:
+            return []
+        return [
+            f"platform {platform.name}: the groups' {' and '.join(given)} "
+            f"{'are' if len(given) > 1 else 'is'} read and not simulated: jobs get whole nodes "
+            '(sharing = "whole"; see docs/formats.md)'
+        ]
+    capped = (
+        [p.name for p in platform.site.partitions if p.max_mem_per_node] if platform.site else []
+    )
+    if not capped:
+        return []
+    return [
+        f"partition {', '.join(capped)}: max_mem_per_node is read and not simulated yet (no "
+        "job is held for asking more memory per node)"
+    ]
+
+
+def _check_shared_run(
+    spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
+) -> None:
+    """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
+    run): the queue heuristics, with or without EASY, do."""
+    from hpcsched import _core
+
+    unsupported = None
+    if (
+        isinstance(spec, PythonPolicySpec)
+        or spec.engine_name not in _core.heuristic_names()
+        or spec.search is not None
+        or spec.is_power
+    ):
+        unsupported = (f"policy {spec.name}", "--policy")
+    elif getattr(spec, "estimates", "requested") != "requested":
+        unsupported = ("EASY on predicted run times", "--estimates")
+    elif len(calendar):
+        unsupported = ("a downtime calendar", "--downtime")
+    if unsupported is not None:
+        what, option = unsupported
+        raise OptionError(
+            f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
+            f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp, ..., "
+            "with or without EASY) do",
+            option=option,
+        )
 
 
 def _check_partitioned_run(

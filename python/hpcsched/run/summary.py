@@ -67,6 +67,12 @@ def build_result(
     table = job_table(workload, raw)
     if site.site is not None and "partition" in raw:
         table["partition"] = site.partition_column(raw["partition"])
+    if "alloc_cpus" in raw:
+        # what each job took on shared nodes (its nodes as index ranges; -1: never started)
+        table["alloc_nodes"] = pd.Series(raw["alloc_nodes"], dtype="string")
+        table["alloc_cpus"] = raw["alloc_cpus"].astype(np.int64)
+        table["alloc_memory_mb"] = raw["alloc_memory"].astype(np.int64)
+        table["alloc_gres"] = pd.Series(raw["alloc_gres"], dtype="string")
     if "rejected" in raw:
         table["rejected"] = rejected_column(raw)
     if "held" in raw:
@@ -182,6 +188,26 @@ def job_table(workload: Workload, raw: dict[str, Any]) -> pd.DataFrame:
     return table
 
 
+def _utilization(
+    table: pd.DataFrame,
+    lost: pd.DataFrame,
+    workload: Workload,
+    calendar: DowntimeCalendar,
+    platform: Platform | None,
+    last_end: float,
+) -> dict[str, Any]:
+    """Utilization over uptime: of the nodes, or where jobs share nodes of the CPUs, with each
+    resource's beside (``by_resource``)."""
+    horizon = (0.0, last_end)
+    if platform is None or not platform.shared or "alloc_cpus" not in table:
+        return metrics.utilization(table, lost, workload.nodes, calendar, horizon)
+    cpus = table.assign(nodes=table["alloc_cpus"].clip(lower=0))
+    out = metrics.utilization(cpus, lost, metrics.platform_cpus(platform), calendar, horizon)
+    out["basis"] = "cpus"
+    out["by_resource"] = metrics.resource_utilization(table, platform, horizon)
+    return out
+
+
 def summary_info(
     workload: Workload,
     calendar: DowntimeCalendar,
@@ -262,7 +288,7 @@ def summary_info(
             "mean": float((started["end"] - started["submit"]).mean()) if len(started) else None
         },
         "makespan": last_end,
-        "utilization": metrics.utilization(table, lost, workload.nodes, calendar, (0.0, last_end)),
+        "utilization": _utilization(table, lost, workload, calendar, platform, last_end),
         "downtime": {
             "windows": len(calendar),
             "outside_run": outside,

@@ -27,13 +27,19 @@ class PowerModel:
 
 @dataclass(frozen=True)
 class NodeGroup:
-    """Nodes of one kind: how many, their power model (None when no group has one) and their
-    cores (processors) per node."""
+    """Nodes of one kind: how many, their power model (None when no group has one), their
+    cores (processors, Slurm's CPUs) per node and, where jobs share nodes (DESIGN §3.8), the
+    CPUs per core, the memory (MB) jobs may use, the generic resources by kind (``gpu``,
+    ``gpu:a100``) and Slurm's node weight (lowest first)."""
 
     name: str
     nodes: int
     power: PowerModel | None
     cores: int = 1
+    threads_per_core: int = 1
+    memory: int = 0
+    gres: tuple[tuple[str, int], ...] = ()
+    weight: int = 1
 
     def to_dict(self) -> dict[str, object]:
         out: dict[str, object] = {
@@ -41,6 +47,15 @@ class NodeGroup:
             "nodes": self.nodes,
             "power": self.power.to_dict() if self.power else None,
         }
-        if self.cores != 1:  # only then: the files written before cores stay as they were
+        # (each only when given: the files written before them stay as they were)
+        if self.cores != 1:
             out["cores"] = self.cores
+        if self.threads_per_core != 1:
+            out["threads_per_core"] = self.threads_per_core
+        if self.memory:
+            out["memory"] = self.memory
+        if self.gres:
+            out["gres"] = dict(self.gres)
+        if self.weight != 1:
+            out["weight"] = self.weight
         return out

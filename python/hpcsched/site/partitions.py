@@ -52,7 +52,14 @@ PARTITION_KEYS = (
     "default",
     "state",
     "aliases",
+    "def_mem_per_cpu",
+    "def_mem_per_node",
+    "max_mem_per_node",
+    "oversubscribe",
 )
+#: Slurm's OverSubscribe values hpcsched follows: ``no`` (jobs share nodes by resources) and
+#: ``exclusive`` (each job has whole nodes)
+OVERSUBSCRIBE = ("no", "exclusive")
 ROUTE_KEYS = ("partition", "queue", "min_nodes", "max_nodes", "max_time")
 #: Slurm's words for "no limit" (``MaxTime=UNLIMITED``, ``MaxNodes=INFINITE``).
 UNLIMITED = ("unlimited", "infinite")
@@ -76,6 +83,14 @@ class Partition:
     default: bool = False
     state: str = "up"
     aliases: tuple[str, ...] = ()
+    #: where jobs share nodes: the memory (MB) of a job that asks none, per CPU or per node
+    #: (Slurm's DefMemPerCPU, DefMemPerNode), the most a job may ask per node
+    #: (MaxMemPerNode; a job over it waits for ever) and whether every job takes whole nodes
+    #: (OverSubscribe=EXCLUSIVE)
+    def_mem_per_cpu: int | None = None
+    def_mem_per_node: int | None = None
+    max_mem_per_node: int | None = None
+    exclusive: bool = False
 
     @property
     def nodes(self) -> int:
@@ -93,7 +108,19 @@ class Partition:
             "default": self.default,
             "state": self.state,
             "aliases": list(self.aliases),
+            **self._resource_rules(),
         }
+
+    def _resource_rules(self) -> dict[str, object]:
+        """The memory defaults and caps and OverSubscribe, those given only (the files
+        written before them stay as they were)."""
+        out: dict[str, object] = {}
+        for key in ("def_mem_per_cpu", "def_mem_per_node", "max_mem_per_node"):
+            if getattr(self, key) is not None:
+                out[key] = getattr(self, key)
+        if self.exclusive:
+            out["oversubscribe"] = "exclusive"
+        return out
 
 
 @dataclass(frozen=True)
@@ -276,7 +303,27 @@ def _partition(
             path=path,
             field=f"{prefix}.aliases",
         )
+    memory = {
+        key: _megabytes(table, key, path, prefix)
+        for key in ("def_mem_per_cpu", "def_mem_per_node", "max_mem_per_node")
+    }
+    if memory["def_mem_per_cpu"] is not None and memory["def_mem_per_node"] is not None:
+        raise InputError(
+            "def_mem_per_cpu and def_mem_per_node exclude each other (Slurm takes one)",
+            path=path,
+            field=f"{prefix}.def_mem_per_node",
+        )
+    oversubscribe = table.get("oversubscribe", "no")
+    if not isinstance(oversubscribe, str) or oversubscribe.lower() not in OVERSUBSCRIBE:
+        raise InputError(
+            unknown_name("oversubscribe value", oversubscribe, OVERSUBSCRIBE)
+            + " (YES and FORCE share cores between jobs, which hpcsched does not simulate)",
+            path=path,
+            field=f"{prefix}.oversubscribe",
+        )
     return Partition(
+        **memory,
+        exclusive=oversubscribe.lower() == "exclusive",
         name=name,
         ranges=ranges,
         cores=cores,
@@ -320,6 +367,20 @@ def _route(table: dict[str, Any], site: Site, path: str, prefix: str) -> Route:
         max_nodes=max_nodes,
         max_time=slurm_time(table.get("max_time"), path, f"{prefix}.max_time"),
     )
+
+
+def _megabytes(table: dict[str, Any], key: str, path: str, prefix: str) -> int | None:
+    """A memory size in MB (None when left out)."""
+    value = table.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= _core.MAX_MEMORY:
+        raise InputError(
+            f"{key} must be a number of MB from 1 to {_core.MAX_MEMORY}, not {shown(value)}",
+            path=path,
+            field=f"{prefix}.{key}",
+        )
+    return value
 
 
 def _count(

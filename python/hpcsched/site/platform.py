@@ -52,6 +52,7 @@ describe the site (:mod:`hpcsched.site.partitions`).
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass
 from importlib import resources
@@ -76,8 +77,20 @@ if TYPE_CHECKING:
 POWER_KEYS = ("computing", "idle", "sleeping", "switching_on", "switching_off")
 TRANSITION_KEYS = ("switch_on", "switch_on_std", "switch_off", "switch_off_std")
 SITE_KEYS = ("partitions", "routes", "over_limits")
-PLATFORM_KEYS = ("name", "nodes", "power", "transitions", "groups", *SITE_KEYS)
-GROUP_KEYS = ("name", "nodes", "cores", "power", "transitions")
+PLATFORM_KEYS = ("name", "nodes", "power", "transitions", "groups", "sharing", *SITE_KEYS)
+GROUP_KEYS = (
+    "name",
+    "nodes",
+    "cores",
+    "threads_per_core",
+    "memory",
+    "gres",
+    "weight",
+    "power",
+    "transitions",
+)
+#: a generic resource's kind: a name, or name:type (``gpu``, ``gpu:a100``)
+_GRES_KIND = re.compile(r"[A-Za-z][A-Za-z0-9_]*(:[A-Za-z0-9_.-]+)?")
 
 
 @dataclass(frozen=True)
@@ -95,6 +108,14 @@ class Platform:
     notes: tuple[str, ...] = ()
     #: the scheduling settings of the slurm.conf it was read from (``--policy slurm``)
     slurm: SlurmSettings | None = None
+    #: how jobs share nodes: ``whole`` (each job has its nodes to itself), or Slurm's
+    #: cons_tres with ``cr_cpu``, ``cr_core``, ``cr_cpu_memory``, ``cr_core_memory``
+    sharing: str = "whole"
+
+    @property
+    def shared(self) -> bool:
+        """Jobs share nodes by CPUs (and memory, generic resources)."""
+        return self.sharing != "whole"
 
     @property
     def heterogeneous(self) -> bool:
@@ -111,6 +132,8 @@ class Platform:
             out["groups"] = [g.to_dict() for g in self.groups]
         if self.site is not None:
             out["site"] = self.site.to_dict()
+        if self.shared:
+            out["sharing"] = self.sharing
         return out
 
 
@@ -155,8 +178,16 @@ def parse_platform(text: str, path: str = "<input>") -> Platform:
         raise InputError(
             unknown_name("key", unknown[0], PLATFORM_KEYS), path=path, field=unknown[0]
         )
+    sharing = _sharing(document, path)
     if "groups" in document:
-        return _parse_groups(document, path)
+        return _parse_groups(document, path, sharing)
+    if sharing != "whole":
+        raise InputError(
+            f"sharing = {shown(sharing)} needs the nodes' cores and memory: describe them in "
+            "[[groups]] tables",
+            path=path,
+            field="sharing",
+        )
     if "nodes" not in document:
         raise InputError("missing key nodes (the machine size)", path=path, field="nodes")
     nodes = document.get("nodes")
@@ -213,7 +244,73 @@ def _power_model(document: dict[str, Any], path: str, prefix: str) -> PowerModel
     return PowerModel(**values)
 
 
-def _parse_groups(document: dict[str, Any], path: str) -> Platform:
+def _sharing(document: dict[str, Any], path: str) -> str:
+    """``sharing``: how jobs share nodes (Slurm's ``SelectTypeParameters`` in lower case, or
+    ``whole``)."""
+    value = document.get("sharing", "whole")
+    names = _core.SHARING_NAMES
+    if not isinstance(value, str) or value.lower() not in names:
+        raise InputError(unknown_name("sharing", value, names), path=path, field="sharing")
+    return value.lower()
+
+
+def _integer(
+    table: dict[str, Any], key: str, default: int, low: int, high: int, path: str, field: str
+) -> int:
+    """``table[key]`` (``default`` when left out) as an integer from ``low`` to ``high``."""
+    value = table.get(key, default)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise InputError(
+            f"{key} must be an integer from {low} to {high}, not {shown(value)}",
+            path=path,
+            field=field,
+        )
+    return value
+
+
+def _node_resources(
+    table: dict[str, Any], cores: int, sharing: str, path: str, prefix: str
+) -> dict[str, Any]:
+    """A group's CPUs per core, memory (MB), generic resources and weight."""
+    tpc = _integer(
+        table, "threads_per_core", 1, 1, _core.MAX_PER_NODE, path, f"{prefix}threads_per_core"
+    )
+    if cores % tpc:
+        raise InputError(
+            f"{cores} cores are not whole cores of {tpc} threads",
+            path=path,
+            field=f"{prefix}threads_per_core",
+        )
+    memory = _integer(table, "memory", 0, 0, _core.MAX_MEMORY, path, f"{prefix}memory")
+    if sharing.endswith("_memory") and memory == 0:
+        raise InputError(
+            f"sharing = {shown(sharing)} makes memory a resource: give the group's memory "
+            "(MB a job may use)",
+            path=path,
+            field=f"{prefix}memory",
+        )
+    raw = table.get("gres", {})
+    if not isinstance(raw, dict):
+        raise InputError(
+            f"gres must be a table of counts (gres = {{gpu = 4}}), not {shown(raw)}",
+            path=path,
+            field=f"{prefix}gres",
+        )
+    gres = []
+    for kind in raw:
+        if not _GRES_KIND.fullmatch(kind):
+            raise InputError(
+                f"{shown(kind)} is not a generic resource's name or name:type (gpu, gpu:a100)",
+                path=path,
+                field=f"{prefix}gres",
+            )
+        value = _integer(raw, kind, 0, 0, _core.MAX_PER_NODE, path, f"{prefix}gres.{kind}")
+        gres.append((kind, value))
+    weight = _integer(table, "weight", 1, 0, _core.MAX_COUNT, path, f"{prefix}weight")
+    return {"threads_per_core": tpc, "memory": memory, "gres": tuple(gres), "weight": weight}
+
+
+def _parse_groups(document: dict[str, Any], path: str, sharing: str = "whole") -> Platform:
     """A platform of node groups (``[[groups]]`` tables)."""
     for key in ("nodes", "power", "transitions"):
         if key in document:
@@ -273,7 +370,14 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
                     field=f"{prefix}power",
                 )
             power = _power_model(table, path, prefix)
-        groups.append(NodeGroup(name, count, power, cores))
+        if sharing != "whole" and cores > _core.MAX_PER_NODE:
+            raise InputError(
+                f"cores must be at most {_core.MAX_PER_NODE} where jobs share nodes, not {cores}",
+                path=path,
+                field=f"{prefix}cores",
+            )
+        resources = _node_resources(table, cores, sharing, path, prefix)
+        groups.append(NodeGroup(name, count, power, cores, **resources))
     total = sum(g.nodes for g in groups)
     if total > _core.MAX_NODES:
         raise InputError(
@@ -283,7 +387,7 @@ def _parse_groups(document: dict[str, Any], path: str) -> Platform:
         )
     name = _name(document, path, "name", os.path.basename(path).removesuffix(".toml"))
     site = parse_site(document, groups, path)
-    return Platform(name, total, groups[0].power, path, tuple(groups), site)
+    return Platform(name, total, groups[0].power, path, tuple(groups), site, sharing=sharing)
 
 
 def _name(table: dict[str, Any], path: str, field: str, default: str | None = None) -> str:

@@ -164,6 +164,8 @@ def read_swf(
             "nodes": job_nodes[rows].astype(np.int64),
             "user": raw["user"][rows],
             "procs": procs[rows].astype(np.int64),
+            # field 10, KB per processor: MB per CPU where a platform's nodes are shared
+            "mem_per_cpu": _megabytes_per_cpu(raw["requested_memory"][rows]),
             "requested_known": requested_known[order],
             "status": raw["status"][rows],
             "group": raw["group"][rows],
@@ -188,6 +190,12 @@ def read_swf(
         partition_names=parse_names(raw["header"], "Partition"),
         removed_by_archive=removed_by_archive(raw["comments"]),
     )
+
+
+def _megabytes_per_cpu(kilobytes: np.ndarray) -> np.ndarray:
+    """SWF's requested memory (field 10, KB per processor, -1 unknown) in MB per CPU, NaN
+    when unknown or 0; a part of a MB is a whole one (Slurm counts memory in MB)."""
+    return np.where(kilobytes > 0, np.ceil(kilobytes / 1024.0), np.nan)
 
 
 def _check_gzip_name(name: str) -> None:

@@ -8,7 +8,7 @@ use crate::engine::submit_limit::SubmitLimits;
 use crate::error::{CoreError, Result};
 use crate::model::{
     Calendar, DowntimeKind, JobTable, Machine, OverLimits, Overrun, PartitionSpec, PowerModel,
-    Site, MAX_NODES,
+    SharedNodes, Site, MAX_NODES,
 };
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -60,6 +60,8 @@ pub struct Inputs {
     /// Caps on the jobs a group may have pending or running (`None`: none): a submission over
     /// its group's cap is refused.
     pub submit_limits: Option<SubmitLimits>,
+    /// Jobs share nodes by CPUs, memory and generic resources (`None`: whole nodes).
+    pub shared: Option<SharedNodes>,
 }
 
 impl Inputs {
@@ -70,9 +72,9 @@ impl Inputs {
                 "power management needs a platform with a power model",
             ));
         }
-        if self.site.is_some() {
+        if self.site.is_some() || self.shared.is_some() {
             return Err(CoreError::input(
-                "partitions with node power states: not yet",
+                "partitions or shared nodes with node power states: not yet",
             ));
         }
         self.power_managed = true;
@@ -184,6 +186,45 @@ impl Inputs {
         Ok(self)
     }
 
+    /// Jobs share nodes: each node's resources and each job's request, and the node sets
+    /// (the site's partitions, in order, or one set of every node). Set after the site.
+    /// Downtime and node power states do not combine with shared nodes yet: they are refused.
+    /// Jobs that fit none of their partitions' nodes even when empty are refused at
+    /// submission, or held pending for ever as the site says (`OverLimits`), as larger than
+    /// their partition.
+    pub fn with_shared_nodes(mut self, shared: SharedNodes) -> Result<Self> {
+        if shared.resources.nodes() != self.machine.nodes {
+            return Err(CoreError::input(format!(
+                "resources of {} nodes for a machine of {}",
+                shared.resources.nodes(),
+                self.machine.nodes
+            )));
+        }
+        if shared.requests.len() != self.jobs.len() {
+            return Err(CoreError::input("one resource request per job"));
+        }
+        let sets = self.site.as_ref().map_or(1, |site| site.partitions().len());
+        if shared.sets.len() != sets {
+            return Err(CoreError::input(format!(
+                "{} node sets for {sets} partitions",
+                shared.sets.len()
+            )));
+        }
+        if self.power_managed || !self.groups.is_empty() || !self.calendar.windows().is_empty() {
+            return Err(CoreError::input(
+                "jobs sharing nodes with downtime, node power states or node groups of their \
+                 own power: not yet",
+            ));
+        }
+        let mut shared = shared;
+        match self.site.as_ref() {
+            Some(site) => shared.screen(|j| site.usable(j)),
+            None => shared.screen(|_| &[0]),
+        }
+        self.shared = Some(shared);
+        Ok(self)
+    }
+
     /// Puts a power manager under the queue policy.
     pub fn with_manager(
         self,
@@ -276,6 +317,7 @@ impl Inputs {
             site: None,
             ranks: Vec::new(),
             submit_limits: None,
+            shared: None,
         })
     }
 }

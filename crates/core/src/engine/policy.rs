@@ -66,6 +66,8 @@ pub struct Decision {
     pub site_starts: Vec<(u32, u32)>,
     /// On a site, the nodes of the starts: (atom, count) pairs (`model::site`).
     pub takes: Vec<(u32, u32)>,
+    /// When jobs share nodes, what each start takes, in start order.
+    pub allocations: Vec<crate::packing::Allocation>,
 }
 
 impl Decision {
@@ -80,6 +82,7 @@ impl Decision {
         self.timers.clear();
         self.site_starts.clear();
         self.takes.clear();
+        self.allocations.clear();
     }
 }
 

@@ -47,6 +47,8 @@ pub struct RunLog {
     /// On a site, the jobs queued that it holds pending for ever, with the reason: (job,
     /// reason).
     pub held: Vec<(u32, crate::model::Held)>,
+    /// When jobs share nodes, what each start took: (job, allocation), in start order.
+    pub allocations: Vec<(u32, crate::packing::Allocation)>,
 }
 
 impl RunLog {
@@ -69,6 +71,7 @@ impl RunLog {
             partition: Vec::new(),
             rejected: Vec::new(),
             held: Vec::new(),
+            allocations: Vec::new(),
         }
     }
 
@@ -105,6 +108,12 @@ impl RunLog {
                 self.partition = vec![u32::MAX; jobs];
             }
             self.partition[job as usize] = p;
+        }
+    }
+
+    pub(crate) fn record_allocation(&mut self, job: u32, allocation: &crate::packing::Allocation) {
+        if self.is_recording() {
+            self.allocations.push((job, allocation.clone()));
         }
     }
 

@@ -74,6 +74,8 @@ pub struct SimState {
     pub(crate) nodes: Option<Nodes>,
     /// Free and held nodes of the site's atoms, on a platform with partitions.
     pub(crate) site: Option<crate::engine::site::SiteState>,
+    /// Each node's free resources and each running job's, when jobs share nodes.
+    pub(crate) shared: Option<crate::engine::shared::SharedState>,
     /// The power manager under the queue policy, if any.
     pub(crate) manager: Option<Box<dyn PowerLayer>>,
     /// The manager has prepared the current instant and not acted on it yet.

@@ -2,6 +2,7 @@
 
 use crate::engine::layer::PowerLayer;
 use crate::engine::power::Node;
+use crate::engine::shared::SharedView;
 use crate::engine::site::SiteView;
 use crate::engine::state::Running;
 use crate::model::{Downtime, JobTable, PowerModel};
@@ -139,6 +140,8 @@ pub struct View<'a> {
     pub completed: &'a [(u32, f64, f64)],
     /// The partitions and their nodes, on a platform with partitions.
     pub site: Option<SiteView<'a>>,
+    /// Each node's free resources and each job's request, when jobs share nodes.
+    pub shared: Option<SharedView<'a>>,
     /// Each job's place in an outside priority order (Slurm's multifactor priorities, set by
     /// a policy that keeps them: the ordering [`crate::sched::Heuristic::Slurm`] reads it);
     /// empty when there is none.
@@ -173,6 +176,7 @@ impl<'a> View<'a> {
             arrived: &[],
             completed: &[],
             site: None,
+            shared: None,
             ranks: &[],
         }
     }
@@ -198,6 +202,7 @@ impl View<'_> {
     #[inline]
     pub fn starts_nothing(&self) -> bool {
         self.manager.is_none()
+            && self.shared.is_none()
             && self
                 .queue
                 .iter()

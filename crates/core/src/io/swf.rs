@@ -64,6 +64,8 @@ pub struct SwfTable {
     pub allocated_procs: Vec<f64>,
     pub requested_procs: Vec<f64>,
     pub requested_time: Vec<f64>,
+    /// Field 10, kilobytes per processor as written: -1 when unknown.
+    pub requested_memory: Vec<f64>,
     pub status: Vec<i64>,
     pub user: Vec<i64>,
     pub group: Vec<i64>,
@@ -217,6 +219,7 @@ impl SwfParser {
             &mut table.allocated_procs,
             &mut table.requested_procs,
             &mut table.requested_time,
+            &mut table.requested_memory,
         ] {
             col.reserve(approx_lines);
         }
@@ -357,6 +360,7 @@ fn push_job(table: &mut SwfTable, f: &[f64; SWF_FIELDS], line: u64) {
     table.allocated_procs.push(f[4]);
     table.requested_procs.push(f[7]);
     table.requested_time.push(f[8]);
+    table.requested_memory.push(f[9]);
     table.status.push(f[10] as i64);
     table.user.push(f[11] as i64);
     table.group.push(f[12] as i64);

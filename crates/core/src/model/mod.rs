@@ -13,5 +13,7 @@ pub use job::{Job, JobTable, MAX_TIME};
 pub use machine::{Machine, Overrun, MAX_NODES};
 pub use power::{Energy, PowerModel};
 pub use rejection::{Held, Rejection};
-pub use resources::{GresRequest, Memory, NodeShape, Request, Resources, Sharing};
+pub use resources::{
+    GresRequest, Memory, NodeSet, NodeShape, Request, Resources, SharedNodes, Sharing,
+};
 pub use site::{OverLimits, Partition, PartitionSpec, PartitionState, Site};

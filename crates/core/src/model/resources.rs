@@ -160,7 +160,7 @@ impl Resources {
 }
 
 /// The memory a job asks for on each of its nodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Memory {
     /// MB per node (`--mem`).
     PerNode(u64),
@@ -173,14 +173,14 @@ pub enum Memory {
 
 /// One generic resource a job asks for on each node: `count` units drawn from `kinds`
 /// (`Resources::gres_kinds`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct GresRequest {
     pub kinds: Box<[u32]>,
     pub count: u32,
 }
 
 /// What a job asks for, as Slurm's `sbatch` options say it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Request {
     /// `-N`: the nodes it needs (`None`: as few as its tasks take, from 1).
     pub nodes: Option<u32>,
@@ -239,5 +239,107 @@ impl Request {
             }
         }
         Ok(())
+    }
+}
+
+/// A set of nodes jobs start on together (a partition, or the whole machine), as placement
+/// sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSet {
+    /// Its nodes, ascending.
+    pub nodes: Vec<u32>,
+    /// `MinNodes`, `MaxNodes`, `OverSubscribe=EXCLUSIVE`.
+    pub limits: crate::packing::NodeLimits,
+}
+
+/// Jobs sharing nodes: the nodes' resources, each job's request and the node sets (the site's
+/// partitions in order, or one set of every node) jobs start on.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SharedNodes {
+    pub resources: Resources,
+    /// By job index.
+    pub requests: Vec<Request>,
+    pub sets: Vec<NodeSet>,
+    /// The sets each job fits once they are empty, among those it may start in (the site's
+    /// usable candidates, or the one set): `fit_sets[fit_offsets[j]..fit_offsets[j + 1]]`.
+    /// Set by `Inputs::with_shared_nodes`; a job that fits none never starts.
+    fit_offsets: Vec<u32>,
+    fit_sets: Vec<u32>,
+}
+
+impl SharedNodes {
+    /// Checks the requests and sets against `jobs` and the nodes.
+    pub fn new(resources: Resources, requests: Vec<Request>, sets: Vec<NodeSet>) -> Result<Self> {
+        let n = resources.nodes();
+        for (j, request) in requests.iter().enumerate() {
+            request
+                .check()
+                .map_err(|e| CoreError::input(format!("job index {j}: {e}")))?;
+            let kinds = resources.gres_names().len() as u32;
+            if request
+                .gres
+                .iter()
+                .any(|g| g.kinds.iter().any(|&k| k >= kinds))
+            {
+                return Err(CoreError::input(format!(
+                    "job index {j} asks for an undefined generic resource"
+                )));
+            }
+        }
+        if sets.is_empty() {
+            return Err(CoreError::input("jobs share nodes of no node set"));
+        }
+        for set in &sets {
+            if set.nodes.windows(2).any(|w| w[0] >= w[1])
+                || set.nodes.last().is_some_and(|&l| l >= n)
+            {
+                return Err(CoreError::input(format!(
+                    "a node set's nodes must be ascending and below {n}"
+                )));
+            }
+        }
+        Ok(SharedNodes {
+            resources,
+            requests,
+            sets,
+            fit_offsets: Vec::new(),
+            fit_sets: Vec::new(),
+        })
+    }
+
+    /// Keeps, of the sets each job may start in (`allowed(j)`), those it fits when they are
+    /// empty (one placement per distinct request and set).
+    pub fn screen<'a>(&mut self, allowed: impl Fn(u32) -> &'a [u32]) {
+        use std::collections::HashMap;
+        let empty = crate::packing::Usage::new(&self.resources);
+        let mut memo: HashMap<(u32, &Request), bool> = HashMap::new();
+        let mut offsets = Vec::with_capacity(self.requests.len() + 1);
+        let mut fit = Vec::new();
+        offsets.push(0);
+        for (j, request) in self.requests.iter().enumerate() {
+            for &s in allowed(j as u32) {
+                let fits = *memo.entry((s, request)).or_insert_with(|| {
+                    let set = &self.sets[s as usize];
+                    crate::packing::select(&self.resources, &empty, &set.nodes, request, set.limits)
+                        .is_some()
+                });
+                if fits {
+                    fit.push(s);
+                }
+            }
+            offsets.push(fit.len() as u32);
+        }
+        self.fit_offsets = offsets;
+        self.fit_sets = fit;
+    }
+
+    /// The sets job `job` may start in and fits (see [`SharedNodes::screen`]).
+    #[inline]
+    pub fn fitting(&self, job: u32) -> &[u32] {
+        let j = job as usize;
+        match self.fit_offsets.get(j..j + 2) {
+            Some(&[a, b]) => &self.fit_sets[a as usize..b as usize],
+            _ => &[],
+        }
     }
 }

@@ -20,13 +20,15 @@
 use crate::model::{Memory, Request, Resources, Sharing};
 use crate::packing::usage::{Allocation, Usage};
 
-/// A partition's node-count limits on a job's placement.
+/// A partition's rules on a job's placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeLimits {
     /// `MinNodes`.
     pub min_nodes: u32,
     /// `MaxNodes` (`u32::MAX`: none).
     pub max_nodes: u32,
+    /// `OverSubscribe=EXCLUSIVE`: every job takes whole nodes.
+    pub exclusive: bool,
 }
 
 impl Default for NodeLimits {
@@ -34,6 +36,7 @@ impl Default for NodeLimits {
         NodeLimits {
             min_nodes: 1,
             max_nodes: u32::MAX,
+            exclusive: false,
         }
     }
 }
@@ -161,7 +164,7 @@ pub fn select(
     request: &Request,
     limits: NodeLimits,
 ) -> Option<Allocation> {
-    let exclusive = request.exclusive || resources.sharing == Sharing::Whole;
+    let exclusive = request.exclusive || limits.exclusive || resources.sharing == Sharing::Whole;
     let c = counts(request, limits);
     if c.min_nodes > c.max_nodes {
         return None;
@@ -348,9 +351,7 @@ fn allocate(
         } else {
             match request.memory {
                 Memory::PerNode(m) => m,
-                Memory::PerCpu(m) => m
-                    .saturating_mul(u64::from(cpus))
-                    .min(usage.free_memory(node)),
+                Memory::PerCpu(m) => m.saturating_mul(u64::from(cpus)).min(shape.memory),
                 Memory::Whole => shape.memory,
             }
         };

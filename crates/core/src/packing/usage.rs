@@ -94,6 +94,29 @@ impl Usage {
         self.exclusive[node as usize]
     }
 
+    /// Node `node` as it is in `other`.
+    pub fn copy_node(&mut self, node: u32, other: &Usage) {
+        let (n, k) = (node as usize, self.kinds);
+        self.free_cpus[n] = other.free_cpus[n];
+        self.free_memory[n] = other.free_memory[n];
+        self.free_gres[n * k..(n + 1) * k].copy_from_slice(&other.free_gres[n * k..(n + 1) * k]);
+        self.jobs[n] = other.jobs[n];
+        self.exclusive[n] = other.exclusive[n];
+    }
+
+    /// Node `node` free only as far as it is in both `a` and `b`: the least of each resource,
+    /// idle only if idle in both, held whole if held whole in either.
+    pub fn set_least(&mut self, node: u32, a: &Usage, b: &Usage) {
+        let (n, k) = (node as usize, self.kinds);
+        self.free_cpus[n] = a.free_cpus[n].min(b.free_cpus[n]);
+        self.free_memory[n] = a.free_memory[n].min(b.free_memory[n]);
+        for g in n * k..(n + 1) * k {
+            self.free_gres[g] = a.free_gres[g].min(b.free_gres[g]);
+        }
+        self.jobs[n] = a.jobs[n].max(b.jobs[n]);
+        self.exclusive[n] = a.exclusive[n] || b.exclusive[n];
+    }
+
     /// Takes `allocation`; an error (and nothing taken) when a node lacks any of it.
     pub fn take(&mut self, allocation: &Allocation) -> Result<()> {
         let k = self.kinds;

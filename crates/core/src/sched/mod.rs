@@ -11,6 +11,7 @@ pub mod order;
 pub mod policy;
 pub mod registry;
 pub mod scan;
+pub mod shared;
 pub mod site;
 pub mod slurm;
 

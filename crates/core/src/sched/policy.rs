@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
-use crate::engine::SiteView;
-use crate::engine::View;
 pub use crate::engine::{Backfill, Decision, Policy, QueueService, Reserve, Start, StartKind};
+use crate::engine::{SiteView, View};
 use crate::sched::order::{order_fitting, order_fitting_site, order_window, Heuristic};
 use crate::sched::scan::{scan, Counts, Estimates};
+use crate::sched::shared::SharedScan;
 use crate::sched::site::SiteScan;
 
 /// How a queue policy orders the queue.
@@ -103,6 +103,8 @@ pub struct QueuePolicy {
     started: Vec<(f64, u32)>,
     /// The scan's scratch on a platform with partitions.
     site_scan: SiteScan,
+    /// The scan's scratch when jobs share nodes.
+    shared_scan: SharedScan,
     misfits: Vec<(u32, u128)>,
     /// EASY on system-generated predictions instead of requested times (`None`: requested).
     predictions: Option<Predictions>,
@@ -125,6 +127,7 @@ impl QueuePolicy {
             order: Vec::new(),
             started: Vec::new(),
             site_scan: SiteScan::default(),
+            shared_scan: SharedScan::default(),
             misfits: Vec::new(),
             predictions: None,
         }
@@ -216,6 +219,11 @@ impl Policy for QueuePolicy {
         // (read by a power manager only: no shared count touched in a look-ahead's rollouts)
         if view.manager.is_some() {
             decision.rule = Some(self.rule.clone());
+        }
+        if view.shared.is_some() && !queue.is_empty() {
+            let (h, w, b) = (self.heuristic, self.window, self.backfill);
+            self.shared_scan.scan_ordered(view, h, w, b, decision);
+            return;
         }
         if view.free == 0 || queue.is_empty() {
             if let Some(p) = self.predictions.as_mut() {

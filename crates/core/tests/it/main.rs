@@ -11,4 +11,5 @@ mod packing;
 mod partitions;
 mod power_classes;
 mod progress;
+mod shared;
 mod slurm;

@@ -275,8 +275,8 @@ fn runs_are_broken_by_nodes_outside_the_candidates_and_the_smallest_big_enough_r
     u.take(&a).unwrap();
     // a partition's MaxNodes=1 keeps a 3-task job on one node: only n2's 2 remain
     let one = NodeLimits {
-        min_nodes: 1,
         max_nodes: 1,
+        ..limits
     };
     assert_eq!(select(&r, &u, &candidates, &mem(3, 1), one), None);
     assert_eq!(

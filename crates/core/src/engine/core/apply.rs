@@ -5,6 +5,7 @@ use crate::engine::admission::Admission;
 use crate::engine::core::Engine;
 use crate::engine::policy::Decision;
 use crate::engine::power::{NodeState, Nodes};
+use crate::engine::shared::check_allocation;
 use crate::engine::site::SiteState;
 use crate::engine::state::{Completion, Running, Timer};
 use crate::error::{CoreError, Result};
@@ -160,6 +161,12 @@ impl Engine {
         if let (Some(site), false) = (inputs.site.as_ref(), self.state.announced.is_empty()) {
             site.maintenance_ahead(&self.state.announced, now, &mut ahead);
         }
+        let shared = inputs.shared.is_some();
+        if shared && decision.allocations.len() != decision.starts.len() {
+            return Err(CoreError::decision(
+                "on shared nodes each start names what it takes",
+            ));
+        }
         if on_site && decision.site_starts.len() != decision.starts.len() {
             return Err(CoreError::decision(
                 "on a platform with partitions each start names its partition and nodes",
@@ -175,7 +182,7 @@ impl Engine {
             }
             let job = inputs.jobs.get(start.job);
             let requested_end = now + job.requested_time;
-            if job.nodes > free {
+            if !shared && job.nodes > free {
                 return Err(CoreError::decision(format!(
                     "job {} needs {} nodes but only {free} are free",
                     job.id, job.nodes
@@ -189,7 +196,34 @@ impl Engine {
                 )));
             }
             admission.commit(requested_end, job.nodes);
-            free -= job.nodes;
+            free = free.saturating_sub(job.nodes);
+            let mut newly_busy = job.nodes;
+            if let (Some(model), Some(state)) = (inputs.shared.as_ref(), self.state.shared.as_mut())
+            {
+                let set = if on_site {
+                    decision.site_starts[i].0
+                } else {
+                    0
+                };
+                if on_site
+                    && !inputs
+                        .site
+                        .as_ref()
+                        .is_some_and(|s| s.usable(start.job).contains(&set))
+                {
+                    return Err(CoreError::decision(format!(
+                        "job {} may not start in partition {set} (not a candidate that accepts it)",
+                        job.id
+                    )));
+                }
+                let allocation = &decision.allocations[i];
+                check_allocation(model, set, start.job, job.id, allocation)?;
+                newly_busy = state.start(start.job, allocation.clone())?;
+                if on_site {
+                    self.log.record_partition(start.job, set, inputs.jobs.len());
+                }
+                self.log.record_allocation(start.job, allocation);
+            }
             if let (Some(site), Some(state)) = (inputs.site.as_ref(), self.state.site.as_mut()) {
                 let (p, end) = decision.site_starts[i];
                 let begin = i.checked_sub(1).map_or(0, |b| decision.site_starts[b].1);
@@ -234,7 +268,7 @@ impl Engine {
                 nodes: job.nodes,
                 requested_end,
             });
-            self.state.busy += job.nodes;
+            self.state.busy += newly_busy;
             let mut watts = inputs
                 .machine
                 .power

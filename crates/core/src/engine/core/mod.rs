@@ -16,6 +16,7 @@ use crate::engine::log::LogTable;
 use crate::engine::policy::{Decision, Policy};
 use crate::engine::power::{NodeState, Nodes};
 use crate::engine::record::{RunLog, TimelineRow};
+use crate::engine::shared::{SharedState, SharedView};
 use crate::engine::site::{SiteState, SiteView};
 use crate::engine::state::SimState;
 use crate::engine::stop::StopFlag;
@@ -67,7 +68,11 @@ impl Engine {
             _ => None,
         };
         let manager = inputs.manager.as_ref().map(|spec| Arc::clone(spec).build());
-        let site = (inputs.site.as_ref()).map(|site| SiteState::new(site, inputs.jobs.len()));
+        // (with shared nodes the site's partitions are node sets of `shared`: no atom counts)
+        let site = (inputs.site.as_ref())
+            .filter(|_| inputs.shared.is_none())
+            .map(|site| SiteState::new(site, inputs.jobs.len()));
+        let shared = (inputs.shared.as_ref()).map(|s| SharedState::new(s, inputs.jobs.len()));
         let submitted =
             (inputs.submit_limits.as_ref()).map_or_else(Submitted::default, Submitted::new);
         let state = SimState {
@@ -75,6 +80,7 @@ impl Engine {
             nodes,
             manager,
             site,
+            shared,
             submitted,
             ..SimState::default()
         };
@@ -452,6 +458,13 @@ impl Engine {
             site: (self.inputs.site.as_ref())
                 .zip(s.site.as_ref())
                 .map(|(model, state)| SiteView { model, state }),
+            shared: (self.inputs.shared.as_ref())
+                .zip(s.shared.as_ref())
+                .map(|(model, state)| SharedView {
+                    model,
+                    state,
+                    site: self.inputs.site.as_ref(),
+                }),
             ranks: &self.inputs.ranks,
         }
     }
@@ -466,7 +479,10 @@ impl Engine {
             any = true;
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
-            self.state.busy -= c.nodes;
+            self.state.busy -= match self.state.shared.as_mut() {
+                Some(shared) => shared.end(c.job),
+                None => c.nodes,
+            };
             if let Some(limits) = &self.inputs.submit_limits {
                 self.state.submitted.finish(limits, c.job);
             }
@@ -508,6 +524,20 @@ impl Engine {
             {
                 self.log.record_rejection(index, reason);
                 continue; // refused at submission: never queued
+            }
+            let shared = self.inputs.shared.as_ref();
+            let too_large = shared.is_some_and(|s| s.fitting(index).is_empty())
+                && (self.inputs.site.as_ref()).is_none_or(|site| site.held(index).is_none());
+            let over_limits =
+                (self.inputs.site.as_ref()).map_or(OverLimits::Reject, |s| s.over_limits);
+            if too_large && over_limits == OverLimits::Reject {
+                self.log
+                    .record_rejection(index, Rejection::LargerThanPartition);
+                continue;
+            }
+            if too_large {
+                self.log
+                    .record_held(index, crate::model::Held::LargerThanPartition);
             }
             if let Some(limits) = &self.inputs.submit_limits {
                 if !self.state.submitted.admit(limits, index) {

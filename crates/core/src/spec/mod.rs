@@ -5,6 +5,10 @@
 //! [`CoreError::input`] naming the option. A policy the caller drives itself (a Python
 //! policy) is passed in already built; a learning agent is the policy name `agent`.
 
+mod shared;
+
+pub use shared::SharedSpec;
+
 use std::sync::Arc;
 
 use crate::engine::{Engine, Inputs, StopFlag};
@@ -188,6 +192,8 @@ pub struct RunSpec {
     pub groups: Option<Vec<(u32, PowerModel)>>,
     /// The partitions of a site (`None`: one pool).
     pub site: Option<SiteSpec>,
+    /// Jobs sharing nodes (`None`: whole nodes).
+    pub shared: Option<SharedSpec>,
     pub downtime: DowntimeColumns,
     /// How long before a scheduled window it is announced (s).
     pub announce_lead: f64,
@@ -245,6 +251,24 @@ impl RunSpec {
                 return Err(CoreError::input(format!(
                     "partitions with {what}: not yet (heuristics, with or without EASY, SNF, MARS, \
                      Python policies and learning agents run on partitions)"
+                )));
+            }
+        }
+        if self.shared.is_some() {
+            let queue_policy = crate::sched::Heuristic::from_name(&policy_name).is_some();
+            let unsupported = if !queue_policy || search.is_some() {
+                Some(format!("policy {policy_name:?}"))
+            } else if estimates != "requested" {
+                Some("EASY on predicted run times".into())
+            } else if managed {
+                Some("node power management".into())
+            } else {
+                None
+            };
+            if let Some(what) = unsupported {
+                return Err(CoreError::input(format!(
+                    "jobs sharing nodes with {what}: not yet (the queue heuristics, with or \
+                     without EASY, run on shared nodes)"
                 )));
             }
         }
@@ -380,6 +404,10 @@ impl RunSpec {
             inputs =
                 inputs.with_site(site.partitions, over_limits, site.offsets, site.candidates)?;
         }
+        if let Some(shared) = self.shared {
+            let model = shared.build(inputs.jobs.len())?;
+            inputs = inputs.with_shared_nodes(model)?;
+        }
         // Node power states: under a power manager, or for an agent or a Python policy on a
         // platform with a power model (they switch nodes themselves).
         if let Some(options) = self.manager {
@@ -489,6 +517,7 @@ mod tests {
             power: None,
             groups: None,
             site: None,
+            shared: None,
             downtime: DowntimeColumns::default(),
             announce_lead: 0.0,
             overrun: "continue".into(),

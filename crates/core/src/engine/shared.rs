@@ -1,0 +1,155 @@
+//! Jobs sharing nodes (`model::SharedNodes`): each node's free resources and what each
+//! running job holds, checked and changed only by the engine.
+
+use crate::error::{CoreError, Result};
+use crate::model::{Memory, SharedNodes};
+use crate::packing::{Allocation, Usage};
+
+/// The free resources of every node and the allocation of every running job.
+#[derive(Debug, Clone)]
+pub struct SharedState {
+    pub(crate) usage: Usage,
+    /// By job index: what it holds while it runs.
+    held: Vec<Option<Box<Allocation>>>,
+}
+
+/// What a policy reads of shared nodes.
+#[derive(Debug, Clone, Copy)]
+pub struct SharedView<'a> {
+    pub model: &'a SharedNodes,
+    pub state: &'a SharedState,
+    /// The site whose partitions are the node sets (`None`: one set of every node).
+    pub site: Option<&'a crate::model::Site>,
+}
+
+impl SharedState {
+    pub fn new(model: &SharedNodes, jobs: usize) -> Self {
+        SharedState {
+            usage: Usage::new(&model.resources),
+            held: vec![None; jobs],
+        }
+    }
+
+    pub fn usage(&self) -> &Usage {
+        &self.usage
+    }
+
+    /// What running job `job` holds.
+    pub fn allocation(&self, job: u32) -> Option<&Allocation> {
+        self.held.get(job as usize)?.as_deref()
+    }
+
+    /// Job `job` takes `allocation`; returns how many of its nodes were idle.
+    pub(crate) fn start(&mut self, job: u32, allocation: Allocation) -> Result<u32> {
+        let idle = (allocation.nodes.iter())
+            .filter(|&&n| self.usage.idle(n))
+            .count() as u32;
+        self.usage.take(&allocation)?;
+        self.held[job as usize] = Some(Box::new(allocation));
+        Ok(idle)
+    }
+
+    /// Job `job` ends and gives back what it held; returns how many of its nodes it leaves
+    /// idle.
+    pub(crate) fn end(&mut self, job: u32) -> u32 {
+        let Some(allocation) = self.held[job as usize].take() else {
+            return 0;
+        };
+        self.usage.give_back(&allocation);
+        (allocation.nodes.iter())
+            .filter(|&&n| self.usage.idle(n))
+            .count() as u32
+    }
+}
+
+/// Checks that `allocation` is what job `job` asked for on nodes of set `set`: its CPUs
+/// (all of each node when exclusive), its memory per node or per CPU, its generic resources
+/// on each node, its node count.
+pub fn check_allocation(
+    model: &SharedNodes,
+    set: u32,
+    job: u32,
+    id: i64,
+    allocation: &Allocation,
+) -> Result<()> {
+    let bad = |what: &str| Err(CoreError::decision(format!("job {id}: {what}")));
+    let Some(nodes_set) = model.sets.get(set as usize) else {
+        return bad("its start names no node set");
+    };
+    let request = &model.requests[job as usize];
+    let resources = &model.resources;
+    let kinds = resources.gres_names().len();
+    let n = allocation.nodes.len();
+    if n == 0
+        || allocation.cpus.len() != n
+        || allocation.memory.len() != n
+        || allocation.gres.len() != n * kinds
+        || allocation.nodes.windows(2).any(|w| w[0] >= w[1])
+    {
+        return bad("its allocation is not one entry per distinct node, ascending");
+    }
+    if (allocation.nodes.iter()).any(|node| nodes_set.nodes.binary_search(node).is_err()) {
+        return bad("it would run on nodes outside its partition");
+    }
+    if request.nodes.is_some_and(|k| k as usize != n) {
+        return bad("it would run on another number of nodes than it asked for");
+    }
+    let exclusive = request.exclusive
+        || nodes_set.limits.exclusive
+        || resources.sharing == crate::model::Sharing::Whole;
+    if allocation.exclusive != exclusive {
+        return bad("its allocation is not exclusive as its request says");
+    }
+    let cpus = allocation.total_cpus();
+    if exclusive {
+        let all: u64 = (allocation.nodes.iter())
+            .map(|&node| u64::from(resources.shape(node).cpus))
+            .sum();
+        if cpus != all {
+            return bad("an exclusive job takes every CPU of its nodes");
+        }
+    } else if cpus < request.cpus() || allocation.cpus.contains(&0) {
+        return bad("it would get fewer CPUs than it asked for");
+    }
+    for i in 0..n {
+        let node = allocation.nodes[i];
+        let shape = resources.shape(node);
+        let memory = if !resources.sharing.memory() {
+            0
+        } else {
+            match request.memory {
+                Memory::PerNode(m) => m,
+                Memory::PerCpu(m) => m
+                    .saturating_mul(u64::from(allocation.cpus[i]))
+                    .min(shape.memory),
+                Memory::Whole => shape.memory,
+            }
+        };
+        if allocation.memory[i] != memory {
+            return bad("its memory on a node is not what it asked for");
+        }
+        let gres = &allocation.gres[i * kinds..(i + 1) * kinds];
+        if exclusive {
+            if gres != &shape.gres[..] {
+                return bad("an exclusive job takes every generic resource of its nodes");
+            }
+            continue;
+        }
+        let mut left: Vec<u32> = gres.to_vec();
+        for want in &request.gres {
+            let mut need = want.count;
+            for &k in want.kinds.iter() {
+                let t = need.min(left[k as usize]);
+                left[k as usize] -= t;
+                need -= t;
+            }
+            if need > 0 {
+                return bad("it would get fewer generic resources than it asked for");
+            }
+        }
+        if left.iter().any(|&l| l > 0) {
+            return bad("it would get generic resources it did not ask for");
+        }
+    }
+    Ok(())
+}

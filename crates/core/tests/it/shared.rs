@@ -1,0 +1,322 @@
+//! Jobs sharing nodes through the engine (`engine::shared`, `sched::shared`): schedules
+//! computed by hand, on nodes of 4 CPUs, 8000 MB and 2 GPUs under CR_Core_Memory.
+
+use std::sync::Arc;
+
+use crate::common::*;
+use hpcsched_core::model::{
+    GresRequest, Memory, NodeSet, NodeShape, OverLimits, PartitionSpec, Request, Resources,
+    SharedNodes, Sharing,
+};
+use hpcsched_core::packing::NodeLimits;
+use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
+
+/// A job: (submit, run = requested time, request).
+type Shaped = (f64, f64, Request);
+
+fn resources(nodes: u32) -> Resources {
+    let shape = NodeShape {
+        cpus: 4,
+        threads_per_core: 1,
+        memory: 8000,
+        gres: vec![2].into(),
+        weight: 1,
+    };
+    Resources::new(
+        Sharing::CoreMemory,
+        vec!["gpu".into()],
+        vec![shape],
+        vec![0; nodes as usize],
+    )
+    .unwrap()
+}
+
+/// `-n tasks --mem=mb [--gres=gpu:gpus]`.
+fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
+    let mut request = Request::tasks(tasks, Memory::PerNode(mb));
+    if gpus > 0 {
+        request.gres.push(GresRequest {
+            kinds: vec![0].into(),
+            count: gpus,
+        });
+    }
+    request
+}
+
+fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+    let specs: Vec<Spec> = jobs
+        .iter()
+        .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
+        .collect();
+    let calendar = Calendar::new(Vec::new(), 0.0).unwrap();
+    Inputs::new(
+        table(&specs),
+        Machine::new(nodes),
+        calendar,
+        Overrun::Continue,
+    )
+    .unwrap()
+}
+
+fn shared(nodes: u32, jobs: &[Shaped], sets: Vec<NodeSet>) -> SharedNodes {
+    let requests = jobs.iter().map(|j| j.2.clone()).collect();
+    SharedNodes::new(resources(nodes), requests, sets).unwrap()
+}
+
+fn all_nodes(nodes: u32) -> Vec<NodeSet> {
+    vec![NodeSet {
+        nodes: (0..nodes).collect(),
+        limits: NodeLimits::default(),
+    }]
+}
+
+fn run_shared(nodes: u32, jobs: &[Shaped], easy: bool) -> RunLog {
+    let inputs = inputs(nodes, jobs)
+        .with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
+        .unwrap();
+    let mut policy = if easy { fcfs_easy() } else { fcfs_none() };
+    run_inputs(inputs, &mut policy)
+}
+
+/// Each job's (node, CPUs, MB, GPUs) per node, by job.
+fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
+    let mut out = vec![Vec::new(); jobs];
+    for (job, a) in &log.allocations {
+        out[*job as usize] = (0..a.nodes.len())
+            .map(|i| (a.nodes[i], a.cpus[i], a.memory[i], a.gres[i]))
+            .collect();
+    }
+    out
+}
+
+fn starts(log: &RunLog) -> Vec<f64> {
+    log.start.clone()
+}
+
+#[test]
+fn jobs_of_mixed_cpus_memory_and_gpus_pack_on_one_node() {
+    let jobs = [
+        (0.0, 100.0, job(1, 2000, 1)),
+        (0.0, 100.0, job(2, 4000, 0)),
+        (0.0, 100.0, job(1, 2000, 1)),
+        // no CPU left: waits for the first end
+        (0.0, 100.0, job(1, 1000, 0)),
+    ];
+    let log = run_shared(1, &jobs, false);
+    assert_eq!(starts(&log), [0.0, 0.0, 0.0, 100.0]);
+    assert_eq!(
+        placements(&log, 4),
+        [
+            vec![(0, 1, 2000, 1)],
+            vec![(0, 2, 4000, 0)],
+            vec![(0, 1, 2000, 1)],
+            vec![(0, 1, 1000, 0)],
+        ]
+    );
+}
+
+#[test]
+fn memory_binds_while_cpus_are_free_and_easy_backfills_on_it() {
+    let jobs = [
+        (0.0, 100.0, job(1, 6000, 0)),
+        // 2000 MB free: the top job, reserved at 100 (1 CPU, 4000 MB)
+        (0.0, 100.0, job(1, 4000, 0)),
+        // ends by the shadow time: fits now
+        (0.0, 50.0, job(2, 1000, 0)),
+        // ends after it: 1000 MB are free now and at 100 beside the reservation
+        (0.0, 500.0, job(1, 1000, 0)),
+        // nothing free now; at 50 the third job's 1000 MB come back, and 3000 MB are free
+        // at 100 beside the reservation and the fourth job
+        (0.0, 500.0, job(1, 1000, 0)),
+    ];
+    let easy = run_shared(1, &jobs, true);
+    assert_eq!(starts(&easy), [0.0, 100.0, 0.0, 0.0, 50.0]);
+    assert_eq!(easy.start_kind[3], B);
+    // in order only: each waits for the job before it
+    let fcfs = run_shared(1, &jobs, false);
+    assert_eq!(starts(&fcfs), [0.0, 100.0, 100.0, 100.0, 150.0]);
+}
+
+#[test]
+fn gpus_bind_while_cores_are_free_and_a_backfill_may_not_take_the_reserved_gpus() {
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 1)),
+        // one GPU free: the top job, reserved at 100 on 1 CPU and both GPUs
+        (0.0, 100.0, job(1, 1000, 2)),
+        // fits now in the free GPU but ends after 100, when the reservation needs it: refused
+        (0.0, 500.0, job(1, 1000, 1)),
+        // CPUs only: beside the reservation
+        (0.0, 500.0, job(2, 1000, 0)),
+        // the free GPU, given back by 100: started
+        (0.0, 50.0, job(1, 1000, 1)),
+    ];
+    let easy = run_shared(1, &jobs, true);
+    assert_eq!(starts(&easy), [0.0, 100.0, 200.0, 0.0, 0.0]);
+    assert_eq!((easy.start_kind[3], easy.start_kind[4]), (B, B));
+    assert_eq!(easy.reservations[0], (0.0, 1, 100.0, 0));
+    let fcfs = run_shared(1, &jobs, false);
+    assert_eq!(starts(&fcfs), [0.0, 100.0, 200.0, 200.0, 200.0]);
+}
+
+#[test]
+fn an_exclusive_job_waits_for_an_idle_node_and_holds_it_whole() {
+    let exclusive = Request {
+        nodes: Some(1),
+        exclusive: true,
+        ..job(1, 1000, 0)
+    };
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 0)),
+        (0.0, 300.0, exclusive.clone()),
+        // n1 is held whole: back to n0
+        (0.0, 100.0, job(1, 1000, 0)),
+        // no idle node until n0 empties at 100
+        (0.0, 100.0, exclusive),
+    ];
+    let log = run_shared(2, &jobs, false);
+    assert_eq!(starts(&log), [0.0, 0.0, 0.0, 100.0]);
+    assert_eq!(
+        placements(&log, 4),
+        [
+            vec![(0, 1, 1000, 0)],
+            vec![(1, 4, 1000, 2)],
+            vec![(0, 1, 1000, 0)],
+            vec![(0, 4, 1000, 2)],
+        ]
+    );
+}
+
+#[test]
+fn node_weights_steer_jobs_and_each_job_ends_freeing_what_it_took() {
+    // n0 weight 10, n1 weight 1: the light node first, the heavy one for what is left
+    let shapes = [10, 1].map(|weight| NodeShape {
+        cpus: 4,
+        threads_per_core: 1,
+        memory: 8000,
+        gres: vec![2].into(),
+        weight,
+    });
+    let r = Resources::new(
+        Sharing::CoreMemory,
+        vec!["gpu".into()],
+        shapes.into(),
+        vec![0, 1],
+    )
+    .unwrap();
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 0)),
+        (0.0, 200.0, job(4, 1000, 0)),
+        (0.0, 100.0, job(4, 1000, 0)),
+    ];
+    let requests = jobs.iter().map(|j| j.2.clone()).collect();
+    let model = SharedNodes::new(r, requests, all_nodes(2)).unwrap();
+    let inputs = inputs(2, &jobs).with_shared_nodes(model).unwrap();
+    let log = run_inputs(inputs, &mut fcfs_none());
+    assert_eq!(starts(&log), [0.0, 0.0, 100.0]);
+    let placed = placements(&log, 3);
+    assert_eq!(placed[0], [(1, 1, 1000, 0)]);
+    assert_eq!(placed[1], [(0, 1, 1000, 0), (1, 3, 1000, 0)]);
+    // at 100 the first job is gone: n1 has 1 CPU, n0 3; the light node still goes first
+    assert_eq!(placed[2], [(0, 3, 1000, 0), (1, 1, 1000, 0)]);
+}
+
+#[test]
+fn partitions_place_jobs_on_their_own_nodes_and_reserve_apart() {
+    // partition "cpu" = n0, "gpu" = n1; one reservation each
+    let partitions = vec![
+        PartitionSpec::new("cpu", &[(0, 1)]),
+        PartitionSpec::new("gpu", &[(1, 2)]),
+    ];
+    let jobs = [
+        (0.0, 100.0, job(4, 1000, 0)), // cpu
+        (0.0, 100.0, job(1, 1000, 2)), // gpu
+        (0.0, 100.0, job(1, 1000, 0)), // cpu: top job of its component
+        (0.0, 100.0, job(1, 1000, 1)), // gpu: top job of its own
+        (0.0, 50.0, job(3, 1000, 0)),  // gpu: CPUs free there, ends by 100
+    ];
+    let candidates: [&[u32]; 5] = [&[0], &[1], &[0], &[1], &[1]];
+    let (mut offsets, mut flat) = (vec![0u32], Vec::new());
+    for c in candidates {
+        flat.extend_from_slice(c);
+        offsets.push(flat.len() as u32);
+    }
+    let sets = vec![
+        NodeSet {
+            nodes: vec![0],
+            limits: NodeLimits::default(),
+        },
+        NodeSet {
+            nodes: vec![1],
+            limits: NodeLimits::default(),
+        },
+    ];
+    let inputs = inputs(2, &jobs)
+        .with_site(partitions, OverLimits::Reject, offsets, flat)
+        .unwrap()
+        .with_shared_nodes(shared(2, &jobs, sets))
+        .unwrap();
+    let log = run_inputs(inputs, &mut fcfs_easy());
+    assert_eq!(starts(&log), [0.0, 0.0, 100.0, 100.0, 0.0]);
+    assert_eq!(log.partition, [0, 1, 0, 1, 1]);
+    let placed = placements(&log, 5);
+    assert_eq!(placed[4], [(1, 3, 1000, 0)]);
+}
+
+/// Starts nothing.
+struct Idle;
+
+impl hpcsched_core::Policy for Idle {
+    fn name(&self) -> String {
+        "idle".into()
+    }
+    fn decide(&mut self, _: &hpcsched_core::View, _: &mut hpcsched_core::Decision) {}
+}
+
+#[test]
+fn a_decision_taking_more_than_asked_is_refused() {
+    let jobs = [(0.0, 100.0, job(1, 1000, 0))];
+    let inputs = inputs(1, &jobs)
+        .with_shared_nodes(shared(1, &jobs, all_nodes(1)))
+        .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run_until(0.0, &mut Idle).unwrap();
+    assert!(engine.log().start[0].is_nan());
+    let mut decision = hpcsched_core::Decision::default();
+    decision.starts.push(hpcsched_core::Start {
+        pos: 0,
+        job: 0,
+        kind: P,
+    });
+    decision.site_starts.push((0, 1));
+    decision
+        .allocations
+        .push(hpcsched_core::packing::Allocation {
+            nodes: vec![0],
+            cpus: vec![1],
+            memory: vec![2000],
+            gres: vec![0],
+            exclusive: false,
+        });
+    let err = engine.apply_decision(&decision).unwrap_err().to_string();
+    assert!(
+        err.contains("memory on a node is not what it asked for"),
+        "{err}"
+    );
+}
+
+#[test]
+fn a_job_no_empty_node_could_hold_is_refused_at_submission_and_blocks_nothing() {
+    let jobs = [
+        (0.0, 100.0, job(4, 1000, 0)),
+        // three GPUs on one node: nodes have two
+        (0.0, 100.0, job(1, 1000, 3)),
+        // more memory than a node has
+        (0.0, 100.0, job(1, 9000, 0)),
+        (0.0, 100.0, job(1, 1000, 0)),
+    ];
+    let log = run_shared(1, &jobs, false);
+    assert_eq!(log.start[0], 0.0);
+    assert!(log.start[1].is_nan() && log.start[2].is_nan());
+    assert_eq!(log.start[3], 100.0);
+    assert_eq!(log.rejected.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2]);
+}
