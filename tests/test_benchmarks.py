@@ -27,6 +27,7 @@ NEED_TRACES = {
     "mars_speed.py",
     "partitions.py",
     "replay.py",
+    "shared_nodes.py",
     "slurm_speed.py",
     "snf_icon.py",
 }

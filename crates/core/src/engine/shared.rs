@@ -3,7 +3,7 @@
 
 use crate::error::{CoreError, Result};
 use crate::model::{Memory, SharedNodes};
-use crate::packing::{Allocation, Usage};
+use crate::packing::{Allocation, Tallies, Usage};
 
 /// The free resources of every node and the allocation of every running job.
 #[derive(Debug, Clone)]
@@ -11,6 +11,10 @@ pub struct SharedState {
     pub(crate) usage: Usage,
     /// By job index: what it holds while it runs.
     held: Vec<Option<Box<Allocation>>>,
+    /// What each node set has free in all.
+    tallies: Tallies,
+    /// Starts and ends so far: a scan may keep what it found while this stays the same.
+    version: u64,
 }
 
 /// What a policy reads of shared nodes.
@@ -24,14 +28,25 @@ pub struct SharedView<'a> {
 
 impl SharedState {
     pub fn new(model: &SharedNodes, jobs: usize) -> Self {
+        let usage = Usage::new(&model.resources);
         SharedState {
-            usage: Usage::new(&model.resources),
+            tallies: Tallies::new(model, &usage),
+            usage,
             held: vec![None; jobs],
+            version: 0,
         }
     }
 
     pub fn usage(&self) -> &Usage {
         &self.usage
+    }
+
+    pub fn tallies(&self) -> &Tallies {
+        &self.tallies
+    }
+
+    pub fn version(&self) -> u64 {
+        self.version
     }
 
     /// What running job `job` holds.
@@ -40,22 +55,42 @@ impl SharedState {
     }
 
     /// Job `job` takes `allocation`; returns how many of its nodes were idle.
-    pub(crate) fn start(&mut self, job: u32, allocation: Allocation) -> Result<u32> {
+    pub(crate) fn start(
+        &mut self,
+        model: &SharedNodes,
+        job: u32,
+        allocation: Allocation,
+    ) -> Result<u32> {
         let idle = (allocation.nodes.iter())
             .filter(|&&n| self.usage.idle(n))
             .count() as u32;
-        self.usage.take(&allocation)?;
+        for &node in &allocation.nodes {
+            self.tallies.count(model, node, &self.usage, false);
+        }
+        let taken = self.usage.take(&allocation);
+        for &node in &allocation.nodes {
+            self.tallies.count(model, node, &self.usage, true);
+        }
+        taken?;
         self.held[job as usize] = Some(Box::new(allocation));
+        self.version += 1;
         Ok(idle)
     }
 
     /// Job `job` ends and gives back what it held; returns how many of its nodes it leaves
     /// idle.
-    pub(crate) fn end(&mut self, job: u32) -> u32 {
+    pub(crate) fn end(&mut self, model: &SharedNodes, job: u32) -> u32 {
         let Some(allocation) = self.held[job as usize].take() else {
             return 0;
         };
+        for &node in &allocation.nodes {
+            self.tallies.count(model, node, &self.usage, false);
+        }
         self.usage.give_back(&allocation);
+        for &node in &allocation.nodes {
+            self.tallies.count(model, node, &self.usage, true);
+        }
+        self.version += 1;
         (allocation.nodes.iter())
             .filter(|&&n| self.usage.idle(n))
             .count() as u32

@@ -265,6 +265,11 @@ pub struct SharedNodes {
     /// Set by `Inputs::with_shared_nodes`; a job that fits none never starts.
     fit_offsets: Vec<u32>,
     fit_sets: Vec<u32>,
+    /// The sets of node `n`: `node_set_list[node_set_offsets[n]..node_set_offsets[n + 1]]`.
+    node_set_offsets: Vec<u32>,
+    node_set_list: Vec<u32>,
+    /// Each set's nodes as bits.
+    set_bits: Vec<Vec<u64>>,
 }
 
 impl SharedNodes {
@@ -298,12 +303,37 @@ impl SharedNodes {
                 )));
             }
         }
+        let mut of_node: Vec<Vec<u32>> = vec![Vec::new(); n as usize];
+        for (s, set) in sets.iter().enumerate() {
+            for &node in &set.nodes {
+                of_node[node as usize].push(s as u32);
+            }
+        }
+        let mut node_set_offsets = Vec::with_capacity(n as usize + 1);
+        node_set_offsets.push(0);
+        let mut node_set_list = Vec::new();
+        for list in of_node {
+            node_set_list.extend(list);
+            node_set_offsets.push(node_set_list.len() as u32);
+        }
+        let set_bits = (sets.iter())
+            .map(|set| {
+                let mut bits = vec![0u64; (n as usize).div_ceil(64)];
+                for &node in &set.nodes {
+                    bits[node as usize / 64] |= 1 << (node % 64);
+                }
+                bits
+            })
+            .collect();
         Ok(SharedNodes {
             resources,
             requests,
             sets,
             fit_offsets: Vec::new(),
             fit_sets: Vec::new(),
+            node_set_offsets,
+            node_set_list,
+            set_bits,
         })
     }
 
@@ -331,6 +361,20 @@ impl SharedNodes {
         }
         self.fit_offsets = offsets;
         self.fit_sets = fit;
+    }
+
+    /// Set `set`'s nodes as bits.
+    #[inline]
+    pub fn set_bits(&self, set: u32) -> &[u64] {
+        &self.set_bits[set as usize]
+    }
+
+    /// The sets node `node` belongs to.
+    #[inline]
+    pub fn node_sets(&self, node: u32) -> &[u32] {
+        let n = node as usize;
+        &self.node_set_list
+            [self.node_set_offsets[n] as usize..self.node_set_offsets[n + 1] as usize]
     }
 
     /// The sets job `job` may start in and fits (see [`SharedNodes::screen`]).

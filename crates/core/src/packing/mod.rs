@@ -2,8 +2,12 @@
 //! resources ([`Usage`]) and Slurm's `select/cons_tres` rule that places a job on them
 //! ([`select`]).
 
+pub mod free;
 pub mod select;
+pub mod tally;
 pub mod usage;
 
+pub use free::{Free, Layered, Least, NodeFree, Sparse};
 pub use select::{select, NodeLimits};
+pub use tally::{Tallies, Tally};
 pub use usage::{Allocation, Usage};

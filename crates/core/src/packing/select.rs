@@ -18,7 +18,8 @@
 //!    kind in order.
 
 use crate::model::{Memory, Request, Resources, Sharing};
-use crate::packing::usage::{Allocation, Usage};
+use crate::packing::free::Free;
+use crate::packing::usage::Allocation;
 
 /// A partition's rules on a job's placement.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,22 +78,23 @@ fn counts(request: &Request, limits: NodeLimits) -> Counts {
 }
 
 /// The CPUs node `node` offers the job now (0: it cannot use the node).
-fn offer(
+pub(crate) fn offer(
     resources: &Resources,
-    usage: &Usage,
+    usage: &impl Free,
     node: u32,
     request: &Request,
     exclusive: bool,
     need: u32,
 ) -> u32 {
-    if usage.held_whole(node) || (exclusive && !usage.idle(node)) {
+    let free = usage.node(node);
+    if free.whole || (exclusive && free.jobs > 0) {
         return 0;
     }
     let shape = resources.shape(node);
-    let mut cpus = usage.free_cpus(node);
+    let mut cpus = free.cpus;
     for gres in &request.gres {
         let free: u64 = (gres.kinds.iter())
-            .map(|&k| u64::from(usage.free_gres(node, k)))
+            .map(|&k| u64::from(usage.gres(node, k)))
             .sum();
         if free < u64::from(gres.count) {
             return 0;
@@ -100,7 +102,7 @@ fn offer(
     }
     let sharing = resources.sharing;
     if sharing.memory() {
-        let free = usage.free_memory(node);
+        let free = free.memory;
         match request.memory {
             Memory::Whole if free < shape.memory => return 0,
             Memory::PerNode(m) if free < m => return 0,
@@ -132,6 +134,20 @@ fn offer(
     }
 }
 
+/// The job takes whole nodes: it asks for them, its partition gives only whole nodes, or no
+/// node is shared.
+#[inline]
+pub(crate) fn is_exclusive(resources: &Resources, request: &Request, limits: NodeLimits) -> bool {
+    request.exclusive || limits.exclusive || resources.sharing == Sharing::Whole
+}
+
+/// The fewest and most nodes `request` may take under `limits`, and the CPUs each must
+/// offer.
+pub(crate) fn node_needs(request: &Request, limits: NodeLimits) -> (u32, u32, u32) {
+    let c = counts(request, limits);
+    (c.min_nodes, c.max_nodes, c.need)
+}
+
 /// A run of consecutive usable candidates of equal weight: `offers[first..end]`.
 #[derive(Debug, Clone, Copy)]
 struct Run {
@@ -159,12 +175,12 @@ fn better(run: &Run, sufficient: bool, best: &Run, best_sufficient: bool) -> boo
 /// the up nodes of its partition), or `None` when it does not fit now.
 pub fn select(
     resources: &Resources,
-    usage: &Usage,
+    usage: &impl Free,
     candidates: &[u32],
     request: &Request,
     limits: NodeLimits,
 ) -> Option<Allocation> {
-    let exclusive = request.exclusive || limits.exclusive || resources.sharing == Sharing::Whole;
+    let exclusive = is_exclusive(resources, request, limits);
     let c = counts(request, limits);
     if c.min_nodes > c.max_nodes {
         return None;
@@ -294,7 +310,7 @@ pub fn select(
 /// Deals the job's tasks over its chosen nodes and charges their resources.
 fn allocate(
     resources: &Resources,
-    usage: &Usage,
+    usage: &impl Free,
     candidates: &[u32],
     request: &Request,
     exclusive: bool,
@@ -355,9 +371,7 @@ fn allocate(
                 Memory::Whole => shape.memory,
             }
         };
-        let mut gres: Vec<u32> = (0..kinds as u32)
-            .map(|k| usage.free_gres(node, k))
-            .collect();
+        let mut gres: Vec<u32> = (0..kinds as u32).map(|k| usage.gres(node, k)).collect();
         let mut taken = vec![0u32; kinds];
         if exclusive {
             taken.copy_from_slice(&gres);

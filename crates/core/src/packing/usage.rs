@@ -46,6 +46,9 @@ pub struct Usage {
     jobs: Vec<u32>,
     /// Nodes held by an exclusive job.
     exclusive: Vec<bool>,
+    /// Bit `n`: node `n` has a free CPU and no exclusive job (the only nodes a placement can
+    /// use), so a placement looks at those alone.
+    open: Vec<u64>,
 }
 
 impl Usage {
@@ -64,6 +67,21 @@ impl Usage {
             kinds,
             jobs: vec![0; n as usize],
             exclusive: vec![false; n as usize],
+            open: open_bits(n as usize, |_| true),
+        }
+    }
+
+    /// The nodes with a free CPU and no exclusive job, as bits (`open[n / 64] >> (n % 64)`).
+    pub fn open(&self) -> &[u64] {
+        &self.open
+    }
+
+    fn refresh_open(&mut self, n: usize) {
+        let bit = 1u64 << (n % 64);
+        if self.free_cpus[n] > 0 && !self.exclusive[n] {
+            self.open[n / 64] |= bit;
+        } else {
+            self.open[n / 64] &= !bit;
         }
     }
 
@@ -82,6 +100,12 @@ impl Usage {
         self.free_gres[node as usize * self.kinds + kind as usize]
     }
 
+    /// How many jobs hold part of it.
+    #[inline]
+    pub fn holders(&self, node: u32) -> u32 {
+        self.jobs[node as usize]
+    }
+
     /// No job holds any of it.
     #[inline]
     pub fn idle(&self, node: u32) -> bool {
@@ -92,29 +116,6 @@ impl Usage {
     #[inline]
     pub fn held_whole(&self, node: u32) -> bool {
         self.exclusive[node as usize]
-    }
-
-    /// Node `node` as it is in `other`.
-    pub fn copy_node(&mut self, node: u32, other: &Usage) {
-        let (n, k) = (node as usize, self.kinds);
-        self.free_cpus[n] = other.free_cpus[n];
-        self.free_memory[n] = other.free_memory[n];
-        self.free_gres[n * k..(n + 1) * k].copy_from_slice(&other.free_gres[n * k..(n + 1) * k]);
-        self.jobs[n] = other.jobs[n];
-        self.exclusive[n] = other.exclusive[n];
-    }
-
-    /// Node `node` free only as far as it is in both `a` and `b`: the least of each resource,
-    /// idle only if idle in both, held whole if held whole in either.
-    pub fn set_least(&mut self, node: u32, a: &Usage, b: &Usage) {
-        let (n, k) = (node as usize, self.kinds);
-        self.free_cpus[n] = a.free_cpus[n].min(b.free_cpus[n]);
-        self.free_memory[n] = a.free_memory[n].min(b.free_memory[n]);
-        for g in n * k..(n + 1) * k {
-            self.free_gres[g] = a.free_gres[g].min(b.free_gres[g]);
-        }
-        self.jobs[n] = a.jobs[n].max(b.jobs[n]);
-        self.exclusive[n] = a.exclusive[n] || b.exclusive[n];
     }
 
     /// Takes `allocation`; an error (and nothing taken) when a node lacks any of it.
@@ -142,6 +143,7 @@ impl Usage {
             }
             self.jobs[n] += 1;
             self.exclusive[n] |= allocation.exclusive;
+            self.refresh_open(n);
         }
         Ok(())
     }
@@ -160,6 +162,51 @@ impl Usage {
             if allocation.exclusive {
                 self.exclusive[n] = false;
             }
+            self.refresh_open(n);
+        }
+    }
+}
+
+/// `n` bits, bit `i` set when `on(i)`.
+pub fn open_bits(n: usize, on: impl Fn(usize) -> bool) -> Vec<u64> {
+    let mut bits = vec![0u64; n.div_ceil(64)];
+    for i in (0..n).filter(|&i| on(i)) {
+        bits[i / 64] |= 1 << (i % 64);
+    }
+    bits
+}
+
+/// The nodes of a set (its bits, `set`) that a view `free` over `base` has open (a free CPU,
+/// no exclusive job), ascending, into `out`: `base`'s open nodes, corrected on the nodes the
+/// view's layers touched.
+pub fn open_nodes(
+    base: &Usage,
+    free: &impl crate::packing::Free,
+    set: &[u64],
+    touched: &[&[u32]],
+    scratch: &mut Vec<u64>,
+    out: &mut Vec<u32>,
+) {
+    scratch.clear();
+    scratch.extend(base.open.iter().zip(set).map(|(a, b)| a & b));
+    for &node in touched.iter().flat_map(|t| t.iter()) {
+        let (w, bit) = (node as usize / 64, 1u64 << (node % 64));
+        if set[w] & bit == 0 {
+            continue;
+        }
+        let f = free.node(node);
+        if f.cpus > 0 && !f.whole {
+            scratch[w] |= bit;
+        } else {
+            scratch[w] &= !bit;
+        }
+    }
+    out.clear();
+    for (w, &word) in scratch.iter().enumerate() {
+        let mut bits = word;
+        while bits != 0 {
+            out.push((w * 64) as u32 + bits.trailing_zeros());
+            bits &= bits - 1;
         }
     }
 }

@@ -15,7 +15,9 @@
 
 use crate::engine::{Backfill, Decision, Reserve, SharedView, Start, StartKind, View};
 use crate::model::{Request, SharedNodes};
-use crate::packing::{select, Allocation, Usage};
+use crate::packing::select::{is_exclusive, node_needs, offer};
+use crate::packing::usage::open_nodes;
+use crate::packing::{select, Allocation, Free, Least, Sparse, Tallies, Usage};
 use crate::sched::order::{order_window, Heuristic};
 
 /// How a component stands in the scan.
@@ -29,13 +31,15 @@ enum Phase {
     },
 }
 
-/// The scan's scratch space (kept by a policy from call to call).
+/// The scan's scratch space (kept by a policy from call to call). What is free is read
+/// through layers over the engine's usage, which a scan never copies: `now` (what the scan's
+/// starts took), `shadow` (on the nodes running jobs give back by a reservation's shadow time,
+/// or the reservation takes, what is free then once it is taken) and `later` (the same while a
+/// reservation is searched for); each with the tallies of its node sets.
 #[derive(Debug, Clone, Default)]
 pub struct SharedScan {
-    /// The component of each node (`u32::MAX`: in no node set), and the nodes of each
-    /// component, for the model `model_id` (its address).
+    /// The component of each node (`u32::MAX`: in no node set), for the model `model_id`.
     node_component: Vec<u32>,
-    component_nodes: Vec<Vec<u32>>,
     model_id: usize,
     phases: Vec<Phase>,
     /// Jobs started by this scan: (component, planned end, index in the decision's starts).
@@ -43,14 +47,40 @@ pub struct SharedScan {
     tiered: Vec<(u32, u32)>,
     /// The heuristic's scores and order (scratch).
     order_scratch: (Vec<u128>, Vec<u32>),
+    now: Sparse,
+    shadow: Sparse,
+    later: Sparse,
+    now_tallies: Tallies,
+    /// The tallies of what is free both now and at the shadow time.
+    limit_tallies: Tallies,
+    later_tallies: Tallies,
+    /// (planned end, job, start index in the decision) of the jobs this scan started in the
+    /// component being reserved.
+    ends: Vec<(f64, u32, u32)>,
+    /// The nodes given back at the release time being tried.
+    released: Vec<u32>,
+    scratch: Scratch,
+    /// What the last scan in queue order found when it started nothing (see `Memo`).
+    memo: Option<Memo>,
+    /// The queue positions in scan order, and the components still open after the scan.
+    positions: Vec<u32>,
+    open: usize,
 }
 
-/// The three states a scan works on: free now, free at each component's shadow time once its
-/// top job has taken its reservation, and the least of both (what a job ending after the
-/// shadow time may take).
-struct Working {
-    now: Usage,
-    shadow: Option<(Usage, Usage)>,
+/// A scan in queue order that started nothing: while no job starts or ends and the queue only
+/// grows at its end, and no running job is past its request or every shadow time is still
+/// ahead, the next scan would find the same for those jobs (the same free resources, top jobs
+/// and shadow times; time passing only makes a waiting job end later), so it scans the
+/// arrivals alone, from the same state.
+#[derive(Debug, Clone)]
+struct Memo {
+    model_id: usize,
+    version: u64,
+    running: usize,
+    backfill: Backfill,
+    queue: Vec<u32>,
+    open: usize,
+    reservation: Option<Reserve>,
 }
 
 impl SharedScan {
@@ -69,8 +99,62 @@ impl SharedScan {
         order_window(heuristic, window, view, &mut scores, &mut order);
         let sorted = order.len();
         let position = |k: usize| if k < sorted { order[k] } else { k as u32 };
-        self.scan(view, view.queue.len(), position, backfill, decision);
+        if sorted == 0 {
+            self.scan_queue_order(view, backfill, decision);
+        } else {
+            self.memo = None;
+            self.scan(view, view.queue.len(), position, backfill, decision);
+        }
         self.order_scratch = (scores, order);
+    }
+
+    /// The scan in queue order, from where the last one stopped when it may (`Memo`).
+    fn scan_queue_order(&mut self, view: &View, backfill: Backfill, decision: &mut Decision) {
+        let Some(shared) = view.shared else {
+            return;
+        };
+        let memo = self.memo.take();
+        let id = shared.model as *const SharedNodes as usize;
+        let queue = view.queue;
+        // A running job past its request ends "now" by the estimate: the shadow times stay
+        // while they are later than now (the jobs released by then are the same).
+        let overdue = (view.running.first()).is_some_and(|r| r.requested_end < view.now);
+        let phases = &self.phases;
+        let shadows_ahead = || {
+            phases.iter().all(|p| match *p {
+                Phase::Backfill { shadow } => shadow > view.now,
+                _ => true,
+            })
+        };
+        let kept = memo.filter(|m| {
+            m.model_id == id
+                && m.version == shared.state.version()
+                && m.running == view.running.len()
+                && m.backfill == backfill
+                && shared.site.is_none_or(|s| !s.tiered())
+                && (!overdue || shadows_ahead())
+                && queue.get(..m.queue.len()) == Some(&m.queue[..])
+        });
+        match kept {
+            Some(m) => {
+                decision.reservation = m.reservation;
+                self.positions.clear();
+                self.positions.extend(0..queue.len() as u32);
+                self.scan_from(view, shared, m.queue.len(), m.open, backfill, decision);
+            }
+            None => self.scan(view, queue.len(), |k| k as u32, backfill, decision),
+        }
+        if decision.starts.is_empty() && shared.site.is_none_or(|s| !s.tiered()) {
+            self.memo = Some(Memo {
+                model_id: id,
+                version: shared.state.version(),
+                running: view.running.len(),
+                backfill,
+                queue: queue.to_vec(),
+                open: self.open,
+                reservation: decision.reservation,
+            });
+        }
     }
 
     /// Scans the first `len` entries of an order (`position(k)` = queue position of the k-th
@@ -87,46 +171,81 @@ impl SharedScan {
         let Some(shared) = view.shared else {
             return;
         };
-        self.prepare(shared);
-        let components = self.component_nodes.len();
+        let model = shared.model;
+        let components = self.prepare(shared);
         self.phases.clear();
         self.phases.resize(components, Phase::Primary);
         self.started.clear();
-        let tiered = shared.site.is_some_and(|s| s.tiered());
-        if let (true, Some(site)) = (tiered, shared.site) {
+        let (nodes, kinds) = (
+            model.resources.nodes() as usize,
+            model.resources.gres_names().len(),
+        );
+        self.now.reset(nodes, kinds);
+        self.shadow.reset(nodes, kinds);
+        self.later.reset(nodes, kinds);
+        self.now_tallies.clone_from(shared.state.tallies());
+        self.limit_tallies.clone_from(shared.state.tallies());
+        // the queue positions in scan order: by tier first on a site of several
+        self.positions.clear();
+        self.positions.extend((0..len).map(&position));
+        if let Some(site) = shared.site.filter(|s| s.tiered()) {
             self.tiered.clear();
-            self.tiered.extend((0..len as u32).map(|k| {
-                let job = view.queue[position(k as usize) as usize];
-                (u32::MAX - site.tier(job), k)
-            }));
+            self.tiered.extend(
+                self.positions
+                    .iter()
+                    .enumerate()
+                    .map(|(k, &pos)| (u32::MAX - site.tier(view.queue[pos as usize]), k as u32)),
+            );
             self.tiered.sort_unstable();
+            let positions = &self.positions;
+            let tiered: Vec<u32> = self
+                .tiered
+                .iter()
+                .map(|&(_, k)| positions[k as usize])
+                .collect();
+            self.positions = tiered;
         }
-        let mut work = Working {
-            now: shared.state.usage().clone(),
-            shadow: None,
-        };
-        let mut open = components;
-        for i in 0..len {
+        self.scan_from(view, shared, 0, components, backfill, decision);
+    }
+
+    /// The scan's loop over `positions[from..]` while `open` components may still start jobs
+    /// (how many remain open is left in `open` after).
+    fn scan_from(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        from: usize,
+        components_open: usize,
+        backfill: Backfill,
+        decision: &mut Decision,
+    ) {
+        let model = shared.model;
+        let base = shared.state.usage();
+        let mut open = components_open;
+        for i in from..self.positions.len() {
             if open == 0 {
                 break;
             }
-            let k = if tiered { self.tiered[i].1 as usize } else { i };
-            let pos = position(k);
+            let pos = self.positions[i];
             let job = view.queue[pos as usize];
-            let sets = shared.model.fitting(job);
-            let Some(c) = sets
-                .first()
-                .and_then(|&s| self.component_of_set(shared.model, s))
-            else {
+            let sets = model.fitting(job);
+            let Some(c) = sets.first().and_then(|&s| self.component_of_set(model, s)) else {
                 continue; // held: no partition may start it
             };
             let est_end = view.now + view.jobs.get(job).requested_time;
-            let request = &shared.model.requests[job as usize];
+            let request = &model.requests[job as usize];
             match self.phases[c as usize] {
                 Phase::Blocked => continue,
                 Phase::Primary => {
-                    if let Some((set, a)) = fit(shared.model, &work.now, sets, request) {
-                        self.start(&mut work, pos, job, c, set, est_end, a, None, decision);
+                    let now = self.now.over(base);
+                    let place = Place {
+                        base,
+                        free: &now,
+                        touched: [self.now.touched(), &[]],
+                        tallies: &self.now_tallies,
+                    };
+                    if let Some((set, a)) = fit(model, &place, sets, request, &mut self.scratch) {
+                        self.start(base, model, pos, job, c, set, est_end, a, None, decision);
                         continue;
                     }
                     self.phases[c as usize] = Phase::Blocked;
@@ -134,8 +253,7 @@ impl SharedScan {
                     if backfill == Backfill::None {
                         continue;
                     }
-                    let planned = self.reserve(view, shared, &mut work, job, c, sets, decision);
-                    if let Some(shadow) = planned {
+                    if let Some(shadow) = self.reserve(view, shared, job, c, sets, decision) {
                         self.phases[c as usize] = Phase::Backfill { shadow };
                         open += 1;
                         if decision.reservation.is_none() {
@@ -149,15 +267,36 @@ impl SharedScan {
                 }
                 Phase::Backfill { shadow } => {
                     let late = est_end > shadow;
-                    let (limit, _) = work.shadow.as_ref().expect("reserved");
-                    let free = if late { limit } else { &work.now };
-                    if let Some((set, a)) = fit(shared.model, free, sets, request) {
+                    let now = self.now.over(base);
+                    let found = if late {
+                        let limit = Least {
+                            view: &now,
+                            layer: &self.shadow,
+                        };
+                        let place = Place {
+                            base,
+                            free: &limit,
+                            touched: [self.now.touched(), self.shadow.touched()],
+                            tallies: &self.limit_tallies,
+                        };
+                        fit(model, &place, sets, request, &mut self.scratch)
+                    } else {
+                        let place = Place {
+                            base,
+                            free: &now,
+                            touched: [self.now.touched(), &[]],
+                            tallies: &self.now_tallies,
+                        };
+                        fit(model, &place, sets, request, &mut self.scratch)
+                    };
+                    if let Some((set, a)) = found {
                         let kind = Some(late);
-                        self.start(&mut work, pos, job, c, set, est_end, a, kind, decision);
+                        self.start(base, model, pos, job, c, set, est_end, a, kind, decision);
                     }
                 }
             }
         }
+        self.open = open;
     }
 
     /// Starts `job` (queue position `pos`, component `c`) in node set `set` with
@@ -165,7 +304,8 @@ impl SharedScan {
     #[allow(clippy::too_many_arguments)]
     fn start(
         &mut self,
-        work: &mut Working,
+        base: &Usage,
+        model: &SharedNodes,
         pos: u32,
         job: u32,
         c: u32,
@@ -175,15 +315,12 @@ impl SharedScan {
         backfilled: Option<bool>,
         decision: &mut Decision,
     ) {
-        work.now.take(&allocation).expect("fits what is free now");
-        if let Some((limit, shadow)) = work.shadow.as_mut() {
-            if backfilled == Some(true) {
-                shadow.take(&allocation).expect("fits at the shadow time");
-            }
-            for &node in &allocation.nodes {
-                limit.set_least(node, &work.now, shadow);
-            }
+        self.count(base, model, &allocation.nodes, false);
+        self.now.take(base, &allocation);
+        if backfilled == Some(true) {
+            self.shadow.take_where_touched(&allocation);
         }
+        self.count(base, model, &allocation.nodes, true);
         self.started
             .push((c, est_end, decision.starts.len() as u32));
         decision.starts.push(Start {
@@ -200,85 +337,183 @@ impl SharedScan {
         decision.allocations.push(allocation);
     }
 
+    /// Adds (`add`) or removes `nodes` to or from the tallies of now and of the least of now
+    /// and the shadow time.
+    fn count(&mut self, base: &Usage, model: &SharedNodes, nodes: &[u32], add: bool) {
+        let now = self.now.over(base);
+        let limit = Least {
+            view: &now,
+            layer: &self.shadow,
+        };
+        for &node in nodes {
+            self.now_tallies.count(model, node, &now, add);
+            self.limit_tallies.count(model, node, &limit, add);
+        }
+    }
+
     /// Plans top job `job` of component `c`: the earliest time it fits once running jobs (and
     /// those this scan started) of the component end by their requests, with the allocation
     /// it then gets taken from the shadow state; `None` when no end makes room.
-    #[allow(clippy::too_many_arguments)]
     fn reserve(
         &mut self,
         view: &View,
         shared: SharedView,
-        work: &mut Working,
         job: u32,
         c: u32,
         sets: &[u32],
         decision: &Decision,
     ) -> Option<f64> {
         let model = shared.model;
-        // (planned end, job, what it holds)
-        let mut ends: Vec<(f64, u32, &Allocation)> = Vec::new();
-        for r in view.running {
-            if let Some(a) = shared.state.allocation(r.job) {
-                if self.node_component[a.nodes[0] as usize] == c {
-                    ends.push((view.estimated_end(r), r.job, a));
-                }
-            }
-        }
+        let base = shared.state.usage();
+        // the jobs this scan started in the component, by planned end (the running jobs are
+        // in that order already: `View::running`)
+        self.ends.clear();
         for &(sc, end, i) in &self.started {
             if sc == c {
-                let i = i as usize;
-                ends.push((end, decision.starts[i].job, &decision.allocations[i]));
+                self.ends.push((end, decision.starts[i as usize].job, i));
             }
         }
-        ends.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let mut later = work.now.clone();
+        self.ends
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let component = &self.node_component;
+        let mut running = (view.running.iter())
+            .filter_map(|r| {
+                let a = shared.state.allocation(r.job)?;
+                (component[a.nodes[0] as usize] == c).then(|| (view.estimated_end(r), a))
+            })
+            .peekable();
         let request = &model.requests[job as usize];
-        let mut i = 0;
-        while i < ends.len() {
-            let t = ends[i].0;
-            while i < ends.len() && ends[i].0 == t {
-                later.give_back(ends[i].2);
-                i += 1;
-            }
-            if let Some((_, a)) = fit(model, &later, sets, request) {
-                later.take(&a).expect("fits at the shadow time");
-                let (limit, shadow) = work
-                    .shadow
-                    .get_or_insert_with(|| (work.now.clone(), work.now.clone()));
-                for &node in &self.component_nodes[c as usize] {
-                    shadow.copy_node(node, &later);
-                    limit.set_least(node, &work.now, shadow);
+        self.later.clear();
+        // (a job that takes one node in each of its sets fits once a node given back offers
+        // all it needs: no tallies needed to see it)
+        let one_node =
+            (sets.iter()).all(|&s| node_needs(request, model.sets[s as usize].limits).1 == 1);
+        if !one_node {
+            self.later_tallies.clone_from(&self.now_tallies);
+        }
+        let mut next_started = 0;
+        let mut found = None;
+        let mut t = f64::NAN;
+        loop {
+            let next_running = running.peek().map(|r| r.0);
+            let next_own = self.ends.get(next_started).map(|e| e.0);
+            t = match (next_running, next_own) {
+                (Some(a), Some(b)) => a.min(b),
+                (Some(a), None) => a,
+                (None, Some(b)) => b,
+                (None, None) => break,
+            };
+            // release every job ending at t
+            self.released.clear();
+            loop {
+                let a = if running.peek().is_some_and(|r| r.0 == t) {
+                    running.next().map(|r| r.1)
+                } else if self.ends.get(next_started).is_some_and(|e| e.0 == t) {
+                    next_started += 1;
+                    Some(&decision.allocations[self.ends[next_started - 1].2 as usize])
+                } else {
+                    None
+                };
+                let Some(a) = a else { break };
+                let now = self.now.over(base);
+                if one_node {
+                    self.later.give_back(&now, a);
+                } else {
+                    let later = self.later.over(&now);
+                    for &node in &a.nodes {
+                        self.later_tallies.count(model, node, &later, false);
+                    }
+                    self.later.give_back(&now, a);
+                    let later = self.later.over(&now);
+                    for &node in &a.nodes {
+                        self.later_tallies.count(model, node, &later, true);
+                    }
                 }
-                return Some(t);
+                self.released.extend_from_slice(&a.nodes);
+            }
+            let now = self.now.over(base);
+            let later = self.later.over(&now);
+            let released = &self.released;
+            let place = Place {
+                base,
+                free: &later,
+                touched: [self.now.touched(), self.later.touched()],
+                tallies: &self.later_tallies,
+            };
+            let scratch = &mut self.scratch;
+            found = sets.iter().find_map(|&s| {
+                let set = &model.sets[s as usize];
+                let (_, max_nodes, need) = node_needs(request, set.limits);
+                let room = if max_nodes == 1 {
+                    // one node: it fits only once a node given back offers all it needs
+                    let exclusive = is_exclusive(&model.resources, request, set.limits);
+                    released.iter().any(|&n| {
+                        model.node_sets(n).contains(&s)
+                            && offer(&model.resources, &later, n, request, exclusive, need)
+                                >= need.max(1)
+                    })
+                } else {
+                    self.later_tallies.may_fit(model, s, request)
+                };
+                if !room {
+                    return None;
+                }
+                place_in(model, &place, s, request, scratch)
+            });
+            if found.is_some() {
+                break;
             }
         }
-        None
+        let allocation = found?;
+        // the shadow state: later, less the reservation, on the nodes later touched
+        let now = self.now.over(base);
+        self.later.take(&now, &allocation);
+        let limit = Least {
+            view: &now,
+            layer: &self.shadow,
+        };
+        for &node in self.later.touched() {
+            self.limit_tallies.count(model, node, &limit, false);
+        }
+        if self.shadow.touched().is_empty() {
+            // the scan's first reservation: the layer is the shadow state as it is
+            std::mem::swap(&mut self.shadow, &mut self.later);
+        } else {
+            self.shadow.absorb(&self.later, &now);
+        }
+        let touched = if self.later.touched().is_empty() {
+            self.shadow.touched()
+        } else {
+            self.later.touched()
+        };
+        let limit = Least {
+            view: &now,
+            layer: &self.shadow,
+        };
+        for &node in touched {
+            self.limit_tallies.count(model, node, &limit, true);
+        }
+        Some(t)
     }
 
-    /// Caches the components' nodes of `model` (the site's components, or one).
-    fn prepare(&mut self, shared: SharedView) {
+    /// Caches the component of each node of `shared`'s model (the site's components, or
+    /// one); returns how many there are.
+    fn prepare(&mut self, shared: SharedView) -> usize {
         let model = shared.model;
+        let components = shared.site.map_or(1, |s| s.components()) as usize;
         let id = model as *const SharedNodes as usize;
-        if self.model_id == id && !self.component_nodes.is_empty() {
-            return;
+        if self.model_id == id && !self.node_component.is_empty() {
+            return components;
         }
         self.model_id = id;
-        let n = model.resources.nodes() as usize;
-        self.node_component = vec![u32::MAX; n];
-        let components = shared.site.map_or(1, |s| s.components()) as usize;
-        self.component_nodes = vec![Vec::new(); components];
+        self.node_component = vec![u32::MAX; model.resources.nodes() as usize];
         for (p, set) in model.sets.iter().enumerate() {
             let c = (shared.site).map_or(0, |s| s.partition(p as u32).component);
             for &node in &set.nodes {
-                if self.node_component[node as usize] == u32::MAX {
-                    self.node_component[node as usize] = c;
-                    self.component_nodes[c as usize].push(node);
-                }
+                self.node_component[node as usize] = c;
             }
         }
-        for nodes in &mut self.component_nodes {
-            nodes.sort_unstable();
-        }
+        components
     }
 
     fn component_of_set(&self, model: &SharedNodes, set: u32) -> Option<u32> {
@@ -287,15 +522,62 @@ impl SharedScan {
     }
 }
 
-/// The first of `sets` where `request` fits on `free`, and what it takes there.
-fn fit(
+/// A view of what is free (over the engine's usage `base`, differing on the nodes of
+/// `touched`), with its sets' tallies.
+struct Place<'a, F: Free> {
+    base: &'a Usage,
+    free: &'a F,
+    touched: [&'a [u32]; 2],
+    tallies: &'a Tallies,
+}
+
+/// Scratch for the open nodes of a set.
+#[derive(Debug, Clone, Default)]
+struct Scratch {
+    bits: Vec<u64>,
+    nodes: Vec<u32>,
+}
+
+/// Slurm's placement of `request` in set `set` of `place`, on the set's open nodes alone
+/// (full nodes and nodes held whole offer nothing: they only end runs, as gaps do).
+fn place_in<F: Free>(
     model: &SharedNodes,
-    free: &Usage,
+    place: &Place<F>,
+    set: u32,
+    request: &Request,
+    scratch: &mut Scratch,
+) -> Option<Allocation> {
+    let bits = model.set_bits(set);
+    open_nodes(
+        place.base,
+        place.free,
+        bits,
+        &place.touched,
+        &mut scratch.bits,
+        &mut scratch.nodes,
+    );
+    let limits = model.sets[set as usize].limits;
+    select(
+        &model.resources,
+        place.free,
+        &scratch.nodes,
+        request,
+        limits,
+    )
+}
+
+/// The first of `sets` where `request` fits `place`, and what it takes there.
+fn fit<F: Free>(
+    model: &SharedNodes,
+    place: &Place<F>,
     sets: &[u32],
     request: &Request,
+    scratch: &mut Scratch,
 ) -> Option<(u32, Allocation)> {
     sets.iter().find_map(|&p| {
-        let set = &model.sets[p as usize];
-        select(&model.resources, free, &set.nodes, request, set.limits).map(|a| (p, a))
+        if !place.tallies.may_fit(model, p, request) {
+            return None;
+        }
+        place_in(model, place, p, request, scratch).map(|a| (p, a))
     })
 }

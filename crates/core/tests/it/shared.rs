@@ -320,3 +320,42 @@ fn a_job_no_empty_node_could_hold_is_refused_at_submission_and_blocks_nothing() 
     assert_eq!(log.start[3], 100.0);
     assert_eq!(log.rejected.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2]);
 }
+
+/// Random one-node jobs of 1 to 4 CPUs, 0 to 8000 MB, 0 to 2 GPUs, some exclusive, with run
+/// times equal to their requests, on 3 nodes: each reservation EASY makes is kept (the top job
+/// starts by its shadow time: backfilled jobs delay it in no resource), no node ever holds
+/// more than it has (the engine's check at every start), and every job runs.
+#[test]
+fn easy_on_vectors_keeps_every_reservation_on_random_workloads() {
+    for seed in 1..=60u64 {
+        let mut draws = Draws(seed * 7919);
+        let mut submit = 0.0;
+        let jobs: Vec<Shaped> = (0..40)
+            .map(|_| {
+                submit += draws.below(30) as f64;
+                let run = 10.0 + draws.below(200) as f64;
+                let mut request = job(
+                    1 + draws.below(4) as u32,
+                    draws.below(8001),
+                    draws.below(3) as u32,
+                );
+                request.nodes = Some(1);
+                request.exclusive = draws.below(10) == 0;
+                (submit, run, request)
+            })
+            .collect();
+        let log = run_shared(3, &jobs, true);
+        assert!(log.start.iter().all(|s| s.is_finite()), "seed {seed}");
+        for &(at, job, shadow, _) in &log.reservations {
+            let start = log.start[job as usize];
+            assert!(
+                start <= shadow,
+                "seed {seed}: job {job} reserved at {at} for {shadow} started at {start}"
+            );
+        }
+        assert!(
+            !log.reservations.is_empty(),
+            "seed {seed}: nothing was reserved"
+        );
+    }
+}

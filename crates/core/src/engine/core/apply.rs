@@ -218,7 +218,7 @@ impl Engine {
                 }
                 let allocation = &decision.allocations[i];
                 check_allocation(model, set, start.job, job.id, allocation)?;
-                newly_busy = state.start(start.job, allocation.clone())?;
+                newly_busy = state.start(model, start.job, allocation.clone())?;
                 if on_site {
                     self.log.record_partition(start.job, set, inputs.jobs.len());
                 }

@@ -479,9 +479,9 @@ impl Engine {
             any = true;
             self.state.completions.pop();
             let running = self.state.remove_running(c.job, c.requested_end);
-            self.state.busy -= match self.state.shared.as_mut() {
-                Some(shared) => shared.end(c.job),
-                None => c.nodes,
+            self.state.busy -= match (self.inputs.shared.as_ref(), self.state.shared.as_mut()) {
+                (Some(model), Some(shared)) => shared.end(model, c.job),
+                _ => c.nodes,
             };
             if let Some(limits) = &self.inputs.submit_limits {
                 self.state.submitted.finish(limits, c.job);
