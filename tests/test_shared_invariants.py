@@ -1,6 +1,6 @@
 """Invariants of runs on shared nodes on real traces (issue 41): Curie as cores (its three node
 types and partitions, examples/platforms/curie-cores.toml) and HPC2N on nodes of its two
-processors shared by them, under every queue heuristic with and without EASY; with overrun
+processors shared by them, under every queue heuristic with and without EASY and SNF; with overrun
 kill, every reservation EASY makes on the vectors is honoured."""
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ CASES = {
 }
 
 
-def _run(traces_dir: Path, case: str, policy: str, backfill: str, overrun: str = "continue"):
+def _run(traces_dir: Path, case: str, policy: str, backfill: str | None, overrun: str = "continue"):
     name, jobs, text = CASES[case]
     platform = (
         parse_platform(text)
@@ -53,7 +53,14 @@ def _run(traces_dir: Path, case: str, policy: str, backfill: str, overrun: str =
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize(
     ("policy", "backfill"),
-    [("fcfs", "easy"), ("fcfs", "none"), ("wfp3", "easy"), ("sjf", "easy"), ("f1", "easy")],
+    [
+        ("fcfs", "easy"),
+        ("fcfs", "none"),
+        ("wfp3", "easy"),
+        ("sjf", "easy"),
+        ("f1", "easy"),
+        ("snf", None),
+    ],
 )
 def test_every_heuristic_keeps_the_shared_invariants(traces_dir, case, policy, backfill):
     result, platform = _run(traces_dir, case, policy, backfill)

@@ -14,6 +14,7 @@ pub mod scan;
 pub mod shared;
 pub mod site;
 pub mod slurm;
+pub mod snf;
 
 pub use action::Action;
 pub use capability::{capabilities, Capabilities};

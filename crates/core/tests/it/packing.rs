@@ -333,3 +333,75 @@ fn taking_more_than_a_node_has_is_refused_and_leaves_the_usage_unchanged() {
     assert!(u.take(&too_much).is_err());
     assert_eq!(u, before);
 }
+
+#[test]
+fn memory_per_cpu_cuts_what_a_node_offers_and_steers_best_fit() {
+    let r = site(Sharing::CoreMemory, &[1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    // n0 keeps 3 CPUs but 2000 MB: at 1500 MB a CPU it offers 1, so n1 covers the 2 CPUs
+    assert_eq!(
+        on(&place(&r, &mut u, &mem(1, 6000)).unwrap()),
+        [(0, 1, 6000, 0)]
+    );
+    let per_cpu = Request::tasks(2, Memory::PerCpu(1500));
+    assert_eq!(on(&place(&r, &mut u, &per_cpu).unwrap()), [(1, 2, 3000, 0)]);
+}
+
+#[test]
+fn a_node_whose_memory_feeds_exactly_the_cpus_a_node_needs_is_kept() {
+    let r = site(Sharing::CoreMemory, &[1], 4, 1);
+    let mut u = Usage::new(&r);
+    place(&r, &mut u, &mem(1, 6000)).unwrap();
+    // -N1 -n2 at 1000 MB a CPU: 2000 MB left feed exactly its 2 CPUs
+    let two = Request {
+        nodes: Some(1),
+        ..Request::tasks(2, Memory::PerCpu(1000))
+    };
+    assert_eq!(on(&place(&r, &mut u, &two).unwrap()), [(0, 2, 2000, 0)]);
+    // no memory per CPU at all: it takes none
+    let free = Request::tasks(1, Memory::PerCpu(0));
+    assert_eq!(on(&place(&r, &mut u, &free).unwrap()), [(0, 1, 0, 0)]);
+}
+
+#[test]
+fn under_cr_core_memory_cuts_cpus_by_whole_cores() {
+    // one node of 8 CPUs as 4 cores of 2 threads: 8000 MB at 2500 MB a CPU feed 3 CPUs,
+    // one whole core and a half: 2 CPUs, too few for 3 tasks on one node
+    let r = site(Sharing::CoreMemory, &[1], 8, 2);
+    let mut u = Usage::new(&r);
+    let three = Request::tasks(3, Memory::PerCpu(2500));
+    assert_eq!(place(&r, &mut u, &three), None);
+    let two = Request::tasks(2, Memory::PerCpu(2500));
+    assert_eq!(on(&place(&r, &mut u, &two).unwrap()), [(0, 2, 5000, 0)]);
+}
+
+#[test]
+fn cpus_per_task_count_in_whole_tasks() {
+    let r = site(Sharing::Cpu, &[1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    // n0 keeps 3 CPUs free, n1 2
+    let held = Allocation {
+        nodes: vec![0, 1],
+        cpus: vec![1, 2],
+        memory: vec![0, 0],
+        gres: vec![0, 0],
+        exclusive: false,
+    };
+    u.take(&held).unwrap();
+    // one task of 2 CPUs: n0's 3 free CPUs hold one task (2), as n1's 2 do: the first wins
+    let task = Request {
+        cpus_per_task: 2,
+        ..mem(1, 1)
+    };
+    assert_eq!(on(&place(&r, &mut u, &task).unwrap()), [(0, 2, 0, 0)]);
+}
+
+#[test]
+fn a_job_without_memory_takes_a_whole_untouched_node() {
+    let r = site(Sharing::CoreMemory, &[1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    place(&r, &mut u, &mem(1, 1000)).unwrap();
+    let whole = Request::tasks(1, Memory::Whole);
+    assert_eq!(on(&place(&r, &mut u, &whole).unwrap()), [(1, 1, 8000, 0)]);
+    assert_eq!(place(&r, &mut u, &whole), None);
+}
