@@ -405,3 +405,30 @@ fn a_job_without_memory_takes_a_whole_untouched_node() {
     assert_eq!(on(&place(&r, &mut u, &whole).unwrap()), [(1, 1, 8000, 0)]);
     assert_eq!(place(&r, &mut u, &whole), None);
 }
+
+#[test]
+fn an_exclusive_partition_or_whole_sharing_gives_every_job_whole_nodes() {
+    let exclusive = NodeLimits {
+        exclusive: true,
+        ..NodeLimits::default()
+    };
+    let nodes = [0, 1];
+    for (r, limits) in [
+        (site(Sharing::CoreMemory, &[1, 1], 4, 1), exclusive),
+        (site(Sharing::Whole, &[1, 1], 4, 1), NodeLimits::default()),
+    ] {
+        let mut u = Usage::new(&r);
+        let one = mem(1, 1000);
+        let a = select(&r, &u, &nodes, &one, limits).unwrap();
+        assert_eq!(
+            on(&a),
+            [(0, 4, if r.sharing.memory() { 1000 } else { 0 }, 2)]
+        );
+        assert!(a.exclusive);
+        u.take(&a).unwrap();
+        let b = select(&r, &u, &nodes, &one, limits).unwrap();
+        assert_eq!(b.nodes, [1]);
+        u.take(&b).unwrap();
+        assert_eq!(select(&r, &u, &nodes, &one, limits), None);
+    }
+}
