@@ -432,3 +432,30 @@ fn an_exclusive_partition_or_whole_sharing_gives_every_job_whole_nodes() {
         assert_eq!(select(&r, &u, &nodes, &one, limits), None);
     }
 }
+
+#[test]
+fn between_equal_runs_the_first_wins() {
+    // n1 full: runs {n0} and {n2} of 4 CPUs each
+    let r = site(Sharing::Cpu, &[1, 1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    let full = Allocation {
+        nodes: vec![1],
+        cpus: vec![4],
+        memory: vec![0],
+        gres: vec![0],
+        exclusive: false,
+    };
+    u.take(&full).unwrap();
+    let nodes = [0, 1, 2];
+    let limits = NodeLimits::default();
+    // both big enough for 2 CPUs: the first
+    assert_eq!(
+        on(&select(&r, &u, &nodes, &mem(2, 1), limits).unwrap()),
+        [(0, 2, 0, 0)]
+    );
+    // neither big enough for 6: the first of the biggest gives 4, the other the rest
+    assert_eq!(
+        on(&select(&r, &u, &nodes, &mem(6, 1), limits).unwrap()),
+        [(0, 4, 0, 0), (2, 2, 0, 0)]
+    );
+}
