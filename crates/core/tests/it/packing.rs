@@ -459,3 +459,50 @@ fn between_equal_runs_the_first_wins() {
         [(0, 4, 0, 0), (2, 2, 0, 0)]
     );
 }
+
+/// Six jobs a real Slurm 22.05.8 placed (tests/fixtures/sacct_tres/cr_cpu-22.05.8.sacct: 4
+/// nodes of 4 CPUs, CR_CPU, jobs submitted at once and taken by priority, job size first: J4,
+/// J6, J2, J1, J3, then J5 once J1 ended): the rule puts each where `NodeList` says.
+#[test]
+fn a_real_cr_cpu_record_is_placed_as_slurm_placed_it() {
+    let r = site(Sharing::Cpu, &[1, 1, 1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    let n = |tasks| Request::tasks(tasks, Memory::PerNode(0));
+    let j4 = Request {
+        nodes: Some(2),
+        ..n(2)
+    };
+    let nodes = |a: &Allocation| (a.nodes.clone(), a.cpus.clone());
+    // J4 -N2 -n2: c1, c2
+    assert_eq!(
+        nodes(&place(&r, &mut u, &j4).unwrap()),
+        (vec![0, 1], vec![1, 1])
+    );
+    // J6 -n5: no node has 5; index order, c1 3 and c2 2
+    assert_eq!(
+        nodes(&place(&r, &mut u, &n(5)).unwrap()),
+        (vec![0, 1], vec![3, 2])
+    );
+    // J2 -n3: the fewest CPUs covering 3: c3
+    assert_eq!(
+        nodes(&place(&r, &mut u, &n(3)).unwrap()),
+        (vec![2], vec![3])
+    );
+    // J1 -n2: c2 and c3 have 1 left: c4
+    let j1 = place(&r, &mut u, &n(2)).unwrap();
+    assert_eq!(nodes(&j1), (vec![3], vec![2]));
+    // J3 -n1: c2's last CPU (an exact fit)
+    assert_eq!(
+        nodes(&place(&r, &mut u, &n(1)).unwrap()),
+        (vec![1], vec![1])
+    );
+    // J5 --exclusive -N1: no idle node until J1 ends, then c4 whole
+    let j5 = Request {
+        nodes: Some(1),
+        exclusive: true,
+        ..n(1)
+    };
+    assert_eq!(place(&r, &mut u, &j5), None);
+    u.give_back(&j1);
+    assert_eq!(nodes(&place(&r, &mut u, &j5).unwrap()), (vec![3], vec![4]));
+}
