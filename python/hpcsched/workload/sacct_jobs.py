@@ -277,8 +277,11 @@ def _job_table(
     if any(r.text[name].values != [""] for name in ("req_tres", "req_mem")):
         from hpcsched.workload.sacct_tres import request_columns
 
+        tres, mem = r.text["req_tres"], r.text["req_mem"]
         columns.update(
-            request_columns(r.text["req_tres"], r.text["req_mem"], rows, asked, procs, r.path)
+            request_columns(
+                (tres.values, tres.codes), (mem.values, mem.codes), rows, asked, procs, r.path
+            )
         )
     node_list = _texts(r.text["node_list"], rows)
     if (node_list != "").any():

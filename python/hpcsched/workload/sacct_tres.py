@@ -14,14 +14,10 @@ nodes (``--exclusive``, or its partition's OverSubscribe=EXCLUSIVE)."""
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from hpcsched.exceptions import InputError, shown
-
-if TYPE_CHECKING:
-    from hpcsched.workload.sacct_jobs import TextColumn
 
 #: A memory size as sacct writes it: a number, a unit (K, M, G, T; M when none) and, before
 #: 21.08, ``c`` (per CPU) or ``n`` (per node).
@@ -63,22 +59,24 @@ def parse_tres(text: str, path: str) -> dict[str, float]:
 
 
 def request_columns(
-    tres: TextColumn,
-    req_mem: TextColumn,
+    tres: tuple[list[str], np.ndarray],
+    req_mem: tuple[list[str], np.ndarray],
     rows: np.ndarray,
     asked: np.ndarray,
     given: np.ndarray,
     path: str,
 ) -> dict[str, np.ndarray]:
-    """The request columns of records ``rows`` (``asked``: ReqCPUS, 0 unknown; ``given``:
-    NCPUS): ``cpus``, ``req_nodes``, ``mem_per_cpu``, ``mem_per_node``, ``gres``,
+    """The request columns of records ``rows`` (``tres``, ``req_mem``: each text column's
+    distinct values and every record's code into them; ``asked``: ReqCPUS, 0 unknown;
+    ``given``: NCPUS): ``cpus``, ``req_nodes``, ``mem_per_cpu``, ``mem_per_node``, ``gres``,
     ``exclusive`` (module docstring)."""
-    parsed = [parse_tres(v, path) for v in tres.values]
-    tres_nodes = np.array([p.get("node", 0.0) for p in parsed])[tres.codes[rows]]
-    tres_mem = np.array([p.get("mem", np.nan) for p in parsed])[tres.codes[rows]]
-    mems = [memory_mb(v, path, "ReqMem") for v in req_mem.values]
-    mem = np.array([m[0] for m in mems])[req_mem.codes[rows]]
-    per = np.array([m[1] for m in mems], dtype=object)[req_mem.codes[rows]]
+    (tres_values, tres_codes), (mem_values, mem_codes) = tres, req_mem
+    parsed = [parse_tres(v, path) for v in tres_values]
+    tres_nodes = np.array([p.get("node", 0.0) for p in parsed])[tres_codes[rows]]
+    tres_mem = np.array([p.get("mem", np.nan) for p in parsed])[tres_codes[rows]]
+    mems = [memory_mb(v, path, "ReqMem") for v in mem_values]
+    mem = np.array([m[0] for m in mems])[mem_codes[rows]]
+    per = np.array([m[1] for m in mems], dtype=object)[mem_codes[rows]]
     cpus = np.where(asked > 0, asked, given)
     total = np.where(per == "", np.where(np.isnan(mem), tres_mem, mem), np.nan)
     per_cpu = np.where(per == "c", mem, np.ceil(total / np.maximum(cpus, 1)))
@@ -87,7 +85,7 @@ def request_columns(
     gres = np.full(len(rows), "", dtype=object)
     kinds = [_gres_in_all(p) for p in parsed]
     if any(kinds):
-        codes = tres.codes[rows]
+        codes = tres_codes[rows]
         for k, (code, n) in enumerate(zip(codes, nodes, strict=True)):
             gres[k] = _spread(kinds[code], n)
     return {

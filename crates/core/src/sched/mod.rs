@@ -21,9 +21,10 @@ pub use capability::{capabilities, Capabilities};
 pub use external::{translate, ExternalDecision};
 pub use order::Heuristic;
 pub use policy::{
-    Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, QueueService, Reserve, Snf,
-    Start, StartKind,
+    Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, QueueService, Reserve, Start,
+    StartKind,
 };
 pub use registry::{
     build_policy, build_policy_estimated, build_snf, policy_names, power_alias, POWER_POLICIES,
 };
+pub use snf::Snf;

@@ -9,7 +9,6 @@ use crate::sched::order::{order_fitting, order_fitting_site, order_window, Heuri
 use crate::sched::scan::{scan, Counts, Estimates};
 use crate::sched::shared::SharedScan;
 use crate::sched::site::SiteScan;
-pub use crate::sched::snf::Snf;
 
 /// How a queue policy orders the queue.
 #[derive(Debug, Clone, Copy, PartialEq)]
