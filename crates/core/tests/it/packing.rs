@@ -506,3 +506,75 @@ fn a_real_cr_cpu_record_is_placed_as_slurm_placed_it() {
     u.give_back(&j1);
     assert_eq!(nodes(&place(&r, &mut u, &j5).unwrap()), (vec![3], vec![4]));
 }
+
+/// Usage with node `i` holding `held[i]` CPUs (4-CPU nodes, CR_CPU).
+fn held(held: &[u32]) -> (Resources, Usage) {
+    let r = site(Sharing::Cpu, &vec![1; held.len()], 4, 1);
+    let mut u = Usage::new(&r);
+    let nodes: Vec<u32> = (0..held.len() as u32)
+        .filter(|&i| held[i as usize] > 0)
+        .collect();
+    let taken = Allocation {
+        cpus: nodes.iter().map(|&i| held[i as usize]).collect(),
+        memory: vec![0; nodes.len()],
+        gres: vec![0; nodes.len()],
+        nodes,
+        exclusive: false,
+    };
+    u.take(&taken).unwrap();
+    (r, u)
+}
+
+fn placed(r: &Resources, u: &Usage, request: &Request) -> Vec<(u32, u32)> {
+    let all: Vec<u32> = (0..r.nodes()).collect();
+    let a = select(r, u, &all, request, NodeLimits::default()).unwrap();
+    a.nodes
+        .iter()
+        .copied()
+        .zip(a.cpus.iter().copied())
+        .collect()
+}
+
+#[test]
+fn a_run_of_several_nodes_counts_all_their_cpus_and_just_enough_is_enough() {
+    // runs {n0, n1} of 1 + 1 free and {n3} of 3: both hold 2 CPUs, the first has fewer
+    let (r, u) = held(&[3, 3, 4, 1]);
+    assert_eq!(placed(&r, &u, &mem(2, 1)), [(0, 1), (1, 1)]);
+}
+
+#[test]
+fn a_run_too_short_in_nodes_is_not_big_enough() {
+    // -N2 -n2: {n0, n1} (2 + 2 free) has the two nodes; {n3} (3 free, one node) has not
+    let (r, u) = held(&[2, 2, 4, 1, 4]);
+    let two = Request {
+        nodes: Some(2),
+        ..mem(2, 1)
+    };
+    assert_eq!(placed(&r, &u, &two), [(0, 1), (1, 1)]);
+}
+
+#[test]
+fn best_fit_looks_past_a_first_node_that_would_do() {
+    // n0 4 free, n1 2 free: two CPUs go to n1, the tighter fit
+    let (r, u) = held(&[0, 2]);
+    assert_eq!(placed(&r, &u, &mem(2, 1)), [(1, 2)]);
+}
+
+#[test]
+fn nodes_are_taken_only_while_cpus_are_missing() {
+    // three nodes of 1 free CPU: two CPUs take two of them, not three
+    let (r, u) = held(&[3, 3, 3]);
+    assert_eq!(placed(&r, &u, &mem(2, 1)), [(0, 1), (1, 1)]);
+}
+
+#[test]
+fn each_node_leaves_a_cpu_for_every_node_still_to_come() {
+    // -N2 -n4 on two empty nodes: 3 + 1, as -N2 -n6 gives 4 + 2
+    let (r, u) = held(&[0, 0]);
+    let job = |tasks| Request {
+        nodes: Some(2),
+        ..mem(tasks, 1)
+    };
+    assert_eq!(placed(&r, &u, &job(4)), [(0, 3), (1, 1)]);
+    assert_eq!(placed(&r, &u, &job(6)), [(0, 4), (1, 2)]);
+}
