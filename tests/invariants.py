@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from hpcsched.run import Result
+from hpcsched.site.platform import Platform
 
 
 def executed_intervals(result: Result) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -169,3 +170,55 @@ def check_partitions(result: Result) -> None:
         room = len(set().union(*(nodes_of[n] for n in chosen)))
         worst = int(np.max(held, initial=0))
         assert worst <= room, f"partitions {chosen} hold {worst} nodes of {room}"
+
+
+def index_ranges(text: str) -> list[int]:
+    """Node indices from ``alloc_nodes`` (``0-3,7``)."""
+    out: list[int] = []
+    for part in filter(None, text.split(",")):
+        first, _, last = part.partition("-")
+        out.extend(range(int(first), int(last or first) + 1))
+    return out
+
+
+def check_shared(result: Result, platform: Platform, cpus_asked: np.ndarray) -> None:
+    """Where jobs share nodes (a platform of one sharing mode but whole, its jobs' CPUs
+    ``cpus_asked``): every started job holds exactly the CPUs it asked for on at least one and
+    at most that many distinct nodes, all of one partition it may run in (or of the machine),
+    never more nodes than it has CPUs; at no instant do the running jobs hold more CPUs than
+    the machine, or than a partition, has (partitions apart)."""
+    assert platform.shared
+    jobs = result.jobs
+    ran = jobs["start"].notna().to_numpy()
+    cpus = jobs["alloc_cpus"].to_numpy()
+    assert (cpus[~ran] == -1).all(), "a job that never started holds CPUs"
+    np.testing.assert_array_equal(cpus[ran], cpus_asked[ran], "a job got other CPUs than asked")
+    cores = np.concatenate([np.full(g.nodes, g.cores) for g in platform.groups])
+    partition_of = np.full(len(cores), -1)
+    if platform.site is not None:
+        for k, p in enumerate(platform.site.partitions):
+            for a, b in p.ranges:
+                partition_of[a:b] = k
+    names = [p.name for p in platform.site.partitions] if platform.site is not None else []
+    for row in np.flatnonzero(ran):
+        nodes = index_ranges(jobs["alloc_nodes"].iat[row])
+        assert 1 <= len(nodes) <= cpus[row] and len(set(nodes)) == len(nodes)
+        assert max(nodes) < len(cores)
+        if names:
+            held = {names[partition_of[n]] for n in nodes}
+            assert held == {jobs["partition"].iat[row]}, f"job {row} ran outside its partition"
+    start, end = jobs["start"].to_numpy()[ran], jobs["end"].to_numpy()[ran]
+    groups = jobs["partition"].astype(object).to_numpy()[ran] if names else np.zeros(ran.sum())
+    capacities = (
+        {p.name: p.nodes * p.cores for p in platform.site.partitions}
+        if platform.site is not None
+        else {0: int(cores.sum())}
+    )
+    for name, capacity in capacities.items():
+        mine = groups == name
+        times = np.concatenate([end[mine], start[mine]])
+        delta = np.concatenate([-cpus[ran][mine], cpus[ran][mine]])
+        kind = np.concatenate([np.zeros(mine.sum()), np.ones(mine.sum())])
+        order = np.lexsort((kind, times))
+        busiest = int(np.cumsum(delta[order]).max(initial=0))
+        assert busiest <= capacity, f"{name}: {busiest} CPUs held of {capacity}"

@@ -115,6 +115,19 @@ def test_gpus_bind_while_cores_are_free_through_the_gres_column():
     )
 
 
+def test_snf_on_shared_nodes_orders_by_cpus_asked(shared_run):
+    """SNF by CPUs, then requested time: J6, J4, J1 (1 CPU), J2, J5 (2), J3 (4). J6, J4 and
+    J1 fill n0 by best fit (n0 has fewer free than n1), leaving it 1 CPU and 5000 MB. J2 (2 CPUs
+    at 3000 MB): n0 offers 1, n1's 8000 MB feed 2: n1. J5 (2 CPUs): n1's last 2. J3 (4 CPUs)
+    finds 1 free and SNF stops there: it starts at 100, when J1, J2 and J5 end, on n0."""
+    trace, platform = shared_run
+    result = hpcsched.simulate(trace, "snf", platform=str(platform), procs_per_node=4)
+    jobs = result.jobs
+    np.testing.assert_array_equal(jobs["start"].to_numpy(), [0, 0, 100, 0, 0, 0])
+    assert jobs["alloc_nodes"].tolist() == ["0", "1", "0", "0", "1", "0"]
+    assert (jobs["start_kind"].astype(object) == "primary").all()
+
+
 def test_an_exclusive_partition_gives_each_job_whole_nodes(tmp_path):
     platform = parse_platform(SITE.replace("def_mem_per_cpu = 1000", 'oversubscribe = "exclusive"'))
     jobs = pd.DataFrame(
@@ -159,7 +172,7 @@ def test_a_job_no_node_could_hold_is_refused_at_submission(tmp_path):
 @pytest.mark.parametrize(
     ("args", "says"),
     [
-        (["--policy", "snf"], "policy snf does not run on shared nodes yet"),
+        (["--policy", "snf", "--max-wait", "3600"], "SNF's maximum wait does not run on shared"),
         (["--policy", "mars"], "policy mars does not run on shared nodes yet"),
         (["--estimates", "history"], "EASY on predicted run times"),
     ],

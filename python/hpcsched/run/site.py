@@ -315,11 +315,13 @@ def _check_shared_run(
     unsupported = None
     if (
         isinstance(spec, PythonPolicySpec)
-        or spec.engine_name not in _core.heuristic_names()
+        or spec.engine_name not in (*_core.heuristic_names(), "snf")
         or spec.search is not None
         or spec.is_power
     ):
         unsupported = (f"policy {spec.name}", "--policy")
+    elif spec.max_wait is not None:
+        unsupported = ("SNF's maximum wait", "--max-wait")
     elif getattr(spec, "estimates", "requested") != "requested":
         unsupported = ("EASY on predicted run times", "--estimates")
     elif len(calendar):
@@ -328,8 +330,8 @@ def _check_shared_run(
         what, option = unsupported
         raise OptionError(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
-            f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp, ..., "
-            "with or without EASY) do",
+            f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
+            "with or without EASY) and snf do",
             option=option,
         )
 

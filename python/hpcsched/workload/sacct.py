@@ -37,6 +37,10 @@ daylight-saving change). Lines end at ``\\n`` (or ``\\r\\n``).
   ``partition_name`` (the partitions it could run in, as recorded), ``job_name``, ``line``,
   and ``recorded_wait``. Users are numbered in order of first appearance.
 
+- With ``ReqMem``, ``ReqTRES`` and ``NodeList`` (JSON: ``tres.requested``, ``nodes``): what each
+  job asked of the resources inside nodes and where it ran (``sacct_tres``): ``cpus``,
+  ``req_nodes``, ``mem_per_cpu``, ``mem_per_node``, ``gres``, ``exclusive``, ``node_list``.
+
 ``sacct --json`` (``sacct_json.py``) gives the same jobs; the ``line`` column is then the
 record's position in ``jobs`` (from 1).
 

@@ -25,6 +25,9 @@ MAX_CPUS = (1 << 32) - 1
 MAX_JOB_ID = (1 << 63) - 1
 #: The text columns of the job table, as every reader gives them.
 TEXT_COLUMNS = ("state", "user_name", "group_name", "account", "qos", "partition_name", "job_name")
+#: The text every reader keeps: those columns, and what a job asked of the resources inside
+#: nodes and where it ran (``sacct_tres``).
+RECORDED_TEXT = (*TEXT_COLUMNS, "req_tres", "req_mem", "node_list")
 #: State words -> SWF status codes (1 completed, 0 failed, 5 cancelled; others -1).
 _STATUS = {
     "COMPLETED": 1,
@@ -271,6 +274,18 @@ def _job_table(
     columns["recorded_wait"] = wait
     if asked.any():
         columns["requested_procs"] = np.where(asked > 0, asked, procs)  # (not recorded: given)
+    if any(r.text[name].values != [""] for name in ("req_tres", "req_mem")):
+        from hpcsched.workload.sacct_tres import request_columns
+
+        tres, mem = r.text["req_tres"], r.text["req_mem"]
+        columns.update(
+            request_columns(
+                (tres.values, tres.codes), (mem.values, mem.codes), rows, asked, procs, r.path
+            )
+        )
+    node_list = _texts(r.text["node_list"], rows)
+    if (node_list != "").any():
+        columns["node_list"] = node_list  # where the site ran it
     # each array is the table's own: not copied once more into blocks
     return pd.DataFrame(columns, copy=False)
 

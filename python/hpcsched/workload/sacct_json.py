@@ -24,7 +24,7 @@ from hpcsched.exceptions import InputError, shown
 from hpcsched.workload.sacct_jobs import (
     MAX_CPUS,
     MAX_JOB_ID,
-    TEXT_COLUMNS,
+    RECORDED_TEXT,
     SacctRecords,
     TextColumn,
 )
@@ -65,8 +65,8 @@ def json_records(document: Any, path: str) -> SacctRecords:
     if not isinstance(records, list):
         raise InputError("not sacct --json output: no 'jobs' list", path=path, field="jobs")
     numbers: dict[str, list[float]] = {name: [] for name in _NUMBERS}
-    text = {name: TextColumn() for name in TEXT_COLUMNS}
-    codes: dict[str, list[int]] = {name: [] for name in TEXT_COLUMNS}
+    text = {name: TextColumn() for name in RECORDED_TEXT}
+    codes: dict[str, list[int]] = {name: [] for name in RECORDED_TEXT}
     for k, record in enumerate(records):
         _Record(record, path, f"jobs[{k}]").read(numbers, text, codes)
     for name, column in text.items():
@@ -148,6 +148,27 @@ class _Record:
             if out == "state":
                 word = word.split(" ")[0].upper()
             codes[out].append(text[out].code(word))
+        codes["req_tres"].append(text["req_tres"].code(self.requested_tres()))
+        codes["req_mem"].append(text["req_mem"].code(""))  # (its total is in the TRES)
+        codes["node_list"].append(text["node_list"].code(self.text("nodes")))
+
+    def requested_tres(self) -> str:
+        """``tres.requested`` as sacct's text writes ``ReqTRES`` (``cpu=2,mem=600M,node=1,
+        gres/gpu=2``), for the one reader of both."""
+        tres = self.object(self.record, "tres") or {}
+        items = tres.get("requested") or []
+        if not isinstance(items, list):
+            raise self.error("tres.requested", f"expected a list, not {shown(items)}")
+        parts = []
+        for k, item in enumerate(items):
+            if not isinstance(item, dict):
+                raise self.error(f"tres.requested[{k}]", f"expected an object, not {shown(item)}")
+            kind, name, count = item.get("type"), item.get("name"), item.get("count")
+            if not isinstance(kind, str) or isinstance(count, bool) or not isinstance(count, int):
+                raise self.error(f"tres.requested[{k}]", "expected a type and a whole count")
+            key = f"{kind}/{name}" if name else kind
+            parts.append(f"{key}={count}M" if kind == "mem" else f"{key}={count}")
+        return ",".join(parts)
 
     def error(self, field: str, reason: str) -> InputError:
         return InputError(reason, path=self.path, field=f"{self.where}.{field}")

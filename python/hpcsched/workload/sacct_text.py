@@ -16,7 +16,7 @@ from hpcsched.site.slurm.text import BeyondTimes, slurm_duration
 from hpcsched.workload.sacct_jobs import (
     MAX_CPUS,
     MAX_JOB_ID,
-    TEXT_COLUMNS,
+    RECORDED_TEXT,
     SacctRecords,
     TextColumn,
 )
@@ -44,6 +44,9 @@ TEXT_FIELDS = {
     "partition": "partition_name",
     "state": "state",
     "jobname": "job_name",
+    "reqtres": "req_tres",
+    "reqmem": "req_mem",
+    "nodelist": "node_list",
 }
 #: sacct's words for a time that is not set.
 _NO_TIME = ["", "unknown", "none", "n/a"]
@@ -94,7 +97,7 @@ class TextColumns:
         # allocated whole (pieces joined at the end, or kept beside each batch's temporaries,
         # would leave the memory they free cut up and held)
         self.stored: dict[str, np.ndarray] = {n: np.empty(0, t) for n, t in _STORED.items()}
-        self.text = {name: TextColumn() for name in TEXT_COLUMNS}
+        self.text = {name: TextColumn() for name in RECORDED_TEXT}
 
     def read(
         self,
@@ -176,7 +179,7 @@ class TextColumns:
         self.stored["line"][kept] = lines
         for name, column in zip(_NUMERIC, read, strict=True):
             self.stored[name][kept] = column.values
-        for out in TEXT_COLUMNS:
+        for out in RECORDED_TEXT:
             header_name = _TEXT_HEADER[out]
             if header_name in columns:
                 codes = _text_codes(self.text[out], columns[header_name], state=out == "state")
@@ -299,7 +302,7 @@ _NUMERIC: dict[str, type] = {
 _STORED: dict[str, type] = {
     **_NUMERIC,
     "line": np.int64,
-    **dict.fromkeys(TEXT_COLUMNS, np.int32),
+    **dict.fromkeys(RECORDED_TEXT, np.int32),
 }
 _TEXT_HEADER = {out: header_name for header_name, out in TEXT_FIELDS.items()}
 

@@ -14,15 +14,17 @@ pub mod scan;
 pub mod shared;
 pub mod site;
 pub mod slurm;
+pub mod snf;
 
 pub use action::Action;
 pub use capability::{capabilities, Capabilities};
 pub use external::{translate, ExternalDecision};
 pub use order::Heuristic;
 pub use policy::{
-    Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, QueueService, Reserve, Snf,
-    Start, StartKind,
+    Backfill, Decision, Policy, QueueOrder, QueuePolicy, QueueRule, QueueService, Reserve, Start,
+    StartKind,
 };
 pub use registry::{
     build_policy, build_policy_estimated, build_snf, policy_names, power_alias, POWER_POLICIES,
 };
+pub use snf::Snf;

@@ -255,7 +255,8 @@ impl RunSpec {
             }
         }
         if self.shared.is_some() {
-            let queue_policy = crate::sched::Heuristic::from_name(&policy_name).is_some();
+            let queue_policy = crate::sched::Heuristic::from_name(&policy_name).is_some()
+                || (policy_name.eq_ignore_ascii_case("snf") && max_wait.is_none());
             let unsupported = if !queue_policy || search.is_some() {
                 Some(format!("policy {policy_name:?}"))
             } else if estimates != "requested" {
@@ -268,7 +269,7 @@ impl RunSpec {
             if let Some(what) = unsupported {
                 return Err(CoreError::input(format!(
                     "jobs sharing nodes with {what}: not yet (the queue heuristics, with or \
-                     without EASY, run on shared nodes)"
+                     without EASY, and SNF without a maximum wait run on shared nodes)"
                 )));
             }
         }

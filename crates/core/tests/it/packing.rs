@@ -333,3 +333,248 @@ fn taking_more_than_a_node_has_is_refused_and_leaves_the_usage_unchanged() {
     assert!(u.take(&too_much).is_err());
     assert_eq!(u, before);
 }
+
+#[test]
+fn memory_per_cpu_cuts_what_a_node_offers_and_steers_best_fit() {
+    let r = site(Sharing::CoreMemory, &[1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    // n0 keeps 3 CPUs but 2000 MB: at 1500 MB a CPU it offers 1, so n1 covers the 2 CPUs
+    assert_eq!(
+        on(&place(&r, &mut u, &mem(1, 6000)).unwrap()),
+        [(0, 1, 6000, 0)]
+    );
+    let per_cpu = Request::tasks(2, Memory::PerCpu(1500));
+    assert_eq!(on(&place(&r, &mut u, &per_cpu).unwrap()), [(1, 2, 3000, 0)]);
+}
+
+#[test]
+fn a_node_whose_memory_feeds_exactly_the_cpus_a_node_needs_is_kept() {
+    let r = site(Sharing::CoreMemory, &[1], 4, 1);
+    let mut u = Usage::new(&r);
+    place(&r, &mut u, &mem(1, 6000)).unwrap();
+    // -N1 -n2 at 1000 MB a CPU: 2000 MB left feed exactly its 2 CPUs
+    let two = Request {
+        nodes: Some(1),
+        ..Request::tasks(2, Memory::PerCpu(1000))
+    };
+    assert_eq!(on(&place(&r, &mut u, &two).unwrap()), [(0, 2, 2000, 0)]);
+    // no memory per CPU at all: it takes none
+    let free = Request::tasks(1, Memory::PerCpu(0));
+    assert_eq!(on(&place(&r, &mut u, &free).unwrap()), [(0, 1, 0, 0)]);
+}
+
+#[test]
+fn under_cr_core_memory_cuts_cpus_by_whole_cores() {
+    // one node of 8 CPUs as 4 cores of 2 threads: 8000 MB at 2500 MB a CPU feed 3 CPUs,
+    // one whole core and a half: 2 CPUs, too few for 3 tasks on one node
+    let r = site(Sharing::CoreMemory, &[1], 8, 2);
+    let mut u = Usage::new(&r);
+    let three = Request::tasks(3, Memory::PerCpu(2500));
+    assert_eq!(place(&r, &mut u, &three), None);
+    let two = Request::tasks(2, Memory::PerCpu(2500));
+    assert_eq!(on(&place(&r, &mut u, &two).unwrap()), [(0, 2, 5000, 0)]);
+}
+
+#[test]
+fn cpus_per_task_count_in_whole_tasks() {
+    let r = site(Sharing::Cpu, &[1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    // n0 keeps 3 CPUs free, n1 2
+    let held = Allocation {
+        nodes: vec![0, 1],
+        cpus: vec![1, 2],
+        memory: vec![0, 0],
+        gres: vec![0, 0],
+        exclusive: false,
+    };
+    u.take(&held).unwrap();
+    // one task of 2 CPUs: n0's 3 free CPUs hold one task (2), as n1's 2 do: the first wins
+    let task = Request {
+        cpus_per_task: 2,
+        ..mem(1, 1)
+    };
+    assert_eq!(on(&place(&r, &mut u, &task).unwrap()), [(0, 2, 0, 0)]);
+}
+
+#[test]
+fn a_job_without_memory_takes_a_whole_untouched_node() {
+    let r = site(Sharing::CoreMemory, &[1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    place(&r, &mut u, &mem(1, 1000)).unwrap();
+    let whole = Request::tasks(1, Memory::Whole);
+    assert_eq!(on(&place(&r, &mut u, &whole).unwrap()), [(1, 1, 8000, 0)]);
+    assert_eq!(place(&r, &mut u, &whole), None);
+}
+
+#[test]
+fn an_exclusive_partition_or_whole_sharing_gives_every_job_whole_nodes() {
+    let exclusive = NodeLimits {
+        exclusive: true,
+        ..NodeLimits::default()
+    };
+    let nodes = [0, 1];
+    for (r, limits) in [
+        (site(Sharing::CoreMemory, &[1, 1], 4, 1), exclusive),
+        (site(Sharing::Whole, &[1, 1], 4, 1), NodeLimits::default()),
+    ] {
+        let mut u = Usage::new(&r);
+        let one = mem(1, 1000);
+        let a = select(&r, &u, &nodes, &one, limits).unwrap();
+        assert_eq!(
+            on(&a),
+            [(0, 4, if r.sharing.memory() { 1000 } else { 0 }, 2)]
+        );
+        assert!(a.exclusive);
+        u.take(&a).unwrap();
+        let b = select(&r, &u, &nodes, &one, limits).unwrap();
+        assert_eq!(b.nodes, [1]);
+        u.take(&b).unwrap();
+        assert_eq!(select(&r, &u, &nodes, &one, limits), None);
+    }
+}
+
+#[test]
+fn between_equal_runs_the_first_wins() {
+    // n1 full: runs {n0} and {n2} of 4 CPUs each
+    let r = site(Sharing::Cpu, &[1, 1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    let full = Allocation {
+        nodes: vec![1],
+        cpus: vec![4],
+        memory: vec![0],
+        gres: vec![0],
+        exclusive: false,
+    };
+    u.take(&full).unwrap();
+    let nodes = [0, 1, 2];
+    let limits = NodeLimits::default();
+    // both big enough for 2 CPUs: the first
+    assert_eq!(
+        on(&select(&r, &u, &nodes, &mem(2, 1), limits).unwrap()),
+        [(0, 2, 0, 0)]
+    );
+    // neither big enough for 6: the first of the biggest gives 4, the other the rest
+    assert_eq!(
+        on(&select(&r, &u, &nodes, &mem(6, 1), limits).unwrap()),
+        [(0, 4, 0, 0), (2, 2, 0, 0)]
+    );
+}
+
+/// Six jobs a real Slurm 22.05.8 placed (tests/fixtures/sacct_tres/cr_cpu-22.05.8.sacct: 4
+/// nodes of 4 CPUs, CR_CPU, jobs submitted at once and taken by priority, job size first: J4,
+/// J6, J2, J1, J3, then J5 once J1 ended): the rule puts each where `NodeList` says.
+#[test]
+fn a_real_cr_cpu_record_is_placed_as_slurm_placed_it() {
+    let r = site(Sharing::Cpu, &[1, 1, 1, 1], 4, 1);
+    let mut u = Usage::new(&r);
+    let n = |tasks| Request::tasks(tasks, Memory::PerNode(0));
+    let j4 = Request {
+        nodes: Some(2),
+        ..n(2)
+    };
+    let nodes = |a: &Allocation| (a.nodes.clone(), a.cpus.clone());
+    // J4 -N2 -n2: c1, c2
+    assert_eq!(
+        nodes(&place(&r, &mut u, &j4).unwrap()),
+        (vec![0, 1], vec![1, 1])
+    );
+    // J6 -n5: no node has 5; index order, c1 3 and c2 2
+    assert_eq!(
+        nodes(&place(&r, &mut u, &n(5)).unwrap()),
+        (vec![0, 1], vec![3, 2])
+    );
+    // J2 -n3: the fewest CPUs covering 3: c3
+    assert_eq!(
+        nodes(&place(&r, &mut u, &n(3)).unwrap()),
+        (vec![2], vec![3])
+    );
+    // J1 -n2: c2 and c3 have 1 left: c4
+    let j1 = place(&r, &mut u, &n(2)).unwrap();
+    assert_eq!(nodes(&j1), (vec![3], vec![2]));
+    // J3 -n1: c2's last CPU (an exact fit)
+    assert_eq!(
+        nodes(&place(&r, &mut u, &n(1)).unwrap()),
+        (vec![1], vec![1])
+    );
+    // J5 --exclusive -N1: no idle node until J1 ends, then c4 whole
+    let j5 = Request {
+        nodes: Some(1),
+        exclusive: true,
+        ..n(1)
+    };
+    assert_eq!(place(&r, &mut u, &j5), None);
+    u.give_back(&j1);
+    assert_eq!(nodes(&place(&r, &mut u, &j5).unwrap()), (vec![3], vec![4]));
+}
+
+/// Usage with node `i` holding `held[i]` CPUs (4-CPU nodes, CR_CPU).
+fn held(held: &[u32]) -> (Resources, Usage) {
+    let r = site(Sharing::Cpu, &vec![1; held.len()], 4, 1);
+    let mut u = Usage::new(&r);
+    let nodes: Vec<u32> = (0..held.len() as u32)
+        .filter(|&i| held[i as usize] > 0)
+        .collect();
+    let taken = Allocation {
+        cpus: nodes.iter().map(|&i| held[i as usize]).collect(),
+        memory: vec![0; nodes.len()],
+        gres: vec![0; nodes.len()],
+        nodes,
+        exclusive: false,
+    };
+    u.take(&taken).unwrap();
+    (r, u)
+}
+
+fn placed(r: &Resources, u: &Usage, request: &Request) -> Vec<(u32, u32)> {
+    let all: Vec<u32> = (0..r.nodes()).collect();
+    let a = select(r, u, &all, request, NodeLimits::default()).unwrap();
+    a.nodes
+        .iter()
+        .copied()
+        .zip(a.cpus.iter().copied())
+        .collect()
+}
+
+#[test]
+fn a_run_of_several_nodes_counts_all_their_cpus_and_just_enough_is_enough() {
+    // runs {n0, n1} of 1 + 1 free and {n3} of 3: both hold 2 CPUs, the first has fewer
+    let (r, u) = held(&[3, 3, 4, 1]);
+    assert_eq!(placed(&r, &u, &mem(2, 1)), [(0, 1), (1, 1)]);
+}
+
+#[test]
+fn a_run_too_short_in_nodes_is_not_big_enough() {
+    // -N2 -n2: {n0, n1} (2 + 2 free) has the two nodes; {n3} (3 free, one node) has not
+    let (r, u) = held(&[2, 2, 4, 1, 4]);
+    let two = Request {
+        nodes: Some(2),
+        ..mem(2, 1)
+    };
+    assert_eq!(placed(&r, &u, &two), [(0, 1), (1, 1)]);
+}
+
+#[test]
+fn best_fit_looks_past_a_first_node_that_would_do() {
+    // n0 4 free, n1 2 free: two CPUs go to n1, the tighter fit
+    let (r, u) = held(&[0, 2]);
+    assert_eq!(placed(&r, &u, &mem(2, 1)), [(1, 2)]);
+}
+
+#[test]
+fn nodes_are_taken_only_while_cpus_are_missing() {
+    // three nodes of 1 free CPU: two CPUs take two of them, not three
+    let (r, u) = held(&[3, 3, 3]);
+    assert_eq!(placed(&r, &u, &mem(2, 1)), [(0, 1), (1, 1)]);
+}
+
+#[test]
+fn each_node_leaves_a_cpu_for_every_node_still_to_come() {
+    // -N2 -n4 on two empty nodes: 3 + 1, as -N2 -n6 gives 4 + 2
+    let (r, u) = held(&[0, 0]);
+    let job = |tasks| Request {
+        nodes: Some(2),
+        ..mem(tasks, 1)
+    };
+    assert_eq!(placed(&r, &u, &job(4)), [(0, 3), (1, 1)]);
+    assert_eq!(placed(&r, &u, &job(6)), [(0, 4), (1, 2)]);
+}

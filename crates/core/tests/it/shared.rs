@@ -359,3 +359,21 @@ fn easy_on_vectors_keeps_every_reservation_on_random_workloads() {
         );
     }
 }
+
+#[test]
+fn snf_on_shared_nodes_starts_the_fewest_cpus_first_and_stops_at_the_first_misfit() {
+    let jobs = [
+        (0.0, 100.0, job(3, 1000, 0)),
+        (0.0, 100.0, job(2, 1000, 0)),
+        (0.0, 100.0, job(1, 1000, 0)),
+        // 4 CPUs: never fits beside the others; SNF does not backfill past it
+        (0.0, 100.0, job(4, 1000, 0)),
+    ];
+    let inputs = inputs(1, &jobs)
+        .with_shared_nodes(shared(1, &jobs, all_nodes(1)))
+        .unwrap();
+    let log = run_inputs(inputs, &mut hpcsched_core::Snf::default());
+    // J3 (1 CPU) and J2 (2) at 0; J1 (3) waits for them; J4 (4) for J1
+    assert_eq!(starts(&log), [100.0, 0.0, 0.0, 200.0]);
+    assert!(log.reservations.is_empty());
+}

@@ -1,0 +1,73 @@
+"""What sacct records of the resources a job asked (issue 41): ``ReqTRES``, ``ReqMem``,
+``ReqCPUS``, ``NCPUS`` and ``NodeList`` of a real Slurm 22.05.8 (tests/fixtures/sacct_tres,
+captured from the accounting test cluster: 4 nodes of 4 CPUs and 1000 MB, CR_CPU), read alike
+from its text and its JSON."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from hpcsched.exceptions import InputError
+from hpcsched.workload import load_workload
+from hpcsched.workload.sacct_tres import memory_mb, parse_tres
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sacct_tres"
+#: the jobs as submitted: sbatch options, then what sacct recorded
+#:  1 --mem=600 -n2              ReqMem 600M   ReqTRES cpu=2,mem=600M,node=1    c4
+#:  2 --mem-per-cpu=200 -n3      ReqMem 600M   ReqTRES cpu=3,mem=600M,node=1    c3
+#:  3 -n1 (no memory asked)      ReqMem 1000M  (its node's whole memory)         c2
+#:  4 -N2 -n2 --mem=500          ReqMem 1000M  ReqTRES cpu=2,mem=1000M,node=2   c[1-2]
+#:  5 --exclusive -N1            ReqCPUS 1, NCPUS 4                              c4
+#:  6 -n5 --mem-per-cpu=100      ReqMem 500M   ReqTRES cpu=5,mem=500M,node=1    c[1-2]
+
+
+@pytest.mark.parametrize("name", ["cr_cpu-22.05.8.sacct", "cr_cpu-22.05.8.json.gz"])
+def test_the_requests_of_a_real_record(name):
+    jobs = load_workload(FIXTURES / name).jobs
+    assert jobs["cpus"].tolist() == [2, 3, 1, 2, 1, 5]
+    assert jobs["req_nodes"].tolist() == [0, 0, 0, 2, 0, 0]
+    # the memory in all over the CPUs asked: per CPU as the job asked it, or an equal charge
+    np.testing.assert_array_equal(jobs["mem_per_cpu"], [300, 200, 1000, 500, 1000, 100])
+    assert jobs["mem_per_node"].isna().all()
+    assert jobs["exclusive"].tolist() == [False, False, False, False, True, False]
+    assert jobs["node_list"].tolist() == ["c4", "c3", "c2", "c[1-2]", "c4", "c[1-2]"]
+    assert (jobs["gres"] == "").all()
+
+
+def test_old_memory_forms_say_per_cpu_or_per_node_and_gpus_spread_over_the_nodes(tmp_path):
+    header = "JobIDRaw|Submit|Start|End|Timelimit|NNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES\n"
+    t = "2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:10:00|01:00:00"
+    text = header + "".join(
+        f"{k}|{t}|{line}\n"
+        for k, line in enumerate(
+            [
+                "1|4|4|4000Mc|cpu=4,mem=16000M,node=1",
+                "2|8|8|16Gn|cpu=8,mem=32G,node=2,gres/gpu=4",
+                "1|2|2||cpu=2,gres/gpu=1,gres/gpu:a100=1,node=1",
+            ],
+            start=1,
+        )
+    )
+    (tmp_path / "old.sacct").write_text(text)
+    jobs = load_workload(tmp_path / "old.sacct").jobs
+    np.testing.assert_array_equal(jobs["mem_per_cpu"], [4000, np.nan, np.nan])
+    np.testing.assert_array_equal(jobs["mem_per_node"], [np.nan, 16384, np.nan])
+    # two nodes: 2 GPUs each; a typed request is kept by its type
+    assert jobs["gres"].tolist() == ["", "gpu:2", "gpu:a100:1"]
+    assert jobs["req_nodes"].tolist() == [0, 2, 0]
+
+
+def test_a_malformed_memory_or_tres_names_its_field():
+    assert memory_mb("4G", "f", "ReqMem") == (4096.0, "")
+    assert parse_tres("cpu=2,mem=1.5G", "f") == {"cpu": 2.0, "mem": 1536.0}
+    with pytest.raises(InputError, match="is not a memory size") as caught:
+        memory_mb("lots", "f", "ReqMem")
+    assert caught.value.field == "ReqMem"
+    with pytest.raises(InputError, match="is not a TRES") as caught:
+        parse_tres("cpu", "f")
+    assert caught.value.field == "ReqTRES"
+    with pytest.raises(InputError, match="the count of a TRES is a number"):
+        parse_tres("cpu=two", "f")
