@@ -261,3 +261,12 @@ def test_resources_a_run_does_not_follow_are_said_once_in_its_warnings():
         'nodes (sharing = "whole"; see docs/formats.md)'
     ) in result.info["workload"]["warnings"]
     assert "alloc_cpus" not in result.jobs
+
+
+def test_the_terminal_summary_says_the_utilization_of_each_resource(shared_run, tmp_path, capsys):
+    trace, platform = shared_run
+    args = ["simulate", str(trace), "--platform", str(platform), "--procs-per-node", "4"]
+    assert main([*args, "--out", str(tmp_path / "r")]) == 0
+    out = " ".join(capsys.readouterr().out.split())
+    # CPU-seconds 980 over 1,600; MB-seconds 1,380,000 over 3,200,000
+    assert "utilization of the CPUs │ 61.25% (memory 43.12%)" in out

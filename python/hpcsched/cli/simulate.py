@@ -174,7 +174,20 @@ def _print_summary(info: dict[str, Any], out: Path) -> None:
     )
     bsld = info["bounded_slowdown"]["mean"]
     table.add_row("bounded slowdown (mean)", "-" if bsld is None else f"{bsld:.2f}")
-    table.add_row("utilization over uptime", percent(info["utilization"]["overall_uptime"]))
+    utilization = info["utilization"]
+    if utilization.get("basis") == "cpus":
+        # jobs share nodes: of the CPUs, with each resource beside
+        others = [
+            f"{name.removeprefix('gres/')} {percent(value)}"
+            for name, value in utilization["by_resource"].items()
+            if name != "cpus" and value is not None
+        ]
+        table.add_row(
+            "utilization of the CPUs",
+            percent(utilization["overall_uptime"]) + (f" ({', '.join(others)})" if others else ""),
+        )
+    else:
+        table.add_row("utilization over uptime", percent(utilization["overall_uptime"]))
     if "partitions" in info:
         _add_partition_rows(table, info)
     _add_refused_row(table, info)
