@@ -377,3 +377,115 @@ fn snf_on_shared_nodes_starts_the_fewest_cpus_first_and_stops_at_the_first_misfi
     assert_eq!(starts(&log), [100.0, 0.0, 0.0, 200.0]);
     assert!(log.reservations.is_empty());
 }
+
+/// Job 0 (`request`) queued on a 2-node machine (partition: both nodes), and the engine's
+/// answer to a decision that starts it with `allocation`.
+fn decide(request: Request, allocation: hpcsched_core::packing::Allocation) -> String {
+    let jobs = [(0.0, 100.0, request)];
+    let inputs = inputs(2, &jobs)
+        .with_shared_nodes(shared(2, &jobs, all_nodes(2)))
+        .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run_until(0.0, &mut Idle).unwrap();
+    let mut decision = hpcsched_core::Decision::default();
+    decision.starts.push(hpcsched_core::Start {
+        pos: 0,
+        job: 0,
+        kind: P,
+    });
+    decision.site_starts.push((0, 1));
+    decision.allocations.push(allocation);
+    match engine.apply_decision(&decision) {
+        Ok(()) => "accepted".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_engine_checks_every_part_of_an_allocation() {
+    use hpcsched_core::packing::Allocation;
+    let alloc = |nodes: Vec<u32>, cpus: Vec<u32>, memory: Vec<u64>, gres: Vec<u32>| Allocation {
+        nodes,
+        cpus,
+        memory,
+        gres,
+        exclusive: false,
+    };
+    let two = job(2, 1000, 1);
+    // what the rule would give: accepted
+    assert_eq!(
+        decide(two.clone(), alloc(vec![0], vec![2], vec![1000], vec![1])),
+        "accepted"
+    );
+    // two nodes of one CPU each, memory and a GPU per node: accepted too
+    let spread = alloc(vec![0, 1], vec![1, 1], vec![1000, 1000], vec![1, 1]);
+    assert_eq!(decide(two.clone(), spread), "accepted");
+    let says = |a: Allocation, what: &str| {
+        let got = decide(two.clone(), a);
+        assert!(got.contains(what), "{got:?} should say {what:?}");
+    };
+    let shape = "not one entry per distinct node, ascending";
+    says(alloc(vec![], vec![], vec![], vec![]), shape);
+    says(alloc(vec![0], vec![1, 1], vec![1000], vec![1]), shape);
+    says(alloc(vec![0], vec![2], vec![1000, 1], vec![1]), shape);
+    says(alloc(vec![0], vec![2], vec![1000], vec![1, 0]), shape);
+    says(
+        alloc(vec![1, 0], vec![1, 1], vec![1000, 1000], vec![1, 1]),
+        shape,
+    );
+    says(
+        alloc(vec![0, 0], vec![1, 1], vec![1000, 1000], vec![1, 1]),
+        shape,
+    );
+    says(
+        alloc(vec![2], vec![2], vec![1000], vec![1]),
+        "outside its partition",
+    );
+    says(
+        alloc(vec![0], vec![1], vec![1000], vec![1]),
+        "fewer CPUs than it asked",
+    );
+    says(
+        alloc(vec![0, 1], vec![2, 0], vec![1000, 1000], vec![1, 1]),
+        "fewer CPUs",
+    );
+    says(
+        alloc(vec![0], vec![2], vec![500], vec![1]),
+        "memory on a node",
+    );
+    says(
+        alloc(vec![0], vec![2], vec![1000], vec![0]),
+        "fewer generic resources",
+    );
+    says(
+        alloc(vec![0], vec![2], vec![1000], vec![2]),
+        "generic resources it did not ask for",
+    );
+    let mut whole = alloc(vec![0], vec![2], vec![1000], vec![1]);
+    whole.exclusive = true;
+    says(whole, "not exclusive as its request says");
+    // -N1: one node only
+    let one = Request {
+        nodes: Some(1),
+        ..two.clone()
+    };
+    let got = decide(
+        one,
+        alloc(vec![0, 1], vec![1, 1], vec![1000, 1000], vec![1, 1]),
+    );
+    assert!(got.contains("another number of nodes"), "{got}");
+    // an exclusive job takes every CPU and GPU of its node, and only its memory
+    let exclusive = Request {
+        exclusive: true,
+        ..two
+    };
+    let mut all = alloc(vec![0], vec![4], vec![1000], vec![2]);
+    all.exclusive = true;
+    assert_eq!(decide(exclusive.clone(), all.clone()), "accepted");
+    let mut short = all.clone();
+    short.cpus = vec![2];
+    assert!(decide(exclusive.clone(), short).contains("every CPU of its nodes"));
+    let mut gpus = all;
+    gpus.gres = vec![1];
+    assert!(decide(exclusive, gpus).contains("every generic resource"));
+}
