@@ -188,3 +188,88 @@ pub fn check_allocation(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{GresRequest, NodeSet, NodeShape, Request, Resources, Sharing};
+    use crate::packing::{select, NodeLimits, Tallies};
+
+    /// The tallies kept start by start and end by end are those counted afresh from the
+    /// nodes, whatever starts and ends (random requests on two node sets, GPUs on some).
+    #[test]
+    fn tallies_kept_incrementally_equal_tallies_counted_afresh() {
+        let shape = |cpus, gpus| NodeShape {
+            cpus,
+            threads_per_core: 1,
+            memory: 8000,
+            gres: vec![gpus].into(),
+            weight: 1,
+        };
+        let resources = Resources::new(
+            Sharing::CoreMemory,
+            vec!["gpu".into()],
+            vec![shape(4, 0), shape(8, 2)],
+            vec![0, 0, 0, 1, 1],
+        )
+        .unwrap();
+        let mut draws = 12345u64;
+        let mut draw = |n: u64| {
+            draws ^= draws << 13;
+            draws ^= draws >> 7;
+            draws ^= draws << 17;
+            draws % n
+        };
+        let requests: Vec<Request> = (0..200)
+            .map(|_| Request {
+                exclusive: draw(8) == 0,
+                gres: if draw(3) == 0 {
+                    vec![GresRequest {
+                        kinds: vec![0].into(),
+                        count: 1,
+                    }]
+                } else {
+                    Vec::new()
+                },
+                ..Request::tasks(1 + draw(6) as u32, Memory::PerCpu(1 + draw(2000)))
+            })
+            .collect();
+        let sets = vec![
+            NodeSet {
+                nodes: vec![0, 1, 2, 3, 4],
+                limits: NodeLimits::default(),
+            },
+            NodeSet {
+                nodes: vec![3, 4],
+                limits: NodeLimits::default(),
+            },
+        ];
+        let model = SharedNodes::new(resources, requests, sets).unwrap();
+        let mut state = SharedState::new(&model, 200);
+        let mut running = Vec::new();
+        for job in 0..200u32 {
+            if !running.is_empty() && draw(3) == 0 {
+                let k = draw(running.len() as u64) as usize;
+                state.end(&model, running.swap_remove(k));
+            }
+            let set = &model.sets[draw(2) as usize];
+            let request = &model.requests[job as usize];
+            if let Some(a) = select(
+                &model.resources,
+                state.usage(),
+                &set.nodes,
+                request,
+                set.limits,
+            ) {
+                state.start(&model, job, a).unwrap();
+                running.push(job);
+            }
+            assert_eq!(
+                state.tallies(),
+                &Tallies::new(&model, state.usage()),
+                "job {job}"
+            );
+        }
+        assert!(running.len() > 3, "the nodes were busy: {}", running.len());
+    }
+}
