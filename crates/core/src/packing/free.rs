@@ -17,59 +17,33 @@ pub struct NodeFree {
 /// What is free on each node.
 pub trait Free {
     /// Node `node`'s free CPUs, memory, holders and whether it is held whole.
-    #[inline]
-    fn node(&self, node: u32) -> NodeFree {
-        NodeFree {
-            cpus: self.cpus(node),
-            memory: self.memory(node),
-            jobs: self.jobs(node),
-            whole: self.whole(node),
-        }
-    }
-    fn cpus(&self, node: u32) -> u32;
-    fn memory(&self, node: u32) -> u64;
+    fn node(&self, node: u32) -> NodeFree;
+    /// Node `node`'s free units of generic resource kind `kind`.
     fn gres(&self, node: u32, kind: u32) -> u32;
-    /// Jobs holding part of the node.
-    fn jobs(&self, node: u32) -> u32;
-    /// An exclusive job holds the node.
-    fn whole(&self, node: u32) -> bool;
-    #[inline]
-    fn idle(&self, node: u32) -> bool {
-        self.jobs(node) == 0
-    }
 }
 
 impl Free for Usage {
     #[inline]
-    fn cpus(&self, node: u32) -> u32 {
-        self.free_cpus(node)
-    }
-    #[inline]
-    fn memory(&self, node: u32) -> u64 {
-        self.free_memory(node)
+    fn node(&self, node: u32) -> NodeFree {
+        NodeFree {
+            cpus: self.free_cpus(node),
+            memory: self.free_memory(node),
+            jobs: self.holders(node),
+            whole: self.held_whole(node),
+        }
     }
     #[inline]
     fn gres(&self, node: u32, kind: u32) -> u32 {
         self.free_gres(node, kind)
     }
-    #[inline]
-    fn jobs(&self, node: u32) -> u32 {
-        self.holders(node)
-    }
-    #[inline]
-    fn whole(&self, node: u32) -> bool {
-        self.held_whole(node)
-    }
 }
-
-type Row = NodeFree;
 
 /// The nodes where a layer differs from the view under it, with their values.
 #[derive(Debug, Clone, Default)]
 pub struct Sparse {
     /// Per node, its row (`u32::MAX`: as the view under it).
     slot: Vec<u32>,
-    rows: Vec<Row>,
+    rows: Vec<NodeFree>,
     /// `gres[row * kinds + k]`.
     gres: Vec<u32>,
     kinds: usize,
@@ -107,11 +81,6 @@ impl Sparse {
         &self.touched
     }
 
-    #[inline]
-    pub fn has(&self, node: u32) -> bool {
-        self.slot[node as usize] != u32::MAX
-    }
-
     /// The row of `node`, copied from `under` the first time.
     fn row(&mut self, node: u32, under: &impl Free) -> usize {
         let s = self.slot[node as usize];
@@ -119,12 +88,7 @@ impl Sparse {
             return s as usize;
         }
         let r = self.rows.len();
-        self.rows.push(Row {
-            cpus: under.cpus(node),
-            memory: under.memory(node),
-            jobs: under.jobs(node),
-            whole: under.whole(node),
-        });
+        self.rows.push(under.node(node));
         self.gres
             .extend((0..self.kinds as u32).map(|k| under.gres(node, k)));
         self.slot[node as usize] = r as u32;
@@ -134,54 +98,52 @@ impl Sparse {
 
     /// Takes `allocation` from the layer (over `under`); it must fit.
     pub fn take(&mut self, under: &impl Free, allocation: &Allocation) {
-        let k = self.kinds;
-        for (i, &node) in allocation.nodes.iter().enumerate() {
-            let r = self.row(node, under);
-            let row = &mut self.rows[r];
-            row.cpus -= allocation.cpus[i];
-            row.memory -= allocation.memory[i];
-            row.jobs += 1;
-            row.whole |= allocation.exclusive;
-            for g in 0..k {
-                self.gres[r * k + g] -= allocation.gres[i * k + g];
-            }
+        for i in 0..allocation.nodes.len() {
+            let r = self.row(allocation.nodes[i], under);
+            self.change(r, allocation, i, true);
         }
     }
 
     /// Gives `allocation` back to the layer (over `under`).
     pub fn give_back(&mut self, under: &impl Free, allocation: &Allocation) {
-        let k = self.kinds;
+        for i in 0..allocation.nodes.len() {
+            let r = self.row(allocation.nodes[i], under);
+            self.change(r, allocation, i, false);
+        }
+    }
+
+    /// Takes `allocation` on the nodes the layer has rows for only.
+    pub fn take_where_touched(&mut self, allocation: &Allocation) {
         for (i, &node) in allocation.nodes.iter().enumerate() {
-            let r = self.row(node, under);
-            let row = &mut self.rows[r];
+            let s = self.slot[node as usize];
+            if s != u32::MAX {
+                self.change(s as usize, allocation, i, true);
+            }
+        }
+    }
+
+    /// Row `r` less (`take`) or plus what `allocation` holds on its `i`-th node.
+    fn change(&mut self, r: usize, allocation: &Allocation, i: usize, take: bool) {
+        let k = self.kinds;
+        let row = &mut self.rows[r];
+        let held = &allocation.gres[i * k..(i + 1) * k];
+        if take {
+            row.cpus -= allocation.cpus[i];
+            row.memory -= allocation.memory[i];
+            row.jobs += 1;
+            row.whole |= allocation.exclusive;
+            for (free, &units) in self.gres[r * k..(r + 1) * k].iter_mut().zip(held) {
+                *free -= units;
+            }
+        } else {
             row.cpus += allocation.cpus[i];
             row.memory += allocation.memory[i];
             row.jobs -= 1;
             if allocation.exclusive {
                 row.whole = false;
             }
-            for g in 0..k {
-                self.gres[r * k + g] += allocation.gres[i * k + g];
-            }
-        }
-    }
-
-    /// Takes `allocation` on the nodes the layer has rows for only.
-    pub fn take_where_touched(&mut self, allocation: &Allocation) {
-        let k = self.kinds;
-        for (i, &node) in allocation.nodes.iter().enumerate() {
-            let s = self.slot[node as usize];
-            if s == u32::MAX {
-                continue;
-            }
-            let r = s as usize;
-            let row = &mut self.rows[r];
-            row.cpus -= allocation.cpus[i];
-            row.memory -= allocation.memory[i];
-            row.jobs += 1;
-            row.whole |= allocation.exclusive;
-            for g in 0..k {
-                self.gres[r * k + g] -= allocation.gres[i * k + g];
+            for (free, &units) in self.gres[r * k..(r + 1) * k].iter_mut().zip(held) {
+                *free += units;
             }
         }
     }
@@ -222,38 +184,10 @@ impl<F: Free> Free for Layered<'_, F> {
         }
     }
     #[inline]
-    fn cpus(&self, node: u32) -> u32 {
-        match self.sparse.slot[node as usize] {
-            u32::MAX => self.under.cpus(node),
-            r => self.sparse.rows[r as usize].cpus,
-        }
-    }
-    #[inline]
-    fn memory(&self, node: u32) -> u64 {
-        match self.sparse.slot[node as usize] {
-            u32::MAX => self.under.memory(node),
-            r => self.sparse.rows[r as usize].memory,
-        }
-    }
-    #[inline]
     fn gres(&self, node: u32, kind: u32) -> u32 {
         match self.sparse.slot[node as usize] {
             u32::MAX => self.under.gres(node, kind),
             r => self.sparse.gres[r as usize * self.sparse.kinds + kind as usize],
-        }
-    }
-    #[inline]
-    fn jobs(&self, node: u32) -> u32 {
-        match self.sparse.slot[node as usize] {
-            u32::MAX => self.under.jobs(node),
-            r => self.sparse.rows[r as usize].jobs,
-        }
-    }
-    #[inline]
-    fn whole(&self, node: u32) -> bool {
-        match self.sparse.slot[node as usize] {
-            u32::MAX => self.under.whole(node),
-            r => self.sparse.rows[r as usize].whole,
         }
     }
 }
@@ -285,23 +219,6 @@ impl<F: Free> Free for Least<'_, F> {
         }
     }
     #[inline]
-    fn cpus(&self, node: u32) -> u32 {
-        match self.layer.slot[node as usize] {
-            u32::MAX => self.view.cpus(node),
-            r => self.view.cpus(node).min(self.layer.rows[r as usize].cpus),
-        }
-    }
-    #[inline]
-    fn memory(&self, node: u32) -> u64 {
-        match self.layer.slot[node as usize] {
-            u32::MAX => self.view.memory(node),
-            r => self
-                .view
-                .memory(node)
-                .min(self.layer.rows[r as usize].memory),
-        }
-    }
-    #[inline]
     fn gres(&self, node: u32, kind: u32) -> u32 {
         match self.layer.slot[node as usize] {
             u32::MAX => self.view.gres(node, kind),
@@ -309,20 +226,6 @@ impl<F: Free> Free for Least<'_, F> {
                 .view
                 .gres(node, kind)
                 .min(self.layer.gres[r as usize * self.layer.kinds + kind as usize]),
-        }
-    }
-    #[inline]
-    fn jobs(&self, node: u32) -> u32 {
-        match self.layer.slot[node as usize] {
-            u32::MAX => self.view.jobs(node),
-            r => self.view.jobs(node).max(self.layer.rows[r as usize].jobs),
-        }
-    }
-    #[inline]
-    fn whole(&self, node: u32) -> bool {
-        match self.layer.slot[node as usize] {
-            u32::MAX => self.view.whole(node),
-            r => self.view.whole(node) || self.layer.rows[r as usize].whole,
         }
     }
 }
