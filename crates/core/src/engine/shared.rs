@@ -2,7 +2,8 @@
 //! running job holds, checked and changed only by the engine.
 
 use crate::error::{CoreError, Result};
-use crate::model::{Memory, SharedNodes};
+use crate::model::SharedNodes;
+use crate::packing::select::{draw_gres, memory_charge};
 use crate::packing::{Allocation, Tallies, Usage};
 
 /// The free resources of every node and the allocation of every running job.
@@ -149,18 +150,7 @@ pub fn check_allocation(
     for i in 0..n {
         let node = allocation.nodes[i];
         let shape = resources.shape(node);
-        let memory = if !resources.sharing.memory() {
-            0
-        } else {
-            match request.memory {
-                Memory::PerNode(m) => m,
-                Memory::PerCpu(m) => m
-                    .saturating_mul(u64::from(allocation.cpus[i]))
-                    .min(shape.memory),
-                Memory::Whole => shape.memory,
-            }
-        };
-        if allocation.memory[i] != memory {
+        if allocation.memory[i] != memory_charge(resources, request, node, allocation.cpus[i]) {
             return bad("its memory on a node is not what it asked for");
         }
         let gres = &allocation.gres[i * kinds..(i + 1) * kinds];
@@ -171,16 +161,8 @@ pub fn check_allocation(
             continue;
         }
         let mut left: Vec<u32> = gres.to_vec();
-        for want in &request.gres {
-            let mut need = want.count;
-            for &k in want.kinds.iter() {
-                let t = need.min(left[k as usize]);
-                left[k as usize] -= t;
-                need -= t;
-            }
-            if need > 0 {
-                return bad("it would get fewer generic resources than it asked for");
-            }
+        if !draw_gres(request, &mut left, &mut vec![0; kinds]) {
+            return bad("it would get fewer generic resources than it asked for");
         }
         if left.iter().any(|&l| l > 0) {
             return bad("it would get generic resources it did not ask for");
@@ -192,7 +174,7 @@ pub fn check_allocation(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{GresRequest, NodeSet, NodeShape, Request, Resources, Sharing};
+    use crate::model::{GresRequest, Memory, NodeSet, NodeShape, Request, Resources, Sharing};
     use crate::packing::{select, NodeLimits, Tallies};
 
     /// The tallies kept start by start and end by end are those counted afresh from the

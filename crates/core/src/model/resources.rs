@@ -142,6 +142,17 @@ impl Resources {
         &self.shapes[self.node_shape[node as usize] as usize]
     }
 
+    /// The CPUs a job's count on node `node` is a multiple of: whole cores under CR_Core,
+    /// single CPUs otherwise.
+    #[inline]
+    pub fn cpu_step(&self, node: u32) -> u32 {
+        if self.sharing.by_core() {
+            self.shape(node).threads_per_core
+        } else {
+            1
+        }
+    }
+
     pub fn gres_names(&self) -> &[String] {
         &self.gres_names
     }

@@ -111,11 +111,7 @@ pub(crate) fn offer(
                     return 0;
                 }
                 if !exclusive && m > 0 {
-                    let step = if sharing.by_core() {
-                        shape.threads_per_core
-                    } else {
-                        1
-                    };
+                    let step = resources.cpu_step(node);
                     let fed = (free / m).min(u64::from(cpus)) as u32;
                     cpus = fed - fed % step;
                 }
@@ -211,13 +207,7 @@ pub fn select(
             }),
         }
     }
-    let per_core = |node: u32| -> i64 {
-        if resources.sharing.by_core() {
-            i64::from(resources.shape(node).threads_per_core)
-        } else {
-            1
-        }
-    };
+    let per_core = |node: u32| i64::from(resources.cpu_step(node));
     let mut rem_cpus = request.cpus() as i64;
     let mut rem_max_cpus = rem_cpus;
     let mut rem_nodes = i64::from(c.min_nodes);
@@ -355,39 +345,16 @@ fn allocate(
         let cpus = if exclusive {
             shape.cpus
         } else {
-            let step = if resources.sharing.by_core() {
-                shape.threads_per_core
-            } else {
-                1
-            };
+            let step = resources.cpu_step(node);
             (tasks[j] * cpt).div_ceil(step) * step
         };
-        let memory = if !resources.sharing.memory() {
-            0
-        } else {
-            match request.memory {
-                Memory::PerNode(m) => m,
-                Memory::PerCpu(m) => m.saturating_mul(u64::from(cpus)).min(shape.memory),
-                Memory::Whole => shape.memory,
-            }
-        };
+        let memory = memory_charge(resources, request, node, cpus);
         let mut gres: Vec<u32> = (0..kinds as u32).map(|k| usage.gres(node, k)).collect();
         let mut taken = vec![0u32; kinds];
         if exclusive {
             taken.copy_from_slice(&gres);
-        } else {
-            for want in &request.gres {
-                let mut left = want.count;
-                for &k in want.kinds.iter() {
-                    let t = left.min(gres[k as usize]);
-                    gres[k as usize] -= t;
-                    taken[k as usize] += t;
-                    left -= t;
-                }
-                if left > 0 {
-                    return None;
-                }
-            }
+        } else if !draw_gres(request, &mut gres, &mut taken) {
+            return None;
         }
         allocation.nodes.push(node);
         allocation.cpus.push(cpus);
@@ -395,4 +362,36 @@ fn allocate(
         allocation.gres.extend_from_slice(&taken);
     }
     Some(allocation)
+}
+
+/// The memory (MB) job `request` is charged on node `node` where it holds `cpus` CPUs: per
+/// node, per CPU (at most the node's), or the whole node; 0 where memory is not a resource.
+pub fn memory_charge(resources: &Resources, request: &Request, node: u32, cpus: u32) -> u64 {
+    if !resources.sharing.memory() {
+        return 0;
+    }
+    let shape = resources.shape(node);
+    match request.memory {
+        Memory::PerNode(m) => m,
+        Memory::PerCpu(m) => m.saturating_mul(u64::from(cpus)).min(shape.memory),
+        Memory::Whole => shape.memory,
+    }
+}
+
+/// Draws the generic resources job `request` asks for on one node from `free` (units by
+/// kind, each request from its kinds in order) into `taken`; `false` when some are missing.
+pub fn draw_gres(request: &Request, free: &mut [u32], taken: &mut [u32]) -> bool {
+    for want in &request.gres {
+        let mut left = want.count;
+        for &k in want.kinds.iter() {
+            let t = left.min(free[k as usize]);
+            free[k as usize] -= t;
+            taken[k as usize] += t;
+            left -= t;
+        }
+        if left > 0 {
+            return false;
+        }
+    }
+    true
 }
