@@ -70,10 +70,15 @@ fn all_nodes(nodes: u32) -> Vec<NodeSet> {
     }]
 }
 
-fn run_shared(nodes: u32, jobs: &[Shaped], easy: bool) -> RunLog {
-    let inputs = inputs(nodes, jobs)
+/// `jobs` on `nodes` shared nodes, one node set of them all.
+fn shared_inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+    inputs(nodes, jobs)
         .with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
-        .unwrap();
+        .unwrap()
+}
+
+fn run_shared(nodes: u32, jobs: &[Shaped], easy: bool) -> RunLog {
+    let inputs = shared_inputs(nodes, jobs);
     let mut policy = if easy { fcfs_easy() } else { fcfs_none() };
     run_inputs(inputs, &mut policy)
 }
@@ -274,30 +279,14 @@ impl hpcsched_core::Policy for Idle {
 
 #[test]
 fn a_decision_taking_more_than_asked_is_refused() {
-    let jobs = [(0.0, 100.0, job(1, 1000, 0))];
-    let inputs = inputs(1, &jobs)
-        .with_shared_nodes(shared(1, &jobs, all_nodes(1)))
-        .unwrap();
-    let mut engine = Engine::new(Arc::new(inputs));
-    engine.run_until(0.0, &mut Idle).unwrap();
-    assert!(engine.log().start[0].is_nan());
-    let mut decision = hpcsched_core::Decision::default();
-    decision.starts.push(hpcsched_core::Start {
-        pos: 0,
-        job: 0,
-        kind: P,
-    });
-    decision.site_starts.push((0, 1));
-    decision
-        .allocations
-        .push(hpcsched_core::packing::Allocation {
-            nodes: vec![0],
-            cpus: vec![1],
-            memory: vec![2000],
-            gres: vec![0],
-            exclusive: false,
-        });
-    let err = engine.apply_decision(&decision).unwrap_err().to_string();
+    let more = hpcsched_core::packing::Allocation {
+        nodes: vec![0],
+        cpus: vec![1],
+        memory: vec![2000],
+        gres: vec![0],
+        exclusive: false,
+    };
+    let err = decide(job(1, 1000, 0), more);
     assert!(
         err.contains("memory on a node is not what it asked for"),
         "{err}"
@@ -369,10 +358,7 @@ fn snf_on_shared_nodes_starts_the_fewest_cpus_first_and_stops_at_the_first_misfi
         // 4 CPUs: never fits beside the others; SNF does not backfill past it
         (0.0, 100.0, job(4, 1000, 0)),
     ];
-    let inputs = inputs(1, &jobs)
-        .with_shared_nodes(shared(1, &jobs, all_nodes(1)))
-        .unwrap();
-    let log = run_inputs(inputs, &mut hpcsched_core::Snf::default());
+    let log = run_inputs(shared_inputs(1, &jobs), &mut hpcsched_core::Snf::default());
     // J3 (1 CPU) and J2 (2) at 0; J1 (3) waits for them; J4 (4) for J1
     assert_eq!(starts(&log), [100.0, 0.0, 0.0, 200.0]);
     assert!(log.reservations.is_empty());
@@ -382,11 +368,9 @@ fn snf_on_shared_nodes_starts_the_fewest_cpus_first_and_stops_at_the_first_misfi
 /// answer to a decision that starts it with `allocation`.
 fn decide(request: Request, allocation: hpcsched_core::packing::Allocation) -> String {
     let jobs = [(0.0, 100.0, request)];
-    let inputs = inputs(2, &jobs)
-        .with_shared_nodes(shared(2, &jobs, all_nodes(2)))
-        .unwrap();
-    let mut engine = Engine::new(Arc::new(inputs));
+    let mut engine = Engine::new(Arc::new(shared_inputs(2, &jobs)));
     engine.run_until(0.0, &mut Idle).unwrap();
+    assert!(engine.log().start[0].is_nan());
     let mut decision = hpcsched_core::Decision::default();
     decision.starts.push(hpcsched_core::Start {
         pos: 0,
