@@ -180,3 +180,14 @@ def _gres(column: Any, n: int, source: str) -> dict[str, Any]:
         "gres_name": np.array([index[k] for k, _ in flat], np.uint32),
         "gres_count": np.array([c for _, c in flat], np.uint32),
     }
+
+
+def slurm_job_cpus(shared: dict[str, Any], platform: Platform) -> np.ndarray:
+    """The CPUs Slurm counts for each job on shared nodes (its job size, the usage it is
+    charged): those it asks for, tasks x CPUs per task; an exclusive job's nodes whole (in
+    nodes of the fewest CPUs: its nodes are known only once placed)."""
+    asked = shared["tasks"].astype(np.int64) * shared["cpus_per_task"].astype(np.int64)
+    cores = min(g.cores for g in platform.groups)
+    whole = np.maximum(shared["nodes"].astype(np.int64), 1) * cores
+    cpus: np.ndarray = np.where(shared["exclusive"], np.maximum(whole, asked), asked)
+    return cpus

@@ -168,7 +168,17 @@ def resolve_site(
             site.partition_names,
             origin=workload.unix_start_time or 0.0,
         )
-        site = replace(site, slurm=inputs.native)
+        native = inputs.native
+        if site.shared is not None and site.platform is not None:
+            from hpcsched.run.shared import slurm_job_cpus
+
+            # (what a job asks is what it is given: its size does not settle later)
+            native = {
+                **native,
+                "job_cpus": slurm_job_cpus(site.shared, site.platform),
+                "job_requested_cpus": np.zeros(0, np.int64),
+            }
+        site = replace(site, slurm=native)
         if inputs.notes:
             workload = replace(workload, warnings=[*workload.warnings, *inputs.notes])
     return workload, calendar, site
@@ -309,13 +319,13 @@ def _check_shared_run(
     spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
 ) -> None:
     """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
-    run): the queue heuristics, with or without EASY, do."""
+    run): the queue heuristics, with or without EASY, SNF and Slurm's scheduler do."""
     from hpcsched import _core
 
     unsupported = None
     if (
         isinstance(spec, PythonPolicySpec)
-        or spec.engine_name not in (*_core.heuristic_names(), "snf")
+        or spec.engine_name not in (*_core.heuristic_names(), "snf", "slurm")
         or spec.search is not None
         or spec.is_power
     ):
@@ -331,7 +341,7 @@ def _check_shared_run(
         raise OptionError(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
             f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
-            "with or without EASY) and snf do",
+            "with or without EASY), snf and slurm do",
             option=option,
         )
 

@@ -12,9 +12,9 @@ use hpcsched_core::packing::NodeLimits;
 use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
 
 /// A job: (submit, run = requested time, request).
-type Shaped = (f64, f64, Request);
+pub(crate) type Shaped = (f64, f64, Request);
 
-fn resources(nodes: u32) -> Resources {
+pub(crate) fn resources(nodes: u32) -> Resources {
     let shape = NodeShape {
         cpus: 4,
         threads_per_core: 1,
@@ -32,7 +32,7 @@ fn resources(nodes: u32) -> Resources {
 }
 
 /// `-n tasks --mem=mb [--gres=gpu:gpus]`.
-fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
+pub(crate) fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
     let mut request = Request::tasks(tasks, Memory::PerNode(mb));
     if gpus > 0 {
         request.gres.push(GresRequest {
@@ -43,7 +43,7 @@ fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
     request
 }
 
-fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+pub(crate) fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
     let specs: Vec<Spec> = jobs
         .iter()
         .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
@@ -58,12 +58,12 @@ fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
     .unwrap()
 }
 
-fn shared(nodes: u32, jobs: &[Shaped], sets: Vec<NodeSet>) -> SharedNodes {
+pub(crate) fn shared(nodes: u32, jobs: &[Shaped], sets: Vec<NodeSet>) -> SharedNodes {
     let requests = jobs.iter().map(|j| j.2.clone()).collect();
     SharedNodes::new(resources(nodes), requests, sets).unwrap()
 }
 
-fn all_nodes(nodes: u32) -> Vec<NodeSet> {
+pub(crate) fn all_nodes(nodes: u32) -> Vec<NodeSet> {
     vec![NodeSet {
         nodes: (0..nodes).collect(),
         limits: NodeLimits::default(),
@@ -71,7 +71,7 @@ fn all_nodes(nodes: u32) -> Vec<NodeSet> {
 }
 
 /// `jobs` on `nodes` shared nodes, one node set of them all.
-fn shared_inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+pub(crate) fn shared_inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
     inputs(nodes, jobs)
         .with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
         .unwrap()
@@ -84,7 +84,7 @@ fn run_shared(nodes: u32, jobs: &[Shaped], easy: bool) -> RunLog {
 }
 
 /// Each job's (node, CPUs, MB, GPUs) per node, by job.
-fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
+pub(crate) fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
     let mut out = vec![Vec::new(); jobs];
     for (job, a) in &log.allocations {
         out[*job as usize] = (0..a.nodes.len())
@@ -94,7 +94,7 @@ fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
     out
 }
 
-fn starts(log: &RunLog) -> Vec<f64> {
+pub(crate) fn starts(log: &RunLog) -> Vec<f64> {
     log.start.clone()
 }
 

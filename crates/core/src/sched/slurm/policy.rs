@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 
 use crate::engine::{Decision, Policy, View};
+use crate::model::Site;
 use crate::sched::slurm::clock;
 use crate::sched::slurm::fairshare::Shares;
 use crate::sched::slurm::passes::{Entry, Passes};
@@ -238,9 +239,7 @@ impl SlurmPolicy {
     fn entry(&self, view: &View, job: u32, partition: u32, now: f64) -> Entry {
         let f = self.factors(view, job, partition, now);
         Entry {
-            tier: view
-                .site
-                .map_or(0, |s| s.model.partition(partition).spec.tier),
+            tier: site_of(view).map_or(0, |s| s.partition(partition).spec.tier),
             priority: priority::priority(&self.setup.priority, &f),
             submit: view.jobs.get(job).submit,
             id: view.jobs.get(job).id,
@@ -255,6 +254,14 @@ impl SlurmPolicy {
             return;
         }
         self.waiting_count += 1;
+        if let Some(shared) = view.shared {
+            // the partitions it may run in and fits once empty (none: it is held for ever)
+            for &p in shared.model.fitting(job) {
+                let e = self.entry(view, job, p, now);
+                self.insert(e);
+            }
+            return;
+        }
         match view.site {
             None => {
                 let e = self.entry(view, job, 0, now);
@@ -400,10 +407,14 @@ impl SlurmPolicy {
         }
     }
 
+    /// What the view shows of what may start: free nodes (with shared nodes, the version of
+    /// their state, which every start and end changes), the queue's length, windows down and
+    /// windows announced.
     fn signature(view: &View) -> (u64, usize, usize, usize) {
-        let free = match view.site {
-            Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
-            None => u64::from(view.free),
+        let free = match (view.shared, view.site) {
+            (Some(shared), _) => shared.state.version(),
+            (None, Some(site)) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
+            (None, None) => u64::from(view.free),
         };
         (
             free,
@@ -411,6 +422,14 @@ impl SlurmPolicy {
             view.down_windows.len(),
             view.announced.len(),
         )
+    }
+}
+
+/// The site whose partitions the jobs run in (with shared nodes, that of the node sets).
+fn site_of<'a>(view: &View<'a>) -> Option<&'a Site> {
+    match view.shared {
+        Some(shared) => shared.site,
+        None => view.site.map(|s| s.model),
     }
 }
 
@@ -510,10 +529,14 @@ impl Policy for SlurmPolicy {
         }
         // The view expected at the next call if nothing happens but timers.
         let mut expected = Self::signature(view);
-        let started: u64 = (decision.starts.iter())
-            .map(|s| u64::from(view.jobs.get(s.job).nodes))
-            .sum();
-        expected.0 -= started;
+        if view.shared.is_some() {
+            expected.0 += decision.starts.len() as u64; // (one version a start)
+        } else {
+            let started: u64 = (decision.starts.iter())
+                .map(|s| u64::from(view.jobs.get(s.job).nodes))
+                .sum();
+            expected.0 -= started;
+        }
         expected.1 -= decision.starts.len();
         self.expected = Some(expected);
         self.waited = self.waiting_count > 0;
@@ -523,15 +546,22 @@ impl Policy for SlurmPolicy {
         // Until something ends or arrives, only a job that fits the nodes free now could start
         // at a timer: without one, no timer (what they would have done is caught up with at
         // the next event, to the same priorities).
-        let smallest = (self.entries.iter())
-            .filter(|e| self.waiting[e.job as usize])
-            .map(|e| u64::from(view.jobs.get(e.job).nodes))
-            .min()
-            .unwrap_or(u64::MAX);
-        if smallest > expected.0 && !self.passes.exhaustive {
+        let (may_start, free) = if view.shared.is_some() {
+            let started = !decision.starts.is_empty();
+            let may = (self.passes).shared_may_start(view, &self.entries, &self.waiting, started);
+            (may, may)
+        } else {
+            let smallest = (self.entries.iter())
+                .filter(|e| self.waiting[e.job as usize])
+                .map(|e| u64::from(view.jobs.get(e.job).nodes))
+                .min()
+                .unwrap_or(u64::MAX);
+            (smallest <= expected.0, expected.0 > 0)
+        };
+        if !may_start && !self.passes.exhaustive {
             return; // (cycles due run unseen, starting nothing: `unseen_cycles`)
         }
-        if expected.0 > 0 {
+        if free {
             decision
                 .timers
                 .push(clock::after(now, self.setup.priority.calc_period));
