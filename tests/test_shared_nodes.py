@@ -84,6 +84,23 @@ def test_a_shared_site_packs_and_backfills_as_computed_by_hand(shared_run, tmp_p
     assert summary["inputs"]["platform"]["sharing"] == "cr_core_memory"
 
 
+def test_slurms_scheduler_reserves_whole_nodes_where_easy_would_backfill(shared_run, tmp_path):
+    """The same jobs under --policy slurm (Slurm's defaults: submission order, a backfill cycle
+    every 30 s, bf_resolution 60 s). The main pass at 0 starts J1-J4 as above; J5 fails it, so
+    J6 waits for a cycle. The cycle at 0 reserves n0 for J5 at 100 (J1-J3 end together) from 60
+    on. J4 ends at 50: the main pass fails at J5 again, and the cycle at 60 finds J6's run [60,
+    90] over n0's reservation: J6 is kept off n0, where EASY on vectors started it at 50 beside
+    J5's reservation, and starts with J5 at 100 when J1-J3 end."""
+    trace, platform = shared_run
+    result = hpcsched.simulate(
+        trace, "slurm", platform=str(platform), procs_per_node=4, out=tmp_path / "slurm"
+    )
+    jobs = result.jobs
+    np.testing.assert_array_equal(jobs["start"].to_numpy(), [0, 0, 0, 0, 100, 100])
+    assert jobs["alloc_nodes"].tolist() == ["0", "0", "1", "0", "0", "0"]
+    assert jobs["alloc_cpus"].tolist() == [1, 2, 4, 1, 2, 1]
+
+
 def test_gpus_bind_while_cores_are_free_through_the_gres_column():
     """One node of 4 CPUs, 8000 MB and 2 GPUs. J1 takes a GPU; J2 wants both: reserved at 100
     (J1's end); J3 (a GPU, ending after 100) would take the GPU the reservation needs:
