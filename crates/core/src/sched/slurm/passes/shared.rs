@@ -50,15 +50,10 @@ pub struct SharedSlurm {
     bits: Vec<u64>,
     nodes: Vec<u32>,
     released: Vec<u32>,
-}
-
-/// The nodes a placement may use, as bits over every node.
-#[derive(Clone, Copy)]
-enum Within<'a> {
-    /// The set's nodes, less closed ones when there are.
-    Set(Option<&'a [u64]>),
-    /// These nodes (already within the set).
-    Nodes(&'a [u64]),
+    /// Starts made at this invocation, and the last candidate of the backfill cycle seen to
+    /// fit what is free (its entry) at that count of starts.
+    starts: usize,
+    confirmed: Option<(usize, usize)>,
 }
 
 impl Passes {
@@ -92,6 +87,8 @@ impl Passes {
         s.now.reset(nodes, kinds);
         s.future.reset(nodes, kinds);
         s.tallies.clone_from(shared.state.tallies());
+        s.starts = 0;
+        s.confirmed = None;
         s.ends.clear();
         s.ends
             .extend((view.running.iter()).map(|r| (r.requested_end, r.job, RUNNING)));
@@ -149,7 +146,7 @@ impl Passes {
             if !self.admits(setup, view, e.job) {
                 continue; // over a QOS limit: passed over, blocks nothing
             }
-            let within = Within::Set(any_closed.then_some(&closed[..]));
+            let within = any_closed.then_some(&closed[..]);
             match self.shared.place_now(shared, e.job, e.partition, within) {
                 Some(a) => {
                     let kind = StartKind::Primary;
@@ -235,11 +232,17 @@ impl Passes {
                 return false;
             }
             let e = entries[c];
-            if waiting[e.job as usize]
-                && (self.shared)
-                    .place_now(shared, e.job, e.partition, Within::Set(None))
-                    .is_some()
-            {
+            if !waiting[e.job as usize] {
+                self.candidates.pop();
+                continue;
+            }
+            // (what is free changes only with a start: a fit seen since the last one holds)
+            let s = &mut self.shared;
+            if s.confirmed == Some((c, s.starts)) {
+                return true;
+            }
+            if s.place_now(shared, e.job, e.partition, None).is_some() {
+                s.confirmed = Some((c, s.starts));
                 return true;
             }
             self.candidates.pop();
@@ -352,6 +355,7 @@ impl Passes {
     ) {
         let s = &mut self.shared;
         let (model, base) = (shared.model, shared.state.usage());
+        s.starts += 1;
         s.count(model, base, &allocation.nodes, false);
         s.now.take(base, &allocation);
         s.count(model, base, &allocation.nodes, true);
@@ -426,13 +430,13 @@ impl SharedSlurm {
             && (self.tallies).may_fit(model, set, &model.requests[job as usize])
     }
 
-    /// Where `job` starts now in set `set`, within `within`, by the cons_tres rule.
+    /// Where `job` starts now in set `set` (less the nodes `closed`), by the cons_tres rule.
     fn place_now(
         &mut self,
         shared: SharedView,
         job: u32,
         set: u32,
-        within: Within,
+        closed: Option<&[u64]>,
     ) -> Option<Allocation> {
         let model = shared.model;
         if !self.may_fit(shared, job, set) {
@@ -440,16 +444,11 @@ impl SharedSlurm {
         }
         let base = shared.state.usage();
         self.usable.clear();
-        match within {
-            Within::Set(closed) => {
-                self.usable.extend_from_slice(model.set_bits(set));
-                if let Some(closed) = closed {
-                    for (u, c) in self.usable.iter_mut().zip(closed) {
-                        *u &= !c;
-                    }
-                }
+        self.usable.extend_from_slice(model.set_bits(set));
+        if let Some(closed) = closed {
+            for (u, c) in self.usable.iter_mut().zip(closed) {
+                *u &= !c;
             }
-            Within::Nodes(bits) => self.usable.extend_from_slice(bits),
         }
         let now = self.now.over(base);
         let touched: [&[u32]; 1] = [self.now.touched()];
@@ -487,11 +486,48 @@ impl SharedSlurm {
         origin: f64,
     ) -> Option<(f64, Allocation)> {
         let now = view.now;
+        let model = shared.model;
+        let base = shared.state.usage();
+        let request = &model.requests[job as usize];
+        let limits = model.sets[set as usize].limits;
+        let (min_nodes, max_nodes, need) = node_needs(request, limits);
+        let exclusive = is_exclusive(&model.resources, request, limits);
         let avail = std::mem::take(&mut self.avail);
-        let fits_now = self.place_now(shared, job, set, Within::Nodes(&avail));
+        // the open nodes tested and what they offer the job now, in all and at most on one:
+        // the placement is tried only when they could cover it
+        let (mut offered, mut offering, mut most) = (0u64, 0u32, 0u32);
+        let now_view = self.now.over(base);
+        let touched: [&[u32]; 1] = [self.now.touched()];
+        open_nodes(
+            base,
+            &now_view,
+            &avail,
+            &touched,
+            &mut self.bits,
+            &mut self.nodes,
+        );
+        for &n in &self.nodes {
+            let o = offer(&model.resources, &now_view, n, request, exclusive, need);
+            offered += u64::from(o);
+            offering += u32::from(o > 0);
+            most = most.max(o);
+        }
+        let covered = if max_nodes == 1 {
+            most >= need.max(1)
+        } else {
+            offered >= request.cpus() && offering >= min_nodes
+        };
+        let fits_now = if covered {
+            select(&model.resources, &now_view, &self.nodes, request, limits)
+        } else {
+            None
+        };
         let found = match fits_now {
             Some(a) => Some((now, a)),
-            None => self.release(view, shared, job, set, &avail, decision, origin),
+            None => {
+                let room = (offered, offering);
+                self.release(view, shared, job, set, &avail, decision, origin, room)
+            }
         };
         self.avail = avail;
         found
@@ -508,15 +544,21 @@ impl SharedSlurm {
         avail: &[u64],
         decision: &Decision,
         origin: f64,
+        room: (u64, u32),
     ) -> Option<(f64, Allocation)> {
         let model = shared.model;
         let base = shared.state.usage();
         let request = &model.requests[job as usize];
         let limits = model.sets[set as usize].limits;
-        let (_, max_nodes, need) = node_needs(request, limits);
+        let (min_nodes, max_nodes, need) = node_needs(request, limits);
         let exclusive = is_exclusive(&model.resources, request, limits);
         self.future.clear();
         self.released.clear();
+        // What the nodes tested offer the job in all, and how many offer anything (`room`, as
+        // they stand now), kept as jobs end: it fits only once they cover its CPUs and nodes
+        // (the placement is tried then only).
+        let (mut offered, mut offering) = room;
+        let cpus_asked = request.cpus();
         let held = |k: u32, j: u32| -> &Allocation {
             if k == RUNNING {
                 shared
@@ -553,7 +595,19 @@ impl SharedSlurm {
                 });
                 last = Some(end);
                 let now_view = self.now.over(base);
+                for &n in a.nodes.iter().filter(|&&n| bit(avail, n)) {
+                    let future = self.future.over(&now_view);
+                    let o = offer(&model.resources, &future, n, request, exclusive, need);
+                    offered -= u64::from(o);
+                    offering -= u32::from(o > 0);
+                }
                 self.future.give_back(&now_view, a);
+                for &n in a.nodes.iter().filter(|&&n| bit(avail, n)) {
+                    let future = self.future.over(&now_view);
+                    let o = offer(&model.resources, &future, n, request, exclusive, need);
+                    offered += u64::from(o);
+                    offering += u32::from(o > 0);
+                }
                 self.released.extend_from_slice(&a.nodes);
                 match ends.get(i) {
                     None => {
@@ -583,12 +637,15 @@ impl SharedSlurm {
                 let now_view = self.now.over(base);
                 let future = self.future.over(&now_view);
                 // one node: it fits only on a node given back that offers all it needs
-                let room = max_nodes != 1
-                    || self.released.iter().any(|&n| {
+                let room = if max_nodes == 1 {
+                    self.released.iter().any(|&n| {
                         bit(avail, n)
                             && offer(&model.resources, &future, n, request, exclusive, need)
                                 >= need.max(1)
-                    });
+                    })
+                } else {
+                    offered >= cpus_asked && offering >= min_nodes
+                };
                 if room {
                     let touched: [&[u32]; 2] = [self.now.touched(), self.future.touched()];
                     open_nodes(
