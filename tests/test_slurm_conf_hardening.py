@@ -701,7 +701,8 @@ def test_memory_and_gres_of_nodes_are_said_as_not_simulated_once(tmp_path):
     notes = [n for n in read_slurm_conf(conf).platform().notes if "whole nodes" in n]
     assert notes == [
         f"{conf}, line 2: the nodes' RealMemory, Gres read and not simulated: jobs get whole "
-        "nodes (resources inside nodes are not modelled yet)"
+        "nodes (SelectType=select/linear, Slurm's default: say select/cons_tres for nodes shared "
+        "by CPUs, memory and GPUs)"
     ]
     conf.write_text(SITE)
     assert not [n for n in read_slurm_conf(conf).platform().notes if "whole nodes" in n]
