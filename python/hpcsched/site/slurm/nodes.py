@@ -48,7 +48,7 @@ _SUFFIXES = {
     **{f"{p}b": 1000**k for k, p in enumerate("kmgtp", start=1)},
 }
 _GRES_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_]*")
-_GRES_TYPE = re.compile(r"[A-Za-z0-9_.-]+")
+_GRES_TYPE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 _GRES_COUNT = re.compile(r"([0-9]{1,20})([A-Za-z]*)")
 _SOCKETS = re.compile(r"\([^()]*\)$")
 _CPU_RANGE = re.compile(r"([0-9]{1,9})(?:-([0-9]{1,9})(?::([0-9]{1,9}))?)?")
@@ -270,7 +270,7 @@ def node_gres(text: str, where: Where) -> tuple[tuple[tuple[str, int], ...], tup
                 "Gres",
             )
         tokens[name] = tokens.get(name, 0) + 1
-        if len(parts) == 1:
+        if ":" not in _SOCKETS.sub("", token):
             alone.setdefault(name, token)
         if name in alone and tokens[name] > 1:
             raise where.error(
