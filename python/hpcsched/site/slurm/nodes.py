@@ -230,8 +230,8 @@ def _cpu_list(text: str, cpus: int, where: Where) -> set[int]:
         step = int(match[3] or 1)
         if last < first or step < 1 or last >= cpus:
             raise where.error(
-                f"{shown(item)} is not within the node's CPUs 0-{cpus - 1}: slurmctld logs an "
-                "error and ignores the list",
+                f"{shown(item)} is not within the CPUs 0-{cpus - 1} of the node: slurmctld "
+                "logs an error and ignores the list",
                 "CpuSpecList",
             )
         found.update(range(first, last + 1, step))
