@@ -1,23 +1,28 @@
 """A site from Slurm's own configuration file: ``slurm.conf`` as slurmctld reads it.
 
-What is read (docs/formats.md, "slurm.conf"): ``NodeName`` lines (hostlist expressions, CPUs or
-Sockets x CoresPerSocket x ThreadsPerCore, RealMemory, Gres, Feature, State), ``PartitionName``
-lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier, PriorityJobFactor, Default, State),
-``NodeSet`` lines (named node sets partitions may use), ``NodeName=DEFAULT`` and
-``PartitionName=DEFAULT`` lines (defaults for the lines after them), ``Include``
-(:mod:`hpcsched.site.slurm.conf_lines`), every ``Priority*`` setting and ``SchedulerParameters``.
+What is read (docs/formats.md, "slurm.conf"): ``NodeName`` lines (hostlist expressions, their
+resources as :mod:`hpcsched.site.slurm.nodes` reads them: CPUs or Boards, Sockets,
+CoresPerSocket, ThreadsPerCore, specialized cores, RealMemory less MemSpecLimit, Gres, Weight;
+Feature, State), ``PartitionName`` lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier,
+PriorityJobFactor, Default, State, the memory defaults and OverSubscribe), ``NodeSet`` lines
+(named node sets partitions may use), ``NodeName=DEFAULT`` and ``PartitionName=DEFAULT`` lines
+(defaults for the lines after them), ``Include`` (:mod:`hpcsched.site.slurm.conf_lines`),
+``SelectType`` and ``SelectTypeParameters`` (how jobs share nodes:
+:mod:`hpcsched.site.slurm.sharing`), every ``Priority*`` setting and ``SchedulerParameters``.
 Keys are case-insensitive, ``#`` starts a comment, values may be quoted. Every other key Slurm
 knows is kept as written and said once as not simulated; a key it does not know is kept too and
-said once with the nearest real key (:mod:`hpcsched.site.slurm.keys`). A line that cannot be read is
-an :class:`InputError` naming the file, the line and the key; so is a number past the engine's
-range, a node described twice and a file whose hostlists describe more nodes than the engine
-takes (counted before they are expanded).
+said once with the nearest real key (:mod:`hpcsched.site.slurm.keys`). A line that cannot be
+read is an :class:`InputError` naming the file, the line and the key; so is a number past the
+engine's range, a node described twice, a file whose hostlists describe more nodes than the
+engine takes (counted before they are expanded), and what slurmctld corrects with an error.
 
 :meth:`SlurmConf.platform` is the site as hpcsched models it: the nodes in the file's order,
-node groups of consecutive nodes alike (CPUs, memory, Gres, features), the partitions over them
-with their limits, tiers and states; ``EnforcePartLimits`` decides whether a job over a
-partition's limits is refused at submission (``ALL``, ``ANY``, ``YES``) or left pending
-(``NO``, Slurm's default).
+node groups of consecutive nodes alike, the partitions over them with their limits, tiers and
+states; ``EnforcePartLimits`` decides whether a job over a partition's limits is refused at
+submission (``ALL``, ``ANY``, ``YES``) or left pending (``NO``, Slurm's default). With
+``select/linear`` (Slurm's default) every job gets whole nodes; with ``select/cons_tres`` or
+``cons_res`` the platform is one of nodes shared by CPUs, memory and generic resources, the one
+a platform file of the same groups and partitions describes.
 """
 
 from __future__ import annotations
@@ -520,8 +525,10 @@ def _duration(values: dict[str, str], key: str, where: Where) -> float | None:
 
 
 def _groups(lines: tuple[Nodes, ...]) -> list[NodeGroup]:
-    """Node groups: runs of consecutive nodes alike (CPUs, memory, Gres, features), named
-    after their CPUs and Gres (``cpus32``, ``cpus32-gpu:4``), numbered when names repeat."""
+    """The node groups of a site of whole nodes: runs of consecutive nodes alike (CPUs,
+    memory, Gres, features), named after their CPUs and Gres (``cpus32``, ``cpus32-gpu:4``),
+    numbered when names repeat (:func:`~hpcsched.site.slurm.sharing.shared_groups` where jobs
+    share nodes)."""
     runs: list[tuple[tuple[int, int | None, str, str], int]] = []
     for line in lines:
         kind = (line.cpus, line.real_memory, line.gres, line.features)
