@@ -760,9 +760,10 @@ def test_a_shared_nodes_bad_resources_name_file_line_and_key(tmp_path, text, fie
 
 SETTINGS_AND_PARTITIONS = [
     # (the lines after a node line, the line named, the field, what the message says)
-    ("SelectType=select/magic", 2, "SelectType", "must be one of select/linear"),
+    ("SelectType=select/cons_tre", 2, "SelectType",
+     "unknown plugin 'select/cons_tre'; did you mean select/cons_tres, "),
     ("SelectType=select/cons_tres\nSelectTypeParameters=CR_Bogus", 3, "SelectTypeParameters",
-     "'CR_Bogus' is not one of Slurm's"),
+     "unknown value 'CR_Bogus'; choose one of: CR_CPU, CR_CPU_Memory"),
     ("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core,CR_CPU", 3,
      "SelectTypeParameters", "names CR_Core and CR_CPU: one resource at most"),
     ("SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU,CR_ONE_TASK_PER_CORE", 3,
@@ -771,7 +772,8 @@ SETTINGS_AND_PARTITIONS = [
      "names none of CR_CPU, CR_Core, CR_Socket"),
     ("SelectType=select/cons_res\nSelectTypeParameters=CR_Memory", 3, "SelectTypeParameters",
      "names none of CR_CPU, CR_Core, CR_Socket"),
-    ("SelectTypeParameters=CR_Bogus", 2, "SelectTypeParameters", "is not one of Slurm's"),
+    ("SelectTypeParameters=CR_Core_Memroy", 2, "SelectTypeParameters",
+     "unknown value 'CR_Core_Memroy'; did you mean CR_Core_Memory?"),
     ("DefMemPerCPU=100\nDefMemPerNode=1000", 2, "DefMemPerCPU", "exclude each other"),
     ("MaxMemPerCPU=100\nMaxMemPerNode=1000", 2, "MaxMemPerCPU", "exclude each other"),
     ("DefMemPerNode=-5", 2, "DefMemPerNode", "must be a whole number, not '-5'"),

@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 from hpcsched import _core
-from hpcsched.exceptions import InputError, shown
+from hpcsched.exceptions import InputError, shown, unknown_name
 from hpcsched.site.machine import NodeGroup
 from hpcsched.site.slurm.conf_lines import Where
 from hpcsched.site.slurm.nodes import KEY_NAMES, Nodes, NodeShape, integer
@@ -56,6 +56,12 @@ FLAGS = (
     "cr_lln",
     "cr_pack_nodes",
 )
+#: Every ``SelectTypeParameters`` value as slurm.conf(5) writes it.
+_NAMES = (
+    "CR_CPU", "CR_CPU_Memory", "CR_Core", "CR_Core_Memory", "CR_Socket", "CR_Socket_Memory",
+    "CR_Memory", "OTHER_CONS_RES", "OTHER_CONS_TRES", "CR_ALLOCATE_FULL_SOCKET",
+    "CR_ONE_TASK_PER_CORE", "CR_CORE_DEFAULT_DIST_BLOCK", "CR_LLN", "CR_Pack_Nodes",
+)  # fmt: skip
 #: What cons_tres and cons_res use without ``SelectTypeParameters``.
 DEFAULT_SHARING = "cr_core_memory"
 #: ``OverSubscribe`` values: a word, and for YES and FORCE a count of jobs after a colon.
@@ -79,7 +85,7 @@ def read_sharing(
     written = settings.get("SelectType", "select/linear")
     select = written.strip().lower()
     if select not in SELECT_TYPES:
-        raise fault("SelectType", f"must be one of {', '.join(SELECT_TYPES)}, not {shown(written)}")
+        raise fault("SelectType", unknown_name("plugin", written.strip(), SELECT_TYPES))
     text = settings.get("SelectTypeParameters")
     resource, flags = (None, []) if text is None else _parameters(text, fault)
     if select not in CONSUMABLE:
@@ -132,8 +138,7 @@ def _parameters(text: str, fault: Callable[[str, str], InputError]) -> tuple[str
         elif lower in FLAGS:
             flags.append(item)
         else:
-            known = ", ".join(["CR_CPU", "CR_Core_Memory", "CR_LLN", "..."])
-            raise fault("SelectTypeParameters", f"{shown(item)} is not one of Slurm's ({known})")
+            raise fault("SelectTypeParameters", unknown_name("value", item, _NAMES))
     if len(resources) > 1:
         raise fault(
             "SelectTypeParameters",
