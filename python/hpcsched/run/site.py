@@ -179,6 +179,7 @@ def resolve_site(
                 "job_cpus": slurm_job_cpus(site.shared, site.platform),
                 "job_requested_cpus": np.zeros(0, np.int64),
             }
+        native = {**native, **_tres_inputs(workload, site, native)}
         site = replace(site, slurm=native)
         if inputs.notes:
             workload = replace(workload, warnings=[*workload.warnings, *inputs.notes])
@@ -370,3 +371,51 @@ def _check_partitioned_run(
             "policies do",
             option=option,
         )
+
+
+def _tres_inputs(workload: Workload, site: RunSite, native: dict[str, Any]) -> dict[str, Any]:
+    """Slurm's billable TRES and TRES priority terms of each job (``job_billing``,
+    ``job_tres_priority``: :mod:`hpcsched.site.slurm.tres`), when the slurm.conf weighs TRES."""
+    from hpcsched.site.slurm.tres import JobTres, partition_totals, tres_columns
+
+    platform = site.platform
+    settings = platform.slurm if platform is not None else None
+    if platform is None or settings is None:
+        return {}
+    if not settings.tres_weights and not settings.billing_weights:
+        return {}
+    nodes = workload.jobs["nodes"].to_numpy(np.int64)
+    if site.shared is not None:
+        from hpcsched.run.shared import shared_job_tres
+
+        tres = shared_job_tres(site.shared, platform, nodes)
+    else:
+        least = min((g.memory for g in platform.groups), default=0)
+        tres = JobTres(
+            cpu=np.asarray(native["job_cpus"], np.float64),
+            mem=(nodes * least).astype(np.float64),
+            node=nodes.astype(np.float64),
+            gres={},
+        )
+    groups = [(g.nodes, g.cores, g.memory, dict(g.gres)) for g in platform.groups] or [
+        (platform.nodes, 1, 0, {})
+    ]
+    names: list[str | None] = [None]
+    if platform.site is None:
+        members = [np.arange(platform.nodes)]
+    else:
+        members = [
+            np.concatenate([np.arange(a, b) for a, b in p.ranges]) for p in platform.site.partitions
+        ]
+        names = [p.name for p in platform.site.partitions]
+    first = site.recorded_partitions()
+    first = np.zeros(len(nodes), np.int64) if first is None else first
+    return tres_columns(
+        tres,
+        settings.tres_weights,
+        [settings.billing_weights.get(name) if name else None for name in names],
+        first,
+        partition_totals(groups, members),
+        settings.max_tres,
+        settings.normal_tres,
+    )

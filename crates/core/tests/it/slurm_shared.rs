@@ -40,6 +40,8 @@ fn setup(jobs: &[Shaped], nodes: u32) -> SlurmSetup {
             nice: vec![0; n],
             cpus: jobs.iter().map(|j| j.2.cpus() as u32).collect(),
             requested_cpus: Vec::new(),
+            billing: Vec::new(),
+            tres_priority: Vec::new(),
         },
         cluster_cpus: u64::from(nodes * 4),
         cluster_nodes: nodes,

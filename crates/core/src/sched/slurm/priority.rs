@@ -13,6 +13,8 @@ pub struct Factors {
     pub partition: f64,
     pub qos: f64,
     pub nice: i64,
+    /// `PriorityWeightTRES`'s term: already weighted (points).
+    pub tres: f64,
 }
 
 /// The age factor at `now` of a job eligible since `eligible`: whole seconds waited over
@@ -64,6 +66,7 @@ pub fn priority(settings: &PrioritySettings, f: &Factors) -> u32 {
         + f.job_size * s.weight_job_size
         + f.partition * s.weight_partition
         + f.qos * s.weight_qos
+        + f.tres
         - f.nice as f64;
     if sum < 1.0 {
         1
