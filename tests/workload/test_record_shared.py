@@ -164,3 +164,29 @@ def test_a_node_list_the_site_does_not_have_is_checked_by_partition(text):
     flagged, detail = check(change)
     assert flagged == []
     assert detail["checked"] == "per node and per partition"
+
+
+#: the test cluster's slurm.conf as scripts/slurm-cluster.sh writes it (nodes and selection)
+CLUSTER_CONF = """\
+ClusterName=ci
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+NodeName=c[1-4] CPUs=4 RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=c[1-4] Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def test_the_record_replays_node_by_node_from_the_sites_own_files(tmp_path):
+    # `--policy recorded` on the record with the cluster's slurm.conf: sacct's NodeList read
+    # against its node names, every node checked, no conflict; utilization of the CPUs as sacct
+    # gives them (64 CPU-seconds over 16 CPUs for 7 s)
+    import hpcsched
+
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(CLUSTER_CONF)
+    result = hpcsched.simulate(str(RECORD), "recorded", platform=str(conf))
+    over = result.info["record"]["conflicts"]["over_capacity"]
+    assert over["jobs"] == 0
+    assert over["checked"] == "per node"
+    assert over["peak_busy_nodes"] == 4
+    assert result.info["utilization"]["overall_uptime"] == pytest.approx(64 / 112)
