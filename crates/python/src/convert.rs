@@ -190,7 +190,10 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
     // (optional columns: none given, none used)
     let f64s = |key: &str| -> PyResult<Vec<f64>> {
         match d.get_item(key)? {
-            Some(v) => Ok(v.extract::<PyReadonlyArray1<'_, f64>>()?.as_array().to_vec()),
+            Some(v) => Ok(v
+                .extract::<PyReadonlyArray1<'_, f64>>()?
+                .as_array()
+                .to_vec()),
             None => Ok(Vec::new()),
         }
     };

@@ -234,7 +234,9 @@ impl SlurmPolicy {
                 f64::from(qos.priority) / f64::from(max_qos)
             },
             nice: s.jobs.nice[j],
-            tres: s.jobs.tres_term(j, partition as usize, s.partition_factors.len()),
+            tres: s
+                .jobs
+                .tres_term(j, partition as usize, s.partition_factors.len()),
         }
     }
 

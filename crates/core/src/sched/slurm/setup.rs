@@ -173,7 +173,9 @@ impl SlurmSetup {
         if !j.billing.is_empty()
             && (j.billing.len() != jobs || j.billing.iter().any(|b| !b.is_finite()))
         {
-            return Err(CoreError::input("billable TRES: one finite value per job, or none"));
+            return Err(CoreError::input(
+                "billable TRES: one finite value per job, or none",
+            ));
         }
         if !j.tres_priority.is_empty()
             && (j.tres_priority.len() != jobs * partitions
