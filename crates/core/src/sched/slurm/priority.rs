@@ -125,8 +125,11 @@ mod tests {
             partition: 1.0,  // 100
             qos: 0.5,        // 25
             nice: 0,
+            tres: 0.0,
         };
         assert_eq!(priority(&s, &f), 3158);
+        // a TRES term is points already: added as it is
+        assert_eq!(priority(&s, &Factors { tres: 42.5, ..f }), 3200);
         assert_eq!(priority(&s, &Factors { nice: 158, ..f }), 3000);
         assert_eq!(priority(&s, &Factors { nice: 10_000, ..f }), 1);
         assert_eq!(priority(&s, &Factors { nice: -100, ..f }), 3258);
