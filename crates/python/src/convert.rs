@@ -291,6 +291,7 @@ fn shared_spec(d: &Bound<'_, PyDict>) -> PyResult<SharedSpec> {
         set_min_nodes: array(d, "set_min_nodes")?,
         set_max_nodes: array(d, "set_max_nodes")?,
         set_exclusive: array(d, "set_exclusive")?,
+        set_max_mem_per_node: array(d, "set_max_mem_per_node")?,
         nodes: array(d, "nodes")?,
         tasks: array(d, "tasks")?,
         cpus_per_task: array(d, "cpus_per_task")?,

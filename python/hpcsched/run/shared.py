@@ -87,6 +87,7 @@ def _node_sets(platform: Platform) -> dict[str, Any]:
             "set_min_nodes": np.array([1], np.uint32),
             "set_max_nodes": np.array([no_limit], np.uint32),
             "set_exclusive": np.array([False]),
+            "set_max_mem_per_node": np.zeros(1, np.uint64),
         }
     partitions = platform.site.partitions
     nodes = [
@@ -100,6 +101,8 @@ def _node_sets(platform: Platform) -> dict[str, Any]:
             [no_limit if p.max_nodes is None else p.max_nodes for p in partitions], np.uint32
         ),
         "set_exclusive": np.array([p.exclusive for p in partitions], bool),
+        # MaxMemPerNode (0: none): a job asking more a node never starts there
+        "set_max_mem_per_node": np.array([p.max_mem_per_node or 0 for p in partitions], np.uint64),
     }
 
 

@@ -287,33 +287,23 @@ def _partition_windows(calendar: DowntimeCalendar, site: RunSite) -> DowntimeCal
 
 def _unsimulated_resources(platform: Platform | None) -> list[str]:
     """What the run says of a platform's resources it does not follow: memory and generic
-    resources on whole nodes, MaxMemPerNode on shared ones."""
-    if platform is None:
+    resources on whole nodes."""
+    if platform is None or platform.shared:
         return []
-    if not platform.shared:
-        given = [
-            key
-            for key, on in (
-                ("memory", any(g.memory for g in platform.groups)),
-                ("gres", any(g.gres for g in platform.groups)),
-            )
-            if on
-        ]
-        if not given:
-            return []
-        return [
-            f"platform {platform.name}: the groups' {' and '.join(given)} "
-            f"{'are' if len(given) > 1 else 'is'} read and not simulated: jobs get whole nodes "
-            '(sharing = "whole"; see docs/formats.md)'
-        ]
-    capped = (
-        [p.name for p in platform.site.partitions if p.max_mem_per_node] if platform.site else []
-    )
-    if not capped:
+    given = [
+        key
+        for key, on in (
+            ("memory", any(g.memory for g in platform.groups)),
+            ("gres", any(g.gres for g in platform.groups)),
+        )
+        if on
+    ]
+    if not given:
         return []
     return [
-        f"partition {', '.join(capped)}: max_mem_per_node is read and not simulated yet (no "
-        "job is held for asking more memory per node)"
+        f"platform {platform.name}: the groups' {' and '.join(given)} "
+        f"{'are' if len(given) > 1 else 'is'} read and not simulated: jobs get whole nodes "
+        '(sharing = "whole"; see docs/formats.md)'
     ]
 
 

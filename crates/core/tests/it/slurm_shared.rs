@@ -226,10 +226,12 @@ fn a_partition_failing_the_main_pass_closes_its_nodes_to_a_partition_over_them()
         NodeSet {
             nodes: vec![0, 1],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
         NodeSet {
             nodes: vec![1],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
     ];
     let requests = jobs.iter().map(|j| j.2.clone()).collect();
