@@ -270,3 +270,67 @@ fn shared_site_inputs(
     )
     .unwrap()
 }
+
+#[test]
+fn an_events_main_pass_on_shared_nodes_tests_default_queue_depth_plus_one_jobs() {
+    // One node of 4 CPUs, no backfill: J1 (3 CPUs) runs until 100 beside J2 (1 CPU, until
+    // 1000); J3, J4, J5 (1 CPU each) wait. At J1's end the event's pass tests depth + 1
+    // entries: with depth 1, J3 and J4 start at 100 and J5 at the full pass at 120; with
+    // depth 2 all three at 100. (A full pass tests every entry.)
+    let jobs = [
+        (0.0, 100.0, job(3, 100, 0)),
+        (0.0, 1000.0, job(1, 100, 0)),
+        (1.0, 50.0, job(1, 100, 0)),
+        (2.0, 50.0, job(1, 100, 0)),
+        (3.0, 50.0, job(1, 100, 0)),
+    ];
+    let starts_with = |depth: usize| {
+        let mut s = setup(&jobs, 1);
+        s.scheduler.bf_interval = None;
+        s.scheduler.default_queue_depth = depth;
+        starts(&run_inputs(
+            shared_inputs(1, &jobs),
+            &mut SlurmPolicy::new(Arc::new(s)),
+        ))
+    };
+    assert_eq!(starts_with(1), [0.0, 0.0, 100.0, 100.0, 120.0]);
+    assert_eq!(starts_with(2), [0.0, 0.0, 100.0, 100.0, 100.0]);
+}
+
+#[test]
+fn a_failed_partition_is_counted_once_and_the_others_pass_goes_on() {
+    // Partitions "a" (n0) and "b" (n1). J1 fills n0 (until 1000); J2 (a) fits nowhere: "a"
+    // fails. J3 (a, later) is not tested again (its partition failed), so the pass goes on to
+    // J4 (b), which starts at its arrival on n1 without waiting for a backfill cycle.
+    let jobs = [
+        (0.0, 1000.0, job(4, 100, 0)),
+        (1.0, 100.0, job(1, 100, 0)),
+        (2.0, 100.0, job(1, 100, 0)),
+        (3.0, 100.0, job(1, 100, 0)),
+    ];
+    let partitions = vec![
+        PartitionSpec::new("a", &[(0, 1)]),
+        PartitionSpec::new("b", &[(1, 2)]),
+    ];
+    let sets = vec![
+        NodeSet {
+            nodes: vec![0],
+            limits: NodeLimits::default(),
+            max_mem_per_node: None,
+        },
+        NodeSet {
+            nodes: vec![1],
+            limits: NodeLimits::default(),
+            max_mem_per_node: None,
+        },
+    ];
+    let requests = jobs.iter().map(|j| j.2.clone()).collect();
+    let inputs = shared_site_inputs(&jobs, partitions, &[0, 0, 0, 1])
+        .with_shared_nodes(SharedNodes::new(resources(2), requests, sets).unwrap())
+        .unwrap();
+    let mut s = setup(&jobs, 2);
+    s.partition_factors = vec![1, 1];
+    s.scheduler.bf_interval = None;
+    let log = run_inputs(inputs, &mut SlurmPolicy::new(Arc::new(s)));
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (1000.0, P), (3.0, P)]);
+}
