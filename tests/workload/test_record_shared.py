@@ -231,3 +231,33 @@ def test_inspect_shows_each_partitions_cpus_memory_gpus_and_what_jobs_ask(tmp_pa
     out = capsys.readouterr().out
     assert "partitions of tres (shared nodes)" in out
     assert "recorded utilization of the CPUs" in out
+
+
+def test_the_agreement_compares_cpu_utilizations_and_compare_shows_each_resource(tmp_path):
+    # FCFS on the cluster's own site (4 nodes of 4 CPUs, CR_CPU): the utilization difference
+    # with the record is of the CPUs, the run's (what each job took) against the record's
+    # (sacct's NCPUS), both over the span both cover, computed here from the job tables
+    import hpcsched
+    from hpcsched.experiment import summary_row
+
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(CLUSTER_CONF)
+    result = hpcsched.simulate(str(RECORD), "fcfs", platform=str(conf))
+    jobs, record = result.jobs, result.workload.jobs
+    start, end = recorded_schedule(record)
+    span = min(jobs["end"].max(), np.nanmax(end))
+
+    def used(first: np.ndarray, last: np.ndarray, cpus: np.ndarray) -> float:
+        seconds = np.clip(np.minimum(last, span) - first, 0, None)
+        return float((cpus * seconds).sum() / (16 * span))
+
+    simulated = used(
+        jobs["start"].to_numpy(), jobs["end"].to_numpy(), jobs["alloc_cpus"].to_numpy()
+    )
+    recorded = used(start, end, record["procs"].to_numpy())
+    agreement = result.info["agreement"]
+    assert agreement["utilization_difference"] == pytest.approx(simulated - recorded)
+    # a results row carries the other resources' utilization (memory is no resource here)
+    row = summary_row(result.info)
+    assert "utilization_memory" not in row
+    assert set(result.info["utilization"]["by_resource"]) == {"cpus"}
