@@ -418,3 +418,41 @@ fn a_job_retries_from_the_end_of_a_hold_that_keeps_it_off_a_node() {
     let first_at_30 = log.reservations.iter().find(|r| r.0 == 30.0);
     assert_eq!(first_at_30, Some(&(30.0, 4, 130.0, 0)));
 }
+
+#[test]
+fn a_will_run_start_is_the_last_end_of_its_release_batch() {
+    // Whole nodes n0-n3. J1 holds n0 and n1 until 100, J2 n2 until 130. J3 (3 nodes) fits
+    // once J1 ends, but Slurm's will-run test releases the running jobs in batches: those
+    // ending within 30 s past the first end rounded up to 30 s (120 + 30) go together, so J3
+    // starts at 130 in its estimate, on the nodes the rule then gives it: n0-n2, held from 120.
+    // J4 (1 node, limit 80) fits on n3 beside that reservation and backfills at 30. (Released
+    // one by one, J3 would be reserved at 100 on n0, n1 and n3, the one node free now, and J4
+    // would wait.) J4 leaves n3 at 110: J3 starts then, on n0, n1 and n3.
+    let jobs = [
+        (0.0, 100.0, whole(2)),
+        (0.0, 130.0, whole(1)),
+        (1.0, 100.0, whole(3)),
+        (2.0, 80.0, whole(1)),
+    ];
+    let log = run_slurm(4, &jobs);
+    assert_starts(&log, &[(0.0, P), (0.0, P), (110.0, P), (30.0, B)]);
+    let nodes: Vec<Vec<u32>> = (placements(&log, 4).iter())
+        .map(|p| p.iter().map(|n| n.0).collect())
+        .collect();
+    assert_eq!(nodes[3], [3]);
+    assert_eq!(nodes[2], [0, 1, 3]);
+    // The batches are cut on the wall clock: 17 s past a minute at the replay clock's 0, the
+    // first end (100, so 117) rounds up to 120 (103 here) and the batch ends at 133; J2 ending
+    // at 134 is then a batch of its own: J3 is reserved at 100, on n0, n1 and n3, and J4 waits
+    // for J3 to start (134, once J2 ends: n0, n1 and n2) and n3 to be free again.
+    let shifted = |j2_end: f64| {
+        let mut jobs = jobs.clone();
+        jobs[1].1 = j2_end;
+        let mut s = setup(&jobs, 4);
+        s.origin = 17.0;
+        run_inputs(shared_inputs(4, &jobs), &mut SlurmPolicy::new(Arc::new(s))).start[3]
+    };
+    assert!(shifted(134.0) > 30.0);
+    // (J2 ending at 130 is still in the batch: J4 backfills as before)
+    assert_eq!(shifted(130.0), 30.0);
+}
