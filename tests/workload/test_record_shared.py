@@ -148,8 +148,9 @@ def test_the_recorded_jobs_hold_their_cpus_memory_and_gpus():
     held = recorded_allocations(workload.jobs, started, shared, 1000)
     # NCPUS as recorded: job 5 was given the 4 CPUs of its node
     assert held["alloc_cpus"].tolist() == [2, 3, 1, 2, 4, 5]
-    # memory per CPU over the CPUs: 300 x 2, 200 x 3, 1000, 500 x 2, 1000 x 4, 100 x 5
-    assert held["alloc_memory_mb"].tolist() == [600, 600, 1000, 1000, 4000, 500]
+    # memory per CPU over the CPUs asked: 300 x 2, 200 x 3, 1000, 500 x 2, 100 x 5; job 5,
+    # exclusive, was given its node's 4 CPUs but only the 1000 MB it asked (AllocTRES)
+    assert held["alloc_memory_mb"].tolist() == [600, 600, 1000, 1000, 1000, 500]
     assert held["alloc_gres"].tolist() == [""] * 6
     never = recorded_allocations(workload.jobs, ~started, shared, 1000)
     assert (never["alloc_cpus"] == -1).all()

@@ -200,15 +200,17 @@ def slurm_job_cpus(shared: dict[str, Any], platform: Platform) -> np.ndarray:
 def shared_job_tres(shared: dict[str, Any], platform: Platform, nodes: np.ndarray) -> JobTres:
     """What each job holds, as Slurm's TRES count it (its billing and TRES priority): the CPUs
     Slurm counts (:func:`slurm_job_cpus`), its memory (per node times its nodes, per CPU times
-    its CPUs, a whole node's as the nodes of least memory have), its nodes and its generic
+    the CPUs it asks, a whole node's as the nodes of least memory have), its nodes and its generic
     resources per node times its nodes."""
     cpus = slurm_job_cpus(shared, platform).astype(np.float64)
+    # (memory per CPU on the CPUs asked: an exclusive job gets its nodes' CPUs, not more memory)
+    asked = shared["tasks"].astype(np.float64) * shared["cpus_per_task"].astype(np.float64)
     nodes = np.maximum(nodes.astype(np.float64), 1.0)
     kind = shared["memory_kind"].astype(np.int64)
     mb = shared["memory"].astype(np.float64)
     least = float(min(g.memory for g in platform.groups))
     memory = np.select(
-        [kind == _PER_NODE, kind == _PER_CPU], [mb * nodes, mb * cpus], least * nodes
+        [kind == _PER_NODE, kind == _PER_CPU], [mb * nodes, mb * asked], least * nodes
     )
     names = list(shared["gres_request_names"])
     gres = {name: np.zeros(len(cpus)) for name in names}

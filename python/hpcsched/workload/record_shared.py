@@ -285,7 +285,8 @@ def recorded_allocations(
 ) -> dict[str, np.ndarray]:
     """What each recorded job held in all, for the utilization of each resource: its CPUs as
     the record gives them (``procs``: sacct's NCPUS; else those it asked), its memory (per node
-    times its nodes, per CPU times its CPUs, a whole node's as the nodes of least memory have)
+    times its nodes, per CPU times the CPUs it asked, a whole node's as the nodes of least
+    memory have)
     and its generic resources per node times its nodes (``gpu=2``); -1 (none) for a job that
     never started."""
     nodes = jobs["nodes"].to_numpy(np.int64)
@@ -294,8 +295,10 @@ def recorded_allocations(
     cpus = np.where(given > 0, given, asked)
     kind = shared["memory_kind"].astype(np.int64)
     mb = shared["memory"].astype(np.int64)
+    # (memory per CPU on the CPUs asked: an exclusive job is given every CPU of its nodes
+    # but only the memory it asked, as sacct's AllocTRES shows)
     memory = np.select(
-        [kind == _PER_NODE, kind == _PER_CPU], [mb * nodes, mb * cpus], min_memory * nodes
+        [kind == _PER_NODE, kind == _PER_CPU], [mb * nodes, mb * asked], min_memory * nodes
     )
     names = list(shared["gres_request_names"])
     offsets = shared["gres_offsets"]
