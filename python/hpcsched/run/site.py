@@ -150,7 +150,8 @@ def resolve_site(
     if site.platform is not None and site.platform.shared:
         from hpcsched.run.shared import native_shared
 
-        _check_shared_run(spec, site.platform, calendar)
+        if not recorded:
+            _check_shared_run(spec, site.platform, calendar)
         site = replace(site, shared=native_shared(workload, site.platform, site.assignment))
     notes = _unsimulated_resources(site.platform)
     if notes:
