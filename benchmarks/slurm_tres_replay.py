@@ -3,8 +3,8 @@ workload of CPU, memory-heavy and GPU jobs run on a real cons_tres cluster, capt
 replayed with ``--policy slurm`` from the cluster's own slurm.conf and sacct record; beside the
 real cluster's own run-to-run spread, FCFS+EASY, and the record replayed as it is.
 
-    python benchmarks/slurm_tres_replay.py [--jobs 32] [--runs 3] [--seed 41] [--keep DIR]
-                                           [--from DIR] [--no-align] [--smoke]
+    python benchmarks/slurm_tres_replay.py [--jobs 40] [--runs 3] [--seed 42] [--gap 1]
+                                           [--keep DIR] [--from DIR] [--no-align] [--smoke]
 
 Each real run starts a fresh cluster (scripts/slurm-cluster.sh start BASE --accounting --tres:
 Slurm 22.05 with select/cons_tres and CR_Core_Memory, nodes c1-c4 of 8 CPUs, 8000 MB and 2 fake
@@ -12,10 +12,12 @@ GPUs, slurmdbd and MariaDB, multifactor priority with fair-share over acct_a (u1
 acct_b (u3), age, job size; sched/backfill), submits the seeded workload at its offsets (users
 u1-u3; CPU jobs of 1 to 8 tasks with --mem-per-cpu or --mem, memory-heavy jobs of 4000 to 7000
 MB that bind on memory, GPU jobs of --gres=gpu:1 or 2 and few CPUs, a few --exclusive and -N 2
-jobs; limits of 1 to 4 minutes, runs of 2 to 20 s, over about a minute), waits for every job
-to end and captures the run as a site would: ``sacct -X --parsable2`` with ReqTRES, AllocTRES,
-ReqMem, NCPUS, ReqCPUS, NNodes and NodeList, ``sacctmgr dump`` and the cluster's slurm.conf
-(slurmctld.log with DebugFlags=Backfill,Priority beside them). The record is then replayed:
+jobs; limits of 1 to 4 minutes, runs of 2 to 20 s, over about a minute, at least ``--gap`` s
+apart so that sacct's whole seconds order the submissions: Slurm takes each as it comes, the
+simulation would see two of one second together), waits for every job to end and captures
+the run as a site would: ``sacct -X --parsable2`` with ReqTRES, AllocTRES, ReqMem, NCPUS,
+ReqCPUS, NNodes and NodeList, ``sacctmgr dump`` and the cluster's slurm.conf (slurmctld.log
+with DebugFlags=Backfill,Priority beside them). The record is then replayed:
 ``hpcsched simulate RECORD --policy slurm --slurm-conf slurm.conf --slurm-accounts ci.dump``,
 ``--policy fcfs`` (FCFS+EASY, the baseline) and ``--policy recorded`` (the record as it is,
 whose conflicts with the cluster must be none).
@@ -30,11 +32,16 @@ real runs; starts count from the first arrival. Measured, per pair of schedules:
   of them the second also put together ("pairs kept"), and the same the other way round
   ("pairs found": of the second's pairs, the share the first has).
 
-The real spread is the same measures between every pair of real runs. By default the first job
-is submitted just after one of Slurm's priority recalculations (every minute from slurmctld's
-start, read from its log), so that Slurm's grid and the simulation's (from the first
-submission) agree to within a second; ``--no-align`` submits at once. ``--from DIR`` replays
-the runs captured there by ``--keep DIR`` again, without a cluster.
+The real spread is the same measures between every pair of real runs. Where slurmctld.log is
+kept, the placement rule is also measured alone: each job of the record submitted at its start
+and run to its end as the log gives them (to the millisecond), replayed FCFS, so that only the
+rule decides where it goes (the share of jobs on their recorded nodes, and of the pairs).
+
+By default the first job is submitted just after one of Slurm's priority recalculations
+(every minute from slurmctld's start, read from its log), so that Slurm's grid and the
+simulation's (from the first submission) agree to within a second; ``--no-align`` submits at
+once. ``--from DIR`` replays the runs captured there by ``--keep DIR`` again, without a
+cluster.
 
 Needs root and ``scripts/slurm-cluster.sh install-accounting``. ``--smoke``: 6 jobs of 2 to 4 s
 over about 10 s, one run, not aligned (no spread: that needs two runs).
@@ -84,7 +91,7 @@ FIELDS = (
 FIRST_CALC = re.compile(r"^\[(\S+)\] priority/multifactor: _read_last_decay_ran")
 CALC_PERIOD = 60.0
 #: The kinds of job and how likely each is.
-KINDS = (("cpu", 9), ("memory", 4), ("gpu", 4), ("exclusive", 1), ("two nodes", 2))
+KINDS = (("cpu", 8), ("memory", 4), ("gpu", 4), ("exclusive", 2), ("two nodes", 2))
 POLICIES = ("slurm", "fcfs")
 
 
@@ -461,9 +468,9 @@ def summarise(rows: list[dict[str, float]]) -> dict[str, tuple[float, float, flo
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--jobs", type=int, default=32)
+    parser.add_argument("--jobs", type=int, default=40)
     parser.add_argument("--runs", type=int, default=3, help="real runs (each one replayed)")
-    parser.add_argument("--seed", type=int, default=41)
+    parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--keep", type=Path, help="keep each run's captures and a CSV here")
     parser.add_argument(
         "--from",
