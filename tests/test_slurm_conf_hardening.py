@@ -361,7 +361,7 @@ def test_a_file_of_many_unknown_keys_says_twenty_and_counts_the_rest(tmp_path):
 
 
 def test_unknown_top_level_keys_and_flags_get_the_nearest_real_one(tmp_path):
-    text = SITE + "SchedulerParamters=bf_window=60\nPriorityFlags=MAX_TRES,SMALL_RELATIVE_TO_TME\n"
+    text = SITE + "SchedulerParamters=bf_window=60\nPriorityFlags=INCR_ONLY,SMALL_RELATIVE_TO_TME\n"
     conf = write(tmp_path, {"slurm.conf": text})
     code, out = simulate(tmp_path, conf, "--policy", "slurm")
     assert code == 0
@@ -374,7 +374,7 @@ def test_unknown_top_level_keys_and_flags_get_the_nearest_real_one(tmp_path):
         f"{conf}, line 4: PriorityFlags SMALL_RELATIVE_TO_TME is not a flag of Slurm 22.05 "
         "(ignored); did you mean SMALL_RELATIVE_TO_TIME?"
     ) in said
-    assert f"{conf}, line 4: PriorityFlags read and not simulated (ignored): MAX_TRES" in said
+    assert f"{conf}, line 4: PriorityFlags read and not simulated (ignored): INCR_ONLY" in said
 
 
 def test_keys_read_and_not_simulated_are_named_once_each_with_their_first_line(tmp_path):

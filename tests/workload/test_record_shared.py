@@ -164,3 +164,70 @@ def test_a_node_list_the_site_does_not_have_is_checked_by_partition(text):
     flagged, detail = check(change)
     assert flagged == []
     assert detail["checked"] == "per node and per partition"
+
+
+#: the test cluster's slurm.conf as scripts/slurm-cluster.sh writes it (nodes and selection)
+CLUSTER_CONF = """\
+ClusterName=ci
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+NodeName=c[1-4] CPUs=4 RealMemory=1000 State=UNKNOWN
+PartitionName=debug Nodes=c[1-4] Default=YES MaxTime=INFINITE State=UP
+"""
+
+
+def test_the_record_replays_node_by_node_from_the_sites_own_files(tmp_path):
+    # `--policy recorded` on the record with the cluster's slurm.conf: sacct's NodeList read
+    # against its node names, every node checked, no conflict; utilization of the CPUs as sacct
+    # gives them (64 CPU-seconds over 16 CPUs for 7 s)
+    import hpcsched
+
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(CLUSTER_CONF)
+    result = hpcsched.simulate(str(RECORD), "recorded", platform=str(conf))
+    over = result.info["record"]["conflicts"]["over_capacity"]
+    assert over["jobs"] == 0
+    assert over["checked"] == "per node"
+    assert over["peak_busy_nodes"] == 4
+    assert result.info["utilization"]["overall_uptime"] == pytest.approx(64 / 112)
+
+
+#: two partitions of the shared-notes cluster: c1-c2 of CPUs alone, c3-c4 with 2 GPUs each
+TWO_PARTITIONS = """\
+ClusterName=tres
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core_Memory
+GresTypes=gpu
+NodeName=c[1-2] CPUs=8 RealMemory=8000 State=UNKNOWN
+NodeName=c[3-4] CPUs=8 RealMemory=8000 Gres=gpu:2 State=UNKNOWN
+PartitionName=cpu Nodes=c[1-2] Default=YES MaxTime=INFINITE State=UP
+PartitionName=gpu Nodes=c[3-4] MaxTime=INFINITE State=UP
+"""
+
+
+def test_inspect_shows_each_partitions_cpus_memory_gpus_and_what_jobs_ask(tmp_path, capsys):
+    import json
+
+    from hpcsched.cli import main
+
+    conf = tmp_path / "slurm.conf"
+    conf.write_text(TWO_PARTITIONS)
+    assert main(["inspect", str(RECORD), "--platform", str(conf), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    cpu, gpu = info["site"]["partitions"]["cpu"], info["site"]["partitions"]["gpu"]
+    assert (cpu["cpus"], cpu["memory_mb"], cpu["gres"]) == (16, 16000, {})
+    assert (gpu["cpus"], gpu["memory_mb"], gpu["gres"]) == (16, 16000, {"gpu": 4})
+    # the six jobs (in no partition of this file: the default, cpu) ask 2, 3, 1, 2, 1, 5 CPUs
+    # and give their memory; none asks a GPU
+    assert cpu["asked"] == {
+        "cpus_mean": 14 / 6,
+        "cpus_max": 5,
+        "jobs_giving_memory": 6,
+        "jobs_asking_gres": 0,
+    }
+    # 64 CPU-seconds (NCPUS) over 32 CPUs for 7 s
+    assert info["recorded"]["utilization"] == pytest.approx(64 / 224)
+    assert main(["inspect", str(RECORD), "--platform", str(conf)]) == 0
+    out = capsys.readouterr().out
+    assert "partitions of tres (shared nodes)" in out
+    assert "recorded utilization of the CPUs" in out

@@ -311,3 +311,32 @@ def recorded_allocations(
         "alloc_memory_mb": np.where(started, memory, -1),
         "alloc_gres": np.where(started, gres, ""),
     }
+
+
+def recorded_cpu_utilization(jobs: pd.DataFrame, cpus: int) -> float | None:
+    """The recorded schedule's utilization of a site's ``cpus`` CPUs, from 0 to the last
+    recorded end: each job's CPUs as the record gives them (``procs``: sacct's NCPUS; else
+    those it asked)."""
+    from hpcsched import _core
+    from hpcsched.workload.record import recorded_schedule
+
+    start, end = recorded_schedule(jobs)
+    column = "procs" if "procs" in jobs else "cpus" if "cpus" in jobs else "nodes"
+    held = jobs[column].to_numpy(np.float64)
+    if "cpus" in jobs and column == "procs":
+        held = np.where(held > 0, held, jobs["cpus"].to_numpy(np.float64))
+    if not np.isfinite(end).any() or cpus <= 0:
+        return None
+    none = np.array([], dtype=np.float64)
+    value = _core.overall_utilization(
+        start,
+        end,
+        held,
+        int(cpus),
+        none,
+        none,
+        np.array([], dtype=bool),
+        np.array([], dtype=np.int64),
+        (0.0, float(np.nanmax(end))),
+    )
+    return None if value is None else float(value)

@@ -67,6 +67,7 @@ pub(crate) fn all_nodes(nodes: u32) -> Vec<NodeSet> {
     vec![NodeSet {
         nodes: (0..nodes).collect(),
         limits: NodeLimits::default(),
+        max_mem_per_node: None,
     }]
 }
 
@@ -280,10 +281,12 @@ fn partitions_place_jobs_on_their_own_nodes_and_reserve_apart() {
         NodeSet {
             nodes: vec![0],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
         NodeSet {
             nodes: vec![1],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
     ];
     let inputs = inputs(2, &jobs)
@@ -503,4 +506,32 @@ fn the_engine_checks_every_part_of_an_allocation() {
     let mut gpus = all;
     gpus.gres = vec![1];
     assert!(decide(exclusive, gpus).contains("every generic resource"));
+}
+
+#[test]
+fn max_mem_per_node_is_held_against_the_memory_a_node_gets_as_slurm_counts_it() {
+    // job_mgr.c `_valid_pn_min_mem`: memory per node as asked; per CPU times the CPUs a node
+    // gets (one without -N or --ntasks-per-node; tasks over -N; an exclusive job's nodes
+    // whole); a job asking a whole node's memory is not checked
+    use hpcsched_core::model::memory_per_node;
+    let resources = resources(2);
+    let set = &all_nodes(2)[0];
+    let per_cpu = |tasks: u32| Request::tasks(tasks, Memory::PerCpu(1500));
+    assert_eq!(memory_per_node(&job(1, 7000, 0), set, &resources), 7000);
+    assert_eq!(memory_per_node(&per_cpu(4), set, &resources), 1500);
+    let mut one_node = per_cpu(4);
+    one_node.nodes = Some(1);
+    assert_eq!(memory_per_node(&one_node, set, &resources), 6000);
+    let mut two_nodes = per_cpu(3);
+    two_nodes.nodes = Some(2);
+    assert_eq!(memory_per_node(&two_nodes, set, &resources), 3000);
+    let mut per_node_tasks = per_cpu(2);
+    per_node_tasks.tasks_per_node = Some(2);
+    per_node_tasks.cpus_per_task = 2;
+    assert_eq!(memory_per_node(&per_node_tasks, set, &resources), 6000);
+    let mut exclusive = per_cpu(1);
+    exclusive.exclusive = true;
+    assert_eq!(memory_per_node(&exclusive, set, &resources), 6000);
+    let whole = Request::tasks(1, Memory::Whole);
+    assert_eq!(memory_per_node(&whole, set, &resources), 0);
 }

@@ -40,6 +40,8 @@ fn setup(jobs: &[Shaped], nodes: u32) -> SlurmSetup {
             nice: vec![0; n],
             cpus: jobs.iter().map(|j| j.2.cpus() as u32).collect(),
             requested_cpus: Vec::new(),
+            billing: Vec::new(),
+            tres_priority: Vec::new(),
         },
         cluster_cpus: u64::from(nodes * 4),
         cluster_nodes: nodes,
@@ -224,10 +226,12 @@ fn a_partition_failing_the_main_pass_closes_its_nodes_to_a_partition_over_them()
         NodeSet {
             nodes: vec![0, 1],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
         NodeSet {
             nodes: vec![1],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
     ];
     let requests = jobs.iter().map(|j| j.2.clone()).collect();
@@ -265,4 +269,152 @@ fn shared_site_inputs(
         candidates.to_vec(),
     )
     .unwrap()
+}
+
+#[test]
+fn an_events_main_pass_on_shared_nodes_tests_default_queue_depth_plus_one_jobs() {
+    // One node of 4 CPUs, no backfill: J1 (3 CPUs) runs until 100 beside J2 (1 CPU, until
+    // 1000); J3, J4, J5 (1 CPU each) wait. At J1's end the event's pass tests depth + 1
+    // entries: with depth 1, J3 and J4 start at 100 and J5 at the full pass at 120; with
+    // depth 2 all three at 100. (A full pass tests every entry.)
+    let jobs = [
+        (0.0, 100.0, job(3, 100, 0)),
+        (0.0, 1000.0, job(1, 100, 0)),
+        (1.0, 50.0, job(1, 100, 0)),
+        (2.0, 50.0, job(1, 100, 0)),
+        (3.0, 50.0, job(1, 100, 0)),
+    ];
+    let starts_with = |depth: usize| {
+        let mut s = setup(&jobs, 1);
+        s.scheduler.bf_interval = None;
+        s.scheduler.default_queue_depth = depth;
+        starts(&run_inputs(
+            shared_inputs(1, &jobs),
+            &mut SlurmPolicy::new(Arc::new(s)),
+        ))
+    };
+    assert_eq!(starts_with(1), [0.0, 0.0, 100.0, 100.0, 120.0]);
+    assert_eq!(starts_with(2), [0.0, 0.0, 100.0, 100.0, 100.0]);
+}
+
+#[test]
+fn a_failed_partition_is_counted_once_and_the_others_pass_goes_on() {
+    // Partitions "a" (n0) and "b" (n1). J1 fills n0 (until 1000); J2 (a) fits nowhere: "a"
+    // fails. J3 (a, later) is not tested again (its partition failed), so the pass goes on to
+    // J4 (b), which starts at its arrival on n1 without waiting for a backfill cycle.
+    let jobs = [
+        (0.0, 1000.0, job(4, 100, 0)),
+        (1.0, 100.0, job(1, 100, 0)),
+        (2.0, 100.0, job(1, 100, 0)),
+        (3.0, 100.0, job(1, 100, 0)),
+    ];
+    let partitions = vec![
+        PartitionSpec::new("a", &[(0, 1)]),
+        PartitionSpec::new("b", &[(1, 2)]),
+    ];
+    let sets = vec![
+        NodeSet {
+            nodes: vec![0],
+            limits: NodeLimits::default(),
+            max_mem_per_node: None,
+        },
+        NodeSet {
+            nodes: vec![1],
+            limits: NodeLimits::default(),
+            max_mem_per_node: None,
+        },
+    ];
+    let requests = jobs.iter().map(|j| j.2.clone()).collect();
+    let inputs = shared_site_inputs(&jobs, partitions, &[0, 0, 0, 1])
+        .with_shared_nodes(SharedNodes::new(resources(2), requests, sets).unwrap())
+        .unwrap();
+    let mut s = setup(&jobs, 2);
+    s.partition_factors = vec![1, 1];
+    s.scheduler.bf_interval = None;
+    let log = run_inputs(inputs, &mut SlurmPolicy::new(Arc::new(s)));
+    assert_starts(&log, &[(0.0, P), (1000.0, P), (1000.0, P), (3.0, P)]);
+}
+
+/// Example 3's jobs (see the first test) with J5 (2 CPUs, limit 240) arriving at 4.
+fn example_3_and_a_short_job() -> Vec<Shaped> {
+    vec![
+        (0.0, 300.0, job(1, 1000, 2)),
+        (1.0, 2000.0, job(1, 1000, 1)),
+        (2.0, 100.0, job(1, 1000, 2)),
+        (3.0, 600.0, job(2, 1000, 0)),
+        (4.0, 240.0, job(2, 1000, 0)),
+    ]
+}
+
+#[test]
+fn a_reservation_is_floored_on_the_wall_clock_and_a_run_ending_before_it_backfills() {
+    // The replay clock's 0 is 17 s past a wall-clock minute. J3's reservation on n0 at 300
+    // begins at its start floored to the minute on the wall clock (317 -> 300, so 283 here).
+    // J4's run [30, 630] overlaps it: n1, as before. J5 needs 2 CPUs, which only n0 has; its
+    // run [30, 270] ends before 283: it starts on n0 (on the replay clock's own minutes the
+    // reservation would begin at 240 and J5 would wait).
+    let jobs = example_3_and_a_short_job();
+    let mut s = setup(&jobs, 2);
+    s.origin = 17.0;
+    let log = run_inputs(shared_inputs(2, &jobs), &mut SlurmPolicy::new(Arc::new(s)));
+    assert_starts(
+        &log,
+        &[(0.0, P), (1.0, P), (300.0, P), (30.0, B), (30.0, B)],
+    );
+    let on = placements(&log, 5);
+    assert_eq!(on[3], [(1, 2, 1000, 0)]);
+    assert_eq!(on[4], [(0, 2, 1000, 0)]);
+    // a limit of 260 ends J5's run at 290, past the reservation's floored start: it waits
+    let mut jobs = jobs;
+    jobs[4].1 = 260.0;
+    let mut s = setup(&jobs, 2);
+    s.origin = 17.0;
+    let log = run_inputs(shared_inputs(2, &jobs), &mut SlurmPolicy::new(Arc::new(s)));
+    assert!(log.start[4] > 30.0, "J5 started at {}", log.start[4]);
+}
+
+#[test]
+fn bf_max_job_test_and_bf_max_job_user_cut_a_cycle_on_shared_nodes() {
+    // Example 3: with one job tested a cycle (bf_max_job_test 1, or one a user with
+    // bf_max_job_user 1: every job is the same user's), J3 takes the test and J4 is never
+    // backfilled: it starts with J3 at 300, in the main pass, on n1. Another user's J4 is
+    // tested beside J3 under bf_max_job_user 1, and backfilled at 30.
+    let jobs = &example_3_and_a_short_job()[..4];
+    for (max_test, max_user, other_user) in [(1, 0, false), (500, 1, false), (500, 1, true)] {
+        let mut s = setup(jobs, 2);
+        s.scheduler.bf_max_job_test = max_test;
+        s.scheduler.bf_max_job_user = max_user;
+        if other_user {
+            s.jobs.user[3] = 1;
+        }
+        let log = run_inputs(shared_inputs(2, jobs), &mut SlurmPolicy::new(Arc::new(s)));
+        let j4 = if other_user { (30.0, B) } else { (300.0, P) };
+        assert_starts(&log, &[(0.0, P), (1.0, P), (300.0, P), j4]);
+    }
+}
+
+#[test]
+fn a_job_retries_from_the_end_of_a_hold_that_keeps_it_off_a_node() {
+    // Whole nodes n0-n2, bf_window 10 min. J1 holds n0 until 400, J2 n1 until 5000. J3 (3
+    // nodes) fails the main pass and gets no reservation (its start, 5000, is past the
+    // window). J4 (exclusive, limit 100) is backfilled on n2 at 30, which the cycle's map then
+    // holds until 120 (130 floored). J5 (1 node, limit 1000) overlaps that hold: on n0 and n1
+    // it would start at 400; but n2 comes back at 120, earlier, so Slurm tries again from
+    // there (`later_start`) and finds n2 once J4 ends: its reservation, the cycle's first,
+    // is at 130. (Every cycle run in full: cut short, the cycle stops once no job left can
+    // start now, before J5, whose reservation nothing would read.)
+    let jobs = [
+        (0.0, 400.0, whole(1)),
+        (0.0, 5000.0, whole(1)),
+        (1.0, 100.0, whole(3)),
+        (2.0, 100.0, whole(1)),
+        (3.0, 1000.0, whole(1)),
+    ];
+    let mut s = setup(&jobs, 3);
+    s.scheduler.bf_window = 600.0;
+    let mut policy = SlurmPolicy::new(Arc::new(s)).exhaustive();
+    let log = run_inputs(shared_inputs(3, &jobs), &mut policy);
+    assert_eq!(log.start[3], 30.0);
+    let first_at_30 = log.reservations.iter().find(|r| r.0 == 30.0);
+    assert_eq!(first_at_30, Some(&(30.0, 4, 130.0, 0)));
 }

@@ -82,6 +82,8 @@ class SlurmPartition:
     where: Where
     #: ``PriorityJobFactor`` (1 by default): the multifactor priority's partition factor
     job_factor: int = 1
+    #: ``TRESBillingWeights`` as written ("": its jobs are billed their CPUs)
+    billing_weights: str = ""
     #: its memory defaults and cap (the top level's where it gives none) and OverSubscribe
     rules: MemoryRules = field(default_factory=MemoryRules)
 
@@ -183,6 +185,7 @@ class SlurmConf:
             self.settings,
             {p.name: p.job_factor for p in self.partitions},
             lines={key: where.line for key, where in self.lines.items()},
+            billing={p.name: (p.billing_weights, p.where.line) for p in self.partitions},
         )
         return Platform(
             name=self.cluster or Path(self.path).stem,
@@ -393,6 +396,7 @@ class _Reader:
                     where=where,
                     job_factor=factor or 0,
                     rules=rules,
+                    billing_weights=values.get("tresbillingweights", ""),
                 )
             )
         defaults = [p.name for p in out if p.default]

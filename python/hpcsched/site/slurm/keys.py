@@ -109,7 +109,7 @@ PARTITION_KEYS = _words(
 PARTITION_FOLLOWED = _words(
     """
     PartitionName Default MaxNodes MaxTime MinNodes Nodes Priority PriorityJobFactor
-    PriorityTier State
+    PriorityTier State TRESBillingWeights
 """
 )
 #: The keys of a ``NodeSet`` line (all followed).

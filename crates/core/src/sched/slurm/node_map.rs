@@ -29,10 +29,6 @@ impl NodeMap {
     /// `nodes` nodes.
     pub fn reset(&mut self, now: f64, window_end: f64, nodes: usize) {
         let words = nodes.div_ceil(64);
-        if words != self.words {
-            self.spare.clear();
-            self.slots.clear();
-        }
         self.words = words;
         for slot in self.slots.drain(..) {
             self.spare.push(slot.reserved);
@@ -191,6 +187,7 @@ mod tests {
         // begins before now: from now; shorter than the resolution: one resolution long
         map.reserve(&[3], 0.0, 20.0, 60.0);
         assert!(map.overlaps(&[3], 60.0, 120.0));
+        assert!(map.overlaps(&[3], 65.0, 120.0)); // (it ends at 70, 10 + 60)
         assert!(!map.overlaps(&[3], 70.0, 120.0));
         assert!(!map.overlaps(&[0, 1, 2], 0.0, 1000.0));
         // past the window: nothing kept
@@ -202,5 +199,9 @@ mod tests {
         let mut avail = Vec::new();
         map.avail(&[0b1111], 900.0, 5000.0, &mut avail);
         assert_eq!(nodes(&avail, 4), [0, 2, 3]);
+        // a reservation beginning where an interval ends does not overlap it
+        map.reserve(&[2], 300.0, 400.0, 60.0);
+        assert!(!map.overlaps(&[2], 200.0, 300.0));
+        assert!(map.overlaps(&[2], 200.0, 301.0));
     }
 }

@@ -102,15 +102,16 @@ impl SlurmPolicy {
     }
 
     /// Charges job `job` for running from `from` (or its start) to `to`: the seconds, decayed
-    /// over themselves, times its CPUs (`_apply_new_usage`).
+    /// over themselves, times its billable TRES (its CPUs without billing weights;
+    /// `_apply_new_usage`).
     fn charge(&mut self, job: u32, start: f64, from: f64, to: f64) {
         if self.setup.priority.weight_fairshare == 0.0 {
             return; // (usage only feeds fair-share)
         }
         let run = (to - start.max(from)).max(0.0);
         if run > 0.0 {
-            let cpus = f64::from(self.setup.jobs.cpus[job as usize]);
-            let amount = run * self.decay(run) * cpus;
+            let billable = self.setup.jobs.billable(job as usize);
+            let amount = run * self.decay(run) * billable;
             self.shares
                 .charge(self.setup.jobs.association[job as usize], amount);
         }
@@ -233,6 +234,9 @@ impl SlurmPolicy {
                 f64::from(qos.priority) / f64::from(max_qos)
             },
             nice: s.jobs.nice[j],
+            tres: s
+                .jobs
+                .tres_term(j, partition as usize, s.partition_factors.len()),
         }
     }
 
