@@ -193,6 +193,37 @@ fn an_exclusive_job_waits_for_an_idle_node_and_holds_it_whole() {
 }
 
 #[test]
+fn a_one_task_gpu_job_takes_the_first_node_that_can_hold_it_not_the_fullest() {
+    // Slurm caps what a node offers a job with generic resources at the CPUs of its tasks
+    // there when those are fixed (`gres_select_filter_sock_core`): a one-task GPU job sees one
+    // CPU on every node, and the tie goes to the lowest index (seen on the live cons_tres
+    // cluster: benchmarks/slurm_tres_replay.py); a CPU job keeps the best fit
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 0)),
+        // n0 lacks 7500 MB: n1, leaving it 1 CPU and 500 MB
+        (0.0, 100.0, job(3, 7500, 0)),
+        // n0 has 3 CPUs, n1 1: the first node, not the fullest
+        (0.0, 100.0, job(1, 100, 1)),
+        // n0 has 2 CPUs, n1 1: the best fit
+        (0.0, 100.0, job(1, 100, 0)),
+        // two tasks on as many nodes as they take: not capped, the best fit of 2 CPUs or more
+        (0.0, 100.0, job(2, 100, 1)),
+    ];
+    let log = run_shared(3, &jobs, false);
+    assert_eq!(starts(&log), [0.0; 5]);
+    assert_eq!(
+        placements(&log, 5),
+        [
+            vec![(0, 1, 1000, 0)],
+            vec![(1, 3, 7500, 0)],
+            vec![(0, 1, 100, 1)],
+            vec![(1, 1, 100, 0)],
+            vec![(0, 2, 100, 1)],
+        ]
+    );
+}
+
+#[test]
 fn node_weights_steer_jobs_and_each_job_ends_freeing_what_it_took() {
     // n0 weight 10, n1 weight 1: the light node first, the heavy one for what is left
     let shapes = [10, 1].map(|weight| NodeShape {
