@@ -159,6 +159,11 @@ FIGURES: list[tuple[str, str, Source]] = [
     ),
     (
         "docs/semantics.md",
+        "the jobs they started some 30 ms after the next cycles",
+        given("read in slurmctld.log of the live cons_tres runs (benchmarks/slurm_tres_replay.py)"),
+    ),
+    (
+        "docs/semantics.md",
         "the 2 s wall-clock cap of a will-run test",
         given("Slurm's constant (cons_common job_test.c, _will_run_test)"),
     ),
