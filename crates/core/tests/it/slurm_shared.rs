@@ -456,3 +456,24 @@ fn a_will_run_start_is_the_last_end_of_its_release_batch() {
     // (J2 ending at 130 is still in the batch: J4 backfills as before)
     assert_eq!(shifted(130.0), 30.0);
 }
+
+#[test]
+fn the_release_window_doubles_after_each_batch() {
+    // Whole nodes n0-n4; n0-n3 held until 100, 245, 270 and 5000, n4 free. J5 (3 nodes): the
+    // first batch (J1, up to 120 + 30) leaves it short; the window then doubles until it
+    // reaches the next end (60, 120, 240: 245 <= 120 + 240), so the second batch takes J2
+    // and J3 (270 <= 360): J5 is reserved at 270, on n0-n2 (the run that covers it). J6 (1
+    // node, limit 300) backfills on n4 at 30. (With J2 alone in its batch J5 would be
+    // reserved at 245 on n0, n1 and n4, and J6 would wait.)
+    let jobs = [
+        (0.0, 100.0, whole(1)),
+        (0.0, 245.0, whole(1)),
+        (0.0, 270.0, whole(1)),
+        (0.0, 5000.0, whole(1)),
+        (1.0, 100.0, whole(3)),
+        (2.0, 300.0, whole(1)),
+    ];
+    let log = run_slurm(5, &jobs);
+    assert_eq!(log.start[5], 30.0);
+    assert_eq!(placements(&log, 6)[5][0].0, 4);
+}
