@@ -8,7 +8,12 @@ tasks). Printed: the engine's time (``timing.simulate_seconds``, best of ``--rep
 alternately in one process), the whole process's peak memory of each run in a child, the
 ratio, and what sharing changes (mean wait, utilization of the nodes or of the cores).
 
-    python benchmarks/shared_nodes.py [--traces DIR] [--jobs N] [--repeat 3] [--smoke]
+Then Slurm's own scheduler (``--policy slurm``, Slurm's defaults: submission order, a backfill
+cycle every 30 s, whole-node reservations) against FCFS+EASY on the same site, whole nodes and
+as cores, on the first ``--slurm-jobs`` jobs (the issue's target: within 3x on each).
+
+    python benchmarks/shared_nodes.py [--traces DIR] [--jobs N] [--slurm-jobs N] [--repeat 3]
+        [--smoke]
 """
 
 from __future__ import annotations
@@ -20,6 +25,10 @@ import sys
 import time
 from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from hpcsched.workload import Workload
 
 REPO = Path(__file__).resolve().parents[1]
 CURIE = "CEA-Curie-2011-2.1-cln.swf.gz"
@@ -52,6 +61,7 @@ def main() -> None:
     parser.add_argument("--traces", type=Path, default=REPO.parent / "shared" / "traces" / "pwa")
     parser.add_argument("--jobs", type=int, default=None, help="only the first JOBS")
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--slurm-jobs", type=int, default=20000, help="Slurm on the first N")
     parser.add_argument("--smoke", action="store_true", help="Curie's first 3,000 jobs (CI)")
     args = parser.parse_args()
     trace = args.traces / CURIE
@@ -88,6 +98,30 @@ def main() -> None:
         "  peak memory of the whole process: "
         + ", ".join(f"{name} {mb:,.0f} MB" for name, mb in peaks.items())
     )
+    slurm_jobs = 1000 if args.smoke else args.slurm_jobs
+    first = replace(workload, jobs=workload.jobs.iloc[:slurm_jobs].reset_index(drop=True))
+    slurm_vs_easy(first, runs, repeat)
+
+
+def slurm_vs_easy(workload: Workload, runs: dict[str, str], repeat: int) -> None:
+    """``--policy slurm`` against FCFS+EASY on each site, best of ``repeat``, alternately."""
+    import warnings
+
+    import hpcsched
+
+    print(f"CEA Curie, first {len(workload):,} jobs, --policy slurm (defaults) / FCFS+EASY")
+    for name, site in runs.items():
+        best = {"fcfs": float("inf"), "slurm": float("inf")}
+        for _ in range(repeat):
+            for policy in best:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    result = hpcsched.simulate(workload, policy, platform=site)
+                best[policy] = min(best[policy], result.info["timing"]["simulate_seconds"])
+        print(
+            f"  {name:<12} FCFS+EASY {best['fcfs']:7.3f} s, slurm {best['slurm']:7.3f} s: "
+            f"{best['slurm'] / best['fcfs']:.2f}x"
+        )
 
 
 if __name__ == "__main__":

@@ -12,10 +12,21 @@
 # fair-share weights (see write_conf). It uses its own ports, so it can run beside a plain
 # cluster. Recipe and pitfalls: /work/shared/notes/slurm-accounting.md.
 #
+# With --tres (only beside --accounting) the nodes are shared by cores, memory and GPUs as
+# Slurm's select/cons_tres shares them: SelectTypeParameters=CR_Core_Memory, GresTypes=gpu, nodes
+# c[1-4] of 8 CPUs, 8000 MB and 2 GPUs each (SlurmdParameters=config_overrides lets them claim
+# more than the machine has), and a gres.conf beside slurm.conf naming fake GPU device files
+# (character devices with /dev/null's numbers, made with mknod under BASE/dev: a gres.conf
+# without File= leaves the nodes INVAL). sacct records each job's GPUs (AccountingStorageTRES=
+# gres/gpu) beside its cores and memory. Accounts, users and the priority weights are the
+# accounting cluster's; its ports are its own again, so it runs beside both other kinds.
+# Recipe: /work/shared/notes/slurm-tres-cluster.md.
+#
 #   scripts/slurm-cluster.sh install        # apt-get the Debian packages if slurmctld is missing
 #   scripts/slurm-cluster.sh install-accounting  # also mariadb-server and slurmdbd, if missing
 #   scripts/slurm-cluster.sh start BASE     # last stdout line: export SLURM_CONF=BASE/etc/slurm.conf
 #   scripts/slurm-cluster.sh start BASE --accounting  # the same, with slurmdbd and MariaDB
+#   scripts/slurm-cluster.sh start BASE --accounting --tres  # and nodes shared by cores, MB, GPUs
 #   scripts/slurm-cluster.sh status BASE    # exit 0 if slurmctld, all nodes (and slurmdbd) answer
 #   scripts/slurm-cluster.sh stop BASE      # cancel all jobs, stop every daemon; never fails
 set -euo pipefail
@@ -32,8 +43,17 @@ readonly PLAIN_CTLD_PORT=16817
 readonly PLAIN_FIRST_NODE_PORT=17001
 readonly ACCT_CTLD_PORT=18817
 readonly ACCT_FIRST_NODE_PORT=18001
-readonly DBD_PORT=18819
-readonly DB_PORT=13306
+readonly ACCT_DBD_PORT=18819
+readonly ACCT_DB_PORT=13306
+# The shared-nodes (--tres) cluster's, beside both.
+readonly TRES_CTLD_PORT=19817
+readonly TRES_FIRST_NODE_PORT=19001
+readonly TRES_DBD_PORT=19819
+readonly TRES_DB_PORT=13307
+# Its nodes: CPUs, memory (MB) and GPUs each.
+readonly TRES_CPUS_PER_NODE=8
+readonly TRES_MEMORY_MB=8000
+readonly TRES_GPUS_PER_NODE=2
 readonly START_TIMEOUT=60
 # An accounting start takes 5 to 8 s on an idle machine (MariaDB's first start, then the accounts,
 # each sacctmgr call 0.2 to 0.6 s); leave room for a busy one.
@@ -49,11 +69,14 @@ readonly DB_USER=slurm
 readonly DB_PASS=slurmpw
 readonly DB_NAME=slurm_acct_db
 
-# Set by cmd_start (with or without --accounting); stop and status read the mode back from the
-# slurm.conf that start wrote.
+# Set by cmd_start (with or without --accounting and --tres); stop and status read the mode back
+# from the slurm.conf that start wrote.
 ACCOUNTING=0
+TRES=0
 CTLD_PORT=$PLAIN_CTLD_PORT
 FIRST_NODE_PORT=$PLAIN_FIRST_NODE_PORT
+DBD_PORT=$ACCT_DBD_PORT
+DB_PORT=$ACCT_DB_PORT
 
 die() {
     echo "slurm-cluster: $*" >&2
@@ -162,6 +185,17 @@ conf_has_accounting() {
     grep -qx 'AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" 2>/dev/null
 }
 
+# True when BASE's slurm.conf (written by start --tres) gives the nodes GPUs.
+conf_has_gpus() {
+    grep -qx 'GresTypes=gpu' "$SLURM_CONF" 2>/dev/null
+}
+
+# The nodes whose GPUs slurmctld counts as configured (a node whose slurmd found fewer device
+# files is INVAL and shows fewer).
+count_gpu_nodes() {
+    sinfo -h -N -o '%N %G' 2>/dev/null | sort -u | grep -c " gpu:$TRES_GPUS_PER_NODE\b" || true
+}
+
 # slurmdbd answers (through sacctmgr, which asks it, not the database). A failing call takes about
 # 2 s (munge retries), and one that cannot connect can hang longer: hence the timeout.
 dbd_up() {
@@ -190,14 +224,23 @@ db_client() {
 #   age (1000) saturates after PriorityMaxAge=10 min, i.e. +100 a minute, enough to overtake job
 #   size and partition (100 each, tie-breakers) but not fair-share; usage halves every 10 min and is
 #   never reset, so a test sees decay without waiting hours. QOS weight 0: only QOS `normal` exists.
+# With --tres: CR_Core_Memory (cores and memory are consumed, CR_CPU would ignore memory),
+# GresTypes=gpu (without it Slurm drops the nodes' GPUs) and AccountingStorageTRES=gres/gpu (sacct
+# records no GPUs otherwise: cpu, mem and node are recorded by default).
 acct_conf_lines() {
+    local select=CR_CPU tres_line="" gres_line=""
+    if ((TRES)); then
+        select=CR_Core_Memory
+        tres_line=$'AccountingStorageTRES=gres/gpu\n'
+        gres_line=$'GresTypes=gpu\n'
+    fi
     cat <<EOF
 AccountingStorageType=accounting_storage/slurmdbd
 AccountingStorageHost=localhost
 AccountingStoragePort=$DBD_PORT
 AccountingStoragePass=$BASE/munge/munge.socket
 AccountingStorageEnforce=associations,limits,qos
-JobAcctGatherType=jobacct_gather/linux
+${tres_line}JobAcctGatherType=jobacct_gather/linux
 JobAcctGatherFrequency=5
 PrologFlags=Contain
 JobCompType=jobcomp/none
@@ -207,8 +250,8 @@ MailProg=/bin/true
 SchedulerType=sched/backfill
 SchedulerParameters=bf_interval=1,sched_interval=1
 SelectType=select/cons_tres
-SelectTypeParameters=CR_CPU
-PriorityType=priority/multifactor
+SelectTypeParameters=$select
+${gres_line}PriorityType=priority/multifactor
 PriorityDecayHalfLife=00:10:00
 PriorityCalcPeriod=1
 PriorityMaxAge=00:10:00
@@ -219,6 +262,15 @@ PriorityWeightJobSize=100
 PriorityWeightPartition=100
 PriorityWeightQOS=0
 EOF
+}
+
+# What a node has: CPUs only, or with --tres also memory to share and GPUs.
+node_resources() {
+    if ((TRES)); then
+        echo "CPUs=$TRES_CPUS_PER_NODE RealMemory=$TRES_MEMORY_MB Gres=gpu:$TRES_GPUS_PER_NODE"
+    else
+        echo "CPUs=$CPUS_PER_NODE RealMemory=1000"
+    fi
 }
 
 plain_conf_lines() {
@@ -275,9 +327,26 @@ SlurmdParameters=config_overrides
 ReturnToService=2
 KillWait=5
 MinJobAge=600
-NodeName=c[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$FIRST_NODE_PORT-$last_port] CPUs=$CPUS_PER_NODE RealMemory=1000 State=UNKNOWN
+NodeName=c[1-${#NODES[@]}] NodeHostname=$host NodeAddr=127.0.0.1 Port=[$FIRST_NODE_PORT-$last_port] $(node_resources) State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES PriorityTier=1 MaxTime=INFINITE DefaultTime=10 State=UP
 PartitionName=batch Nodes=c[3-4] PriorityTier=2 MaxNodes=2 MaxTime=60 DefaultTime=10 State=UP
+EOF
+}
+
+# The GPUs of --tres: slurmd counts a node's GPUs by the device files gres.conf names (with
+# Count= alone, or Flags=CountOnly, it reports none and slurmctld sets every node INVAL). There is
+# no GPU here: character devices with /dev/null's numbers stand in, one per GPU, shared by the
+# four slurmd (all on this one host). gres.conf is read from slurm.conf's folder.
+write_gres_conf() {
+    local last=$((TRES_GPUS_PER_NODE - 1)) i
+    rm -rf "${BASE:?}/dev"
+    mkdir -p "$BASE/dev"
+    for ((i = 0; i <= last; i++)); do
+        mknod "$BASE/dev/gpu$i" c 1 3 || start_failed "mknod $BASE/dev/gpu$i failed"
+    done
+    cat >"$(dirname "$SLURM_CONF")/gres.conf" <<EOF
+# Generated by scripts/slurm-cluster.sh: fake GPUs of the throwaway test cluster under $BASE.
+NodeName=c[1-${#NODES[@]}] Name=gpu File=$BASE/dev/gpu[0-$last]
 EOF
 }
 
@@ -451,6 +520,7 @@ cmd_start() {
     for arg in "$@"; do
         case "$arg" in
             --accounting) ACCOUNTING=1 ;;
+            --tres) TRES=1 ;;
             -*) usage ;;
             *)
                 [[ -z "$base" ]] || usage
@@ -467,6 +537,14 @@ cmd_start() {
         CTLD_PORT=$ACCT_CTLD_PORT
         FIRST_NODE_PORT=$ACCT_FIRST_NODE_PORT
         limit=$ACCT_START_TIMEOUT
+    elif ((TRES)); then
+        die "--tres needs --accounting (the shared-nodes cluster keeps accounts)"
+    fi
+    if ((TRES)); then
+        CTLD_PORT=$TRES_CTLD_PORT
+        FIRST_NODE_PORT=$TRES_FIRST_NODE_PORT
+        DBD_PORT=$TRES_DBD_PORT
+        DB_PORT=$TRES_DB_PORT
     fi
     # Restarting over a live cluster would fight it for ports and state: stop it first.
     if any_alive; then
@@ -487,6 +565,12 @@ cmd_start() {
     # A fresh state folder each start: stale jobs and reservations from an earlier run would leak in.
     rm -rf "${BASE:?}/state"/*
     write_conf
+    if ((TRES)); then
+        write_gres_conf
+    else
+        # (a base reused from a --tres start: its gres.conf would give nodes GPUs they lack)
+        rm -f "$(dirname "$SLURM_CONF")/gres.conf"
+    fi
     # A socket left by an earlier munged would make the wait below pass before the new one listens.
     rm -f "$BASE/munge/munge.socket"
 
@@ -601,7 +685,7 @@ cmd_stop() {
 
 cmd_status() {
     use_base "${1:-}"
-    local accounting=0 up
+    local accounting=0 up gpus=""
     if conf_has_accounting; then accounting=1; fi
     if ! ctld_up; then
         if ((accounting)); then
@@ -614,9 +698,14 @@ cmd_status() {
     fi
     up=$(count_nodes -r)
     ((up == ${#NODES[@]})) || die "$up of ${#NODES[@]} nodes respond"
+    if conf_has_gpus; then
+        up=$(count_gpu_nodes)
+        ((up == ${#NODES[@]})) || die "$up of ${#NODES[@]} nodes have their $TRES_GPUS_PER_NODE GPUs"
+        gpus=" of $TRES_GPUS_PER_NODE GPUs each"
+    fi
     if ((accounting)); then
         dbd_up || die "slurmctld and ${#NODES[@]} nodes up, but slurmdbd does not answer"
-        echo "up: slurmctld, ${#NODES[@]} nodes and slurmdbd"
+        echo "up: slurmctld, ${#NODES[@]} nodes$gpus and slurmdbd"
         return 0
     fi
     echo "up: slurmctld and ${#NODES[@]} nodes"

@@ -43,6 +43,7 @@ def test_every_benchmark_is_listed():
         "site_files.py",
         "slurm_replay.py",
         "slurm_spread.py",
+        "slurm_tres_replay.py",
         "startup.py",
     } == set(SCRIPTS)
 

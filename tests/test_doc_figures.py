@@ -157,6 +157,16 @@ FIGURES: list[tuple[str, str, Source]] = [
         "up to 30 s after the first end rounded up to 30 s",
         given("Slurm's constant (cons_common job_test.c, _will_run_test)"),
     ),
+    (
+        "docs/semantics.md",
+        "the jobs they started some 30 ms after the next cycles",
+        given("read in slurmctld.log of the live cons_tres runs (benchmarks/slurm_tres_replay.py)"),
+    ),
+    (
+        "docs/semantics.md",
+        "the 2 s wall-clock cap of a will-run test",
+        given("Slurm's constant (cons_common job_test.c, _will_run_test)"),
+    ),
     # README: reproducing the papers
     ("README.md", "six cases and the ablations, 42 runs", SNF_ICON_RUNS),
     ("README.md", "42 runs: 7.6 s", SNF_ICON_TIME),

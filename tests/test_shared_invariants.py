@@ -1,7 +1,8 @@
 """Invariants of runs on shared nodes on real traces (issue 41): Curie as cores (its three node
 types and partitions, examples/platforms/curie-cores.toml) and HPC2N on nodes of its two
-processors shared by them, under every queue heuristic with and without EASY and SNF; with overrun
-kill, every reservation EASY makes on the vectors is honoured."""
+processors shared by them, under every queue heuristic with and without EASY, SNF and Slurm's
+scheduler (its defaults); with overrun kill, every reservation EASY makes on the vectors is
+honoured."""
 
 from __future__ import annotations
 
@@ -60,6 +61,7 @@ def _run(traces_dir: Path, case: str, policy: str, backfill: str | None, overrun
         ("sjf", "easy"),
         ("f1", "easy"),
         ("snf", None),
+        ("slurm", None),
     ],
 )
 def test_every_heuristic_keeps_the_shared_invariants(traces_dir, case, policy, backfill):

@@ -84,6 +84,23 @@ def test_a_shared_site_packs_and_backfills_as_computed_by_hand(shared_run, tmp_p
     assert summary["inputs"]["platform"]["sharing"] == "cr_core_memory"
 
 
+def test_slurms_scheduler_reserves_whole_nodes_where_easy_would_backfill(shared_run, tmp_path):
+    """The same jobs under --policy slurm (Slurm's defaults: submission order, a backfill cycle
+    every 30 s, bf_resolution 60 s). The main pass at 0 starts J1-J4 as above; J5 fails it, so
+    J6 waits for a cycle. The cycle at 0 reserves n0 for J5 at 100 (J1-J3 end together) from 60
+    on. J4 ends at 50: the main pass fails at J5 again, and the cycle at 60 finds J6's run [60,
+    90] over n0's reservation: J6 is kept off n0, where EASY on vectors started it at 50 beside
+    J5's reservation, and starts with J5 at 100 when J1-J3 end."""
+    trace, platform = shared_run
+    result = hpcsched.simulate(
+        trace, "slurm", platform=str(platform), procs_per_node=4, out=tmp_path / "slurm"
+    )
+    jobs = result.jobs
+    np.testing.assert_array_equal(jobs["start"].to_numpy(), [0, 0, 0, 0, 100, 100])
+    assert jobs["alloc_nodes"].tolist() == ["0", "0", "1", "0", "0", "0"]
+    assert jobs["alloc_cpus"].tolist() == [1, 2, 4, 1, 2, 1]
+
+
 def test_gpus_bind_while_cores_are_free_through_the_gres_column():
     """One node of 4 CPUs, 8000 MB and 2 GPUs. J1 takes a GPU; J2 wants both: reserved at 100
     (J1's end); J3 (a GPU, ending after 100) would take the GPU the reservation needs:
@@ -249,11 +266,7 @@ def test_resources_a_run_does_not_follow_are_said_once_in_its_warnings():
     )
     capped = parse_platform(SITE.replace("def_mem_per_cpu = 1000", "max_mem_per_node = 4000"))
     result = hpcsched.simulate(Workload(jobs=jobs, nodes=2), "fcfs", platform=capped)
-    warnings = result.info["workload"]["warnings"]
-    assert [w for w in warnings if "max_mem_per_node" in w] == [
-        "partition batch: max_mem_per_node is read and not simulated yet (no job is held for "
-        "asking more memory per node)"
-    ]
+    assert not [w for w in result.info["workload"]["warnings"] if "max_mem_per_node" in w]
     whole = parse_platform(SITE.replace('sharing = "cr_core_memory"\n', ""))
     result = hpcsched.simulate(Workload(jobs=jobs, nodes=2), "fcfs", platform=whole)
     assert (
@@ -270,3 +283,35 @@ def test_the_terminal_summary_says_the_utilization_of_each_resource(shared_run, 
     out = " ".join(capsys.readouterr().out.split())
     # CPU-seconds 980 over 1,600; MB-seconds 1,380,000 over 3,200,000
     assert "utilization of the CPUs │ 61.25% (memory 43.12%)" in out
+
+
+@pytest.mark.parametrize("over_limits", ["hold", "reject"])
+def test_a_job_over_max_mem_per_node_never_starts_and_says_why(over_limits):
+    """Example 7 of docs/slurm/cons_tres-22.05.md, checked on a real cluster: DefMemPerCPU 1500
+    and MaxMemPerNode 6000. J1 (-n2) takes n0, 3000 MB; J2 (-n4) n1, 6000 MB (n0 has 2 CPUs
+    left); J3 (-n1 --mem=7000) asks more a node than the cap: Slurm keeps it pending
+    (MaxMemPerLimit; refused at submission under EnforcePartLimits); J4 (-n1) takes n0, 1500
+    MB. Whole-node sites never show the reason: their summaries stay as they were."""
+    site = SITE.replace("def_mem_per_cpu = 1000", "def_mem_per_cpu = 1500\nmax_mem_per_node = 6000")
+    platform = parse_platform(f'over_limits = "{over_limits}"\n' + site)
+    jobs = pd.DataFrame(
+        {
+            "job_id": [1, 2, 3, 4],
+            "submit": [0.0, 1.0, 2.0, 3.0],
+            "run_time": [100.0] * 4,
+            "requested_time": [100.0] * 4,
+            "nodes": [1] * 4,
+            "user": [1] * 4,
+            "cpus": [2, 4, 1, 1],
+            "mem_per_node": [np.nan, np.nan, 7000.0, np.nan],
+        }
+    )
+    result = hpcsched.simulate(Workload(jobs=jobs, nodes=2), "fcfs", platform=platform)
+    got = result.jobs
+    assert got["start"].tolist()[:2] == [0.0, 1.0] and got["start"].tolist()[3] == 3.0
+    assert np.isnan(got["start"].tolist()[2])
+    assert got["alloc_memory_mb"].tolist() == [3000, 6000, -1, 1500]
+    column = "held" if over_limits == "hold" else "rejected"
+    assert got[column].astype(object).tolist()[2] == "over_max_mem_per_node"
+    summary = result.info["jobs"][column]
+    assert summary["by_reason"]["over_max_mem_per_node"] == 1

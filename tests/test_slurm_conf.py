@@ -114,7 +114,8 @@ def test_a_curie_like_site_with_overlaps_and_a_cluster_named_include(curie):
     assert platform.nodes == 5040 + 360 + 144
     assert platform.notes == (  # (the first RealMemory is on curie-nodes.conf's first line)
         f"{curie.parent / 'curie-nodes.conf'}, line 1: the nodes' RealMemory, Gres read and not "
-        "simulated: jobs get whole nodes (resources inside nodes are not modelled yet)",
+        "simulated: jobs get whole nodes (SelectType=select/linear, Slurm's default: say "
+        "select/cons_tres for nodes shared by CPUs, memory and GPUs)",
     )
     assert [(g.nodes, g.cores) for g in platform.groups] == [(5040, 16), (360, 32), (144, 8)]
     site = platform.site

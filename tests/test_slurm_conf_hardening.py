@@ -361,7 +361,7 @@ def test_a_file_of_many_unknown_keys_says_twenty_and_counts_the_rest(tmp_path):
 
 
 def test_unknown_top_level_keys_and_flags_get_the_nearest_real_one(tmp_path):
-    text = SITE + "SchedulerParamters=bf_window=60\nPriorityFlags=MAX_TRES,SMALL_RELATIVE_TO_TME\n"
+    text = SITE + "SchedulerParamters=bf_window=60\nPriorityFlags=INCR_ONLY,SMALL_RELATIVE_TO_TME\n"
     conf = write(tmp_path, {"slurm.conf": text})
     code, out = simulate(tmp_path, conf, "--policy", "slurm")
     assert code == 0
@@ -374,7 +374,7 @@ def test_unknown_top_level_keys_and_flags_get_the_nearest_real_one(tmp_path):
         f"{conf}, line 4: PriorityFlags SMALL_RELATIVE_TO_TME is not a flag of Slurm 22.05 "
         "(ignored); did you mean SMALL_RELATIVE_TO_TIME?"
     ) in said
-    assert f"{conf}, line 4: PriorityFlags read and not simulated (ignored): MAX_TRES" in said
+    assert f"{conf}, line 4: PriorityFlags read and not simulated (ignored): INCR_ONLY" in said
 
 
 def test_keys_read_and_not_simulated_are_named_once_each_with_their_first_line(tmp_path):
@@ -701,7 +701,113 @@ def test_memory_and_gres_of_nodes_are_said_as_not_simulated_once(tmp_path):
     notes = [n for n in read_slurm_conf(conf).platform().notes if "whole nodes" in n]
     assert notes == [
         f"{conf}, line 2: the nodes' RealMemory, Gres read and not simulated: jobs get whole "
-        "nodes (resources inside nodes are not modelled yet)"
+        "nodes (SelectType=select/linear, Slurm's default: say select/cons_tres for nodes shared "
+        "by CPUs, memory and GPUs)"
     ]
     conf.write_text(SITE)
     assert not [n for n in read_slurm_conf(conf).platform().notes if "whole nodes" in n]
+
+
+# --- issue 41: the resources of shared nodes (SelectType=select/cons_tres) ------------------
+
+#: a site whose jobs share nodes, before the line tested (line 3)
+TRES = "SelectType=select/cons_tres\nGresTypes=gpu\n"
+RESOURCES = [
+    # (the file's text after TRES, the field, what the message says)
+    ("NodeName=n1 CPUs=-4", "CPUs", "must be a whole number, not '-4'"),
+    ("NodeName=n1 CPUs=6 CoresPerSocket=4 ThreadsPerCore=2", "CPUs",
+     "6 CPUs are neither the sockets (1), the cores (4) nor the threads (8)"),
+    ("NodeName=n1 CPUs=2 Sockets=2 CoresPerSocket=4", "CPUs",
+     "2 CPUs are the node's sockets, neither its cores (8) nor its threads (8): slurmctld stops"),
+    ("NodeName=n1 CPUs=2000000", "CPUs", "past the engine's 1048576 where jobs share nodes"),
+    ("NodeName=n1 Sockets=2 SocketsPerBoard=2", "Sockets", "exclude each other"),
+    ("NodeName=n1 Boards=2 Sockets=1", "Sockets", "Sockets 1 are fewer than Boards 2"),
+    ("NodeName=n1 CPUs=4 RealMemory=-1", "RealMemory", "must be a whole number, not '-1'"),
+    ("NodeName=n1 CPUs=4 RealMemory=0", "RealMemory", "from 1 to"),
+    ("NodeName=n1 CPUs=4 RealMemory=2000000000000", "RealMemory",
+     "2000000000000 MB a node is past the engine's 1099511627776 MB"),
+    ("NodeName=n1 CPUs=4 RealMemory=" + "9" * 30, "RealMemory", "must be a whole number from 1"),
+    ("NodeName=n1 CPUs=4 RealMemory=1000 MemSpecLimit=1000", "MemSpecLimit",
+     "MemSpecLimit 1000 MB is all of the node's RealMemory (1000 MB)"),
+    ("NodeName=n1 CPUs=4 MemSpecLimit=10", "MemSpecLimit", "RealMemory (1 MB by default)"),
+    ("NodeName=n1 CPUs=4 CoreSpecCount=4", "CoreSpecCount", "keeps every one of the node's 4"),
+    ("NodeName=n1 CPUs=4 CoreSpecCount=-1", "CoreSpecCount", "must be a whole number"),
+    ("NodeName=n1 CPUs=4 CpuSpecList=0-7", "CpuSpecList", "'0-7' is not within the CPUs 0-3"),
+    ("NodeName=n1 CPUs=4 CpuSpecList=a", "CpuSpecList", "'a' is not a CPU id or range"),
+    ("NodeName=n1 CPUs=4 CpuSpecList=0-3", "CpuSpecList", "keeps every core of the node from jobs"),
+    ("NodeName=n1 CPUs=4 CpuSpecList=0 CoreSpecCount=1", "CoreSpecCount", "exclude each other"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:-1", "Gres", "'gpu:-1' is not a generic resource"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:a:b:2", "Gres", "not a generic resource of Slurm 22.05's form"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:2Q", "Gres", "the count '2Q' is not a number"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:1g.5gb", "Gres", "the count '1g.5gb' is not a number"),
+    ("NodeName=n1 CPUs=4 Gres=9gpu:2", "Gres", "'9gpu:2' is not a generic resource"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:2,gpu:a100:2", "Gres", "both with and without a type"),
+    ("NodeName=n1 CPUs=4 Gres=gpu,gpu:2", "Gres", "gpu is given alone ('gpu') and again"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:" + "9" * 30, "Gres", "the count '" + "9" * 30),
+    ("NodeName=n1 CPUs=4 Gres=gpu:20000P", "Gres", "a count past Slurm's 64 bits"),
+    ("NodeName=n1 CPUs=4 Gres=gpu:2M", "Gres", "2097152 gpu a node is past the engine's 1048576"),
+    ("NodeName=n1 CPUs=4 Weight=-1", "Weight", "must be a whole number, not '-1'"),
+    ("NodeName=n1 CPUs=4 Weight=4294967296", "Weight", "from 0 to 4294967295"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "field", "says"), RESOURCES)
+def test_a_shared_nodes_bad_resources_name_file_line_and_key(tmp_path, text, field, says):
+    conf = write(tmp_path, {"slurm.conf": TRES + text + "\nPartitionName=p Nodes=ALL\n"})
+    err = error_line(tmp_path, conf)
+    assert err.startswith(f"error: {conf}, line 3, field {field}: ") and says in err, err
+
+
+SETTINGS_AND_PARTITIONS = [
+    # (the lines after a node line, the line named, the field, what the message says)
+    ("SelectType=select/cons_tre", 2, "SelectType",
+     "unknown plugin 'select/cons_tre'; did you mean select/cons_tres, "),
+    ("SelectType=select/cons_tres\nSelectTypeParameters=CR_Bogus", 3, "SelectTypeParameters",
+     "unknown value 'CR_Bogus'; choose one of: CR_CPU, CR_CPU_Memory"),
+    ("SelectType=select/cons_tres\nSelectTypeParameters=CR_Core,CR_CPU", 3,
+     "SelectTypeParameters", "names CR_Core and CR_CPU: one resource at most"),
+    ("SelectType=select/cons_tres\nSelectTypeParameters=CR_CPU,CR_ONE_TASK_PER_CORE", 3,
+     "SelectTypeParameters", "CR_ONE_TASK_PER_CORE does not go with CR_CPU*"),
+    ("SelectType=select/cons_tres\nSelectTypeParameters=CR_LLN", 3, "SelectTypeParameters",
+     "names none of CR_CPU, CR_Core, CR_Socket"),
+    ("SelectType=select/cons_res\nSelectTypeParameters=CR_Memory", 3, "SelectTypeParameters",
+     "names none of CR_CPU, CR_Core, CR_Socket"),
+    ("SelectTypeParameters=CR_Core_Memroy", 2, "SelectTypeParameters",
+     "unknown value 'CR_Core_Memroy'; did you mean CR_Core_Memory?"),
+    ("DefMemPerCPU=100\nDefMemPerNode=1000", 2, "DefMemPerCPU", "exclude each other"),
+    ("MaxMemPerCPU=100\nMaxMemPerNode=1000", 2, "MaxMemPerCPU", "exclude each other"),
+    ("DefMemPerNode=-5", 2, "DefMemPerNode", "must be a whole number, not '-5'"),
+    ("DefMemPerCPU=UNLIMITED", 2, "DefMemPerCPU", "must be a whole number of MB"),
+    ("MaxMemPerNode=2000000000000", 2, "MaxMemPerNode", "from 0 to 1099511627776"),
+    ("PartitionName=q Nodes=n1 DefMemPerCPU=100 DefMemPerNode=100", 2, "DefMemPerCPU",
+     "DefMemPerCPU and DefMemPerNode exclude each other"),
+    ("PartitionName=DEFAULT DefMemPerNode=100\nPartitionName=q Nodes=n1 DefMemPerCPU=100", 3,
+     "DefMemPerCPU", "exclude each other"),
+    ("PartitionName=q Nodes=n1 MaxMemPerNode=lots", 2, "MaxMemPerNode", "must be a whole"),
+    ("PartitionName=q Nodes=n1 MaxCPUsPerNode=-2", 2, "MaxCPUsPerNode", "must be a whole"),
+    ("PartitionName=q Nodes=n1 OverSubscribe=MAYBE", 2, "OverSubscribe", "must be NO, EXCLUSIVE"),
+    ("PartitionName=q Nodes=n1 OverSubscribe=YES:1", 2, "OverSubscribe", "not 'YES:1'"),
+    ("PartitionName=q Nodes=n1 Shared=FORCE:0", 2, "Shared", "not 'FORCE:0'"),
+    ("PartitionName=q Nodes=n1 OverSubscribe=EXCLUSIVE:2", 2, "OverSubscribe", "EXCLUSIVE:2"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "line", "field", "says"), SETTINGS_AND_PARTITIONS)
+def test_bad_sharing_settings_and_partition_memory_name_file_line_and_key(
+    tmp_path, text, line, field, says
+):
+    conf = write(
+        tmp_path,
+        {"slurm.conf": f"NodeName=n1 CPUs=4 RealMemory=1000\n{text}\nPartitionName=p Nodes=ALL\n"},
+    )
+    err = error_line(tmp_path, conf)
+    assert err.startswith(f"error: {conf}, line {line}, field {field}: ") and says in err, err
+
+
+def test_a_file_of_many_gres_reads_in_linear_time(tmp_path):
+    """A node line of 100,000 Gres kinds (a line near a mebibyte) reads in a second or so:
+    each token is looked at once."""
+    gres = ",".join(f"g{k}:1" for k in range(100_000))
+    conf = write(tmp_path, {"slurm.conf": f"NodeName=n1 CPUs=4 Gres={gres}\n" + SITE})
+    done = cli(tmp_path, "inspect", trace(tmp_path), "--platform", conf, timeout=60)
+    assert done.returncode == 0, done.stderr[-2000:]

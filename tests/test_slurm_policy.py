@@ -70,7 +70,7 @@ def test_the_test_clusters_settings_read_into_numbers() -> None:
             "PriorityMaxAge": "00:10:00",
             "PriorityWeightAge": "1000",
             "PriorityWeightFairshare": "10000",
-            "PriorityFlags": "NO_FAIR_TREE,MAX_TRES",
+            "PriorityFlags": "NO_FAIR_TREE,MAX_TRES,INCR_ONLY",
         },
         {"bf_interval": "1", "sched_interval": "1", "bf_window": "90", "bf_continue": ""},
         {
@@ -87,7 +87,10 @@ def test_the_test_clusters_settings_read_into_numbers() -> None:
     assert (s["bf_interval"], s["sched_interval"], s["bf_window"]) == (1.0, 1.0, 5400.0)
     assert s["bf_continue"] is True and s["bf_resolution"] == 60.0
     assert settings.partition_factors == {"debug": 1, "batch": 2}
-    assert any("MAX_TRES" in n for n in settings.notes)
+    # MAX_TRES is followed (billable TRES); INCR_ONLY is said as not simulated
+    assert settings.max_tres is True
+    assert any("INCR_ONLY" in n for n in settings.notes)
+    assert not any("MAX_TRES" in n for n in settings.notes)
 
 
 def test_without_slurmdbd_slurm_ignores_age_and_fair_share_weights_and_says_so() -> None:

@@ -45,14 +45,15 @@ def _utilization(
     start: np.ndarray,
     end: np.ndarray,
     nodes: np.ndarray,
-    workload: Workload,
+    capacity: int,
     calendar: DowntimeCalendar,
     span: tuple[float, float],
 ) -> float | None:
     """A schedule's utilization over uptime over ``span`` (the attempts ``start``, ``end``,
-    ``nodes``): the engine's definition (``metrics.overall_utilization``)."""
+    ``nodes``, of ``capacity`` units): the engine's definition
+    (``metrics.overall_utilization``)."""
     table = pd.DataFrame({"start": start, "end": end, "nodes": nodes}, copy=False)
-    return metrics.overall_utilization(table, workload.nodes, calendar, span)
+    return metrics.overall_utilization(table, capacity, calendar, span)
 
 
 def _last_end(end: np.ndarray) -> float:
@@ -64,10 +65,13 @@ def against_record(
     workload: Workload,
     calendar: DowntimeCalendar,
     lost: pd.DataFrame | None = None,
+    *,
+    cpus: int | None = None,
 ) -> dict[str, Any]:
     """The agreement of a run's job table ``jobs`` (replay order, the workload's jobs) with the
     recorded schedule; ``lost``: the run's attempts killed by downtime (start, end, nodes),
-    busy too."""
+    busy too; ``cpus``: where jobs share nodes, the site's CPUs (the utilizations are then of
+    the CPUs: what each job took, and what the record gives it)."""
     recorded, recorded_end = recorded_schedule(workload.jobs)  # computed once for both uses
     simulated = jobs["start"].to_numpy(np.float64)
     both = np.isfinite(recorded) & np.isfinite(simulated)
@@ -82,7 +86,7 @@ def against_record(
         "wait_rank_correlation": _core.rank_correlation(sim_wait, rec_wait),
         "wait_mean_difference": _difference(sim_wait, rec_wait, np.mean),
         "wait_p95_difference": _difference(sim_wait, rec_wait, lambda x: np.quantile(x, 0.95)),
-        **_utilization_difference(jobs, lost, recorded, recorded_end, workload, calendar),
+        **_utilization_difference(jobs, lost, recorded, recorded_end, workload, calendar, cpus),
         "by_class": _by_group(
             jobs["size_class"], SIZE_CLASSES, both, error, close, sim_wait - rec_wait
         ),
@@ -102,10 +106,21 @@ def _utilization_difference(
     recorded_end: np.ndarray,
     workload: Workload,
     calendar: DowntimeCalendar,
+    cpus: int | None,
 ) -> dict[str, Any]:
     """``utilization_difference`` (simulated minus recorded) and ``utilization_span``, from 0
-    to the earlier of the two schedules' last ends."""
+    to the earlier of the two schedules' last ends; of the CPUs where jobs share nodes
+    (``cpus``)."""
     nodes = jobs["nodes"].to_numpy(np.float64)
+    held = nodes
+    capacity = workload.nodes
+    if cpus is not None and "alloc_cpus" in jobs:
+        # what each job took on shared nodes, and what the record gives it (NCPUS, else asked)
+        nodes = jobs["alloc_cpus"].clip(lower=0).to_numpy(np.float64)
+        records = workload.jobs
+        column = "procs" if "procs" in records else "cpus" if "cpus" in records else "nodes"
+        held = records[column].to_numpy(np.float64)
+        capacity = cpus
     sim_start, sim_end = jobs["start"].to_numpy(np.float64), jobs["end"].to_numpy(np.float64)
     if lost is not None and len(lost):
         sim_start = np.concatenate([sim_start, lost["start"].to_numpy(np.float64)])
@@ -114,8 +129,8 @@ def _utilization_difference(
     else:
         sim_nodes = nodes
     span = (0.0, min(_last_end(sim_end), _last_end(recorded_end)))
-    simulated = _utilization(sim_start, sim_end, sim_nodes, workload, calendar, span)
-    record = _utilization(recorded, recorded_end, nodes, workload, calendar, span)
+    simulated = _utilization(sim_start, sim_end, sim_nodes, capacity, calendar, span)
+    record = _utilization(recorded, recorded_end, held, capacity, calendar, span)
     return {
         "utilization_difference": None
         if simulated is None or record is None

@@ -378,6 +378,19 @@ def summary_row(info: dict[str, Any]) -> dict[str, Any]:
         "wait_p95_diff": number(agreement.get("wait_p95_difference")),
         "utilization_diff": number(agreement.get("utilization_difference")),
         "simulate_seconds": float(info["timing"]["simulate_seconds"]),
+        # where jobs share nodes: each other resource's utilization (memory, each GRES kind)
+        **_resource_columns(info["utilization"]),
+    }
+
+
+def _resource_columns(utilization: dict[str, Any]) -> dict[str, float]:
+    """``utilization_memory``, ``utilization_gres/gpu``, ...: each resource but the CPUs
+    (the headline utilization), for runs on shared nodes only (none otherwise)."""
+    by_resource = utilization.get("by_resource") or {}
+    return {
+        f"utilization_{name}": float("nan") if value is None else float(value)
+        for name, value in by_resource.items()
+        if name != "cpus"
     }
 
 

@@ -115,7 +115,7 @@ def resource_utilization(
         "cpus": share(jobs["alloc_cpus"].to_numpy(np.float64), platform_cpus(platform))
     }
     memory = sum(g.nodes * g.memory for g in groups)
-    if memory:
+    if memory and platform.sharing.endswith("_memory"):  # (a resource under CR_*_Memory only)
         out["memory"] = share(jobs["alloc_memory_mb"].to_numpy(np.float64), memory)
     kinds = sorted({kind for g in groups for kind, _ in g.gres})
     taken = _gres_totals(jobs["alloc_gres"], kinds)

@@ -182,7 +182,17 @@ def _record_notes(record: Mapping[str, Any], machine: int) -> dict[str, str]:
     left = record["left_out"]
     archive = left["by_the_archive"]
     notes = {"started as recorded": _jobs(record["replayed"])}
-    if over["jobs"]:
+    if over["jobs"] and "by_resource" in over:
+        resources = ", ".join(
+            f"{name} ({_jobs(entry['jobs'])})"
+            for name, entry in over["by_resource"].items()
+            if entry["jobs"]
+        )
+        notes["over capacity"] = (
+            f"checked {over['checked']}: more {resources} held than the nodes have; "
+            f"{over['seconds'] / 3600:,.2f} h above"
+        )
+    elif over["jobs"]:
         notes["over capacity"] = (
             f"at most {over['peak_busy_nodes']:,} nodes busy on a {machine:,}-node machine; "
             f"{over['seconds'] / 3600:,.2f} h with more nodes busy than up "

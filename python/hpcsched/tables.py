@@ -44,6 +44,10 @@ def _count(x: Any) -> str:
     return f"{int(x):,}"
 
 
+#: The utilization of a resource beside the CPUs (runs on shared nodes).
+RESOURCE_COLUMNS = ("utilization_memory",)
+
+
 def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any], str]]]:
     """(column, heading, formatter) of the headline metrics present in a results table, for
     the terminal and the report."""
@@ -59,6 +63,12 @@ def summary_columns(table: pd.DataFrame) -> list[tuple[str, str, Callable[[Any],
         ("wait_max", "max (h)", _hours),
         ("bsld_mean", "bsld", _num),
         ("utilization", "util. (%)", _pct),
+    ]
+    # where jobs share nodes, beside the CPUs' utilization: memory's and each GRES kind's
+    columns += [
+        (name, f"{name.removeprefix('utilization_').removeprefix('gres/')} util. (%)", _pct)
+        for name in table.columns
+        if name in RESOURCE_COLUMNS or name.startswith("utilization_gres/")
     ]
     if "utilization_before_maintenance" in table and (
         table["utilization_before_maintenance"].notna().any()

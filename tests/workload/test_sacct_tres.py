@@ -60,6 +60,32 @@ def test_old_memory_forms_say_per_cpu_or_per_node_and_gpus_spread_over_the_nodes
     assert jobs["req_nodes"].tolist() == [0, 2, 0]
 
 
+def test_a_memory_its_cpus_do_not_divide_was_asked_per_node(tmp_path):
+    """``-n6 --mem=1000`` records 1000M: read per CPU it would be 167 MB a CPU, 1002 MB on the
+    node, and a 7000-MB job beside it on an 8000-MB node (which Slurm ran, in a live record of
+    benchmarks/slurm_tres_replay.py) would not fit; per node it is exact. A memory the CPUs
+    divide stays per CPU (sacct cannot tell which was asked)."""
+    header = "JobIDRaw|Submit|Start|End|Timelimit|NNodes|NCPUS|ReqCPUS|ReqMem|ReqTRES\n"
+    t = "2026-01-01T00:00:00|2026-01-01T00:00:00|2026-01-01T00:10:00|01:00:00"
+    text = header + "".join(
+        f"{k}|{t}|{line}\n"
+        for k, line in enumerate(
+            [
+                "1|6|6|1000M|cpu=6,mem=1000M,node=1",
+                "2|7|7|3000M|cpu=7,mem=3000M,node=2",
+                "1|3|3|8000M|cpu=3,mem=8000M,node=1",
+                "1|6|6|1200M|cpu=6,mem=1200M,node=1",
+            ],
+            start=1,
+        )
+    )
+    (tmp_path / "mem.sacct").write_text(text)
+    jobs = load_workload(tmp_path / "mem.sacct").jobs
+    # -N2 -n7 --mem=1500 records 3000M: 1500 on each node; no memory asked: the whole node's
+    np.testing.assert_array_equal(jobs["mem_per_node"], [1000, 1500, 8000, np.nan])
+    np.testing.assert_array_equal(jobs["mem_per_cpu"], [np.nan, np.nan, np.nan, 200])
+
+
 def test_a_malformed_memory_or_tres_names_its_field():
     assert memory_mb("4G", "f", "ReqMem") == (4096.0, "")
     assert parse_tres("cpu=2,mem=1.5G", "f") == {"cpu": 2.0, "mem": 1536.0}

@@ -584,6 +584,8 @@ fn in_table_order(
             nice: order.iter().map(|&r| j.nice[r]).collect(),
             cpus: pick(&j.cpus),
             requested_cpus: Vec::new(), // (squeue's CPUs of a pending job: asked for)
+            billing: Vec::new(),
+            tres_priority: Vec::new(),
         },
         ..setup.clone()
     })

@@ -187,6 +187,16 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
             .collect()
     };
     let nice: PyReadonlyArray1<'_, i64> = get_item(d, "job_nice")?;
+    // (optional columns: none given, none used)
+    let f64s = |key: &str| -> PyResult<Vec<f64>> {
+        match d.get_item(key)? {
+            Some(v) => Ok(v
+                .extract::<PyReadonlyArray1<'_, f64>>()?
+                .as_array()
+                .to_vec()),
+            None => Ok(Vec::new()),
+        }
+    };
     Ok(SlurmSetup {
         priority,
         scheduler,
@@ -199,6 +209,8 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
             nice: nice.as_array().to_vec(),
             cpus: u32s("job_cpus")?,
             requested_cpus: u32s("job_requested_cpus")?,
+            billing: f64s("job_billing")?,
+            tres_priority: f64s("job_tres_priority")?,
         },
         cluster_cpus: get_item(d, "cluster_cpus")?,
         cluster_nodes: get_item(d, "cluster_nodes")?,
@@ -279,6 +291,7 @@ fn shared_spec(d: &Bound<'_, PyDict>) -> PyResult<SharedSpec> {
         set_min_nodes: array(d, "set_min_nodes")?,
         set_max_nodes: array(d, "set_max_nodes")?,
         set_exclusive: array(d, "set_exclusive")?,
+        set_max_mem_per_node: array(d, "set_max_mem_per_node")?,
         nodes: array(d, "nodes")?,
         tasks: array(d, "tasks")?,
         cpus_per_task: array(d, "cpus_per_task")?,

@@ -138,6 +138,12 @@ def compare(
             "wait_p95",
             "bsld_mean",
             "utilization",
+            # (on shared nodes: memory's and each GRES kind's beside the CPUs')
+            *(
+                c
+                for c in table.columns
+                if c.startswith(("utilization_memory", "utilization_gres/"))
+            ),
             "energy_wasted_mwh",
             "icon_share",
             "drains",

@@ -41,6 +41,14 @@ def inspect(
         # sized as a run sizes it: each job in nodes of its partition, on the platform's nodes
         described, _ = fit_partitions(workload, machine)
     info = describe(described)
+    if machine is not None and machine.shared and info["recorded"] is not None:
+        # jobs share nodes: the record's utilization is of the CPUs
+        from hpcsched.metrics import platform_cpus
+        from hpcsched.workload.record_shared import recorded_cpu_utilization
+
+        cpus = platform_cpus(machine)
+        info["recorded"]["utilization"] = recorded_cpu_utilization(workload.jobs, cpus)
+        info["recorded"]["utilization_basis"] = "cpus"
     if machine is not None:
         info["platform"] = machine.name
         info["warnings"] = [*info["warnings"], *machine.notes]
@@ -125,6 +133,9 @@ def inspect(
 
 def site_tables(site: dict[str, Any]) -> None:
     """Where the jobs would run on the platform's partitions (``inspect --platform``)."""
+    if any("cpus" in part for part in site["partitions"].values()):
+        shared_site_table(site)
+        return
     table = Table(title=f"partitions of {site['platform']}", title_justify="left")
     for column in ("partition", "nodes", "cores", "tier", "jobs", "largest job"):
         table.add_column(column, justify="left" if column == "partition" else "right")
@@ -139,6 +150,44 @@ def site_tables(site: dict[str, Any]) -> None:
             "-" if largest is None else f"{largest:,} nodes",
         )
     console.print(kept_whole(table))
+    placed_lines(site)
+
+
+def shared_site_table(site: dict[str, Any]) -> None:
+    """The partitions of a site whose jobs share nodes: what each holds, and what its jobs ask."""
+    table = Table(title=f"partitions of {site['platform']} (shared nodes)", title_justify="left")
+    for column in ("partition", "nodes", "CPUs", "memory", "GRES", "tier", "jobs", "CPUs asked"):
+        table.add_column(column, justify="left" if column == "partition" else "right")
+    for name, part in site["partitions"].items():
+        ask = part["asked"]
+        cpus = (
+            "-"
+            if ask["cpus_mean"] is None
+            else f"{ask['cpus_mean']:,.1f} (max {ask['cpus_max']:,})"
+        )
+        gres = ", ".join(f"{kind} {count:,}" for kind, count in part["gres"].items()) or "-"
+        table.add_row(
+            name,
+            f"{part['nodes']:,}",
+            f"{part['cpus']:,}",
+            f"{part['memory_mb'] / 1024:,.0f} GiB" if part["memory_mb"] else "-",
+            gres,
+            str(part["tier"]),
+            f"{part['jobs']:,}",
+            cpus,
+        )
+    console.print(kept_whole(table))
+    given = {n: p["asked"] for n, p in site["partitions"].items() if p["jobs"]}
+    memory = sum(a["jobs_giving_memory"] for a in given.values())
+    gres = sum(a["jobs_asking_gres"] for a in given.values())
+    console.print(
+        f"jobs asking memory: {memory:,}; asking generic resources: {gres:,}", highlight=False
+    )
+    placed_lines(site)
+
+
+def placed_lines(site: dict[str, Any]) -> None:
+    """How the jobs were placed, and the recorded names no partition matched."""
     how = ", ".join(f"{k.replace('_', ' ')} {v:,}" for k, v in site["how"].items() if v)
     console.print(f"jobs placed: {how}", highlight=False)
     unknown = site["unknown_names"]
@@ -163,7 +212,8 @@ def recorded_rows(table: Table, info: dict[str, Any]) -> None:
             f"{hours(wait['mean'])} / {hours(wait['median'])} / {hours(wait['p95'])}"
             + (f" (unknown for {unknown:,} job{'s' if unknown > 1 else ''})" if unknown else ""),
         )
-        table.add_row("recorded utilization", percent(recorded["utilization"]))
+        of = " of the CPUs" if recorded.get("utilization_basis") == "cpus" else ""
+        table.add_row(f"recorded utilization{of}", percent(recorded["utilization"]))
     if info["status"]:
         table.add_row(
             "jobs by status",

@@ -301,7 +301,16 @@ def _add_record_rows(table: Table, record: dict[str, Any], machine: int) -> None
         if not conflict["jobs"]:
             continue
         text = f"{conflict['jobs']:,} jobs (e.g. job {conflict['examples'][0]})"
-        if kind == "over_capacity":
+        if kind == "over_capacity" and "by_resource" in conflict:
+            # shared nodes: what was over, checked per node or per partition
+            over = ", ".join(
+                f"{name} {entry['jobs']:,}"
+                for name, entry in conflict["by_resource"].items()
+                if entry["jobs"]
+            )
+            text += f"; over in {over} ({conflict['checked']}), {hours(conflict['seconds'])}"
+            name = "more held than nodes have"
+        elif kind == "over_capacity":
             text += (
                 f"; at most {conflict['peak_busy_nodes']:,} of {machine:,} nodes busy, "
                 f"{hours(conflict['seconds'])} above"

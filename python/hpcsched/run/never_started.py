@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from hpcsched import _core
+from hpcsched.run.refusals import by_reason, named
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +49,7 @@ def held_column(codes: np.ndarray, started: np.ndarray) -> pd.Categorical[str]:
     import pandas as pd
 
     shown = np.where(started, -1, codes).astype(np.int64)
-    return pd.Categorical.from_codes(shown, pd.Index(HELD_REASONS))
+    return pd.Categorical.from_codes(shown, pd.Index(named(HELD_REASONS, shown)))
 
 
 def never_started_reasons(table: pd.DataFrame, *, recorded: bool) -> np.ndarray:
@@ -84,7 +85,7 @@ def held_summary(table: pd.DataFrame) -> dict[str, Any]:
     counts = table["held"].value_counts()
     return {
         "total": int(counts.sum()),
-        "by_reason": {reason: int(counts.get(reason, 0)) for reason in HELD_REASONS},
+        "by_reason": by_reason(HELD_REASONS, counts),
     }
 
 

@@ -81,8 +81,18 @@ def recorded_result(
     if site.site is not None and partitions is not None:
         # where the record says each job ran (never started: none)
         table["partition"] = site.partition_column(np.where(np.isfinite(start), partitions, -1))
+    if site.shared is not None and site.platform is not None:
+        from hpcsched.workload.record_shared import recorded_allocations
+
+        least = min(g.memory for g in site.platform.groups)
+        held = recorded_allocations(jobs, np.isfinite(start), site.shared, least)
+        table["alloc_cpus"] = held["alloc_cpus"]
+        table["alloc_memory_mb"] = held["alloc_memory_mb"]
+        table["alloc_gres"] = pd.Series(held["alloc_gres"], dtype="string")
     lost = pd.DataFrame({"job_index": [], "start": [], "end": [], "nodes": []})
     conflicts = record_conflicts(jobs, start, end, workload.nodes, calendar.columns())
+    if site.shared is not None and site.platform is not None:
+        conflicts["over_capacity"] = _shared_over_capacity(workload, start, end, site)
     seconds = time.perf_counter() - began
     info = summary_info(
         workload,
@@ -128,3 +138,36 @@ def recorded_result(
         workload=workload,
         calendar=calendar,
     )
+
+
+def _shared_over_capacity(
+    workload: Workload, start: np.ndarray, end: np.ndarray, site: RunSite
+) -> dict[str, Any]:
+    """The record's over-capacity conflicts on shared nodes: node by node and resource by
+    resource where it names nodes, by partition otherwise
+    (:mod:`hpcsched.workload.record_shared`)."""
+    from hpcsched.site.slurm.conf import read_slurm_conf
+    from hpcsched.site.slurm.used import slurm_conf_of
+    from hpcsched.workload.record import EXAMPLES
+    from hpcsched.workload.record_shared import shared_conflicts
+
+    platform = site.platform
+    assert platform is not None and site.shared is not None
+    conf = slurm_conf_of(platform)
+    names = read_slurm_conf(conf).node_names() if conf is not None else None
+    partitions = site.recorded_partitions() if site.site is not None else None
+    flags, detail = shared_conflicts(
+        workload.jobs,
+        start,
+        end,
+        site.shared,
+        platform.sharing.endswith("_memory"),
+        names,
+        partitions,
+    )
+    job_id = workload.jobs["job_id"].to_numpy()
+    return {
+        "jobs": int(flags.sum()),
+        "examples": [int(i) for i in job_id[flags][:EXAMPLES]],
+        **detail,
+    }

@@ -14,13 +14,30 @@ if TYPE_CHECKING:
 
 #: Why the engine refused a job at submission, by the code in ``results()["rejected"]``.
 REJECTIONS = tuple(_core.rejection_names())
+#: Reasons only a site of shared nodes gives (the last codes): named in a run's column and
+#: summary only when a job has one, so that the outputs of whole-node sites stay as they were.
+SHARED_ONLY = ("over_max_mem_per_node",)
+
+
+def named(names: tuple[str, ...], codes: np.ndarray) -> tuple[str, ...]:
+    """The categories of a reason column with ``codes``: every name but the shared-nodes ones
+    unless a code needs them."""
+    base = tuple(n for n in names if n not in SHARED_ONLY)
+    return names if len(codes) and int(np.max(codes)) >= len(base) else base
+
+
+def by_reason(names: tuple[str, ...], counts: Any) -> dict[str, int]:
+    """Every reason's count (0 when none), the shared-nodes ones only when some job has them."""
+    out = {reason: int(counts.get(reason, 0)) for reason in names}
+    return {r: n for r, n in out.items() if n or r not in SHARED_ONLY}
 
 
 def rejected_column(raw: dict[str, Any]) -> pd.Categorical[str]:
     """``jobs.parquet``'s ``rejected`` column: why each job was refused (null: it was not)."""
     import pandas as pd
 
-    return pd.Categorical.from_codes(np.asarray(raw["rejected"], np.int64), pd.Index(REJECTIONS))
+    codes = np.asarray(raw["rejected"], np.int64)
+    return pd.Categorical.from_codes(codes, pd.Index(named(REJECTIONS, codes)))
 
 
 def rejected_summary(table: pd.DataFrame) -> dict[str, Any]:
@@ -28,5 +45,5 @@ def rejected_summary(table: pd.DataFrame) -> dict[str, Any]:
     counts = table["rejected"].value_counts()
     return {
         "total": int(counts.sum()),
-        "by_reason": {reason: int(counts.get(reason, 0)) for reason in REJECTIONS},
+        "by_reason": by_reason(REJECTIONS, counts),
     }

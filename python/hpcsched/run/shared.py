@@ -20,6 +20,7 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
+from hpcsched.site.slurm.tres import JobTres
 
 if TYPE_CHECKING:
     from hpcsched.site.assignment import Assignment
@@ -86,6 +87,7 @@ def _node_sets(platform: Platform) -> dict[str, Any]:
             "set_min_nodes": np.array([1], np.uint32),
             "set_max_nodes": np.array([no_limit], np.uint32),
             "set_exclusive": np.array([False]),
+            "set_max_mem_per_node": np.zeros(1, np.uint64),
         }
     partitions = platform.site.partitions
     nodes = [
@@ -99,6 +101,8 @@ def _node_sets(platform: Platform) -> dict[str, Any]:
             [no_limit if p.max_nodes is None else p.max_nodes for p in partitions], np.uint32
         ),
         "set_exclusive": np.array([p.exclusive for p in partitions], bool),
+        # MaxMemPerNode (0: none): a job asking more a node never starts there
+        "set_max_mem_per_node": np.array([p.max_mem_per_node or 0 for p in partitions], np.uint64),
     }
 
 
@@ -180,3 +184,38 @@ def _gres(column: Any, n: int, source: str) -> dict[str, Any]:
         "gres_name": np.array([index[k] for k, _ in flat], np.uint32),
         "gres_count": np.array([c for _, c in flat], np.uint32),
     }
+
+
+def slurm_job_cpus(shared: dict[str, Any], platform: Platform) -> np.ndarray:
+    """The CPUs Slurm counts for each job on shared nodes (its job size, the usage it is
+    charged): those it asks for, tasks x CPUs per task; an exclusive job's nodes whole (in
+    nodes of the fewest CPUs: its nodes are known only once placed)."""
+    asked = shared["tasks"].astype(np.int64) * shared["cpus_per_task"].astype(np.int64)
+    cores = min(g.cores for g in platform.groups)
+    whole = np.maximum(shared["nodes"].astype(np.int64), 1) * cores
+    cpus: np.ndarray = np.where(shared["exclusive"], np.maximum(whole, asked), asked)
+    return cpus
+
+
+def shared_job_tres(shared: dict[str, Any], platform: Platform, nodes: np.ndarray) -> JobTres:
+    """What each job holds, as Slurm's TRES count it (its billing and TRES priority): the CPUs
+    Slurm counts (:func:`slurm_job_cpus`), its memory (per node times its nodes, per CPU times
+    the CPUs it asks, a whole node's as the nodes of least memory have), its nodes and its generic
+    resources per node times its nodes."""
+    cpus = slurm_job_cpus(shared, platform).astype(np.float64)
+    # (memory per CPU on the CPUs asked: an exclusive job gets its nodes' CPUs, not more memory)
+    asked = shared["tasks"].astype(np.float64) * shared["cpus_per_task"].astype(np.float64)
+    nodes = np.maximum(nodes.astype(np.float64), 1.0)
+    kind = shared["memory_kind"].astype(np.int64)
+    mb = shared["memory"].astype(np.float64)
+    least = float(min(g.memory for g in platform.groups))
+    memory = np.select(
+        [kind == _PER_NODE, kind == _PER_CPU], [mb * nodes, mb * asked], least * nodes
+    )
+    names = list(shared["gres_request_names"])
+    gres = {name: np.zeros(len(cpus)) for name in names}
+    offsets = shared["gres_offsets"]
+    for j in np.flatnonzero(offsets[1:] > offsets[:-1]):
+        for g in range(int(offsets[j]), int(offsets[j + 1])):
+            gres[names[int(shared["gres_name"][g])]][j] += int(shared["gres_count"][g]) * nodes[j]
+    return JobTres(cpu=cpus, mem=memory, node=nodes, gres=gres)

@@ -150,7 +150,8 @@ def resolve_site(
     if site.platform is not None and site.platform.shared:
         from hpcsched.run.shared import native_shared
 
-        _check_shared_run(spec, site.platform, calendar)
+        if not recorded:
+            _check_shared_run(spec, site.platform, calendar)
         site = replace(site, shared=native_shared(workload, site.platform, site.assignment))
     notes = _unsimulated_resources(site.platform)
     if notes:
@@ -168,7 +169,18 @@ def resolve_site(
             site.partition_names,
             origin=workload.unix_start_time or 0.0,
         )
-        site = replace(site, slurm=inputs.native)
+        native = inputs.native
+        if site.shared is not None and site.platform is not None:
+            from hpcsched.run.shared import slurm_job_cpus
+
+            # (what a job asks is what it is given: its size does not settle later)
+            native = {
+                **native,
+                "job_cpus": slurm_job_cpus(site.shared, site.platform),
+                "job_requested_cpus": np.zeros(0, np.int64),
+            }
+        native = {**native, **_tres_inputs(workload, site, native)}
+        site = replace(site, slurm=native)
         if inputs.notes:
             workload = replace(workload, warnings=[*workload.warnings, *inputs.notes])
     return workload, calendar, site
@@ -275,33 +287,23 @@ def _partition_windows(calendar: DowntimeCalendar, site: RunSite) -> DowntimeCal
 
 def _unsimulated_resources(platform: Platform | None) -> list[str]:
     """What the run says of a platform's resources it does not follow: memory and generic
-    resources on whole nodes, MaxMemPerNode on shared ones."""
-    if platform is None:
+    resources on whole nodes."""
+    if platform is None or platform.shared:
         return []
-    if not platform.shared:
-        given = [
-            key
-            for key, on in (
-                ("memory", any(g.memory for g in platform.groups)),
-                ("gres", any(g.gres for g in platform.groups)),
-            )
-            if on
-        ]
-        if not given:
-            return []
-        return [
-            f"platform {platform.name}: the groups' {' and '.join(given)} "
-            f"{'are' if len(given) > 1 else 'is'} read and not simulated: jobs get whole nodes "
-            '(sharing = "whole"; see docs/formats.md)'
-        ]
-    capped = (
-        [p.name for p in platform.site.partitions if p.max_mem_per_node] if platform.site else []
-    )
-    if not capped:
+    given = [
+        key
+        for key, on in (
+            ("memory", any(g.memory for g in platform.groups)),
+            ("gres", any(g.gres for g in platform.groups)),
+        )
+        if on
+    ]
+    if not given:
         return []
     return [
-        f"partition {', '.join(capped)}: max_mem_per_node is read and not simulated yet (no "
-        "job is held for asking more memory per node)"
+        f"platform {platform.name}: the groups' {' and '.join(given)} "
+        f"{'are' if len(given) > 1 else 'is'} read and not simulated: jobs get whole nodes "
+        '(sharing = "whole"; see docs/formats.md)'
     ]
 
 
@@ -309,13 +311,13 @@ def _check_shared_run(
     spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
 ) -> None:
     """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
-    run): the queue heuristics, with or without EASY, do."""
+    run): the queue heuristics, with or without EASY, SNF and Slurm's scheduler do."""
     from hpcsched import _core
 
     unsupported = None
     if (
         isinstance(spec, PythonPolicySpec)
-        or spec.engine_name not in (*_core.heuristic_names(), "snf")
+        or spec.engine_name not in (*_core.heuristic_names(), "snf", "slurm")
         or spec.search is not None
         or spec.is_power
     ):
@@ -331,7 +333,7 @@ def _check_shared_run(
         raise OptionError(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
             f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
-            "with or without EASY) and snf do",
+            "with or without EASY), snf and slurm do",
             option=option,
         )
 
@@ -359,3 +361,51 @@ def _check_partitioned_run(
             "policies do",
             option=option,
         )
+
+
+def _tres_inputs(workload: Workload, site: RunSite, native: dict[str, Any]) -> dict[str, Any]:
+    """Slurm's billable TRES and TRES priority terms of each job (``job_billing``,
+    ``job_tres_priority``: :mod:`hpcsched.site.slurm.tres`), when the slurm.conf weighs TRES."""
+    from hpcsched.site.slurm.tres import JobTres, partition_totals, tres_columns
+
+    platform = site.platform
+    settings = platform.slurm if platform is not None else None
+    if platform is None or settings is None:
+        return {}
+    if not settings.tres_weights and not settings.billing_weights:
+        return {}
+    nodes = workload.jobs["nodes"].to_numpy(np.int64)
+    if site.shared is not None:
+        from hpcsched.run.shared import shared_job_tres
+
+        tres = shared_job_tres(site.shared, platform, nodes)
+    else:
+        least = min((g.memory for g in platform.groups), default=0)
+        tres = JobTres(
+            cpu=np.asarray(native["job_cpus"], np.float64),
+            mem=(nodes * least).astype(np.float64),
+            node=nodes.astype(np.float64),
+            gres={},
+        )
+    groups = [(g.nodes, g.cores, g.memory, dict(g.gres)) for g in platform.groups] or [
+        (platform.nodes, 1, 0, {})
+    ]
+    names: list[str | None] = [None]
+    if platform.site is None:
+        members = [np.arange(platform.nodes)]
+    else:
+        members = [
+            np.concatenate([np.arange(a, b) for a, b in p.ranges]) for p in platform.site.partitions
+        ]
+        names = [p.name for p in platform.site.partitions]
+    first = site.recorded_partitions()
+    first = np.zeros(len(nodes), np.int64) if first is None else first
+    return tres_columns(
+        tres,
+        settings.tres_weights,
+        [settings.billing_weights.get(name) if name else None for name in names],
+        first,
+        partition_totals(groups, members),
+        settings.max_tres,
+        settings.normal_tres,
+    )

@@ -116,7 +116,9 @@ def build_result(
         }
     )
     if has_record(workload):
-        info["agreement"] = against_record(table, workload, calendar, lost)
+        shared = site.platform if site.platform is not None and site.platform.shared else None
+        cpus = metrics.platform_cpus(shared) if shared is not None else None
+        info["agreement"] = against_record(table, workload, calendar, lost, cpus=cpus)
     if "energy_by_state_j" in raw:
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]

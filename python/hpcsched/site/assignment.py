@@ -28,7 +28,7 @@ pass over the jobs per distinct value, not per job (Curie has 312,826 jobs).
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -266,7 +266,12 @@ def describe_assignment(workload: Workload, platform: Platform) -> dict[str, obj
     site = platform.site or Site((Partition("all", ((0, platform.nodes),), 1),))
     first = assignment.offsets[:-1]
     partition, nodes = assignment.partitions[first], assignment.nodes[first]
-    per_partition = {}
+    per_partition: dict[str, dict[str, Any]] = {}
+    resources = None
+    if platform.shared:
+        from hpcsched.site.resources import asked, partition_resources
+
+        resources = partition_resources(platform)
     for k, part in enumerate(site.partitions):
         mine = nodes[partition == k]
         per_partition[part.name] = {
@@ -276,6 +281,10 @@ def describe_assignment(workload: Workload, platform: Platform) -> dict[str, obj
             "jobs": len(mine),
             "largest_job_nodes": int(mine.max()) if len(mine) else None,
         }
+        if resources is not None:
+            # where jobs share nodes: what the partition holds and what its jobs ask
+            per_partition[part.name].update(resources[k])
+            per_partition[part.name]["asked"] = asked(workload, partition == k)
     return {
         "partitions": per_partition,
         "how": assignment.how,

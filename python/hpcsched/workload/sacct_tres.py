@@ -5,11 +5,13 @@ request columns a platform whose nodes jobs share reads (:mod:`hpcsched.run.shar
 Read from a real Slurm 22.05.8 (tests/fixtures/sacct_tres): ``ReqMem`` and ``ReqTRES``'s
 ``mem`` are the job's memory in all (``--mem-per-cpu=200 -n3`` records ``600M``, ``-N2
 --mem=500`` records ``1000M``; a job that asked none records its nodes' whole memory), so the
-memory per CPU is that over the CPUs asked; the old ``4000Mc``/``16Gn`` forms (before 21.08)
-say per CPU or per node themselves. ``ReqTRES``'s ``node`` is the nodes asked (``-N``) when
-above 1, and its ``gres/NAME[:TYPE]=N`` the job's generic resources in all, spread evenly
-over those nodes. A job given more CPUs than it asked (``NCPUS`` over ``ReqCPUS``) had whole
-nodes (``--exclusive``, or its partition's OverSubscribe=EXCLUSIVE)."""
+memory per CPU is that over the CPUs asked; a memory in all that the CPUs asked do not divide
+cannot have been asked per CPU, and is per node, over the job's nodes (``-n6 --mem=1000``:
+1000 MB on its node, not 167 MB a CPU, which would charge 1002); the old ``4000Mc``/``16Gn``
+forms (before 21.08) say per CPU or per node themselves. ``ReqTRES``'s ``node`` is the nodes
+asked (``-N``) when above 1, and its ``gres/NAME[:TYPE]=N`` the job's generic resources in all,
+spread evenly over those nodes. A job given more CPUs than it asked (``NCPUS`` over
+``ReqCPUS``) had whole nodes (``--exclusive``, or its partition's OverSubscribe=EXCLUSIVE)."""
 
 from __future__ import annotations
 
@@ -79,9 +81,13 @@ def request_columns(
     per = np.array([m[1] for m in mems], dtype=object)[mem_codes[rows]]
     cpus = np.where(asked > 0, asked, given)
     total = np.where(per == "", np.where(np.isnan(mem), tres_mem, mem), np.nan)
-    per_cpu = np.where(per == "c", mem, np.ceil(total / np.maximum(cpus, 1)))
-    per_node = np.where(per == "n", mem, np.nan)
     nodes = np.maximum(tres_nodes, 1)
+    # (per CPU, the CPUs divide the memory in all: where they do not, it was asked per node)
+    by_node = (np.fmod(total, np.maximum(cpus, 1)) != 0) & (np.fmod(total, nodes) == 0)
+    per_cpu = np.where(
+        per == "c", mem, np.where(by_node, np.nan, np.ceil(total / np.maximum(cpus, 1)))
+    )
+    per_node = np.where(per == "n", mem, np.where(by_node, total / nodes, np.nan))
     gres = np.full(len(rows), "", dtype=object)
     kinds = [_gres_in_all(p) for p in parsed]
     if any(kinds):

@@ -220,10 +220,12 @@ mod tests {
             NodeSet {
                 nodes: vec![0, 1, 2, 3, 4],
                 limits: NodeLimits::default(),
+                max_mem_per_node: None,
             },
             NodeSet {
                 nodes: vec![3, 4],
                 limits: NodeLimits::default(),
+                max_mem_per_node: None,
             },
         ];
         let model = SharedNodes::new(resources, requests, sets).unwrap();

@@ -14,6 +14,7 @@ pub use machine::{Machine, Overrun, MAX_NODES};
 pub use power::{Energy, PowerModel};
 pub use rejection::{Held, Rejection};
 pub use resources::{
-    GresRequest, Memory, NodeSet, NodeShape, Request, Resources, SharedNodes, Sharing,
+    memory_per_node, GresRequest, Memory, NodeSet, NodeShape, Request, Resources, SharedNodes,
+    Sharing,
 };
 pub use site::{OverLimits, Partition, PartitionSpec, PartitionState, Site};

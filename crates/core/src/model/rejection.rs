@@ -19,17 +19,20 @@ pub enum Rejection {
     /// Its user already has as many jobs pending or running in its QOS as
     /// `MaxSubmitJobsPerUser` allows (Slurm's `QOSMaxSubmitJobPerUserLimit`).
     OverSubmitLimit = 5,
+    /// More memory per node than its `MaxMemPerNode` (jobs sharing nodes).
+    OverMaxMemPerNode = 6,
 }
 
 impl Rejection {
     /// The names, in the order of the codes.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "larger_than_partition",
         "over_max_nodes",
         "under_min_nodes",
         "over_max_time",
         "drained",
         "over_max_submit_jobs_per_user",
+        "over_max_mem_per_node",
     ];
 }
 
@@ -52,17 +55,20 @@ pub enum Held {
     Drained = 4,
     /// Only partitions in state DOWN accept it.
     PartitionDown = 5,
+    /// More memory per node than its `MaxMemPerNode` (Slurm's `MaxMemPerLimit`).
+    OverMaxMemPerNode = 6,
 }
 
 impl Held {
     /// The names, in the order of the codes.
-    pub const NAMES: [&'static str; 6] = [
+    pub const NAMES: [&'static str; 7] = [
         "larger_than_partition",
         "over_max_nodes",
         "under_min_nodes",
         "over_max_time",
         "drained",
         "partition_down",
+        "over_max_mem_per_node",
     ];
 
     /// The hold for a partition's refusal (`None`: not a partition's limit).
@@ -73,6 +79,7 @@ impl Held {
             Rejection::UnderMinNodes => Held::UnderMinNodes,
             Rejection::OverMaxTime => Held::OverMaxTime,
             Rejection::Drained => Held::Drained,
+            Rejection::OverMaxMemPerNode => Held::OverMaxMemPerNode,
             Rejection::OverSubmitLimit => return None,
         })
     }

@@ -261,6 +261,9 @@ pub struct NodeSet {
     pub nodes: Vec<u32>,
     /// `MinNodes`, `MaxNodes`, `OverSubscribe=EXCLUSIVE`.
     pub limits: crate::packing::NodeLimits,
+    /// `MaxMemPerNode` (MB; `None`: no cap): a job asking more memory per node is never
+    /// started in the set.
+    pub max_mem_per_node: Option<u64>,
 }
 
 /// Jobs sharing nodes: the nodes' resources, each job's request and the node sets (the site's
@@ -279,6 +282,8 @@ pub struct SharedNodes {
     /// The sets of node `n`: `node_set_list[node_set_offsets[n]..node_set_offsets[n + 1]]`.
     node_set_offsets: Vec<u32>,
     node_set_list: Vec<u32>,
+    /// By job: its first candidate set refuses it for `MaxMemPerNode` (set by `screen`).
+    capped: Vec<bool>,
     /// Each set's nodes as bits.
     set_bits: Vec<Vec<u64>>,
 }
@@ -345,6 +350,7 @@ impl SharedNodes {
             node_set_offsets,
             node_set_list,
             set_bits,
+            capped: Vec::new(),
         })
     }
 
@@ -357,10 +363,19 @@ impl SharedNodes {
         let mut offsets = Vec::with_capacity(self.requests.len() + 1);
         let mut fit = Vec::new();
         offsets.push(0);
+        let mut capped = vec![false; self.requests.len()];
         for (j, request) in self.requests.iter().enumerate() {
-            for &s in allowed(j as u32) {
+            for (k, &s) in allowed(j as u32).iter().enumerate() {
+                let set = &self.sets[s as usize];
+                if set
+                    .max_mem_per_node
+                    .is_some_and(|cap| memory_per_node(request, set, &self.resources) > cap)
+                {
+                    // (its first candidate's reason is the job's)
+                    capped[j] |= k == 0;
+                    continue;
+                }
                 let fits = *memo.entry((s, request)).or_insert_with(|| {
-                    let set = &self.sets[s as usize];
                     crate::packing::select(&self.resources, &empty, &set.nodes, request, set.limits)
                         .is_some()
                 });
@@ -372,6 +387,21 @@ impl SharedNodes {
         }
         self.fit_offsets = offsets;
         self.fit_sets = fit;
+        self.capped = capped;
+    }
+
+    /// Why job `job` fits none of its sets: over its first candidate's `MaxMemPerNode`, or
+    /// larger than its partitions (`None` when it fits one).
+    pub fn refusal(&self, job: u32) -> Option<crate::model::Rejection> {
+        use crate::model::Rejection;
+        if !self.fitting(job).is_empty() {
+            return None;
+        }
+        Some(if self.capped.get(job as usize) == Some(&true) {
+            Rejection::OverMaxMemPerNode
+        } else {
+            Rejection::LargerThanPartition
+        })
     }
 
     /// Set `set`'s nodes as bits.
@@ -396,5 +426,32 @@ impl SharedNodes {
             Some(&[a, b]) => &self.fit_sets[a as usize..b as usize],
             _ => &[],
         }
+    }
+}
+
+/// The memory per node `request` asks in `set`, as Slurm compares it with `MaxMemPerNode`
+/// (`job_mgr.c: _valid_pn_min_mem`): its memory per node; per CPU, times the CPUs it takes a
+/// node (an exclusive job or partition: the set's fewest CPUs a node; else its tasks per node,
+/// or its tasks over its `-N`, at least one, times its CPUs per task); 0 for a job asking a
+/// whole node's memory (checked against nothing).
+pub fn memory_per_node(request: &Request, set: &NodeSet, resources: &Resources) -> u64 {
+    match request.memory {
+        Memory::PerNode(m) => m,
+        Memory::PerCpu(m) => {
+            let cpus = if request.exclusive || set.limits.exclusive {
+                (set.nodes.iter())
+                    .map(|&n| resources.shape(n).cpus)
+                    .min()
+                    .unwrap_or(1)
+            } else {
+                let per_node = match request.nodes {
+                    Some(n) if n > 0 => request.tasks.div_ceil(n),
+                    _ => 1,
+                };
+                request.tasks_per_node.unwrap_or(1).max(per_node) * request.cpus_per_task
+            };
+            m.saturating_mul(u64::from(cpus))
+        }
+        Memory::Whole => 0,
     }
 }

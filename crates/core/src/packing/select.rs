@@ -6,7 +6,9 @@
 //! 1. each candidate node offers the CPUs the job may use there: its free CPUs (all of an
 //!    idle node for an exclusive job), cut to what free memory feeds at the job's memory per
 //!    CPU, and none when it lacks the job's memory per node or generic resources, or fewer
-//!    CPUs than the job's tasks per node need (`_allocate_sc`, `can_job_run_on_node`);
+//!    CPUs than the job's tasks per node need (`_allocate_sc`, `can_job_run_on_node`); a job
+//!    with generic resources is offered no more than its tasks there take where its request
+//!    fixes them (`_select_cores`, `gres_select_filter_sock_core`);
 //! 2. the usable nodes, in index order, form runs of consecutive nodes of equal weight; the
 //!    lowest weight wins, then among runs of equal weight the first big enough run with the
 //!    fewest CPUs, else the biggest (`_eval_nodes`);
@@ -122,11 +124,33 @@ pub(crate) fn offer(
     if exclusive {
         return shape.cpus;
     }
+    if !request.gres.is_empty() {
+        // a job with generic resources uses no more CPUs of a node than its tasks there
+        // take, where they are fixed (`gres_select_filter_sock_core`'s last cap)
+        if let Some(tasks) = fixed_tasks_per_node(request) {
+            cpus = cpus.min(tasks.saturating_mul(request.cpus_per_task));
+        }
+    }
     cpus -= cpus % request.cpus_per_task;
     if cpus < need.max(1) {
         0
     } else {
         cpus
+    }
+}
+
+/// The tasks job `request` runs on each of its nodes when its request fixes them, as Slurm's
+/// `_select_cores` reads it: `--ntasks-per-node`; all of them on a job of one node (`-N 1`);
+/// one for a job of one task or of as many tasks as nodes; `None` otherwise (as many as the
+/// node's CPUs take).
+fn fixed_tasks_per_node(request: &Request) -> Option<u32> {
+    if let Some(t) = request.tasks_per_node {
+        return Some(t);
+    }
+    match request.nodes {
+        Some(1) => Some(request.tasks),
+        _ if request.tasks == 1 || request.nodes == Some(request.tasks) => Some(1),
+        _ => None,
     }
 }
 

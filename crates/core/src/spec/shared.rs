@@ -30,6 +30,8 @@ pub struct SharedSpec {
     /// `u32::MAX`: no limit.
     pub set_max_nodes: Vec<u32>,
     pub set_exclusive: Vec<bool>,
+    /// `MaxMemPerNode` in MB (0: none); empty: none anywhere.
+    pub set_max_mem_per_node: Vec<u64>,
     /// Per job: `-N` (0: not given), tasks, CPUs per task, the memory's kind (0 per node, 1
     /// per CPU, 2 the whole node) and MB, `--exclusive`.
     pub nodes: Vec<u32>,
@@ -80,7 +82,9 @@ impl SharedSpec {
         let resources = Resources::new(sharing, self.gres_names, shape_list, self.node_shape)?;
         let sets = self.set_min_nodes.len();
         let set_columns = [self.set_max_nodes.len(), self.set_exclusive.len()];
+        let caps = &self.set_max_mem_per_node;
         if set_columns.iter().any(|&l| l != sets)
+            || !(caps.is_empty() || caps.len() == sets)
             || !csr_ok(&self.set_offsets, sets, self.set_nodes.len())
         {
             return Err(CoreError::input("node set columns have different lengths"));
@@ -95,6 +99,7 @@ impl SharedSpec {
                     max_nodes: self.set_max_nodes[s],
                     exclusive: self.set_exclusive[s],
                 },
+                max_mem_per_node: caps.get(s).copied().filter(|&m| m > 0),
             })
             .collect();
         let job_columns = [

@@ -317,6 +317,8 @@ fn slurm_setup() -> SlurmSetup {
             nice: vec![0, -100, 0, 0],
             cpus: vec![4, 2, 2, 2],
             requested_cpus: Vec::new(),
+            billing: Vec::new(),
+            tres_priority: Vec::new(),
         },
         cluster_cpus: 4,
         cluster_nodes: 4,
@@ -369,6 +371,8 @@ fn slurm_order_on_partitions_ranks_tiers_first() {
         nice: vec![0; 7],
         cpus: vec![3, 1, 2, 1, 1, 2, 1],
         requested_cpus: Vec::new(),
+        billing: Vec::new(),
+        tres_priority: Vec::new(),
     };
     (setup.cluster_cpus, setup.cluster_nodes) = (6, 6);
     setup.partition_factors = vec![1, 1];

@@ -13,3 +13,4 @@ mod power_classes;
 mod progress;
 mod shared;
 mod slurm;
+mod slurm_shared;

@@ -12,9 +12,9 @@ use hpcsched_core::packing::NodeLimits;
 use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
 
 /// A job: (submit, run = requested time, request).
-type Shaped = (f64, f64, Request);
+pub(crate) type Shaped = (f64, f64, Request);
 
-fn resources(nodes: u32) -> Resources {
+pub(crate) fn resources(nodes: u32) -> Resources {
     let shape = NodeShape {
         cpus: 4,
         threads_per_core: 1,
@@ -32,7 +32,7 @@ fn resources(nodes: u32) -> Resources {
 }
 
 /// `-n tasks --mem=mb [--gres=gpu:gpus]`.
-fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
+pub(crate) fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
     let mut request = Request::tasks(tasks, Memory::PerNode(mb));
     if gpus > 0 {
         request.gres.push(GresRequest {
@@ -43,7 +43,7 @@ fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
     request
 }
 
-fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+pub(crate) fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
     let specs: Vec<Spec> = jobs
         .iter()
         .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
@@ -58,20 +58,21 @@ fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
     .unwrap()
 }
 
-fn shared(nodes: u32, jobs: &[Shaped], sets: Vec<NodeSet>) -> SharedNodes {
+pub(crate) fn shared(nodes: u32, jobs: &[Shaped], sets: Vec<NodeSet>) -> SharedNodes {
     let requests = jobs.iter().map(|j| j.2.clone()).collect();
     SharedNodes::new(resources(nodes), requests, sets).unwrap()
 }
 
-fn all_nodes(nodes: u32) -> Vec<NodeSet> {
+pub(crate) fn all_nodes(nodes: u32) -> Vec<NodeSet> {
     vec![NodeSet {
         nodes: (0..nodes).collect(),
         limits: NodeLimits::default(),
+        max_mem_per_node: None,
     }]
 }
 
 /// `jobs` on `nodes` shared nodes, one node set of them all.
-fn shared_inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+pub(crate) fn shared_inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
     inputs(nodes, jobs)
         .with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
         .unwrap()
@@ -84,7 +85,7 @@ fn run_shared(nodes: u32, jobs: &[Shaped], easy: bool) -> RunLog {
 }
 
 /// Each job's (node, CPUs, MB, GPUs) per node, by job.
-fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
+pub(crate) fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
     let mut out = vec![Vec::new(); jobs];
     for (job, a) in &log.allocations {
         out[*job as usize] = (0..a.nodes.len())
@@ -94,7 +95,7 @@ fn placements(log: &RunLog, jobs: usize) -> Vec<Vec<(u32, u32, u64, u32)>> {
     out
 }
 
-fn starts(log: &RunLog) -> Vec<f64> {
+pub(crate) fn starts(log: &RunLog) -> Vec<f64> {
     log.start.clone()
 }
 
@@ -192,6 +193,37 @@ fn an_exclusive_job_waits_for_an_idle_node_and_holds_it_whole() {
 }
 
 #[test]
+fn a_one_task_gpu_job_takes_the_first_node_that_can_hold_it_not_the_fullest() {
+    // Slurm caps what a node offers a job with generic resources at the CPUs of its tasks
+    // there when those are fixed (`gres_select_filter_sock_core`): a one-task GPU job sees one
+    // CPU on every node, and the tie goes to the lowest index (seen on the live cons_tres
+    // cluster: benchmarks/slurm_tres_replay.py); a CPU job keeps the best fit
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 0)),
+        // n0 lacks 7500 MB: n1, leaving it 1 CPU and 500 MB
+        (0.0, 100.0, job(3, 7500, 0)),
+        // n0 has 3 CPUs, n1 1: the first node, not the fullest
+        (0.0, 100.0, job(1, 100, 1)),
+        // n0 has 2 CPUs, n1 1: the best fit
+        (0.0, 100.0, job(1, 100, 0)),
+        // two tasks on as many nodes as they take: not capped, the best fit of 2 CPUs or more
+        (0.0, 100.0, job(2, 100, 1)),
+    ];
+    let log = run_shared(3, &jobs, false);
+    assert_eq!(starts(&log), [0.0; 5]);
+    assert_eq!(
+        placements(&log, 5),
+        [
+            vec![(0, 1, 1000, 0)],
+            vec![(1, 3, 7500, 0)],
+            vec![(0, 1, 100, 1)],
+            vec![(1, 1, 100, 0)],
+            vec![(0, 2, 100, 1)],
+        ]
+    );
+}
+
+#[test]
 fn node_weights_steer_jobs_and_each_job_ends_freeing_what_it_took() {
     // n0 weight 10, n1 weight 1: the light node first, the heavy one for what is left
     let shapes = [10, 1].map(|weight| NodeShape {
@@ -249,10 +281,12 @@ fn partitions_place_jobs_on_their_own_nodes_and_reserve_apart() {
         NodeSet {
             nodes: vec![0],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
         NodeSet {
             nodes: vec![1],
             limits: NodeLimits::default(),
+            max_mem_per_node: None,
         },
     ];
     let inputs = inputs(2, &jobs)
@@ -472,4 +506,32 @@ fn the_engine_checks_every_part_of_an_allocation() {
     let mut gpus = all;
     gpus.gres = vec![1];
     assert!(decide(exclusive, gpus).contains("every generic resource"));
+}
+
+#[test]
+fn max_mem_per_node_is_held_against_the_memory_a_node_gets_as_slurm_counts_it() {
+    // job_mgr.c `_valid_pn_min_mem`: memory per node as asked; per CPU times the CPUs a node
+    // gets (one without -N or --ntasks-per-node; tasks over -N; an exclusive job's nodes
+    // whole); a job asking a whole node's memory is not checked
+    use hpcsched_core::model::memory_per_node;
+    let resources = resources(2);
+    let set = &all_nodes(2)[0];
+    let per_cpu = |tasks: u32| Request::tasks(tasks, Memory::PerCpu(1500));
+    assert_eq!(memory_per_node(&job(1, 7000, 0), set, &resources), 7000);
+    assert_eq!(memory_per_node(&per_cpu(4), set, &resources), 1500);
+    let mut one_node = per_cpu(4);
+    one_node.nodes = Some(1);
+    assert_eq!(memory_per_node(&one_node, set, &resources), 6000);
+    let mut two_nodes = per_cpu(3);
+    two_nodes.nodes = Some(2);
+    assert_eq!(memory_per_node(&two_nodes, set, &resources), 3000);
+    let mut per_node_tasks = per_cpu(2);
+    per_node_tasks.tasks_per_node = Some(2);
+    per_node_tasks.cpus_per_task = 2;
+    assert_eq!(memory_per_node(&per_node_tasks, set, &resources), 6000);
+    let mut exclusive = per_cpu(1);
+    exclusive.exclusive = true;
+    assert_eq!(memory_per_node(&exclusive, set, &resources), 6000);
+    let whole = Request::tasks(1, Memory::Whole);
+    assert_eq!(memory_per_node(&whole, set, &resources), 0);
 }

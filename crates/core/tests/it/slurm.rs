@@ -48,6 +48,9 @@ struct Setup {
     cpus_per_node: u32,
     /// CPUs asked for (empty: those allocated).
     requested_cpus: Vec<u32>,
+    /// Billable TRES (empty: the CPUs) and TRES priority terms (empty: none).
+    billing: Vec<f64>,
+    tres_priority: Vec<f64>,
     partition_factors: Vec<u32>,
     /// The wall-clock time of the replay clock's 0 (Slurm rounds on the wall clock).
     origin: f64,
@@ -64,6 +67,8 @@ impl Setup {
             nice: vec![0; jobs],
             cpus_per_node: 1,
             requested_cpus: Vec::new(),
+            billing: Vec::new(),
+            tres_priority: Vec::new(),
             partition_factors: vec![1],
             origin: 0.0,
         }
@@ -86,6 +91,8 @@ impl Setup {
                 nice: self.nice.clone(),
                 cpus: specs.iter().map(|s| s.3 * self.cpus_per_node).collect(),
                 requested_cpus: self.requested_cpus.clone(),
+                billing: self.billing.clone(),
+                tres_priority: self.tres_priority.clone(),
             },
             cluster_cpus: u64::from(nodes * self.cpus_per_node),
             cluster_nodes: nodes,
@@ -334,6 +341,45 @@ fn fair_share_ranks_the_account_that_used_less_first_with_decayed_usage() {
     // (300/ln 2)(2^-2 - 2^-6) = 101; b's, 0 to 600 s old, about (300/ln 2)(1 - 2^-2) = 325:
     // now a ranks first: J3 first.
     assert_eq!(fair_share_case(300.0), vec![0.0, 1200.0, 1800.0, 1900.0]);
+}
+
+#[test]
+fn usage_is_charged_by_billable_tres_where_a_partition_weighs_them() {
+    // The case above without decay, b's J2 billed 3 a second (TRESBillingWeights: say one CPU
+    // and two GPUs at 1.0 each): b used 1800 units, a 1200 (its CPUs): now a ranks first.
+    let specs = [
+        (0.0, 1200.0, 1200.0, 1),
+        (1200.0, 600.0, 600.0, 1),
+        (1300.0, 100.0, 100.0, 1),
+        (1301.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(4);
+    s.users = vec![0, 1, 0, 1];
+    s.priority.weight_fairshare = 1000.0;
+    s.priority.calc_period = 60.0;
+    s.priority.decay_half_life = 0.0;
+    s.priority.charge_at_end = true;
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 1200.0, 1900.0, 1800.0]);
+    s.billing = vec![1.0, 3.0, 1.0, 1.0];
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 1200.0, 1800.0, 1900.0]);
+}
+
+#[test]
+fn a_tres_priority_term_adds_to_a_jobs_priority() {
+    // 1 node held by J1 until 100; J2 (submitted 5) and J3 (10) wait, every weight 0: J2
+    // first. J3's PriorityWeightTRES term of 500 points puts it first; a term below 1 point
+    // changes nothing (priorities are whole numbers, as Slurm's).
+    let specs = [
+        (0.0, 100.0, 100.0, 1),
+        (5.0, 100.0, 100.0, 1),
+        (10.0, 100.0, 100.0, 1),
+    ];
+    let mut s = Setup::new(3);
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 100.0, 200.0]);
+    s.tres_priority = vec![0.0, 0.0, 500.0];
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 200.0, 100.0]);
+    s.tres_priority = vec![0.0, 0.0, 0.9];
+    assert_eq!(starts(&s.run(1, &specs)), vec![0.0, 100.0, 200.0]);
 }
 
 // ---- Backfill --------------------------------------------------------------------------------

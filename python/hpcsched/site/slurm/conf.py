@@ -1,23 +1,28 @@
 """A site from Slurm's own configuration file: ``slurm.conf`` as slurmctld reads it.
 
-What is read (docs/formats.md, "slurm.conf"): ``NodeName`` lines (hostlist expressions, CPUs or
-Sockets x CoresPerSocket x ThreadsPerCore, RealMemory, Gres, Feature, State), ``PartitionName``
-lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier, PriorityJobFactor, Default, State),
-``NodeSet`` lines (named node sets partitions may use), ``NodeName=DEFAULT`` and
-``PartitionName=DEFAULT`` lines (defaults for the lines after them), ``Include``
-(:mod:`hpcsched.site.slurm.conf_lines`), every ``Priority*`` setting and ``SchedulerParameters``.
+What is read (docs/formats.md, "slurm.conf"): ``NodeName`` lines (hostlist expressions, their
+resources as :mod:`hpcsched.site.slurm.nodes` reads them: CPUs or Boards, Sockets,
+CoresPerSocket, ThreadsPerCore, specialized cores, RealMemory less MemSpecLimit, Gres, Weight;
+Feature, State), ``PartitionName`` lines (Nodes, MaxTime, MaxNodes, MinNodes, PriorityTier,
+PriorityJobFactor, Default, State, the memory defaults and OverSubscribe), ``NodeSet`` lines
+(named node sets partitions may use), ``NodeName=DEFAULT`` and ``PartitionName=DEFAULT`` lines
+(defaults for the lines after them), ``Include`` (:mod:`hpcsched.site.slurm.conf_lines`),
+``SelectType`` and ``SelectTypeParameters`` (how jobs share nodes:
+:mod:`hpcsched.site.slurm.sharing`), every ``Priority*`` setting and ``SchedulerParameters``.
 Keys are case-insensitive, ``#`` starts a comment, values may be quoted. Every other key Slurm
 knows is kept as written and said once as not simulated; a key it does not know is kept too and
-said once with the nearest real key (:mod:`hpcsched.site.slurm.keys`). A line that cannot be read is
-an :class:`InputError` naming the file, the line and the key; so is a number past the engine's
-range, a node described twice and a file whose hostlists describe more nodes than the engine
-takes (counted before they are expanded).
+said once with the nearest real key (:mod:`hpcsched.site.slurm.keys`). A line that cannot be
+read is an :class:`InputError` naming the file, the line and the key; so is a number past the
+engine's range, a node described twice, a file whose hostlists describe more nodes than the
+engine takes (counted before they are expanded), and what slurmctld corrects with an error.
 
 :meth:`SlurmConf.platform` is the site as hpcsched models it: the nodes in the file's order,
-node groups of consecutive nodes alike (CPUs, memory, Gres, features), the partitions over them
-with their limits, tiers and states; ``EnforcePartLimits`` decides whether a job over a
-partition's limits is refused at submission (``ALL``, ``ANY``, ``YES``) or left pending
-(``NO``, Slurm's default).
+node groups of consecutive nodes alike, the partitions over them with their limits, tiers and
+states; ``EnforcePartLimits`` decides whether a job over a partition's limits is refused at
+submission (``ALL``, ``ANY``, ``YES``) or left pending (``NO``, Slurm's default). With
+``select/linear`` (Slurm's default) every job gets whole nodes; with ``select/cons_tres`` or
+``cons_res`` the platform is one of nodes shared by CPUs, memory and generic resources, the one
+a platform file of the same groups and partitions describes.
 """
 
 from __future__ import annotations
@@ -33,14 +38,20 @@ from hpcsched.site.partitions import Partition, Site, merged
 from hpcsched.site.platform import Platform
 from hpcsched.site.slurm.conf_lines import Line, Where, read_lines
 from hpcsched.site.slurm.keys import CANONICAL, KeyNotes
+from hpcsched.site.slurm.nodes import KEY_NAMES, Nodes, integer, read_shape
 from hpcsched.site.slurm.settings import SlurmSettings
+from hpcsched.site.slurm.sharing import (
+    MemoryRules,
+    partition_rules,
+    read_sharing,
+    shared_groups,
+    top_rules,
+)
 from hpcsched.site.slurm.text import (
-    UNLIMITED,
     hostlist_names,
     hostlist_size,
     slurm_duration,
     split_hostlists,
-    whole_number,
 )
 
 #: A partition's states (``State=``), as the engine's (docs/semantics.md, "The advisor on
@@ -52,19 +63,6 @@ ENFORCING = ("ALL", "ANY", "YES")
 _OTHER_LINES = ("downnodes", "frontendname", "slurmctldhost")
 #: Slurm's 16-bit ``INFINITE`` (``PriorityTier=UNLIMITED`` is read as it).
 INFINITE16 = 0xFFFF
-
-
-@dataclass(frozen=True)
-class Nodes:
-    """One ``NodeName`` line, its defaults applied."""
-
-    names: tuple[str, ...]
-    cpus: int
-    real_memory: int | None
-    gres: str
-    features: str
-    state: str
-    where: Where
 
 
 @dataclass(frozen=True)
@@ -84,6 +82,10 @@ class SlurmPartition:
     where: Where
     #: ``PriorityJobFactor`` (1 by default): the multifactor priority's partition factor
     job_factor: int = 1
+    #: ``TRESBillingWeights`` as written ("": its jobs are billed their CPUs)
+    billing_weights: str = ""
+    #: its memory defaults and cap (the top level's where it gives none) and OverSubscribe
+    rules: MemoryRules = field(default_factory=MemoryRules)
 
 
 @dataclass(frozen=True)
@@ -108,6 +110,10 @@ class SlurmConf:
     lines: dict[str, Where] = field(default_factory=dict)
     #: what its keys say: the unknown ones, those read and not simulated (``KeyNotes``)
     key_notes: tuple[str, ...] = ()
+    #: how jobs share nodes (``SelectType``, ``SelectTypeParameters``: ``whole`` or a
+    #: ``cr_*`` of :mod:`hpcsched.site.slurm.sharing`), and what reading it noticed
+    sharing: str = "whole"
+    sharing_notes: tuple[str, ...] = ()
 
     def node_names(self) -> list[str]:
         return [n for line in self.nodes for n in line.names]
@@ -122,11 +128,24 @@ class SlurmConf:
             )
         names = self.node_names()
         number = {n: k for k, n in enumerate(names)}
-        groups = _groups(self.nodes)
-        cpus = [line.cpus for line in self.nodes for _ in line.names]
+        shared = self.sharing != "whole"
+        if shared:
+            types_at = self.lines.get("GresTypes")
+            groups, line_cpus, resource_notes = shared_groups(
+                self.nodes,
+                self.sharing,
+                self.settings.get("GresTypes"),
+                f"line {types_at.line}" if types_at else "not set",
+            )
+        else:
+            groups = _groups(self.nodes)
+            line_cpus = [line.cpus for line in self.nodes]
+            resource_notes = _whole_nodes_notes(self.nodes)
+        cpus = [c for line, c in zip(self.nodes, line_cpus, strict=True) for _ in line.names]
         partitions = []
         for p in self.partitions:
             indices = sorted(number[n] for n in p.nodes)
+            rules = p.rules if shared else MemoryRules()
             partitions.append(
                 Partition(
                     name=p.name,
@@ -139,6 +158,10 @@ class SlurmConf:
                     tier=p.tier,
                     default=p.default,
                     state=p.state,
+                    def_mem_per_cpu=rules.def_mem_per_cpu,
+                    def_mem_per_node=rules.def_mem_per_node,
+                    max_mem_per_node=rules.max_mem_per_node,
+                    exclusive=rules.oversubscribe == "EXCLUSIVE",
                 )
             )
         enforce = self.settings.get("EnforcePartLimits", "NO").upper()
@@ -146,7 +169,9 @@ class SlurmConf:
             partitions=tuple(partitions),
             over_limits="reject" if enforce in ENFORCING else "hold",
         )
-        notes = list(self.key_notes) + _whole_nodes_notes(self.nodes)
+        notes = [*self.key_notes, *self.sharing_notes, *resource_notes]
+        if shared:
+            notes += _oversubscribe_notes(self.partitions)
         notes += [
             f"{p.where.path}, line {p.where.line}: partition {p.name} spans nodes of "
             f"{', '.join(map(str, sizes))} CPUs; its jobs are sized in nodes of {sizes[0]}"
@@ -160,6 +185,7 @@ class SlurmConf:
             self.settings,
             {p.name: p.job_factor for p in self.partitions},
             lines={key: where.line for key, where in self.lines.items()},
+            billing={p.name: (p.billing_weights, p.where.line) for p in self.partitions},
         )
         return Platform(
             name=self.cluster or Path(self.path).stem,
@@ -169,12 +195,28 @@ class SlurmConf:
             site=site,
             notes=tuple(notes) + slurm.notes,
             slurm=slurm,
+            sharing=self.sharing,
         )
 
 
+def _oversubscribe_notes(partitions: tuple[SlurmPartition, ...]) -> list[str]:
+    """OverSubscribe=YES or FORCE (jobs sharing CPUs, with gang scheduling), read as NO: said
+    once, at the first partition that gives it, naming every one."""
+    shared = [p for p in partitions if p.rules.oversubscribe in ("YES", "FORCE")]
+    if not shared:
+        return []
+    where = shared[0].where
+    return [
+        f"{where.path}, line {where.line}: OverSubscribe=YES or FORCE read and not simulated "
+        f"(partition {', '.join(p.name for p in shared)}): read as NO, no CPU is shared by "
+        "two jobs"
+    ]
+
+
 def _whole_nodes_notes(nodes: tuple[Nodes, ...]) -> list[str]:
-    """What the nodes say of resources inside them (memory, GRES), read and not simulated yet:
-    every job gets whole nodes. Said once, at the first line that gives any."""
+    """What the nodes of a site of whole nodes (``select/linear``) say of resources inside them
+    (memory, GRES), read and not simulated: every job gets whole nodes. Said once, at the
+    first line that gives any."""
     given = [(line, key) for line in nodes for key, value in (
         ("RealMemory", line.real_memory), ("Gres", line.gres)) if value]  # fmt: skip
     if not given:
@@ -183,7 +225,8 @@ def _whole_nodes_notes(nodes: tuple[Nodes, ...]) -> list[str]:
     where = given[0][0].where
     return [
         f"{where.path}, line {where.line}: the nodes' {keys} read and not simulated: jobs get "
-        "whole nodes (resources inside nodes are not modelled yet)"
+        "whole nodes (SelectType=select/linear, Slurm's default: say select/cons_tres for "
+        "nodes shared by CPUs, memory and GPUs)"
     ]
 
 
@@ -207,6 +250,7 @@ class _Reader:
         self.lines: dict[str, Where] = {}
         self.unknown: dict[str, Where] = {}
         self.keys = KeyNotes()
+        self.top_rules = MemoryRules()
         #: names the hostlists of partitions and node sets may still give (repeats counted)
         self.names_left = _core.MAX_NODES
 
@@ -231,6 +275,8 @@ class _Reader:
                         self.unknown.setdefault(key, where)
                     self.settings[_canonical(key)] = value
                     self.lines[_canonical(key)] = where
+        sharing, sharing_notes = read_sharing(self.path, self.settings, self.lines)
+        self.top_rules = top_rules(self.settings, self.lines, self.path)
         partitions = self._partitions()
         priority = {k: v for k, v in self.settings.items() if k.startswith("Priority")}
         scheduler = _parameters(self.settings.get("SchedulerParameters", ""))
@@ -251,7 +297,9 @@ class _Reader:
             settings=settings,
             unknown=self.unknown,
             lines=self.lines,
-            key_notes=tuple(self.keys.notes()),
+            key_notes=tuple(self.keys.notes(shared=sharing != "whole")),
+            sharing=sharing,
+            sharing_notes=tuple(sharing_notes),
         )
 
     def _node_line(self, pairs: list[tuple[str, str]], where: Where) -> None:
@@ -272,15 +320,17 @@ class _Reader:
                     "NodeName",
                 )
             self.node_owner[n] = where
+        shape = read_shape(merged_values, where)
         self.nodes.append(
             Nodes(
                 names=tuple(names),
-                cpus=_cpus(merged_values, where),
-                real_memory=_integer(merged_values, "realmemory", where, None, _MAX_MEMORY),
+                cpus=shape.cpus,
+                real_memory=shape.real_memory,
                 gres=merged_values.get("gres", ""),
                 features=merged_values.get("feature", merged_values.get("features", "")),
                 state=merged_values.get("state", "UNKNOWN").upper(),
                 where=where,
+                shape=shape,
             )
         )
 
@@ -327,23 +377,26 @@ class _Reader:
             if default not in ("YES", "NO"):
                 raise where.error(f"Default must be YES or NO, not {shown(default)}", "Default")
             _duration(values, "defaulttime", where)  # (checked: not simulated)
-            tier = _integer(values, "prioritytier", where, 1, unlimited=INFINITE16)
-            factor = _integer(values, "priorityjobfactor", where, 1, unlimited=INFINITE16)
+            tier = integer(values, "prioritytier", where, 1, unlimited=INFINITE16)
+            factor = integer(values, "priorityjobfactor", where, 1, unlimited=INFINITE16)
             if "priority" in values:  # (Slurm's older name: it sets both, as slurmctld reads it)
-                tier = factor = _integer(values, "priority", where, 1, unlimited=INFINITE16)
+                tier = factor = integer(values, "priority", where, 1, unlimited=INFINITE16)
+            rules = partition_rules(values, where, self.top_rules)
             out.append(
                 SlurmPartition(
                     name=name,
                     nodes=tuple(sorted(nodes, key=order.__getitem__)),
                     max_time=_duration(values, "maxtime", where),
-                    max_nodes=_integer(values, "maxnodes", where, None),
-                    min_nodes=max(1, _integer(values, "minnodes", where, 1) or 1),
+                    max_nodes=integer(values, "maxnodes", where, None),
+                    min_nodes=max(1, integer(values, "minnodes", where, 1) or 1),
                     tier=tier or 0,
                     default=default == "YES",
                     state=PARTITION_STATES[state],
-                    oversubscribe=values.get("oversubscribe", values.get("shared", "NO")).upper(),
+                    oversubscribe=rules.oversubscribe,
                     where=where,
                     job_factor=factor or 0,
+                    rules=rules,
+                    billing_weights=values.get("tresbillingweights", ""),
                 )
             )
         defaults = [p.name for p in out if p.default]
@@ -457,33 +510,6 @@ def _hostlist(text: str, where: Where, key: str) -> list[str]:
     return names
 
 
-#: ``RealMemory``'s largest value (MB), Slurm's 64-bit field.
-_MAX_MEMORY = 2**64 - 2
-
-
-def _integer(
-    values: dict[str, str],
-    key: str,
-    where: Where,
-    default: int | None,
-    maximum: int = _core.MAX_COUNT,
-    *,
-    unlimited: int | None = None,
-    minimum: int = 0,
-) -> int | None:
-    """A count from ``minimum`` to ``maximum`` (the engine's 32-bit counts by default); Slurm's
-    UNLIMITED / INFINITE is ``unlimited`` (None: no limit)."""
-    text = values.get(key)
-    if text is None:
-        return default
-    if text.strip().upper() in UNLIMITED:
-        return unlimited
-    try:
-        return whole_number(text, maximum, minimum)
-    except ValueError as exc:
-        raise where.error(str(exc), _KEY_NAMES.get(key, key)) from None
-
-
 def _duration(values: dict[str, str], key: str, where: Where) -> float | None:
     text = values.get(key)
     if text is None:
@@ -499,63 +525,14 @@ def _duration(values: dict[str, str], key: str, where: Where) -> float | None:
                 f"not {shown(text)}"
             )
         )
-        raise where.error(reason, _KEY_NAMES.get(key, key)) from None
-
-
-def _cpus(values: dict[str, str], where: Where) -> int:
-    """``CPUs`` (``Procs``), else Boards x SocketsPerBoard (or Sockets) x CoresPerSocket x
-    ThreadsPerCore, each 1 by default, as slurmctld counts them; each at least 1 (Slurm
-    refuses 0) and a node's CPUs at most the engine's 32-bit count."""
-    for key in ("cpus", "procs"):
-        if key in values:
-            return _at_least_one(values, key, where)
-    factors = ["boards", "socketsperboard", "corespersocket", "threadspercore"]
-    if "socketsperboard" not in values and "sockets" in values:
-        factors[1] = "sockets"
-    product = 1
-    for key in factors:
-        if key in values:
-            product *= _at_least_one(values, key, where)
-    if product > _core.MAX_COUNT:
-        given = [_KEY_NAMES[k] for k in factors if k in values]
-        raise where.error(
-            f"{' x '.join(given)} is {product} CPUs a node: at most {_core.MAX_COUNT}", given[-1]
-        )
-    return product
-
-
-def _at_least_one(values: dict[str, str], key: str, where: Where) -> int:
-    """A node's count of CPUs, boards, sockets, cores or threads: 0 is refused (Slurm refuses
-    it; it would not be one CPU)."""
-    text = values[key].strip()
-    count = None if text.strip("0") == "" else _integer(values, key, where, 1, minimum=1)
-    if count is None:
-        raise where.error(f"must be at least 1, not {shown(text)}", _KEY_NAMES[key])
-    return count
-
-
-_KEY_NAMES = {
-    "maxtime": "MaxTime",
-    "defaulttime": "DefaultTime",
-    "maxnodes": "MaxNodes",
-    "minnodes": "MinNodes",
-    "prioritytier": "PriorityTier",
-    "priorityjobfactor": "PriorityJobFactor",
-    "priority": "Priority",
-    "realmemory": "RealMemory",
-    "cpus": "CPUs",
-    "procs": "Procs",
-    "boards": "Boards",
-    "socketsperboard": "SocketsPerBoard",
-    "sockets": "Sockets",
-    "corespersocket": "CoresPerSocket",
-    "threadspercore": "ThreadsPerCore",
-}
+        raise where.error(reason, KEY_NAMES.get(key, key)) from None
 
 
 def _groups(lines: tuple[Nodes, ...]) -> list[NodeGroup]:
-    """Node groups: runs of consecutive nodes alike (CPUs, memory, Gres, features), named
-    after their CPUs and Gres (``cpus32``, ``cpus32-gpu:4``), numbered when names repeat."""
+    """The node groups of a site of whole nodes: runs of consecutive nodes alike (CPUs,
+    memory, Gres, features), named after their CPUs and Gres (``cpus32``, ``cpus32-gpu:4``),
+    numbered when names repeat (:func:`~hpcsched.site.slurm.sharing.shared_groups` where jobs
+    share nodes)."""
     runs: list[tuple[tuple[int, int | None, str, str], int]] = []
     for line in lines:
         kind = (line.cpus, line.real_memory, line.gres, line.features)

@@ -76,7 +76,7 @@ TOP_LEVEL_FOLLOWED = _words(
     PriorityWeightAssoc PriorityWeightFairshare PriorityWeightJobSize
     PriorityWeightPartition PriorityWeightQOS PriorityWeightTRES PriorityMaxAge
     PriorityDecayHalfLife PriorityCalcPeriod PriorityFavorSmall PriorityFlags
-    PriorityUsageResetPeriod NodeName PartitionName NodeSet
+    PriorityUsageResetPeriod NodeName PartitionName NodeSet SelectType
 """
 )
 
@@ -109,11 +109,19 @@ PARTITION_KEYS = _words(
 PARTITION_FOLLOWED = _words(
     """
     PartitionName Default MaxNodes MaxTime MinNodes Nodes Priority PriorityJobFactor
-    PriorityTier State
+    PriorityTier State TRESBillingWeights
 """
 )
 #: The keys of a ``NodeSet`` line (all followed).
 NODESET_KEYS = ["NodeSet", "Feature", "Nodes"]
+#: The keys followed besides where jobs share nodes (``SelectType=select/cons_tres`` or
+#: ``cons_res``: docs/formats.md, "slurm.conf"), by kind of line ("" for the top level).
+#: ``MaxMemPerNode`` is read into the partitions, whose runs say it is not simulated yet.
+SHARED_FOLLOWED = {
+    "": _words("SelectTypeParameters GresTypes DefMemPerCPU DefMemPerNode MaxMemPerNode"),
+    "NodeName": _words("CoreSpecCount CpuSpecList MemSpecLimit Weight"),
+    "PartitionName": _words("DefMemPerCPU DefMemPerNode MaxMemPerNode OverSubscribe Shared"),
+}
 
 #: ``SchedulerParameters`` of Slurm 22.05 (slurm.conf(5)).
 SCHEDULER_PARAMETERS = _words(
@@ -214,10 +222,11 @@ class KeyNotes:
         elif CANONICAL[lower] not in TOP_LEVEL_FOLLOWED:
             self.unused.setdefault(("", CANONICAL[lower]), (path, number))
 
-    def notes(self) -> list[str]:
+    def notes(self, shared: bool = False) -> list[str]:
         """One note per unknown key (its file and line; past the first ``UNKNOWN_SAID``, one note
         counts the rest), and one per line kind listing the keys read and not simulated (each
-        with its first line)."""
+        with its first line); ``shared``: jobs share nodes, and ``SHARED_FOLLOWED`` are
+        followed too."""
         unknown = list(self.unknown.values())
         out = [
             f"{path}, line {number}: {unknown_key(key, what, keys)}"
@@ -230,7 +239,12 @@ class KeyNotes:
                 "22.05 does not know (ignored)"
             )
         for kind in ("", "NodeName", "PartitionName"):
-            found = [(key, where) for (k, key), where in self.unused.items() if k == kind]
+            followed = SHARED_FOLLOWED[kind] if shared else []
+            found = [
+                (key, where)
+                for (k, key), where in self.unused.items()
+                if k == kind and key not in followed
+            ]
             if not found:
                 continue
             files = {path for _, (path, _) in found}

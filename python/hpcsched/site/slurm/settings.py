@@ -21,12 +21,19 @@ from hpcsched import _core
 from hpcsched.exceptions import InputError, shown
 from hpcsched.site.slurm.keys import PRIORITY_FLAGS, SCHEDULER_PARAMETERS, unknown_notes
 from hpcsched.site.slurm.text import slurm_duration, whole_number
+from hpcsched.site.slurm.tres import FOLLOWED, parse_weights
 
 if TYPE_CHECKING:
     from hpcsched.site.slurm.accounts import SlurmAccounts
 
 #: ``PriorityFlags`` hpcsched follows; the others are reported in the notes and ignored.
-FOLLOWED_FLAGS = ("NO_FAIR_TREE", "SMALL_RELATIVE_TO_TIME", "FAIR_TREE")
+FOLLOWED_FLAGS = (
+    "NO_FAIR_TREE",
+    "SMALL_RELATIVE_TO_TIME",
+    "FAIR_TREE",
+    "MAX_TRES",
+    "NO_NORMAL_TRES",
+)
 #: ``SchedulerParameters`` hpcsched follows (the others are reported and ignored).
 FOLLOWED_PARAMETERS = (
     "sched_interval",
@@ -75,6 +82,17 @@ def _name_notes(
     return notes
 
 
+def _unfollowed_tres(where: str, what: str, weights: dict[str, float]) -> list[str]:
+    """A note for the TRES of ``weights`` hpcsched knows no amount of (they weigh nothing)."""
+    other = [name for name in weights if name.split("/")[0] not in FOLLOWED]
+    if not other:
+        return []
+    return [
+        f"{where}: {what} weighs {', '.join(other)}, which the simulation does not track "
+        "(they count for nothing; cpu, mem, node and gres are followed)"
+    ]
+
+
 def _priority_defaults() -> dict[str, Any]:
     return {
         "weight_age": 0.0,
@@ -118,6 +136,14 @@ class SlurmSettings:
     enforce_limits: bool = False
     partition_factors: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    #: ``PriorityWeightTRES`` (TRES -> weight: ``cpu``, ``mem``, ``gres/gpu``, ...)
+    tres_weights: dict[str, float] = field(default_factory=dict)
+    #: each partition's ``TRESBillingWeights`` by name (none: billed its CPUs)
+    billing_weights: dict[str, dict[str, float]] = field(default_factory=dict)
+    #: ``PriorityFlags=MAX_TRES`` (billable TRES: the largest node TRES term, plus the others)
+    max_tres: bool = False
+    #: TRES priority terms over the partition's TRES (``NO_NORMAL_TRES`` turns it off)
+    normal_tres: bool = True
     #: the site's associations and QOS (``--slurm-accounts``); None: the workload's own
     accounts: SlurmAccounts | None = None
 
@@ -137,11 +163,13 @@ class SlurmSettings:
         partition_factors: dict[str, int],
         *,
         lines: Mapping[str, int] | None = None,
+        billing: Mapping[str, tuple[str, int]] | None = None,
     ) -> SlurmSettings:
         """The settings of a slurm.conf's values (``SlurmConf.priority``, ``.scheduler``,
         ``.settings``; ``lines``: the line of each setting); an :class:`InputError` naming the
         file, the line and the key for a value that cannot be read or is past the engine's
-        range (counts up to ``_core.MAX_COUNT``, times up to ``_core.MAX_TIME``)."""
+        range (counts up to ``_core.MAX_COUNT``, times up to ``_core.MAX_TIME``). ``billing``:
+        each partition's ``TRESBillingWeights`` and its line."""
         notes: list[str] = []
         at = dict(lines or {})
 
@@ -211,10 +239,19 @@ class SlurmSettings:
             p["dampening"] = float(
                 whole("FairShareDampeningFactor", settings["FairShareDampeningFactor"], 1)
             )
-        if "PriorityWeightTRES" in priority:
-            notes.append(
-                f"{said('PriorityWeightTRES')}: PriorityWeightTRES is not simulated (ignored)"
-            )
+        flags = {f.strip().upper() for f in priority.get("PriorityFlags", "").split(",")}
+        tres_weights: dict[str, float] = {}
+        if "PriorityWeightTRES" in priority and multifactor:
+            key = "PriorityWeightTRES"
+            tres_weights = parse_weights(priority[key], path, at.get(key), key)
+            notes += _unfollowed_tres(said(key), key, tres_weights)
+        billing_weights: dict[str, dict[str, float]] = {}
+        for name, (text, line) in (billing or {}).items():
+            if text.strip():
+                weights = parse_weights(text, path, line, "TRESBillingWeights")
+                billing_weights[name] = weights
+                where = f"{path}, line {line}"
+                notes += _unfollowed_tres(where, f"partition {name}'s TRESBillingWeights", weights)
         if (
             "PriorityUsageResetPeriod" in priority
             and priority["PriorityUsageResetPeriod"].upper() != "NONE"
@@ -286,4 +323,8 @@ class SlurmSettings:
             enforce_limits=limits,
             partition_factors=dict(partition_factors),
             notes=tuple(notes),
+            tres_weights=tres_weights,
+            billing_weights=billing_weights,
+            max_tres="MAX_TRES" in flags,
+            normal_tres="NO_NORMAL_TRES" not in flags,
         )

@@ -526,18 +526,19 @@ impl Engine {
                 continue; // refused at submission: never queued
             }
             let shared = self.inputs.shared.as_ref();
-            let too_large = shared.is_some_and(|s| s.fitting(index).is_empty())
-                && (self.inputs.site.as_ref()).is_none_or(|site| site.held(index).is_none());
+            let too_large = shared
+                .and_then(|s| s.refusal(index))
+                .filter(|_| (self.inputs.site.as_ref()).is_none_or(|s| s.held(index).is_none()));
             let over_limits =
                 (self.inputs.site.as_ref()).map_or(OverLimits::Reject, |s| s.over_limits);
-            if too_large && over_limits == OverLimits::Reject {
-                self.log
-                    .record_rejection(index, Rejection::LargerThanPartition);
-                continue;
-            }
-            if too_large {
-                self.log
-                    .record_held(index, crate::model::Held::LargerThanPartition);
+            if let Some(reason) = too_large {
+                if over_limits == OverLimits::Reject {
+                    self.log.record_rejection(index, reason);
+                    continue;
+                }
+                if let Some(held) = crate::model::Held::of(reason) {
+                    self.log.record_held(index, held);
+                }
             }
             if let Some(limits) = &self.inputs.submit_limits {
                 if !self.state.submitted.admit(limits, index) {

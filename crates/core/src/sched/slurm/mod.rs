@@ -6,6 +6,7 @@ pub mod clock;
 pub mod config;
 pub mod fairshare;
 pub mod limits;
+pub mod node_map;
 pub mod nodes;
 pub mod passes;
 pub mod policy;

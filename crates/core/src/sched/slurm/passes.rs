@@ -9,6 +9,8 @@
 //! then on (every job, not only the first), within `bf_window`. Jobs over a QOS limit are passed
 //! over by both, blocking nothing and reserving nothing.
 
+mod shared;
+
 use std::collections::HashMap;
 
 use crate::engine::{Decision, Reserve, Start, StartKind, View};
@@ -53,6 +55,8 @@ pub struct Passes {
     started_nodes: u64,
     limits_on: bool,
     space: Space,
+    /// The passes' state when jobs share nodes (`shared.rs`).
+    shared: shared::SharedSlurm,
     releases: Vec<(f64, u32, u32)>,
     takes: Vec<(u32, u32)>,
     usage: Usage,
@@ -79,7 +83,7 @@ pub struct Passes {
 
 /// Slurm's guess of when a running job past its time limit ends: `KillWait` (30 s) after its
 /// limit, or in a second (`_guess_job_end`).
-fn running_end(requested_end: f64, now: f64) -> f64 {
+pub(crate) fn running_end(requested_end: f64, now: f64) -> f64 {
     if requested_end > now {
         requested_end
     } else if requested_end + 30.0 > now {
@@ -113,6 +117,11 @@ impl Passes {
         decision: &mut Decision,
     ) -> Outcome {
         self.started_nodes = 0;
+        if let Some(shared) = view.shared {
+            return self.run_shared(
+                view, shared, setup, entries, waiting, main_depth, backfill, decision,
+            );
+        }
         let now = view.now;
         let free: u64 = match view.site {
             Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
@@ -133,18 +142,7 @@ impl Passes {
         if !counted {
             self.build(view);
         }
-        if self.limits_on {
-            self.usage.clear(setup.qos.len());
-            for r in view.running {
-                let j = r.job as usize;
-                self.usage.add(
-                    setup.jobs.qos[j],
-                    setup.jobs.user[j],
-                    r.nodes,
-                    setup.jobs.cpus[j],
-                );
-            }
-        }
+        self.count_limits(view, setup);
         let mut outcome = Outcome::default();
         if let Some(depth) = main_depth {
             outcome.main_covered_all = if counted {
@@ -170,6 +168,18 @@ impl Passes {
             entries.retain(|e| waiting[e.job as usize]);
         }
         outcome
+    }
+
+    /// The QOS usage of the running jobs, when a QOS has limits.
+    fn count_limits(&mut self, view: &View, setup: &SlurmSetup) {
+        if self.limits_on {
+            self.usage.clear(setup.qos.len());
+            for r in view.running {
+                let j = r.job as usize;
+                let (qos, user, cpus) = (setup.jobs.qos[j], setup.jobs.user[j], setup.jobs.cpus[j]);
+                self.usage.add(qos, user, r.nodes, cpus);
+            }
+        }
     }
 
     fn build(&mut self, view: &View) {

@@ -13,6 +13,7 @@ use std::cmp::Reverse;
 use std::sync::Arc;
 
 use crate::engine::{Decision, Policy, View};
+use crate::model::Site;
 use crate::sched::slurm::clock;
 use crate::sched::slurm::fairshare::Shares;
 use crate::sched::slurm::passes::{Entry, Passes};
@@ -101,15 +102,16 @@ impl SlurmPolicy {
     }
 
     /// Charges job `job` for running from `from` (or its start) to `to`: the seconds, decayed
-    /// over themselves, times its CPUs (`_apply_new_usage`).
+    /// over themselves, times its billable TRES (its CPUs without billing weights;
+    /// `_apply_new_usage`).
     fn charge(&mut self, job: u32, start: f64, from: f64, to: f64) {
         if self.setup.priority.weight_fairshare == 0.0 {
             return; // (usage only feeds fair-share)
         }
         let run = (to - start.max(from)).max(0.0);
         if run > 0.0 {
-            let cpus = f64::from(self.setup.jobs.cpus[job as usize]);
-            let amount = run * self.decay(run) * cpus;
+            let billable = self.setup.jobs.billable(job as usize);
+            let amount = run * self.decay(run) * billable;
             self.shares
                 .charge(self.setup.jobs.association[job as usize], amount);
         }
@@ -232,15 +234,16 @@ impl SlurmPolicy {
                 f64::from(qos.priority) / f64::from(max_qos)
             },
             nice: s.jobs.nice[j],
+            tres: s
+                .jobs
+                .tres_term(j, partition as usize, s.partition_factors.len()),
         }
     }
 
     fn entry(&self, view: &View, job: u32, partition: u32, now: f64) -> Entry {
         let f = self.factors(view, job, partition, now);
         Entry {
-            tier: view
-                .site
-                .map_or(0, |s| s.model.partition(partition).spec.tier),
+            tier: site_of(view).map_or(0, |s| s.partition(partition).spec.tier),
             priority: priority::priority(&self.setup.priority, &f),
             submit: view.jobs.get(job).submit,
             id: view.jobs.get(job).id,
@@ -255,6 +258,14 @@ impl SlurmPolicy {
             return;
         }
         self.waiting_count += 1;
+        if let Some(shared) = view.shared {
+            // the partitions it may run in and fits once empty (none: it is held for ever)
+            for &p in shared.model.fitting(job) {
+                let e = self.entry(view, job, p, now);
+                self.insert(e);
+            }
+            return;
+        }
         match view.site {
             None => {
                 let e = self.entry(view, job, 0, now);
@@ -400,10 +411,14 @@ impl SlurmPolicy {
         }
     }
 
+    /// What the view shows of what may start: free nodes (with shared nodes, the version of
+    /// their state, which every start and end changes), the queue's length, windows down and
+    /// windows announced.
     fn signature(view: &View) -> (u64, usize, usize, usize) {
-        let free = match view.site {
-            Some(site) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
-            None => u64::from(view.free),
+        let free = match (view.shared, view.site) {
+            (Some(shared), _) => shared.state.version(),
+            (None, Some(site)) => site.state.free().iter().map(|&f| u64::from(f)).sum(),
+            (None, None) => u64::from(view.free),
         };
         (
             free,
@@ -411,6 +426,14 @@ impl SlurmPolicy {
             view.down_windows.len(),
             view.announced.len(),
         )
+    }
+}
+
+/// The site whose partitions the jobs run in (with shared nodes, that of the node sets).
+fn site_of<'a>(view: &View<'a>) -> Option<&'a Site> {
+    match view.shared {
+        Some(shared) => shared.site,
+        None => view.site.map(|s| s.model),
     }
 }
 
@@ -510,10 +533,14 @@ impl Policy for SlurmPolicy {
         }
         // The view expected at the next call if nothing happens but timers.
         let mut expected = Self::signature(view);
-        let started: u64 = (decision.starts.iter())
-            .map(|s| u64::from(view.jobs.get(s.job).nodes))
-            .sum();
-        expected.0 -= started;
+        if view.shared.is_some() {
+            expected.0 += decision.starts.len() as u64; // (one version a start)
+        } else {
+            let started: u64 = (decision.starts.iter())
+                .map(|s| u64::from(view.jobs.get(s.job).nodes))
+                .sum();
+            expected.0 -= started;
+        }
         expected.1 -= decision.starts.len();
         self.expected = Some(expected);
         self.waited = self.waiting_count > 0;
@@ -523,15 +550,22 @@ impl Policy for SlurmPolicy {
         // Until something ends or arrives, only a job that fits the nodes free now could start
         // at a timer: without one, no timer (what they would have done is caught up with at
         // the next event, to the same priorities).
-        let smallest = (self.entries.iter())
-            .filter(|e| self.waiting[e.job as usize])
-            .map(|e| u64::from(view.jobs.get(e.job).nodes))
-            .min()
-            .unwrap_or(u64::MAX);
-        if smallest > expected.0 && !self.passes.exhaustive {
+        let (may_start, free) = if view.shared.is_some() {
+            let started = !decision.starts.is_empty();
+            let may = (self.passes).shared_may_start(view, &self.entries, &self.waiting, started);
+            (may, may)
+        } else {
+            let smallest = (self.entries.iter())
+                .filter(|e| self.waiting[e.job as usize])
+                .map(|e| u64::from(view.jobs.get(e.job).nodes))
+                .min()
+                .unwrap_or(u64::MAX);
+            (smallest <= expected.0, expected.0 > 0)
+        };
+        if !may_start && !self.passes.exhaustive {
             return; // (cycles due run unseen, starting nothing: `unseen_cycles`)
         }
-        if expected.0 > 0 {
+        if free {
             decision
                 .timers
                 .push(clock::after(now, self.setup.priority.calc_period));

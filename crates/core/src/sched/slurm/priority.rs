@@ -13,6 +13,8 @@ pub struct Factors {
     pub partition: f64,
     pub qos: f64,
     pub nice: i64,
+    /// `PriorityWeightTRES`'s term: already weighted (points).
+    pub tres: f64,
 }
 
 /// The age factor at `now` of a job eligible since `eligible`: whole seconds waited over
@@ -64,6 +66,7 @@ pub fn priority(settings: &PrioritySettings, f: &Factors) -> u32 {
         + f.job_size * s.weight_job_size
         + f.partition * s.weight_partition
         + f.qos * s.weight_qos
+        + f.tres
         - f.nice as f64;
     if sum < 1.0 {
         1
@@ -122,8 +125,11 @@ mod tests {
             partition: 1.0,  // 100
             qos: 0.5,        // 25
             nice: 0,
+            tres: 0.0,
         };
         assert_eq!(priority(&s, &f), 3158);
+        // a TRES term is points already: added as it is
+        assert_eq!(priority(&s, &Factors { tres: 42.5, ..f }), 3200);
         assert_eq!(priority(&s, &Factors { nice: 158, ..f }), 3000);
         assert_eq!(priority(&s, &Factors { nice: 10_000, ..f }), 1);
         assert_eq!(priority(&s, &Factors { nice: -100, ..f }), 3258);

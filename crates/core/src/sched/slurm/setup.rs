@@ -36,6 +36,32 @@ pub struct SlurmJobs {
     /// submission its job-size factor counts these: Slurm computes the first priority before
     /// any scheduling attempt has set the job's `total_cpus`.
     pub requested_cpus: Vec<u32>,
+    /// Each job's billable TRES (its partition's `TRESBillingWeights` over what it holds),
+    /// what its usage is charged per second; empty: its CPUs.
+    pub billing: Vec<f64>,
+    /// Each job's `PriorityWeightTRES` term in each partition (row-major, job by partition:
+    /// weights times its TRES over the partition's); empty: none.
+    pub tres_priority: Vec<f64>,
+}
+
+impl SlurmJobs {
+    /// What job `j`'s usage is charged per second of its run.
+    #[inline]
+    pub fn billable(&self, j: usize) -> f64 {
+        match self.billing.get(j) {
+            Some(&b) => b,
+            None => f64::from(self.cpus[j]),
+        }
+    }
+
+    /// Job `j`'s TRES priority term in partition `p` of `partitions`.
+    #[inline]
+    pub fn tres_term(&self, j: usize, p: usize, partitions: usize) -> f64 {
+        self.tres_priority
+            .get(j * partitions + p)
+            .copied()
+            .unwrap_or(0.0)
+    }
 }
 
 /// Everything a Slurm run needs beyond the engine's inputs.
@@ -143,6 +169,21 @@ impl SlurmSetup {
             if let Some(i) = j.requested_cpus.iter().position(|&c| c == 0) {
                 return Err(CoreError::input(format!("job index {i}: 0 CPUs requested")));
             }
+        }
+        if !j.billing.is_empty()
+            && (j.billing.len() != jobs || j.billing.iter().any(|b| !b.is_finite()))
+        {
+            return Err(CoreError::input(
+                "billable TRES: one finite value per job, or none",
+            ));
+        }
+        if !j.tres_priority.is_empty()
+            && (j.tres_priority.len() != jobs * partitions
+                || j.tres_priority.iter().any(|t| !t.is_finite()))
+        {
+            return Err(CoreError::input(
+                "TRES priority: one finite value per job and partition, or none",
+            ));
         }
         if self.partition_factors.len() != partitions {
             return Err(CoreError::input("one PriorityJobFactor per partition"));

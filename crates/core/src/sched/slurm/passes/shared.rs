@@ -1,0 +1,674 @@
+//! Slurm's two schedulers when jobs share nodes (`select/cons_tres`): what fits is decided on
+//! each node's free CPUs, memory and generic resources by the cons_tres rule
+//! (`packing::select`), and the backfill's reservations hold whole nodes
+//! (docs/slurm/cons_tres-22.05.md, §6; docs/semantics.md, "Slurm's scheduler on shared nodes").
+//!
+//! Main: in order, a job starts where it fits now on its partition's nodes not closed in this
+//! pass; the first that does not fit fails its partition, whose nodes close for the rest of
+//! the pass. Backfill (`_attempt_backfill`), for each job in order: the nodes of its partition
+//! that no reservation of this cycle holds over its run; Slurm's will-run test on them (fits
+//! now, else the running jobs end by their requests in batches, `_will_run_test`, and the
+//! start is the end of the batch after which it fits, on the nodes the rule then gives it); a
+//! start now starts; a later one is tried again from the map's next change when that may be
+//! earlier (`later_start`), and otherwise reserves its nodes whole from its start to its end,
+//! both floored to `bf_resolution`.
+
+use crate::engine::{Decision, Reserve, SharedView, Start, StartKind, View};
+use crate::model::SharedNodes;
+use crate::packing::select::{is_exclusive, node_needs, offer};
+use crate::packing::usage::open_nodes;
+use crate::packing::{select, Allocation, Sparse, Tallies, Usage};
+use crate::sched::slurm::clock;
+use crate::sched::slurm::node_map::{bit, NodeMap};
+use crate::sched::slurm::passes::{running_end, Entry, Outcome, Passes};
+use crate::sched::slurm::setup::SlurmSetup;
+
+/// Where a job of the will-run list is: running (its allocation is the engine's) or started
+/// at this invocation (the index of its allocation in the decision).
+const RUNNING: u32 = u32::MAX;
+
+/// Slurm's will-run batches: the first ends within 30 s past the first end rounded up to 30 s.
+const WINDOW: f64 = 30.0;
+
+/// The scratch of the passes on shared nodes.
+#[derive(Debug, Clone, Default)]
+pub struct SharedSlurm {
+    /// What is free once this invocation's starts have taken theirs, over the engine's usage.
+    now: Sparse,
+    /// The tallies of `now` (an upper bound on what fits, to skip placements).
+    tallies: Tallies,
+    /// A will-run test's state: `now` with running jobs ended.
+    future: Sparse,
+    /// The main pass's closed nodes (those of the partitions that failed).
+    closed: Vec<u64>,
+    map: NodeMap,
+    /// The running jobs and those started at this invocation, by end (their request): (end,
+    /// job, `RUNNING` or the index of the start's allocation).
+    ends: Vec<(f64, u32, u32)>,
+    usable: Vec<u64>,
+    avail: Vec<u64>,
+    bits: Vec<u64>,
+    nodes: Vec<u32>,
+    released: Vec<u32>,
+    /// Starts made at this invocation, and the last candidate of the backfill cycle seen to
+    /// fit what is free (its entry) at that count of starts.
+    starts: usize,
+    confirmed: Option<(usize, usize)>,
+}
+
+impl Passes {
+    /// [`Passes::run`] when jobs share nodes.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn run_shared(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        setup: &SlurmSetup,
+        entries: &mut Vec<Entry>,
+        waiting: &mut [bool],
+        main_depth: Option<usize>,
+        backfill: bool,
+        decision: &mut Decision,
+    ) -> Outcome {
+        let model = shared.model;
+        let base = shared.state.usage();
+        if base.open().iter().all(|&w| w == 0) {
+            // no node has a free CPU: neither scheduler can start anything
+            return Outcome {
+                started: 0,
+                main_covered_all: true,
+            };
+        }
+        let s = &mut self.shared;
+        let (nodes, kinds) = (
+            model.resources.nodes() as usize,
+            model.resources.gres_names().len(),
+        );
+        s.now.reset(nodes, kinds);
+        s.future.reset(nodes, kinds);
+        s.tallies.clone_from(shared.state.tallies());
+        s.starts = 0;
+        s.confirmed = None;
+        s.ends.clear();
+        s.ends
+            .extend((view.running.iter()).map(|r| (r.requested_end, r.job, RUNNING)));
+        s.ends
+            .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        self.count_limits(view, setup);
+        let mut outcome = Outcome::default();
+        if let Some(depth) = main_depth {
+            outcome.main_covered_all =
+                self.main_pass_shared(view, shared, setup, entries, waiting, depth, decision);
+        }
+        if backfill {
+            self.backfill_shared(view, shared, setup, entries, waiting, decision);
+        }
+        outcome.started = decision.starts.len();
+        if outcome.started > 0 {
+            entries.retain(|e| waiting[e.job as usize]);
+        }
+        outcome
+    }
+
+    /// The main scheduler's pass on shared nodes; returns whether it tested every entry.
+    #[allow(clippy::too_many_arguments)]
+    fn main_pass_shared(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &mut [bool],
+        depth: usize,
+        decision: &mut Decision,
+    ) -> bool {
+        let model = shared.model;
+        let parts = model.sets.len();
+        self.failed.clear();
+        self.failed.resize(parts, false);
+        let mut closed = std::mem::take(&mut self.shared.closed);
+        closed.clear();
+        closed.resize(model.resources.nodes().div_ceil(64) as usize, 0);
+        let mut any_closed = false;
+        let mut failed = 0;
+        for (tested, e) in entries.iter().enumerate() {
+            if failed == parts {
+                break; // every partition failed: nothing more starts in this pass
+            }
+            // an event's pass tests `default_queue_depth` + 1 records (Slurm's post-increment)
+            if depth != usize::MAX && tested > depth {
+                self.shared.closed = closed;
+                return false;
+            }
+            if !waiting[e.job as usize] || self.failed[e.partition as usize] {
+                continue;
+            }
+            if !self.admits(setup, view, e.job) {
+                continue; // over a QOS limit: passed over, blocks nothing
+            }
+            let within = any_closed.then_some(&closed[..]);
+            match self.shared.place_now(shared, e.job, e.partition, within) {
+                Some(a) => {
+                    let kind = StartKind::Primary;
+                    self.start_shared(view, shared, setup, e, a, kind, waiting, decision);
+                }
+                None => {
+                    // the partition fails, and its nodes close to the rest of the pass
+                    self.failed[e.partition as usize] = true;
+                    failed += 1;
+                    for (c, s) in closed.iter_mut().zip(model.set_bits(e.partition)) {
+                        *c |= s;
+                    }
+                    any_closed = true;
+                }
+            }
+        }
+        self.shared.closed = closed;
+        true
+    }
+
+    /// The backfill scheduler's cycle on shared nodes.
+    fn backfill_shared(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        setup: &SlurmSetup,
+        entries: &[Entry],
+        waiting: &mut [bool],
+        decision: &mut Decision,
+    ) {
+        let sched = &setup.scheduler;
+        let now = view.now;
+        let nodes = shared.model.resources.nodes() as usize;
+        self.shared.map.reset(now, now + sched.bf_window, nodes);
+        self.per_user.clear();
+        // Only a job that fits what is free now can start in the cycle (what is free only
+        // shrinks in it): past the last one the cycle stops (what is left would make
+        // reservations nothing reads); without one it does not run.
+        self.candidates.clear();
+        for (k, e) in entries.iter().enumerate() {
+            if waiting[e.job as usize] && self.shared.may_fit(shared, e.job, e.partition) {
+                self.candidates.push(k);
+            }
+        }
+        if self.candidates.is_empty() && !self.exhaustive {
+            return;
+        }
+        let mut tested = 0;
+        for (k, e) in entries.iter().enumerate() {
+            if tested >= sched.bf_max_job_test {
+                break;
+            }
+            if !self.exhaustive && !self.candidate_from(shared, entries, waiting, k) {
+                break; // nothing left can start now
+            }
+            if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
+                continue;
+            }
+            if sched.bf_max_job_user > 0 {
+                let user = setup.jobs.user[e.job as usize];
+                let count = self.per_user.entry(user).or_insert(0);
+                if *count >= sched.bf_max_job_user {
+                    continue;
+                }
+                *count += 1;
+            }
+            tested += 1;
+            self.backfill_job(view, shared, setup, e, waiting, decision);
+        }
+    }
+
+    /// Whether a candidate at or after entry `k` may still start now: the last ones that no
+    /// longer fit what is free are dropped.
+    fn candidate_from(
+        &mut self,
+        shared: SharedView,
+        entries: &[Entry],
+        waiting: &[bool],
+        k: usize,
+    ) -> bool {
+        while let Some(&c) = self.candidates.last() {
+            if c < k {
+                return false;
+            }
+            let e = entries[c];
+            if !waiting[e.job as usize] {
+                self.candidates.pop();
+                continue;
+            }
+            // (what is free changes only with a start: a fit seen since the last one holds)
+            let s = &mut self.shared;
+            if s.confirmed == Some((c, s.starts)) {
+                return true;
+            }
+            if s.place_now(shared, e.job, e.partition, None).is_some() {
+                s.confirmed = Some((c, s.starts));
+                return true;
+            }
+            self.candidates.pop();
+        }
+        false
+    }
+
+    /// One job's test in a backfill cycle: a start now, a reservation, or nothing.
+    fn backfill_job(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        setup: &SlurmSetup,
+        e: &Entry,
+        waiting: &mut [bool],
+        decision: &mut Decision,
+    ) {
+        let model = shared.model;
+        let (now, job, set) = (view.now, e.job, e.partition);
+        if !model.fitting(job).contains(&set) {
+            return; // it fits nowhere in this partition, even empty
+        }
+        let limit = view.jobs.get(job).requested_time;
+        let res = setup.scheduler.bf_resolution;
+        let origin = setup.origin;
+        let floor = |t: f64| clock::at_or_before(t + origin, res) - origin; // (wall clock)
+        let request = &model.requests[job as usize];
+        let (min_nodes, _, _) = node_needs(request, model.sets[set as usize].limits);
+        let s = &mut self.shared;
+        s.usable.clear();
+        s.usable.extend_from_slice(model.set_bits(set));
+        let mut start_res = now;
+        let mut tried = f64::NEG_INFINITY;
+        loop {
+            // TRY_LATER (each try from a later time: a try from the same one finds the same)
+            if start_res <= tried {
+                return;
+            }
+            tried = start_res;
+            let s = &mut self.shared;
+            let later = s
+                .map
+                .avail(&s.usable, start_res, start_res + limit, &mut s.avail);
+            let count: u32 = s.avail.iter().map(|w| w.count_ones()).sum();
+            let found = if count < min_nodes {
+                None
+            } else {
+                s.will_run(view, shared, job, set, decision, origin)
+            };
+            let Some((start, allocation)) = found else {
+                match later {
+                    Some(l) => {
+                        start_res = l;
+                        continue;
+                    }
+                    None => return,
+                }
+            };
+            let start = start.max(start_res);
+            if start <= now {
+                let kind = StartKind::Backfill;
+                let exclusive = allocation.exclusive.then(|| allocation.nodes.clone());
+                self.start_shared(view, shared, setup, e, allocation, kind, waiting, decision);
+                if let Some(nodes) = exclusive {
+                    // an exclusive job holds its nodes in the map to its end (`_bf_reserve_running`)
+                    self.shared
+                        .map
+                        .reserve(&nodes, now, floor(now + limit), res);
+                }
+                return;
+            }
+            if let Some(l) = later.filter(|&l| start > l) {
+                start_res = l; // nodes reserved for others come back first: try from then
+                continue;
+            }
+            if start > now + setup.scheduler.bf_window {
+                return; // too far ahead: no reservation
+            }
+            let (from, to) = (floor(start), floor(start + limit));
+            let s = &mut self.shared;
+            if s.map.overlaps(&allocation.nodes, from, to) {
+                start_res = start;
+                continue;
+            }
+            s.map.reserve(&allocation.nodes, from, to, res);
+            if decision.reservation.is_none() {
+                decision.reservation = Some(Reserve {
+                    job,
+                    shadow_time: start,
+                    extra: 0,
+                });
+            }
+            return;
+        }
+    }
+
+    /// Starts entry `e` with `allocation`: taken from what is free, recorded in the decision,
+    /// counted in the QOS usage, and added to the jobs a will-run test ends.
+    #[allow(clippy::too_many_arguments)]
+    fn start_shared(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        setup: &SlurmSetup,
+        e: &Entry,
+        allocation: Allocation,
+        kind: StartKind,
+        waiting: &mut [bool],
+        decision: &mut Decision,
+    ) {
+        let s = &mut self.shared;
+        let (model, base) = (shared.model, shared.state.usage());
+        s.starts += 1;
+        s.count(model, base, &allocation.nodes, false);
+        s.now.take(base, &allocation);
+        s.count(model, base, &allocation.nodes, true);
+        let end = view.now + view.jobs.get(e.job).requested_time;
+        let index = decision.allocations.len() as u32;
+        let at = s.ends.partition_point(|x| (x.0, x.1) <= (end, e.job));
+        s.ends.insert(at, (end, e.job, index));
+        let pos = view
+            .queue
+            .iter()
+            .position(|&q| q == e.job)
+            .expect("a waiting job is in the queue") as u32;
+        decision.starts.push(Start {
+            pos,
+            job: e.job,
+            kind,
+        });
+        decision
+            .site_starts
+            .push((e.partition, decision.starts.len() as u32));
+        let nodes = allocation.nodes.len() as u32;
+        decision.allocations.push(allocation);
+        waiting[e.job as usize] = false;
+        if self.limits_on {
+            let j = e.job as usize;
+            let (qos, user, cpus) = (setup.jobs.qos[j], setup.jobs.user[j], setup.jobs.cpus[j]);
+            self.usage.add(qos, user, nodes, cpus);
+        }
+    }
+
+    /// Whether some waiting job may fit what is free after this invocation's starts (an upper
+    /// bound: then a timer may start it).
+    pub fn shared_may_start(
+        &self,
+        view: &View,
+        entries: &[Entry],
+        waiting: &[bool],
+        started: bool,
+    ) -> bool {
+        let Some(shared) = view.shared else {
+            return false;
+        };
+        let tallies = if started {
+            &self.shared.tallies
+        } else {
+            shared.state.tallies()
+        };
+        (entries.iter()).any(|e| {
+            waiting[e.job as usize]
+                && tallies.may_fit(
+                    shared.model,
+                    e.partition,
+                    &shared.model.requests[e.job as usize],
+                )
+        })
+    }
+}
+
+impl SharedSlurm {
+    /// Adds (`add`) or removes `nodes` to or from the tallies of what is free now.
+    fn count(&mut self, model: &SharedNodes, base: &Usage, nodes: &[u32], add: bool) {
+        let now = self.now.over(base);
+        for &node in nodes {
+            self.tallies.count(model, node, &now, add);
+        }
+    }
+
+    /// Whether `job` may fit what is free now in set `set` (its tallies: an upper bound).
+    fn may_fit(&self, shared: SharedView, job: u32, set: u32) -> bool {
+        let model = shared.model;
+        model.fitting(job).contains(&set)
+            && (self.tallies).may_fit(model, set, &model.requests[job as usize])
+    }
+
+    /// Where `job` starts now in set `set` (less the nodes `closed`), by the cons_tres rule.
+    fn place_now(
+        &mut self,
+        shared: SharedView,
+        job: u32,
+        set: u32,
+        closed: Option<&[u64]>,
+    ) -> Option<Allocation> {
+        let model = shared.model;
+        if !self.may_fit(shared, job, set) {
+            return None;
+        }
+        let base = shared.state.usage();
+        self.usable.clear();
+        self.usable.extend_from_slice(model.set_bits(set));
+        if let Some(closed) = closed {
+            for (u, c) in self.usable.iter_mut().zip(closed) {
+                *u &= !c;
+            }
+        }
+        let now = self.now.over(base);
+        let touched: [&[u32]; 1] = [self.now.touched()];
+        open_nodes(
+            base,
+            &now,
+            &self.usable,
+            &touched,
+            &mut self.bits,
+            &mut self.nodes,
+        );
+        let limits = model.sets[set as usize].limits;
+        select(
+            &model.resources,
+            &now,
+            &self.nodes,
+            &model.requests[job as usize],
+            limits,
+        )
+    }
+
+    /// Slurm's will-run test (`_will_run_test`) of `job` in set `set` on the nodes of
+    /// `self.avail`: now if it fits there now; else the running jobs on those nodes end by
+    /// their requests in batches (those ending within a window of the first end rounded up to
+    /// 30 s; the window doubling after each batch), and the start is the end of the last job of
+    /// the batch after which it fits (a job already past its end: Slurm's guess,
+    /// `running_end`), with the allocation the rule gives it then.
+    fn will_run(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        job: u32,
+        set: u32,
+        decision: &Decision,
+        origin: f64,
+    ) -> Option<(f64, Allocation)> {
+        let now = view.now;
+        let model = shared.model;
+        let base = shared.state.usage();
+        let request = &model.requests[job as usize];
+        let limits = model.sets[set as usize].limits;
+        let (min_nodes, max_nodes, need) = node_needs(request, limits);
+        let exclusive = is_exclusive(&model.resources, request, limits);
+        let avail = std::mem::take(&mut self.avail);
+        // the open nodes tested and what they offer the job now, in all and at most on one:
+        // the placement is tried only when they could cover it
+        let (mut offered, mut offering, mut most) = (0u64, 0u32, 0u32);
+        let now_view = self.now.over(base);
+        let touched: [&[u32]; 1] = [self.now.touched()];
+        open_nodes(
+            base,
+            &now_view,
+            &avail,
+            &touched,
+            &mut self.bits,
+            &mut self.nodes,
+        );
+        for &n in &self.nodes {
+            let o = offer(&model.resources, &now_view, n, request, exclusive, need);
+            offered += u64::from(o);
+            offering += u32::from(o > 0);
+            most = most.max(o);
+        }
+        let covered = if max_nodes == 1 {
+            most >= need.max(1)
+        } else {
+            offered >= request.cpus() && offering >= min_nodes
+        };
+        let fits_now = if covered {
+            select(&model.resources, &now_view, &self.nodes, request, limits)
+        } else {
+            None
+        };
+        let found = match fits_now {
+            Some(a) => Some((now, a)),
+            None => {
+                let room = (offered, offering);
+                self.release(view, shared, job, set, &avail, decision, origin, room)
+            }
+        };
+        self.avail = avail;
+        found
+    }
+
+    /// The release loop of [`SharedSlurm::will_run`].
+    #[allow(clippy::too_many_arguments)]
+    fn release(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        job: u32,
+        set: u32,
+        avail: &[u64],
+        decision: &Decision,
+        origin: f64,
+        room: (u64, u32),
+    ) -> Option<(f64, Allocation)> {
+        let model = shared.model;
+        let base = shared.state.usage();
+        let request = &model.requests[job as usize];
+        let limits = model.sets[set as usize].limits;
+        let (min_nodes, max_nodes, need) = node_needs(request, limits);
+        let exclusive = is_exclusive(&model.resources, request, limits);
+        self.future.clear();
+        self.released.clear();
+        // What the nodes tested offer the job in all, and how many offer anything (`room`, as
+        // they stand now), kept as jobs end: it fits only once they cover its CPUs and nodes
+        // (the placement is tried then only).
+        let (mut offered, mut offering) = room;
+        let cpus_asked = request.cpus();
+        let held = |k: u32, j: u32| -> &Allocation {
+            if k == RUNNING {
+                shared
+                    .state
+                    .allocation(j)
+                    .expect("a running job holds its allocation")
+            } else {
+                &decision.allocations[k as usize]
+            }
+        };
+        let mut anchor: Option<f64> = None;
+        let mut window = WINDOW;
+        let mut i = 0;
+        let ends = std::mem::take(&mut self.ends);
+        let mut found = None;
+        'batches: loop {
+            let mut last: Option<f64> = None;
+            let mut removed = 0;
+            let mut more = true;
+            let mut tested = true;
+            loop {
+                let Some(&(end, j, k)) = ends.get(i) else {
+                    more = false;
+                    break;
+                };
+                i += 1;
+                let a = held(k, j);
+                if !a.nodes.iter().any(|&n| bit(avail, n)) {
+                    continue; // it holds none of the nodes tested
+                }
+                // (on the wall clock: `origin` is the replay clock's 0 there)
+                let anchor = *anchor.get_or_insert_with(|| {
+                    clock::at_or_before(end + origin, WINDOW) + WINDOW - origin
+                });
+                last = Some(end);
+                let now_view = self.now.over(base);
+                for &n in a.nodes.iter().filter(|&&n| bit(avail, n)) {
+                    let future = self.future.over(&now_view);
+                    let o = offer(&model.resources, &future, n, request, exclusive, need);
+                    offered -= u64::from(o);
+                    offering -= u32::from(o > 0);
+                }
+                self.future.give_back(&now_view, a);
+                for &n in a.nodes.iter().filter(|&&n| bit(avail, n)) {
+                    let future = self.future.over(&now_view);
+                    let o = offer(&model.resources, &future, n, request, exclusive, need);
+                    offered += u64::from(o);
+                    offering += u32::from(o > 0);
+                }
+                self.released.extend_from_slice(&a.nodes);
+                match ends.get(i) {
+                    None => {
+                        more = false;
+                        break;
+                    }
+                    Some(next) if next.0 > anchor + window => break,
+                    Some(_) => {}
+                }
+                // (Slurm tests again only after 200 removals: then on without a test)
+                removed += 1;
+                if removed > 201 {
+                    tested = false;
+                    break;
+                }
+            }
+            if tested {
+                let Some(last_end) = last else { break };
+                let anchor = anchor.expect("set with the first job removed");
+                let next = ends.get(i).map(|e| e.0);
+                loop {
+                    window *= 2.0;
+                    if next.is_none_or(|t| t <= anchor + window) {
+                        break;
+                    }
+                }
+                let now_view = self.now.over(base);
+                let future = self.future.over(&now_view);
+                // one node: it fits only on a node given back that offers all it needs
+                let room = if max_nodes == 1 {
+                    self.released.iter().any(|&n| {
+                        bit(avail, n)
+                            && offer(&model.resources, &future, n, request, exclusive, need)
+                                >= need.max(1)
+                    })
+                } else {
+                    offered >= cpus_asked && offering >= min_nodes
+                };
+                if room {
+                    let touched: [&[u32]; 2] = [self.now.touched(), self.future.touched()];
+                    open_nodes(
+                        base,
+                        &future,
+                        avail,
+                        &touched,
+                        &mut self.bits,
+                        &mut self.nodes,
+                    );
+                    if let Some(a) = select(&model.resources, &future, &self.nodes, request, limits)
+                    {
+                        found = Some((running_end(last_end, view.now), a));
+                        break 'batches;
+                    }
+                }
+                self.released.clear();
+            }
+            if !more {
+                break;
+            }
+        }
+        self.ends = ends;
+        found
+    }
+}
