@@ -137,13 +137,13 @@ FIGURES: list[tuple[str, str, Source]] = [
     ),
     (
         "README.md",
-        "about 1,500 tests of the package",
+        "about 1,600 tests of the package",
         code("the tests pytest --collect-only finds", _collected_tests, tolerance=0.1),
     ),
     (
         "README.md",
-        "a clean `.ci/run` of everything took about 20 min",
-        bench("a fresh clone (Rust build, live Slurm cluster, example) took about 20 min"),
+        "a clean `.ci/run` of everything took about 23 min",
+        bench("a fresh clone (Rust build, live Slurm clusters, example) took about 23 min"),
     ),
     ("README.md", "`--idle-timeout` (7200 s)", given("a default (PowerSpec.idle_timeout)")),
     # docs/semantics.md: Slurm's scheduler (Slurm 22.05's own defaults and constants)
