@@ -10,10 +10,11 @@
 //! over by both, blocking nothing and reserving nothing.
 
 mod shared;
+mod starts;
 
 use std::collections::HashMap;
 
-use crate::engine::{Decision, Reserve, Start, StartKind, View};
+use crate::engine::{Decision, Reserve, StartKind, View};
 use crate::sched::slurm::clock;
 use crate::sched::slurm::limits::Usage;
 use crate::sched::slurm::nodes::{self, partition_atoms};
@@ -170,18 +171,6 @@ impl Passes {
         outcome
     }
 
-    /// The QOS usage of the running jobs, when a QOS has limits.
-    fn count_limits(&mut self, view: &View, setup: &SlurmSetup) {
-        if self.limits_on {
-            self.usage.clear(setup.qos.len());
-            for r in view.running {
-                let j = r.job as usize;
-                let (qos, user, cpus) = (setup.jobs.qos[j], setup.jobs.user[j], setup.jobs.cpus[j]);
-                self.usage.add(qos, user, r.nodes, cpus);
-            }
-        }
-    }
-
     fn build(&mut self, view: &View) {
         let now = view.now;
         nodes::build(view, &mut self.space, &mut self.releases, |end| {
@@ -218,21 +207,6 @@ impl Passes {
             self.record_start(view, setup, e, StartKind::Primary, waiting, decision);
         }
         true
-    }
-
-    fn admits(&self, setup: &SlurmSetup, view: &View, job: u32) -> bool {
-        if !self.limits_on {
-            return true;
-        }
-        let j = job as usize;
-        let qos = setup.jobs.qos[j];
-        self.usage.admits(
-            &setup.qos[qos as usize],
-            qos,
-            setup.jobs.user[j],
-            view.jobs.get(job).nodes,
-            setup.jobs.cpus[j],
-        )
     }
 
     /// The main scheduler's pass; returns whether it tested every entry.
@@ -372,16 +346,8 @@ impl Passes {
             {
                 break; // nothing left can start now
             }
-            if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
+            if !self.backfill_tests(view, setup, e, waiting) {
                 continue;
-            }
-            if sched.bf_max_job_user > 0 {
-                let user = setup.jobs.user[e.job as usize];
-                let count = self.per_user.entry(user).or_insert(0);
-                if *count >= sched.bf_max_job_user {
-                    continue;
-                }
-                *count += 1;
             }
             tested += 1;
             let job = view.jobs.get(e.job);
@@ -613,33 +579,14 @@ impl Passes {
     ) {
         let job = view.jobs.get(e.job);
         let end = view.now + job.requested_time;
-        let pos = view
-            .queue
-            .iter()
-            .position(|&q| q == e.job)
-            .expect("a waiting job is in the queue") as u32;
-        decision.starts.push(Start {
-            pos,
-            job: e.job,
-            kind,
-        });
+        self.push_start(view, setup, e, kind, job.nodes, waiting, decision);
         if view.site.is_some() {
             decision.takes.extend_from_slice(&self.takes);
             decision
                 .site_starts
                 .push((e.partition, decision.takes.len() as u32));
         }
-        waiting[e.job as usize] = false;
         self.started_nodes += u64::from(job.nodes);
-        if self.limits_on {
-            let j = e.job as usize;
-            self.usage.add(
-                setup.jobs.qos[j],
-                setup.jobs.user[j],
-                job.nodes,
-                setup.jobs.cpus[j],
-            );
-        }
         // a running job's end, for the backfill's estimates of later starts
         for ends in self.ends.values_mut() {
             let at = ends.partition_point(|&t| t <= end);

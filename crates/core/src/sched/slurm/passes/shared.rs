@@ -13,7 +13,7 @@
 //! earlier (`later_start`), and otherwise reserves its nodes whole from its start to its end,
 //! both floored to `bf_resolution`.
 
-use crate::engine::{Decision, Reserve, SharedView, Start, StartKind, View};
+use crate::engine::{Decision, Reserve, SharedView, StartKind, View};
 use crate::model::SharedNodes;
 use crate::packing::select::{is_exclusive, node_needs, offer};
 use crate::packing::usage::open_nodes;
@@ -202,16 +202,8 @@ impl Passes {
             if !self.exhaustive && !self.candidate_from(shared, entries, waiting, k) {
                 break; // nothing left can start now
             }
-            if !waiting[e.job as usize] || !self.admits(setup, view, e.job) {
+            if !self.backfill_tests(view, setup, e, waiting) {
                 continue;
-            }
-            if sched.bf_max_job_user > 0 {
-                let user = setup.jobs.user[e.job as usize];
-                let count = self.per_user.entry(user).or_insert(0);
-                if *count >= sched.bf_max_job_user {
-                    continue;
-                }
-                *count += 1;
             }
             tested += 1;
             self.backfill_job(view, shared, setup, e, waiting, decision);
@@ -363,27 +355,12 @@ impl Passes {
         let index = decision.allocations.len() as u32;
         let at = s.ends.partition_point(|x| (x.0, x.1) <= (end, e.job));
         s.ends.insert(at, (end, e.job, index));
-        let pos = view
-            .queue
-            .iter()
-            .position(|&q| q == e.job)
-            .expect("a waiting job is in the queue") as u32;
-        decision.starts.push(Start {
-            pos,
-            job: e.job,
-            kind,
-        });
+        let nodes = allocation.nodes.len() as u32;
+        self.push_start(view, setup, e, kind, nodes, waiting, decision);
         decision
             .site_starts
             .push((e.partition, decision.starts.len() as u32));
-        let nodes = allocation.nodes.len() as u32;
         decision.allocations.push(allocation);
-        waiting[e.job as usize] = false;
-        if self.limits_on {
-            let j = e.job as usize;
-            let (qos, user, cpus) = (setup.jobs.qos[j], setup.jobs.user[j], setup.jobs.cpus[j]);
-            self.usage.add(qos, user, nodes, cpus);
-        }
     }
 
     /// Whether some waiting job may fit what is free after this invocation's starts (an upper
