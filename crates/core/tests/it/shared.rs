@@ -63,12 +63,19 @@ pub(crate) fn shared(nodes: u32, jobs: &[Shaped], sets: Vec<NodeSet>) -> SharedN
     SharedNodes::new(resources(nodes), requests, sets).unwrap()
 }
 
+/// One node set per list of nodes, without limits.
+pub(crate) fn node_sets(lists: &[&[u32]]) -> Vec<NodeSet> {
+    (lists.iter())
+        .map(|nodes| NodeSet {
+            nodes: nodes.to_vec(),
+            limits: NodeLimits::default(),
+            max_mem_per_node: None,
+        })
+        .collect()
+}
+
 pub(crate) fn all_nodes(nodes: u32) -> Vec<NodeSet> {
-    vec![NodeSet {
-        nodes: (0..nodes).collect(),
-        limits: NodeLimits::default(),
-        max_mem_per_node: None,
-    }]
+    node_sets(&[&(0..nodes).collect::<Vec<u32>>()])
 }
 
 /// `jobs` on `nodes` shared nodes, one node set of them all.
@@ -277,18 +284,7 @@ fn partitions_place_jobs_on_their_own_nodes_and_reserve_apart() {
         flat.extend_from_slice(c);
         offsets.push(flat.len() as u32);
     }
-    let sets = vec![
-        NodeSet {
-            nodes: vec![0],
-            limits: NodeLimits::default(),
-            max_mem_per_node: None,
-        },
-        NodeSet {
-            nodes: vec![1],
-            limits: NodeLimits::default(),
-            max_mem_per_node: None,
-        },
-    ];
+    let sets = node_sets(&[&[0], &[1]]);
     let inputs = inputs(2, &jobs)
         .with_site(partitions, OverLimits::Reject, offsets, flat)
         .unwrap()

@@ -6,9 +6,10 @@
 use std::sync::Arc;
 
 use crate::common::*;
-use crate::shared::{all_nodes, job, placements, resources, shared_inputs, starts, Shaped};
-use hpcsched_core::model::{NodeSet, OverLimits, PartitionSpec, Request, SharedNodes};
-use hpcsched_core::packing::NodeLimits;
+use crate::shared::{
+    all_nodes, job, node_sets, placements, resources, shared_inputs, starts, Shaped,
+};
+use hpcsched_core::model::{OverLimits, PartitionSpec, Request, SharedNodes};
 use hpcsched_core::sched::slurm::{
     Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmPolicy, SlurmSetup,
 };
@@ -222,18 +223,7 @@ fn a_partition_failing_the_main_pass_closes_its_nodes_to_a_partition_over_them()
         PartitionSpec::new("one", &[(1, 2)]),
     ];
     let candidates: [u32; 4] = [0, 0, 0, 1];
-    let sets = vec![
-        NodeSet {
-            nodes: vec![0, 1],
-            limits: NodeLimits::default(),
-            max_mem_per_node: None,
-        },
-        NodeSet {
-            nodes: vec![1],
-            limits: NodeLimits::default(),
-            max_mem_per_node: None,
-        },
-    ];
+    let sets = node_sets(&[&[0, 1], &[1]]);
     let requests = jobs.iter().map(|j| j.2.clone()).collect();
     let inputs = shared_site_inputs(&jobs, partitions, &candidates)
         .with_shared_nodes(SharedNodes::new(resources(2), requests, sets).unwrap())
@@ -312,18 +302,7 @@ fn a_failed_partition_is_counted_once_and_the_others_pass_goes_on() {
         PartitionSpec::new("a", &[(0, 1)]),
         PartitionSpec::new("b", &[(1, 2)]),
     ];
-    let sets = vec![
-        NodeSet {
-            nodes: vec![0],
-            limits: NodeLimits::default(),
-            max_mem_per_node: None,
-        },
-        NodeSet {
-            nodes: vec![1],
-            limits: NodeLimits::default(),
-            max_mem_per_node: None,
-        },
-    ];
+    let sets = node_sets(&[&[0], &[1]]);
     let requests = jobs.iter().map(|j| j.2.clone()).collect();
     let inputs = shared_site_inputs(&jobs, partitions, &[0, 0, 0, 1])
         .with_shared_nodes(SharedNodes::new(resources(2), requests, sets).unwrap())
