@@ -4,7 +4,8 @@
 use crate::error::{CoreError, Result};
 use crate::model::SharedNodes;
 use crate::packing::select::{draw_gres, memory_charge};
-use crate::packing::{Allocation, Tallies, Usage};
+use crate::packing::{Allocation, Free, NodeFree, Tallies, Usage};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The free resources of every node and the allocation of every running job.
 #[derive(Debug, Clone)]
@@ -16,7 +17,13 @@ pub struct SharedState {
     tallies: Tallies,
     /// Starts and ends so far: a scan may keep what it found while this stays the same.
     version: u64,
+    /// By job index: the serial number of what it holds (see [`SharedState::serial`]).
+    serials: Vec<u64>,
 }
+
+/// Serial numbers of allocations, unique in the process: a copy of a state (a search's
+/// forward model) keeps its jobs' numbers, and every later start gets a new one.
+static SERIALS: AtomicU64 = AtomicU64::new(1);
 
 /// What a policy reads of shared nodes.
 #[derive(Debug, Clone, Copy)]
@@ -35,6 +42,7 @@ impl SharedState {
             usage,
             held: vec![None; jobs],
             version: 0,
+            serials: vec![0; jobs],
         }
     }
 
@@ -55,6 +63,12 @@ impl SharedState {
         self.held.get(job as usize)?.as_deref()
     }
 
+    /// The serial number of what running job `job` holds: two states whose running jobs have
+    /// the same numbers hold the same allocations (whatever each state went through).
+    pub fn serial(&self, job: u32) -> u64 {
+        self.serials[job as usize]
+    }
+
     /// Job `job` takes `allocation`; returns how many of its nodes were idle.
     pub(crate) fn start(
         &mut self,
@@ -65,15 +79,9 @@ impl SharedState {
         let idle = (allocation.nodes.iter())
             .filter(|&&n| self.usage.idle(n))
             .count() as u32;
-        for &node in &allocation.nodes {
-            self.tallies.count(model, node, &self.usage, false);
-        }
-        let taken = self.usage.take(&allocation);
-        for &node in &allocation.nodes {
-            self.tallies.count(model, node, &self.usage, true);
-        }
-        taken?;
+        self.recount(model, &allocation, false, |usage| usage.take(&allocation))?;
         self.held[job as usize] = Some(Box::new(allocation));
+        self.serials[job as usize] = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.version += 1;
         Ok(idle)
     }
@@ -84,17 +92,51 @@ impl SharedState {
         let Some(allocation) = self.held[job as usize].take() else {
             return 0;
         };
-        for &node in &allocation.nodes {
-            self.tallies.count(model, node, &self.usage, false);
-        }
-        self.usage.give_back(&allocation);
-        for &node in &allocation.nodes {
-            self.tallies.count(model, node, &self.usage, true);
-        }
+        let given = self.recount(model, &allocation, true, |usage| {
+            usage.give_back(&allocation);
+            Ok(())
+        });
+        debug_assert!(given.is_ok());
         self.version += 1;
         (allocation.nodes.iter())
             .filter(|&&n| self.usage.idle(n))
             .count() as u32
+    }
+}
+
+impl SharedState {
+    /// Changes the usage on `allocation`'s nodes by `change` (a take, or a give back when
+    /// `gained`; a refused change changes nothing), keeping the tallies: an exclusive job
+    /// changes whether its nodes count at all, so they are counted out and in again; any other
+    /// moves each node once.
+    fn recount(
+        &mut self,
+        model: &SharedNodes,
+        allocation: &Allocation,
+        gained: bool,
+        change: impl FnOnce(&mut Usage) -> Result<()>,
+    ) -> Result<()> {
+        if allocation.exclusive {
+            for &node in &allocation.nodes {
+                self.tallies.count(model, node, &self.usage, false);
+            }
+            let done = change(&mut self.usage);
+            for &node in &allocation.nodes {
+                self.tallies.count(model, node, &self.usage, true);
+            }
+            return done;
+        }
+        let before: Vec<NodeFree> = (allocation.nodes.iter())
+            .map(|&n| self.usage.node(n))
+            .collect();
+        change(&mut self.usage)?;
+        let k = model.resources.gres_names().len();
+        for (i, (&node, &was)) in allocation.nodes.iter().zip(&before).enumerate() {
+            let units = &allocation.gres[i * k..(i + 1) * k];
+            let now = self.usage.node(node);
+            self.tallies.shift(model, node, was, now, units, gained);
+        }
+        Ok(())
     }
 }
 

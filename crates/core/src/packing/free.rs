@@ -2,6 +2,8 @@
 //! over another view that differ from it on a few nodes only (what a scan takes now, what the
 //! running jobs give back by a reservation's time). A scan thus never copies every node.
 
+use crate::model::SharedNodes;
+use crate::packing::tally::Tallies;
 use crate::packing::usage::{Allocation, Usage};
 
 /// One node's free CPUs and memory, the jobs holding part of it and whether one holds it
@@ -112,6 +114,33 @@ impl Sparse {
         }
     }
 
+    /// Gives `allocation` back to the layer (over `under`) and moves its nodes in `tallies`
+    /// (kept of this layer): [`Sparse::give_back`] between two [`Tallies::count`]s, in one
+    /// look at each node.
+    pub fn give_back_counted(
+        &mut self,
+        under: &impl Free,
+        allocation: &Allocation,
+        tallies: &mut Tallies,
+        model: &SharedNodes,
+    ) {
+        let k = self.kinds;
+        for i in 0..allocation.nodes.len() {
+            let node = allocation.nodes[i];
+            let r = self.row(node, under);
+            let before = self.rows[r];
+            if allocation.exclusive {
+                tallies.count(model, node, &self.over(under), false);
+                self.change(r, allocation, i, false);
+                tallies.count(model, node, &self.over(under), true);
+            } else {
+                self.change(r, allocation, i, false);
+                let units = &allocation.gres[i * k..(i + 1) * k];
+                tallies.shift(model, node, before, self.rows[r], units, true);
+            }
+        }
+    }
+
     /// Takes `allocation` on the nodes the layer has rows for only.
     pub fn take_where_touched(&mut self, allocation: &Allocation) {
         for (i, &node) in allocation.nodes.iter().enumerate() {
@@ -148,14 +177,27 @@ impl Sparse {
         }
     }
 
-    /// Copies `other`'s rows into this layer (the rows of nodes it touched).
-    pub fn absorb(&mut self, other: &Sparse, under: &impl Free) {
+    /// The rows of `nodes` (each must have one): their values and generic resources.
+    pub fn rows_of(&self, nodes: &[u32]) -> (Vec<NodeFree>, Vec<u32>) {
         let k = self.kinds;
-        for &node in &other.touched {
-            let from = other.slot[node as usize] as usize;
+        let mut rows = Vec::with_capacity(nodes.len());
+        let mut gres = Vec::with_capacity(nodes.len() * k);
+        for &node in nodes {
+            let r = self.slot[node as usize] as usize;
+            rows.push(self.rows[r]);
+            gres.extend_from_slice(&self.gres[r * k..(r + 1) * k]);
+        }
+        (rows, gres)
+    }
+
+    /// Sets the rows of `nodes` (over `under`) to `rows` and `gres` (as [`Sparse::rows_of`]
+    /// gives them).
+    pub fn put(&mut self, nodes: &[u32], rows: &[NodeFree], gres: &[u32], under: &impl Free) {
+        let k = self.kinds;
+        for (i, &node) in nodes.iter().enumerate() {
             let r = self.row(node, under);
-            self.rows[r] = other.rows[from];
-            self.gres[r * k..(r + 1) * k].copy_from_slice(&other.gres[from * k..(from + 1) * k]);
+            self.rows[r] = rows[i];
+            self.gres[r * k..(r + 1) * k].copy_from_slice(&gres[i * k..(i + 1) * k]);
         }
     }
 

@@ -3,7 +3,7 @@
 //! they ask for) before it runs the placement rule over the nodes.
 
 use crate::model::{Memory, Request, SharedNodes};
-use crate::packing::free::Free;
+use crate::packing::free::{Free, NodeFree};
 use crate::packing::select::{is_exclusive, node_needs};
 
 /// What a set's nodes have free in all (a node an exclusive job holds counts for nothing).
@@ -92,6 +92,88 @@ impl Tallies {
                 let total = &mut self.gres[s * k + g];
                 *total = if add { *total + units } else { *total - units };
             }
+        }
+    }
+
+    /// Moves node `node` in the tallies of its sets from `before` to `after` (held whole in
+    /// both or neither), its generic resources gaining (`gained`) or losing `units` by kind:
+    /// what [`Tallies::count`] does twice around a change, with the node's values in hand.
+    pub fn shift(
+        &mut self,
+        model: &SharedNodes,
+        node: u32,
+        before: NodeFree,
+        after: NodeFree,
+        units: &[u32],
+        gained: bool,
+    ) {
+        // (a node held whole counts for nothing; only an exclusive job changes that, and such
+        // a change goes through `count`)
+        debug_assert_eq!(before.whole, after.whole);
+        if before.whole {
+            return;
+        }
+        let k = self.kinds;
+        let width = self.most + 1;
+        for &s in model.node_sets(node) {
+            let s = s as usize;
+            if !self.by_cpus.is_empty() {
+                self.by_cpus[s * width + before.cpus as usize] -= 1;
+                self.by_cpus[s * width + after.cpus as usize] += 1;
+            }
+            let t = &mut self.sets[s];
+            t.cpus = t.cpus - u64::from(before.cpus) + u64::from(after.cpus);
+            t.with_cpus = t.with_cpus - u32::from(before.cpus > 0) + u32::from(after.cpus > 0);
+            t.idle = t.idle - u32::from(before.jobs == 0) + u32::from(after.jobs == 0);
+            t.memory = t.memory - before.memory + after.memory;
+            for (g, &u) in units.iter().enumerate().take(k) {
+                let total = &mut self.gres[s * k + g];
+                *total = if gained {
+                    *total + u64::from(u)
+                } else {
+                    *total - u64::from(u)
+                };
+            }
+        }
+    }
+
+    /// What changed from `before` to these tallies (of the same sets), in wrapping
+    /// arithmetic: [`Tallies::add_change`] makes `before` these again, or makes the same
+    /// change to tallies that were as `before` on the nodes it concerns.
+    pub fn change_since(&self, before: &Tallies) -> Tallies {
+        let sub64 =
+            |a: &[u64], b: &[u64]| a.iter().zip(b).map(|(x, y)| x.wrapping_sub(*y)).collect();
+        Tallies {
+            sets: (self.sets.iter().zip(&before.sets))
+                .map(|(a, b)| Tally {
+                    cpus: a.cpus.wrapping_sub(b.cpus),
+                    with_cpus: a.with_cpus.wrapping_sub(b.with_cpus),
+                    idle: a.idle.wrapping_sub(b.idle),
+                    memory: a.memory.wrapping_sub(b.memory),
+                })
+                .collect(),
+            gres: sub64(&self.gres, &before.gres),
+            kinds: self.kinds,
+            by_cpus: (self.by_cpus.iter().zip(&before.by_cpus))
+                .map(|(a, b)| a.wrapping_sub(*b))
+                .collect(),
+            most: self.most,
+        }
+    }
+
+    /// Makes the change `change` (from [`Tallies::change_since`]).
+    pub fn add_change(&mut self, change: &Tallies) {
+        for (a, d) in self.sets.iter_mut().zip(&change.sets) {
+            a.cpus = a.cpus.wrapping_add(d.cpus);
+            a.with_cpus = a.with_cpus.wrapping_add(d.with_cpus);
+            a.idle = a.idle.wrapping_add(d.idle);
+            a.memory = a.memory.wrapping_add(d.memory);
+        }
+        for (a, d) in self.gres.iter_mut().zip(&change.gres) {
+            *a = a.wrapping_add(*d);
+        }
+        for (a, d) in self.by_cpus.iter_mut().zip(&change.by_cpus) {
+            *a = a.wrapping_add(*d);
         }
     }
 

@@ -17,7 +17,7 @@ use crate::engine::{Backfill, Decision, Reserve, SharedView, Start, StartKind, V
 use crate::model::{Request, SharedNodes};
 use crate::packing::select::{is_exclusive, node_needs, offer};
 use crate::packing::usage::open_nodes;
-use crate::packing::{select, Allocation, Free, Least, Sparse, Tallies, Usage};
+use crate::packing::{select, Allocation, Free, Least, NodeFree, Sparse, Tallies, Usage};
 use crate::sched::order::{order_window, Heuristic};
 
 /// How a component stands in the scan.
@@ -65,6 +65,31 @@ pub struct SharedScan {
     /// The queue positions in scan order, and the components still open after the scan.
     positions: Vec<u32>,
     open: usize,
+    /// By component, the last reservation planned there without starts of its scan in it.
+    kept: Vec<Option<Kept>>,
+    /// What the component being reserved runs (as `Kept::running`).
+    running_key: Vec<(u64, u64)>,
+    /// By component, whether its reservation (its `kept` plan) is held in the shadow state:
+    /// only once a job that may end after the shadow time may fit now (see `hold`).
+    held: Vec<bool>,
+}
+
+/// A reservation as planned (see `SharedScan::reserve`), and what it was planned from: the
+/// top job and the running jobs of the component (their allocations' serial numbers and
+/// estimated ends, in the view's order). With no start of the scan in the component, the
+/// component's nodes are then as they were, the same ends free the same resources, and the
+/// plan would come out the same.
+#[derive(Debug, Clone)]
+struct Kept {
+    /// Whether it may be used again (planned with no start of the scan in the component).
+    reusable: bool,
+    job: u32,
+    running: Vec<(u64, u64)>,
+    /// The shadow time, the reservation, and its nodes at the shadow time once it is taken.
+    plan: Option<(f64, Allocation, Vec<NodeFree>, Vec<u32>)>,
+    /// What holding it changed in the tallies of the least of now and the shadow time, when
+    /// no start of the scan was in the component (the same change again then).
+    change: Option<Tallies>,
 }
 
 /// A scan in queue order that started nothing: while no job starts or ends and the queue only
@@ -267,6 +292,16 @@ impl SharedScan {
                 }
                 Phase::Backfill { shadow } => {
                     let late = est_end > shadow;
+                    if late {
+                        // (what is free both now and then is at most what is free now)
+                        if !sets
+                            .iter()
+                            .any(|&s| self.now_tallies.may_fit(model, s, request))
+                        {
+                            continue;
+                        }
+                        self.hold(base, model, c);
+                    }
                     let now = self.now.over(base);
                     let found = if late {
                         let limit = Least {
@@ -365,6 +400,25 @@ impl SharedScan {
     ) -> Option<f64> {
         let model = shared.model;
         let base = shared.state.usage();
+        let component = &self.node_component;
+        let fresh = !self.started.iter().any(|e| e.0 == c);
+        if fresh {
+            self.running_key.clear();
+            for r in view.running {
+                let Some(a) = shared.state.allocation(r.job) else {
+                    continue;
+                };
+                if component[a.nodes[0] as usize] == c {
+                    let end = view.estimated_end(r).to_bits();
+                    self.running_key.push((shared.state.serial(r.job), end));
+                }
+            }
+            let same = |k: &Kept| k.reusable && k.job == job && k.running == self.running_key;
+            if let Some(k) = self.kept[c as usize].as_ref().filter(|k| same(k)) {
+                self.held[c as usize] = false;
+                return k.plan.as_ref().map(|p| p.0);
+            }
+        }
         // the jobs this scan started in the component, by planned end (the running jobs are
         // in that order already: `View::running`)
         self.ends.clear();
@@ -375,7 +429,6 @@ impl SharedScan {
         }
         self.ends
             .sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-        let component = &self.node_component;
         let mut running = (view.running.iter())
             .filter_map(|r| {
                 let a = shared.state.allocation(r.job)?;
@@ -419,15 +472,7 @@ impl SharedScan {
                 if one_node {
                     self.later.give_back(&now, a);
                 } else {
-                    let later = self.later.over(&now);
-                    for &node in &a.nodes {
-                        self.later_tallies.count(model, node, &later, false);
-                    }
-                    self.later.give_back(&now, a);
-                    let later = self.later.over(&now);
-                    for &node in &a.nodes {
-                        self.later_tallies.count(model, node, &later, true);
-                    }
+                    (self.later).give_back_counted(&now, a, &mut self.later_tallies, model);
                 }
                 self.released.extend_from_slice(&a.nodes);
             }
@@ -464,36 +509,86 @@ impl SharedScan {
                 break;
             }
         }
-        let allocation = found?;
-        // the shadow state: later, less the reservation, on the nodes later touched
+        let plan = found.map(|allocation| {
+            // the reservation's nodes at the shadow time once it is taken
+            let now = self.now.over(base);
+            self.later.take(&now, &allocation);
+            let (rows, gres) = self.later.rows_of(&allocation.nodes);
+            (t, allocation, rows, gres)
+        });
+        let shadow = plan.as_ref().map(|p| p.0);
+        self.kept[c as usize] = Some(Kept {
+            reusable: fresh,
+            job,
+            running: if fresh {
+                std::mem::take(&mut self.running_key)
+            } else {
+                Vec::new()
+            },
+            plan,
+            change: None,
+        });
+        self.held[c as usize] = false;
+        shadow
+    }
+
+    /// Holds component `c`'s reservation in the shadow state (once): its nodes as they are
+    /// at the shadow time once it is taken. The shadow state differs from now only there: on
+    /// the other nodes given back, what is free at the shadow time is at least what is free
+    /// now, so a job must fit now there anyway. Only those nodes change the tallies of the
+    /// least of now and the shadow time; until a job that may end after the shadow time may
+    /// fit now, nothing reads them.
+    fn hold(&mut self, base: &Usage, model: &SharedNodes, c: u32) {
+        if std::mem::replace(&mut self.held[c as usize], true) {
+            return;
+        }
+        let Some(mut kept) = self.kept[c as usize].take() else {
+            return;
+        };
+        if let Some((_, allocation, rows, gres)) = kept.plan.as_ref() {
+            let untouched = kept.reusable && !self.started.iter().any(|e| e.0 == c);
+            match kept.change.as_ref().filter(|_| untouched) {
+                Some(change) => {
+                    self.limit_tallies.add_change(change);
+                    let now = self.now.over(base);
+                    self.shadow.put(&allocation.nodes, rows, gres, &now);
+                }
+                None => {
+                    let before = untouched.then(|| self.limit_tallies.clone());
+                    self.hold_plan(base, model, allocation, rows, gres);
+                    if let Some(before) = before {
+                        kept.change = Some(self.limit_tallies.change_since(&before));
+                    }
+                }
+            }
+        }
+        self.kept[c as usize] = Some(kept);
+    }
+
+    fn hold_plan(
+        &mut self,
+        base: &Usage,
+        model: &SharedNodes,
+        allocation: &Allocation,
+        rows: &[NodeFree],
+        gres: &[u32],
+    ) {
         let now = self.now.over(base);
-        self.later.take(&now, &allocation);
         let limit = Least {
             view: &now,
             layer: &self.shadow,
         };
-        for &node in self.later.touched() {
+        for &node in &allocation.nodes {
             self.limit_tallies.count(model, node, &limit, false);
         }
-        if self.shadow.touched().is_empty() {
-            // the scan's first reservation: the layer is the shadow state as it is
-            std::mem::swap(&mut self.shadow, &mut self.later);
-        } else {
-            self.shadow.absorb(&self.later, &now);
-        }
-        let touched = if self.later.touched().is_empty() {
-            self.shadow.touched()
-        } else {
-            self.later.touched()
-        };
+        self.shadow.put(&allocation.nodes, rows, gres, &now);
         let limit = Least {
             view: &now,
             layer: &self.shadow,
         };
-        for &node in touched {
+        for &node in &allocation.nodes {
             self.limit_tallies.count(model, node, &limit, true);
         }
-        Some(t)
     }
 
     /// Caches the component of each node of `shared`'s model (the site's components, or
@@ -506,6 +601,8 @@ impl SharedScan {
             return components;
         }
         self.model_id = id;
+        self.kept = vec![None; components];
+        self.held = vec![false; components];
         self.node_component = vec![u32::MAX; model.resources.nodes() as usize];
         for (p, set) in model.sets.iter().enumerate() {
             let c = (shared.site).map_or(0, |s| s.partition(p as u32).component);

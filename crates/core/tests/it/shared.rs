@@ -9,7 +9,9 @@ use hpcsched_core::model::{
     SharedNodes, Sharing,
 };
 use hpcsched_core::packing::NodeLimits;
-use hpcsched_core::{Calendar, Engine, Inputs, Machine, Overrun, RunLog};
+use hpcsched_core::{
+    Backfill, Calendar, Engine, Heuristic, Inputs, Machine, Overrun, Policy, QueuePolicy, RunLog,
+};
 
 /// A job: (submit, run = requested time, request).
 pub(crate) type Shaped = (f64, f64, Request);
@@ -530,4 +532,92 @@ fn max_mem_per_node_is_held_against_the_memory_a_node_gets_as_slurm_counts_it() 
     assert_eq!(memory_per_node(&exclusive, set, &resources), 6000);
     let whole = Request::tasks(1, Memory::Whole);
     assert_eq!(memory_per_node(&whole, set, &resources), 0);
+}
+
+/// A queue policy made afresh at each decision: nothing kept from one scan to the next.
+struct Afresh(Heuristic);
+
+impl Policy for Afresh {
+    fn name(&self) -> String {
+        "afresh".into()
+    }
+    fn decide(&mut self, view: &hpcsched_core::View, decision: &mut hpcsched_core::Decision) {
+        let mut policy = QueuePolicy::new(self.0, usize::MAX, Backfill::Easy);
+        policy.decide(view, decision);
+    }
+}
+
+/// Random jobs of 1 to 12 tasks (up to three nodes), some with GPUs, ending before, at or
+/// after their requests, on a site of two partitions of 3 nodes each: a policy that keeps its
+/// reservations from scan to scan (a component's plan while nothing in it changed, held in
+/// the shadow state only once a later job may use it) decides exactly as one made afresh at
+/// every decision, under FCFS and under SJF.
+#[test]
+fn reservations_kept_between_scans_decide_as_scans_made_afresh() {
+    let partitions = vec![
+        PartitionSpec::new("a", &[(0, 3)]),
+        PartitionSpec::new("b", &[(3, 6)]),
+    ];
+    let mut kept_any = 0;
+    for seed in 1..=400u64 {
+        let mut draws = Draws(seed * 104_729);
+        let mut submit = 0.0;
+        let mut specs = Vec::new();
+        let mut jobs: Vec<Shaped> = Vec::new();
+        let (mut offsets, mut flat) = (vec![0u32], Vec::new());
+        for _ in 0..60 {
+            submit += draws.below(20) as f64;
+            let requested = 20.0 + draws.below(300) as f64;
+            // ends early, on time or late (continues past its request)
+            let run = match draws.below(3) {
+                0 => requested * 0.3,
+                1 => requested,
+                _ => requested * 1.5,
+            };
+            let request = job(
+                1 + draws.below(12) as u32,
+                draws.below(4001),
+                draws.below(4).saturating_sub(2) as u32,
+            );
+            specs.push((submit, run, requested, request.nodes.unwrap_or(1)));
+            flat.push(draws.below(2) as u32);
+            offsets.push(flat.len() as u32);
+            jobs.push((submit, requested, request));
+        }
+        let sets = node_sets(&[&[0, 1, 2], &[3, 4, 5]]);
+        let make = || {
+            Inputs::new(
+                table(&specs),
+                Machine::new(6),
+                Calendar::new(Vec::new(), 0.0).unwrap(),
+                Overrun::Continue,
+            )
+            .unwrap()
+            .with_site(
+                partitions.clone(),
+                OverLimits::Reject,
+                offsets.clone(),
+                flat.clone(),
+            )
+            .unwrap()
+            .with_shared_nodes(shared(6, &jobs, sets.clone()))
+            .unwrap()
+        };
+        for heuristic in [Heuristic::Fcfs, Heuristic::Sjf] {
+            let mut kept = QueuePolicy::new(heuristic, usize::MAX, Backfill::Easy);
+            let log = run_inputs(make(), &mut kept);
+            let fresh = run_inputs(make(), &mut Afresh(heuristic));
+            assert_eq!(log.start, fresh.start, "seed {seed} {heuristic:?}");
+            assert_eq!(
+                log.allocations, fresh.allocations,
+                "seed {seed} {heuristic:?}"
+            );
+            assert_eq!(
+                log.reservations, fresh.reservations,
+                "seed {seed} {heuristic:?}"
+            );
+            kept_any += usize::from(log.reservations.len() > 1);
+        }
+    }
+    assert!(kept_any > 40, "too few runs with reservations: {kept_any}");
 }
