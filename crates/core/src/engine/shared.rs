@@ -132,9 +132,20 @@ impl SharedState {
         change(&mut self.usage)?;
         let k = model.resources.gres_names().len();
         for (i, (&node, &was)) in allocation.nodes.iter().zip(&before).enumerate() {
-            let units = &allocation.gres[i * k..(i + 1) * k];
-            let now = self.usage.node(node);
-            self.tallies.shift(model, node, was, now, units, gained);
+            let (units, usage) = (&allocation.gres[i * k..], &self.usage);
+            let gres = |g: usize| {
+                let now = usage.free_gres(node, g as u32);
+                (
+                    if gained {
+                        now - units[g]
+                    } else {
+                        now + units[g]
+                    },
+                    now,
+                )
+            };
+            let now = usage.node(node);
+            self.tallies.shift(model, node, was, now, gres);
         }
         Ok(())
     }

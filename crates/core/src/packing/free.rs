@@ -27,12 +27,7 @@ pub trait Free {
 impl Free for Usage {
     #[inline]
     fn node(&self, node: u32) -> NodeFree {
-        NodeFree {
-            cpus: self.free_cpus(node),
-            memory: self.free_memory(node),
-            jobs: self.holders(node),
-            whole: self.held_whole(node),
-        }
+        self.node_free(node)
     }
     #[inline]
     fn gres(&self, node: u32, kind: u32) -> u32 {
@@ -135,8 +130,9 @@ impl Sparse {
                 tallies.count(model, node, &self.over(under), true);
             } else {
                 self.change(r, allocation, i, false);
-                let units = &allocation.gres[i * k..(i + 1) * k];
-                tallies.shift(model, node, before, self.rows[r], units, true);
+                let (units, now) = (&allocation.gres[i * k..], &self.gres[r * k..]);
+                let gres = |g: usize| (now[g] - units[g], now[g]);
+                tallies.shift(model, node, before, self.rows[r], gres);
             }
         }
     }
@@ -190,14 +186,24 @@ impl Sparse {
         (rows, gres)
     }
 
-    /// Sets the rows of `nodes` (over `under`) to `rows` and `gres` (as [`Sparse::rows_of`]
-    /// gives them).
-    pub fn put(&mut self, nodes: &[u32], rows: &[NodeFree], gres: &[u32], under: &impl Free) {
+    /// Sets the rows of `nodes` to `rows` and `gres` (as [`Sparse::rows_of`] gives them).
+    pub fn put(&mut self, nodes: &[u32], rows: &[NodeFree], gres: &[u32]) {
         let k = self.kinds;
         for (i, &node) in nodes.iter().enumerate() {
-            let r = self.row(node, under);
-            self.rows[r] = rows[i];
-            self.gres[r * k..(r + 1) * k].copy_from_slice(&gres[i * k..(i + 1) * k]);
+            let values = &gres[i * k..(i + 1) * k];
+            match self.slot[node as usize] {
+                u32::MAX => {
+                    self.slot[node as usize] = self.rows.len() as u32;
+                    self.rows.push(rows[i]);
+                    self.gres.extend_from_slice(values);
+                    self.touched.push(node);
+                }
+                r => {
+                    let r = r as usize;
+                    self.rows[r] = rows[i];
+                    self.gres[r * k..(r + 1) * k].copy_from_slice(values);
+                }
+            }
         }
     }
 

@@ -63,7 +63,20 @@ impl Tallies {
     /// Adds (`add`) or removes node `node`'s free resources, as `free` has them, to the
     /// tallies of its sets: remove before it changes, add after.
     pub fn count(&mut self, model: &SharedNodes, node: u32, free: &impl Free, add: bool) {
-        let f = free.node(node);
+        let gres = |g: usize| free.gres(node, g as u32);
+        self.count_values(model, node, free.node(node), gres, add);
+    }
+
+    /// [`Tallies::count`] with node `node`'s values in hand: `f`, and `gres(k)` free units
+    /// of each generic resource kind.
+    pub fn count_values(
+        &mut self,
+        model: &SharedNodes,
+        node: u32,
+        f: NodeFree,
+        gres: impl Fn(usize) -> u32,
+        add: bool,
+    ) {
         if f.whole {
             return;
         }
@@ -88,7 +101,7 @@ impl Tallies {
                 t.memory -= memory;
             }
             for g in 0..k {
-                let units = u64::from(free.gres(node, g as u32));
+                let units = u64::from(gres(g));
                 let total = &mut self.gres[s * k + g];
                 *total = if add { *total + units } else { *total - units };
             }
@@ -96,16 +109,16 @@ impl Tallies {
     }
 
     /// Moves node `node` in the tallies of its sets from `before` to `after` (held whole in
-    /// both or neither), its generic resources gaining (`gained`) or losing `units` by kind:
-    /// what [`Tallies::count`] does twice around a change, with the node's values in hand.
+    /// both or neither), its free units of each generic resource kind `k` from `gres(k).0` to
+    /// `gres(k).1`: what [`Tallies::count`] does twice around a change, with the node's values
+    /// in hand.
     pub fn shift(
         &mut self,
         model: &SharedNodes,
         node: u32,
         before: NodeFree,
         after: NodeFree,
-        units: &[u32],
-        gained: bool,
+        gres: impl Fn(usize) -> (u32, u32),
     ) {
         // (a node held whole counts for nothing; only an exclusive job changes that, and such
         // a change goes through `count`)
@@ -126,13 +139,10 @@ impl Tallies {
             t.with_cpus = t.with_cpus - u32::from(before.cpus > 0) + u32::from(after.cpus > 0);
             t.idle = t.idle - u32::from(before.jobs == 0) + u32::from(after.jobs == 0);
             t.memory = t.memory - before.memory + after.memory;
-            for (g, &u) in units.iter().enumerate().take(k) {
+            for g in 0..k {
+                let (was, is) = gres(g);
                 let total = &mut self.gres[s * k + g];
-                *total = if gained {
-                    *total + u64::from(u)
-                } else {
-                    *total - u64::from(u)
-                };
+                *total = *total - u64::from(was) + u64::from(is);
             }
         }
     }

@@ -3,6 +3,7 @@
 
 use crate::error::{CoreError, Result};
 use crate::model::Resources;
+use crate::packing::free::NodeFree;
 
 /// What one job holds: per node, CPUs, memory (MB) and units of each generic resource kind.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -37,15 +38,12 @@ impl Allocation {
 /// Each node's free CPUs, memory and generic resources, and how many jobs hold part of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Usage {
-    free_cpus: Vec<u32>,
-    free_memory: Vec<u64>,
+    /// By node: its free CPUs and memory, the jobs holding part of it, whether one holds it
+    /// whole (together: a placement reads them all of each node it looks at).
+    free: Vec<NodeFree>,
     /// `free_gres[node * kinds + k]`.
     free_gres: Vec<u32>,
     kinds: usize,
-    /// Jobs holding part of each node.
-    jobs: Vec<u32>,
-    /// Nodes held by an exclusive job.
-    exclusive: Vec<bool>,
     /// Bit `n`: node `n` has a free CPU and no exclusive job (the only nodes a placement can
     /// use), so a placement looks at those alone.
     open: Vec<u64>,
@@ -61,12 +59,16 @@ impl Usage {
             free_gres.extend_from_slice(&resources.shape(node).gres);
         }
         Usage {
-            free_cpus: (0..n).map(|i| resources.shape(i).cpus).collect(),
-            free_memory: (0..n).map(|i| resources.shape(i).memory).collect(),
+            free: (0..n)
+                .map(|i| NodeFree {
+                    cpus: resources.shape(i).cpus,
+                    memory: resources.shape(i).memory,
+                    jobs: 0,
+                    whole: false,
+                })
+                .collect(),
             free_gres,
             kinds,
-            jobs: vec![0; n as usize],
-            exclusive: vec![false; n as usize],
             open: open_bits(n as usize, |_| true),
         }
     }
@@ -78,7 +80,7 @@ impl Usage {
 
     fn refresh_open(&mut self, n: usize) {
         let bit = 1u64 << (n % 64);
-        if self.free_cpus[n] > 0 && !self.exclusive[n] {
+        if self.free[n].cpus > 0 && !self.free[n].whole {
             self.open[n / 64] |= bit;
         } else {
             self.open[n / 64] &= !bit;
@@ -87,12 +89,12 @@ impl Usage {
 
     #[inline]
     pub fn free_cpus(&self, node: u32) -> u32 {
-        self.free_cpus[node as usize]
+        self.free[node as usize].cpus
     }
 
     #[inline]
     pub fn free_memory(&self, node: u32) -> u64 {
-        self.free_memory[node as usize]
+        self.free[node as usize].memory
     }
 
     #[inline]
@@ -100,22 +102,28 @@ impl Usage {
         self.free_gres[node as usize * self.kinds + kind as usize]
     }
 
+    /// Node `node`'s free CPUs and memory, holders, and whether it is held whole.
+    #[inline]
+    pub fn node_free(&self, node: u32) -> NodeFree {
+        self.free[node as usize]
+    }
+
     /// How many jobs hold part of it.
     #[inline]
     pub fn holders(&self, node: u32) -> u32 {
-        self.jobs[node as usize]
+        self.free[node as usize].jobs
     }
 
     /// No job holds any of it.
     #[inline]
     pub fn idle(&self, node: u32) -> bool {
-        self.jobs[node as usize] == 0
+        self.free[node as usize].jobs == 0
     }
 
     /// An exclusive job holds it.
     #[inline]
     pub fn held_whole(&self, node: u32) -> bool {
-        self.exclusive[node as usize]
+        self.free[node as usize].whole
     }
 
     /// Takes `allocation`; an error (and nothing taken) when a node lacks any of it.
@@ -123,11 +131,12 @@ impl Usage {
         let k = self.kinds;
         for (i, &node) in allocation.nodes.iter().enumerate() {
             let n = node as usize;
-            let short = allocation.cpus[i] > self.free_cpus[n]
-                || allocation.memory[i] > self.free_memory[n]
+            let f = self.free[n];
+            let short = allocation.cpus[i] > f.cpus
+                || allocation.memory[i] > f.memory
                 || (0..k).any(|g| allocation.gres[i * k + g] > self.free_gres[n * k + g])
-                || self.exclusive[n]
-                || (allocation.exclusive && self.jobs[n] > 0);
+                || f.whole
+                || (allocation.exclusive && f.jobs > 0);
             if short {
                 return Err(CoreError::decision(format!(
                     "node {node} does not have the resources the start takes"
@@ -136,13 +145,14 @@ impl Usage {
         }
         for (i, &node) in allocation.nodes.iter().enumerate() {
             let n = node as usize;
-            self.free_cpus[n] -= allocation.cpus[i];
-            self.free_memory[n] -= allocation.memory[i];
+            let f = &mut self.free[n];
+            f.cpus -= allocation.cpus[i];
+            f.memory -= allocation.memory[i];
+            f.jobs += 1;
+            f.whole |= allocation.exclusive;
             for g in 0..k {
                 self.free_gres[n * k + g] -= allocation.gres[i * k + g];
             }
-            self.jobs[n] += 1;
-            self.exclusive[n] |= allocation.exclusive;
             self.refresh_open(n);
         }
         Ok(())
@@ -153,14 +163,15 @@ impl Usage {
         let k = self.kinds;
         for (i, &node) in allocation.nodes.iter().enumerate() {
             let n = node as usize;
-            self.free_cpus[n] += allocation.cpus[i];
-            self.free_memory[n] += allocation.memory[i];
+            let f = &mut self.free[n];
+            f.cpus += allocation.cpus[i];
+            f.memory += allocation.memory[i];
+            f.jobs -= 1;
+            if allocation.exclusive {
+                f.whole = false;
+            }
             for g in 0..k {
                 self.free_gres[n * k + g] += allocation.gres[i * k + g];
-            }
-            self.jobs[n] -= 1;
-            if allocation.exclusive {
-                self.exclusive[n] = false;
             }
             self.refresh_open(n);
         }

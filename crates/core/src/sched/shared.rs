@@ -69,6 +69,8 @@ pub struct SharedScan {
     kept: Vec<Option<Kept>>,
     /// What the component being reserved runs (as `Kept::running`).
     running_key: Vec<(u64, u64)>,
+    /// The values of a reservation's nodes before it is held (scratch).
+    hold_scratch: (Vec<NodeFree>, Vec<u32>),
     /// By component, whether its reservation (its `kept` plan) is held in the shadow state:
     /// only once a job that may end after the shadow time may fit now (see `hold`).
     held: Vec<bool>,
@@ -550,8 +552,7 @@ impl SharedScan {
             match kept.change.as_ref().filter(|_| untouched) {
                 Some(change) => {
                     self.limit_tallies.add_change(change);
-                    let now = self.now.over(base);
-                    self.shadow.put(&allocation.nodes, rows, gres, &now);
+                    self.shadow.put(&allocation.nodes, rows, gres);
                 }
                 None => {
                     let before = untouched.then(|| self.limit_tallies.clone());
@@ -573,21 +574,37 @@ impl SharedScan {
         rows: &[NodeFree],
         gres: &[u32],
     ) {
+        let k = model.resources.gres_names().len();
         let now = self.now.over(base);
         let limit = Least {
             view: &now,
             layer: &self.shadow,
         };
+        // what is free both now and at the shadow time on the reservation's nodes, before
+        let (was, was_gres) = (&mut self.hold_scratch.0, &mut self.hold_scratch.1);
+        was.clear();
+        was_gres.clear();
         for &node in &allocation.nodes {
-            self.limit_tallies.count(model, node, &limit, false);
+            was.push(limit.node(node));
+            was_gres.extend((0..k as u32).map(|g| limit.gres(node, g)));
         }
-        self.shadow.put(&allocation.nodes, rows, gres, &now);
+        self.shadow.put(&allocation.nodes, rows, gres);
         let limit = Least {
             view: &now,
             layer: &self.shadow,
         };
-        for &node in &allocation.nodes {
-            self.limit_tallies.count(model, node, &limit, true);
+        for (i, &node) in allocation.nodes.iter().enumerate() {
+            let (before, after) = (was[i], limit.node(node));
+            if before.whole == after.whole {
+                let gres = |g: usize| (was_gres[i * k + g], limit.gres(node, g as u32));
+                self.limit_tallies.shift(model, node, before, after, gres);
+            } else {
+                // (held whole on one side: the node counts on the other side only)
+                let was = |g: usize| was_gres[i * k + g];
+                (self.limit_tallies).count_values(model, node, before, was, false);
+                let is = |g: usize| limit.gres(node, g as u32);
+                (self.limit_tallies).count_values(model, node, after, is, true);
+            }
         }
     }
 
