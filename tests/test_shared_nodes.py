@@ -208,13 +208,45 @@ def test_what_does_not_run_on_shared_nodes_yet_is_refused_plainly(
     assert not (tmp_path / "r").exists()
 
 
-def test_a_downtime_calendar_on_shared_nodes_is_refused(shared_run, tmp_path):
+def test_an_outage_of_a_named_node_kills_its_job_which_restarts_when_it_is_back(
+    shared_run, tmp_path
+):
+    """The schedule above, with n1 down over [10, 20): J3 (4 CPUs on n1) is killed at 10
+    and requeued first; n0 is full, so it is reserved on n1 at 20, when n1 comes back, and
+    starts there. J5 and J6 then go as before (J6 at 50 on J4's CPU, J5 at 100 on n0)."""
     trace, platform = shared_run
     calendar = tmp_path / "down.txt"
-    calendar.write_text("10 20 U\n")
-    with pytest.raises(OptionError, match="a downtime calendar does not run on shared nodes"):
+    calendar.write_text("10 20 U nodes=1-1 # n1 fails\n")
+    result = hpcsched.simulate(
+        trace, "fcfs", platform=str(platform), procs_per_node=4, downtime=calendar
+    )
+    jobs = result.jobs
+    np.testing.assert_array_equal(jobs["start"].to_numpy(), [0, 0, 20, 0, 100, 50])
+    assert jobs["alloc_nodes"].tolist() == ["0", "0", "1", "0", "0", "0"]
+    lost = result.lost
+    assert lost[["job_index", "start", "end"]].values.tolist() == [[2, 0.0, 10.0]]
+
+
+def test_a_count_of_nodes_down_on_shared_nodes_names_its_line(shared_run, tmp_path):
+    trace, platform = shared_run
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("# maintenance\n10 20 S 1\n")
+    with pytest.raises(InputError, match="say which nodes go down") as caught:
         hpcsched.simulate(
             trace, "fcfs", platform=str(platform), procs_per_node=4, downtime=calendar
+        )
+    assert caught.value.line == 2
+
+
+def test_a_downtime_calendar_under_slurms_scheduler_on_shared_nodes_is_refused(
+    shared_run, tmp_path
+):
+    trace, platform = shared_run
+    calendar = tmp_path / "down.txt"
+    calendar.write_text("10 20 U nodes=1-1\n")
+    with pytest.raises(OptionError, match="a downtime calendar under Slurm's scheduler"):
+        hpcsched.simulate(
+            trace, "slurm", platform=str(platform), procs_per_node=4, downtime=calendar
         )
 
 

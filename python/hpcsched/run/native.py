@@ -98,7 +98,7 @@ def native_run(
         groups=_power_groups(platform),
         site=site.native(),
         shared=site.shared,
-        **calendar.columns(site.partition_names),
+        **calendar.columns(site.partition_names, shared=site.shared is not None),
         announce_lead=calendar.announce_lead,
         overrun=overrun,
         policy=policy,

@@ -123,24 +123,29 @@ class DowntimeCalendar:
     def __len__(self) -> int:
         return len(self.windows)
 
-    def columns(self, partitions: list[str] | None = None) -> dict[str, np.ndarray]:
+    def columns(
+        self, partitions: list[str] | None = None, *, shared: bool = False
+    ) -> dict[str, np.ndarray]:
         """The windows as the engine's columns: start, end, scheduled (else unscheduled),
         nodes (0: the whole machine), back asleep, and on a platform with ``partitions`` the
         index of the partition each takes down (-1: none) and its node range (first -1:
-        none; without partitions a range is its count of nodes). On a platform with
-        partitions a bare node count says no nodes: an ``InputError`` naming its line."""
+        none; without partitions, unless jobs share nodes (``shared``), a range is its count
+        of nodes). With partitions or shared nodes a bare node count says no nodes (the jobs
+        a window kills are those on its nodes): an ``InputError`` naming its line."""
         w = self.windows
-        for x in w if partitions else ():
+        named = bool(partitions) or shared
+        where = "with partitions" if partitions else "whose jobs share nodes"
+        for x in w if named else ():
             if x.nodes is not None and x.node_range is None and x.partition is None:
                 raise InputError(
-                    f"a count of nodes ({x.nodes}) on a platform with partitions: say which "
-                    "nodes go down, partition=NAME or nodes=FIRST-LAST",
+                    f"a count of nodes ({x.nodes}) on a platform {where}: say which nodes go "
+                    "down, partition=NAME or nodes=FIRST-LAST",
                     path=self.source,
                     line=x.line,
                     field="nodes",
                 )
         index = {name: k for k, name in enumerate(partitions or [])}
-        ranges = [x.node_range if x.node_range and partitions else (-1, -1) for x in w]
+        ranges = [x.node_range if x.node_range and named else (-1, -1) for x in w]
         return {
             "down_range_first": np.array([r[0] for r in ranges], dtype=np.int64),
             "down_range_end": np.array([r[1] for r in ranges], dtype=np.int64),

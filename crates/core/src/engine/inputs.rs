@@ -188,7 +188,8 @@ impl Inputs {
 
     /// Jobs share nodes: each node's resources and each job's request, and the node sets
     /// (the site's partitions, in order, or one set of every node). Set after the site.
-    /// Downtime and node power states do not combine with shared nodes yet: they are refused.
+    /// Downtime windows take down named nodes (a range, a partition or every node); node power
+    /// states do not combine with shared nodes yet: they are refused.
     /// Jobs that fit none of their partitions' nodes even when empty are refused at
     /// submission, or held pending for ever as the site says (`OverLimits`), as larger than
     /// their partition.
@@ -210,11 +211,26 @@ impl Inputs {
                 shared.sets.len()
             )));
         }
-        if self.power_managed || !self.groups.is_empty() || !self.calendar.windows().is_empty() {
+        if self.power_managed || !self.groups.is_empty() {
             return Err(CoreError::input(
-                "jobs sharing nodes with downtime, node power states or node groups of their \
-                 own power: not yet",
+                "jobs sharing nodes with node power states or node groups of their own power: \
+                 not yet",
             ));
+        }
+        for w in self.calendar.windows() {
+            // (a window takes down named nodes: the jobs on them are the ones it kills)
+            if w.nodes.is_some() && w.range.is_none() && w.partition.is_none() {
+                return Err(CoreError::input(
+                    "on shared nodes a downtime window of part of the machine names its nodes \
+                     (a node range or a partition)",
+                ));
+            }
+            if w.range.is_some_and(|(_, end)| end > self.machine.nodes) {
+                return Err(CoreError::input(format!(
+                    "a downtime window takes down nodes {:?} of a machine of {}",
+                    w.range, self.machine.nodes
+                )));
+            }
         }
         let mut shared = shared;
         match self.site.as_ref() {

@@ -2,7 +2,7 @@
 //! running job holds, checked and changed only by the engine.
 
 use crate::error::{CoreError, Result};
-use crate::model::SharedNodes;
+use crate::model::{Downtime, SharedNodes};
 use crate::packing::select::{draw_gres, memory_charge};
 use crate::packing::{Allocation, Free, NodeFree, Tallies, Usage};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -19,6 +19,8 @@ pub struct SharedState {
     version: u64,
     /// By job index: the serial number of what it holds (see [`SharedState::serial`]).
     serials: Vec<u64>,
+    /// Changes of the nodes down (see [`SharedState::downs`]).
+    downs: u64,
 }
 
 /// Serial numbers of allocations, unique in the process: a copy of a state (a search's
@@ -32,6 +34,9 @@ pub struct SharedView<'a> {
     pub state: &'a SharedState,
     /// The site whose partitions are the node sets (`None`: one set of every node).
     pub site: Option<&'a crate::model::Site>,
+    /// The calendar's downtime windows, and those under way (window, end, nodes).
+    pub downtime: &'a [Downtime],
+    pub active: &'a [(u32, f64, u32)],
 }
 
 impl SharedState {
@@ -43,6 +48,7 @@ impl SharedState {
             held: vec![None; jobs],
             version: 0,
             serials: vec![0; jobs],
+            downs: 0,
         }
     }
 
@@ -84,6 +90,63 @@ impl SharedState {
         self.serials[job as usize] = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.version += 1;
         Ok(idle)
+    }
+
+    /// The nodes of `window` (a node range, a partition's nodes or every node) go down; the
+    /// jobs holding any of them were killed before. Returns how many of them were up.
+    pub(crate) fn take_down(&mut self, model: &SharedNodes, window: &Downtime) -> u32 {
+        let nodes = window_nodes(model, window);
+        let mut up = 0;
+        for &node in &nodes {
+            up += u32::from(!self.usage.is_down(node));
+            self.tallies.count(model, node, &self.usage, false);
+            self.usage.take_down(node);
+            self.tallies.count(model, node, &self.usage, true);
+        }
+        self.version += 1;
+        self.downs += 1;
+        up
+    }
+
+    /// The nodes of `window` come back from it.
+    pub(crate) fn bring_up(&mut self, model: &SharedNodes, window: &Downtime) {
+        for node in window_nodes(model, window) {
+            self.tallies.count(model, node, &self.usage, false);
+            self.usage.bring_up(node);
+            self.tallies.count(model, node, &self.usage, true);
+        }
+        self.version += 1;
+        self.downs += 1;
+    }
+
+    /// Changes of the nodes down so far: what a node offers stays the same while this does
+    /// (and no job starts or ends on it).
+    pub fn downs(&self) -> u64 {
+        self.downs
+    }
+
+    /// How many nodes are down.
+    pub fn nodes_down(&self, model: &SharedNodes) -> u32 {
+        (0..model.resources.nodes())
+            .filter(|&n| self.usage.is_down(n))
+            .count() as u32
+    }
+
+    /// The running jobs holding any node of `window`, of `running`.
+    pub(crate) fn holding(
+        &self,
+        model: &SharedNodes,
+        window: &Downtime,
+        running: &[u32],
+    ) -> Vec<u32> {
+        let nodes = window_nodes(model, window);
+        (running.iter())
+            .copied()
+            .filter(|&j| {
+                self.allocation(j)
+                    .is_some_and(|a| a.nodes.iter().any(|n| nodes.binary_search(n).is_ok()))
+            })
+            .collect()
     }
 
     /// Job `job` ends and gives back what it held; returns how many of its nodes it leaves
@@ -148,6 +211,20 @@ impl SharedState {
             self.tallies.shift(model, node, was, now, gres);
         }
         Ok(())
+    }
+}
+
+/// The nodes a downtime window takes down on shared nodes, ascending: its node range, its
+/// partition's nodes (node set), or every node.
+pub fn window_nodes(model: &SharedNodes, window: &Downtime) -> Vec<u32> {
+    match (window.range, window.partition) {
+        (Some((first, end)), _) => (first..end).collect(),
+        (None, Some(p)) => {
+            let mut nodes = model.sets[p as usize].nodes.clone();
+            nodes.sort_unstable();
+            nodes
+        }
+        (None, None) => (0..model.resources.nodes()).collect(),
     }
 }
 

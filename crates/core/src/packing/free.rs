@@ -137,6 +137,26 @@ impl Sparse {
         }
     }
 
+    /// Node `node`, down now (and held by no job), is up in the layer (over `under`); its
+    /// move is kept in `tallies` when given.
+    pub fn bring_up(
+        &mut self,
+        under: &impl Free,
+        node: u32,
+        tallies: Option<&mut Tallies>,
+        model: &SharedNodes,
+    ) {
+        let r = self.row(node, under);
+        match tallies {
+            Some(tallies) => {
+                tallies.count(model, node, &self.over(under), false);
+                self.rows[r].whole = false;
+                tallies.count(model, node, &self.over(under), true);
+            }
+            None => self.rows[r].whole = false,
+        }
+    }
+
     /// Takes `allocation` on the nodes the layer has rows for only.
     pub fn take_where_touched(&mut self, allocation: &Allocation) {
         for (i, &node) in allocation.nodes.iter().enumerate() {

@@ -44,6 +44,9 @@ pub struct Usage {
     /// `free_gres[node * kinds + k]`.
     free_gres: Vec<u32>,
     kinds: usize,
+    /// By node: the downtime windows it is down in (a node down is held whole: it offers
+    /// nothing).
+    down: Vec<u32>,
     /// Bit `n`: node `n` has a free CPU and no exclusive job (the only nodes a placement can
     /// use), so a placement looks at those alone.
     open: Vec<u64>,
@@ -69,6 +72,7 @@ impl Usage {
                 .collect(),
             free_gres,
             kinds,
+            down: vec![0; n as usize],
             open: open_bits(n as usize, |_| true),
         }
     }
@@ -158,6 +162,33 @@ impl Usage {
         Ok(())
     }
 
+    /// Node `node` goes down (in one more window): it offers nothing until it is up again.
+    /// No job may hold it.
+    pub fn take_down(&mut self, node: u32) {
+        let n = node as usize;
+        debug_assert_eq!(
+            self.free[n].jobs, 0,
+            "the jobs on a node going down were killed"
+        );
+        self.down[n] += 1;
+        self.free[n].whole = true;
+        self.refresh_open(n);
+    }
+
+    /// Node `node` comes back from one of its windows (up once it is back from all).
+    pub fn bring_up(&mut self, node: u32) {
+        let n = node as usize;
+        self.down[n] -= 1;
+        self.free[n].whole = self.down[n] > 0;
+        self.refresh_open(n);
+    }
+
+    /// Node `node` is down.
+    #[inline]
+    pub fn is_down(&self, node: u32) -> bool {
+        self.down[node as usize] > 0
+    }
+
     /// Gives back `allocation` (taken before).
     pub fn give_back(&mut self, allocation: &Allocation) {
         let k = self.kinds;
@@ -168,7 +199,7 @@ impl Usage {
             f.memory += allocation.memory[i];
             f.jobs -= 1;
             if allocation.exclusive {
-                f.whole = false;
+                f.whole = self.down[n] > 0;
             }
             for g in 0..k {
                 self.free_gres[n * k + g] += allocation.gres[i * k + g];

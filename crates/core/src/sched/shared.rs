@@ -13,10 +13,11 @@
 //! blocked by GPUs therefore holds back neither a job that needs only CPUs nor one ending
 //! before it can start (docs/semantics.md, "Resources inside nodes").
 
+use crate::engine::shared::window_nodes;
 use crate::engine::{Backfill, Decision, Reserve, SharedView, Start, StartKind, View};
 use crate::model::{Request, SharedNodes};
 use crate::packing::select::{is_exclusive, node_needs, offer};
-use crate::packing::usage::open_nodes;
+use crate::packing::usage::{open_bits, open_nodes};
 use crate::packing::{select, Allocation, Free, Least, NodeFree, Sparse, Tallies, Usage};
 use crate::sched::order::{order_window, Heuristic};
 
@@ -69,6 +70,12 @@ pub struct SharedScan {
     kept: Vec<Option<Kept>>,
     /// What the component being reserved runs (as `Kept::running`).
     running_key: Vec<(u64, u64)>,
+    /// The announced downtime windows: (start, end, their nodes as bits).
+    announced: Vec<(f64, f64, Vec<u64>)>,
+    /// The nodes a job may not use (bits, scratch; see `exclusion`).
+    excluded: Vec<u64>,
+    /// The times a reservation's search passes windows' ends: (end, window, under way).
+    window_ends: Vec<(f64, u32, bool)>,
     /// The values of a reservation's nodes before it is held (scratch).
     hold_scratch: (Vec<NodeFree>, Vec<u32>),
     /// By component, whether its reservation (its `kept` plan) is held in the shadow state:
@@ -87,6 +94,8 @@ struct Kept {
     reusable: bool,
     job: u32,
     running: Vec<(u64, u64)>,
+    /// The state's changes of nodes down then (`SharedState::downs`).
+    downs: u64,
     /// The shadow time, the reservation, and its nodes at the shadow time once it is taken.
     plan: Option<(f64, Allocation, Vec<NodeFree>, Vec<u32>)>,
     /// What holding it changed in the tallies of the least of now and the shadow time, when
@@ -159,6 +168,7 @@ impl SharedScan {
                 && m.running == view.running.len()
                 && m.backfill == backfill
                 && shared.site.is_none_or(|s| !s.tiered())
+                && view.announced.is_empty()
                 && (!overdue || shadows_ahead())
                 && queue.get(..m.queue.len()) == Some(&m.queue[..])
         });
@@ -171,7 +181,9 @@ impl SharedScan {
             }
             None => self.scan(view, queue.len(), |k| k as u32, backfill, decision),
         }
-        if decision.starts.is_empty() && shared.site.is_none_or(|s| !s.tiered()) {
+        // (an announced window stops more jobs as time passes)
+        let still = view.announced.is_empty();
+        if decision.starts.is_empty() && shared.site.is_none_or(|s| !s.tiered()) && still {
             self.memo = Some(Memo {
                 model_id: id,
                 version: shared.state.version(),
@@ -212,6 +224,15 @@ impl SharedScan {
         self.later.reset(nodes, kinds);
         self.now_tallies.clone_from(shared.state.tallies());
         self.limit_tallies.clone_from(shared.state.tallies());
+        self.announced.clear();
+        for w in view.announced {
+            let bits = open_bits(nodes, |_| false);
+            let mut bits = bits;
+            for n in window_nodes(model, w) {
+                bits[n as usize / 64] |= 1 << (n % 64);
+            }
+            self.announced.push((w.start, w.end, bits));
+        }
         // the queue positions in scan order: by tier first on a site of several
         self.positions.clear();
         self.positions.extend((0..len).map(&position));
@@ -264,15 +285,25 @@ impl SharedScan {
             match self.phases[c as usize] {
                 Phase::Blocked => continue,
                 Phase::Primary => {
+                    let windows = self.exclusion(view.now, est_end);
                     let now = self.now.over(base);
                     let place = Place {
                         base,
                         free: &now,
                         touched: [self.now.touched(), &[]],
                         tallies: &self.now_tallies,
+                        excluded: windows.then_some(&self.excluded[..]),
                     };
                     if let Some((set, a)) = fit(model, &place, sets, request, &mut self.scratch) {
                         self.start(base, model, pos, job, c, set, est_end, a, None, decision);
+                        continue;
+                    }
+                    let anyway = Place {
+                        excluded: None,
+                        ..place
+                    };
+                    if windows && fit(model, &anyway, sets, request, &mut self.scratch).is_some() {
+                        // only an announced window stops it: skipped, it blocks nothing
                         continue;
                     }
                     self.phases[c as usize] = Phase::Blocked;
@@ -304,6 +335,8 @@ impl SharedScan {
                         }
                         self.hold(base, model, c);
                     }
+                    let windows = self.exclusion(view.now, est_end);
+                    let excluded = windows.then_some(&self.excluded[..]);
                     let now = self.now.over(base);
                     let found = if late {
                         let limit = Least {
@@ -315,6 +348,7 @@ impl SharedScan {
                             free: &limit,
                             touched: [self.now.touched(), self.shadow.touched()],
                             tallies: &self.limit_tallies,
+                            excluded,
                         };
                         fit(model, &place, sets, request, &mut self.scratch)
                     } else {
@@ -323,6 +357,7 @@ impl SharedScan {
                             free: &now,
                             touched: [self.now.touched(), &[]],
                             tallies: &self.now_tallies,
+                            excluded,
                         };
                         fit(model, &place, sets, request, &mut self.scratch)
                     };
@@ -403,7 +438,10 @@ impl SharedScan {
         let model = shared.model;
         let base = shared.state.usage();
         let component = &self.node_component;
-        let fresh = !self.started.iter().any(|e| e.0 == c);
+        // (a plan is kept only without announced windows: which nodes they stop depends on
+        // the time)
+        let fresh = !self.started.iter().any(|e| e.0 == c) && self.announced.is_empty();
+        let downs = shared.state.downs();
         if fresh {
             self.running_key.clear();
             for r in view.running {
@@ -415,7 +453,9 @@ impl SharedScan {
                     self.running_key.push((shared.state.serial(r.job), end));
                 }
             }
-            let same = |k: &Kept| k.reusable && k.job == job && k.running == self.running_key;
+            let same = |k: &Kept| {
+                k.reusable && k.job == job && k.downs == downs && k.running == self.running_key
+            };
             if let Some(k) = self.kept[c as usize].as_ref().filter(|k| same(k)) {
                 self.held[c as usize] = false;
                 return k.plan.as_ref().map(|p| p.0);
@@ -446,20 +486,62 @@ impl SharedScan {
         if !one_node {
             self.later_tallies.clone_from(&self.now_tallies);
         }
+        // the ends of the windows under way (their nodes come back) and announced (their
+        // nodes may be used again)
+        self.window_ends.clear();
+        for &(w, end, _) in shared.active {
+            self.window_ends.push((end, w, true));
+        }
+        for (i, &(_, end, _)) in self.announced.iter().enumerate() {
+            self.window_ends.push((end, i as u32, false));
+        }
+        (self.window_ends).sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+        let mut next_window = 0;
+        let run_time = view.jobs.get(job).requested_time;
         let mut next_started = 0;
         let mut found = None;
         let mut t = f64::NAN;
         loop {
             let next_running = running.peek().map(|r| r.0);
             let next_own = self.ends.get(next_started).map(|e| e.0);
-            t = match (next_running, next_own) {
-                (Some(a), Some(b)) => a.min(b),
-                (Some(a), None) => a,
-                (None, Some(b)) => b,
-                (None, None) => break,
+            let next_end = self.window_ends.get(next_window).map(|e| e.0);
+            t = match [next_running, next_own, next_end]
+                .into_iter()
+                .flatten()
+                .reduce(f64::min)
+            {
+                Some(t) => t,
+                None => break,
             };
-            // release every job ending at t
             self.released.clear();
+            // windows ending at t
+            while let Some(&(end, w, active)) = self.window_ends.get(next_window) {
+                if end != t {
+                    break;
+                }
+                next_window += 1;
+                if active {
+                    let downtime = shared.downtime;
+                    let window = &downtime[w as usize];
+                    for node in window_nodes(model, window) {
+                        // (up once every window it is down in has ended)
+                        let still = (shared.active.iter()).any(|&(v, e, _)| {
+                            e > t && window_nodes(model, &downtime[v as usize]).contains(&node)
+                        });
+                        if !still {
+                            let now = self.now.over(base);
+                            let tallies = (!one_node).then_some(&mut self.later_tallies);
+                            self.later.bring_up(&now, node, tallies, model);
+                            self.released.push(node);
+                        }
+                    }
+                } else {
+                    let bits = &self.announced[w as usize].2;
+                    let set = (0..nodes_of(bits)).filter(|&n| bit(bits, n));
+                    self.released.extend(set);
+                }
+            }
+            // release every job ending at t
             loop {
                 let a = if running.peek().is_some_and(|r| r.0 == t) {
                     running.next().map(|r| r.1)
@@ -478,6 +560,7 @@ impl SharedScan {
                 }
                 self.released.extend_from_slice(&a.nodes);
             }
+            let windows = exclusion(&self.announced, &mut self.excluded, t, t + run_time);
             let now = self.now.over(base);
             let later = self.later.over(&now);
             let released = &self.released;
@@ -486,6 +569,7 @@ impl SharedScan {
                 free: &later,
                 touched: [self.now.touched(), self.later.touched()],
                 tallies: &self.later_tallies,
+                excluded: windows.then_some(&self.excluded[..]),
             };
             let scratch = &mut self.scratch;
             found = sets.iter().find_map(|&s| {
@@ -522,6 +606,7 @@ impl SharedScan {
         self.kept[c as usize] = Some(Kept {
             reusable: fresh,
             job,
+            downs,
             running: if fresh {
                 std::mem::take(&mut self.running_key)
             } else {
@@ -608,6 +693,12 @@ impl SharedScan {
         }
     }
 
+    /// Fills `excluded` with the nodes of the announced windows a job running from `from` to
+    /// `until` would run into (they go down before it ends); whether there are any.
+    fn exclusion(&mut self, from: f64, until: f64) -> bool {
+        exclusion(&self.announced, &mut self.excluded, from, until)
+    }
+
     /// Caches the component of each node of `shared`'s model (the site's components, or
     /// one); returns how many there are.
     fn prepare(&mut self, shared: SharedView) -> usize {
@@ -643,7 +734,17 @@ struct Place<'a, F: Free> {
     free: &'a F,
     touched: [&'a [u32]; 2],
     tallies: &'a Tallies,
+    /// Nodes the job may not use (bits): those of announced windows it would run into.
+    excluded: Option<&'a [u64]>,
 }
+
+impl<F: Free> Clone for Place<'_, F> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<F: Free> Copy for Place<'_, F> {}
 
 /// Scratch for the open nodes of a set.
 #[derive(Debug, Clone, Default)]
@@ -670,6 +771,9 @@ fn place_in<F: Free>(
         &mut scratch.bits,
         &mut scratch.nodes,
     );
+    if let Some(excluded) = place.excluded {
+        scratch.nodes.retain(|&n| !bit(excluded, n));
+    }
     let limits = model.sets[set as usize].limits;
     select(
         &model.resources,
@@ -694,4 +798,38 @@ fn fit<F: Free>(
         }
         place_in(model, place, p, request, scratch).map(|a| (p, a))
     })
+}
+
+/// Whether bit `n` is set.
+#[inline]
+fn bit(bits: &[u64], n: u32) -> bool {
+    bits[n as usize / 64] >> (n % 64) & 1 == 1
+}
+
+/// The nodes a bit set may hold.
+fn nodes_of(bits: &[u64]) -> u32 {
+    bits.len() as u32 * 64
+}
+
+/// [`SharedScan::exclusion`] on `announced` windows, into `excluded`.
+fn exclusion(
+    announced: &[(f64, f64, Vec<u64>)],
+    excluded: &mut Vec<u64>,
+    from: f64,
+    until: f64,
+) -> bool {
+    let mut any = false;
+    for (start, end, bits) in announced {
+        if *start < until && *end > from {
+            if !any {
+                excluded.clear();
+                excluded.resize(bits.len(), 0);
+                any = true;
+            }
+            for (e, b) in excluded.iter_mut().zip(bits) {
+                *e |= b;
+            }
+        }
+    }
+    any
 }

@@ -12,5 +12,6 @@ mod partitions;
 mod power_classes;
 mod progress;
 mod shared;
+mod shared_downtime;
 mod slurm;
 mod slurm_shared;

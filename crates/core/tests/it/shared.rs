@@ -300,7 +300,7 @@ fn partitions_place_jobs_on_their_own_nodes_and_reserve_apart() {
 }
 
 /// Starts nothing.
-struct Idle;
+pub(crate) struct Idle;
 
 impl hpcsched_core::Policy for Idle {
     fn name(&self) -> String {

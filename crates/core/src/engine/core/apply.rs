@@ -5,7 +5,7 @@ use crate::engine::admission::Admission;
 use crate::engine::core::Engine;
 use crate::engine::policy::Decision;
 use crate::engine::power::{NodeState, Nodes};
-use crate::engine::shared::check_allocation;
+use crate::engine::shared::{check_allocation, window_nodes};
 use crate::engine::site::SiteState;
 use crate::engine::state::{Completion, Running, Timer};
 use crate::error::{CoreError, Result};
@@ -189,7 +189,8 @@ impl Engine {
                 )));
             }
             // (on partitions, maintenance is checked against the start's partition below)
-            if !on_site && !admission.admits(requested_end, job.nodes) {
+            // (on shared nodes, against the nodes of the start below)
+            if !on_site && !shared && !admission.admits(requested_end, job.nodes) {
                 return Err(CoreError::decision(format!(
                     "job {} would run into an announced maintenance window",
                     job.id
@@ -218,6 +219,18 @@ impl Engine {
                 }
                 let allocation = &decision.allocations[i];
                 check_allocation(model, set, start.job, job.id, allocation)?;
+                let into = (self.state.announced.iter()).find(|w| {
+                    w.start < requested_end && {
+                        let down = window_nodes(model, w);
+                        (allocation.nodes.iter()).any(|n| down.binary_search(n).is_ok())
+                    }
+                });
+                if into.is_some() {
+                    return Err(CoreError::decision(format!(
+                        "job {} would run into an announced maintenance window on its nodes",
+                        job.id
+                    )));
+                }
                 newly_busy = state.start(model, start.job, allocation.clone())?;
                 if on_site {
                     self.log.record_partition(start.job, set, inputs.jobs.len());

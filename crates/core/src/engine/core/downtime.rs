@@ -8,7 +8,7 @@ use crate::engine::inputs::BoundaryKind;
 use crate::engine::power::NodeState;
 use crate::engine::state::Running;
 use crate::engine::utilization::nodes_down;
-use crate::model::DowntimeKind;
+use crate::model::{Downtime, DowntimeKind, SharedNodes};
 
 impl Engine {
     pub(super) fn apply_boundaries(&mut self, t: f64) {
@@ -42,6 +42,11 @@ impl Engine {
                         }
                     }
                     s.active.push((b.window, window.end, nodes_down));
+                    if let Some(model) = inputs.shared.as_ref() {
+                        self.kill_on_shared_nodes(t, model, &window);
+                        self.refresh_down();
+                        continue;
+                    }
                     if let Some(site) = inputs.site.as_ref() {
                         let atoms = site.window_atoms(&window);
                         self.kill_on_atoms(t, &atoms);
@@ -62,6 +67,10 @@ impl Engine {
                     if let (Some(site), Some(state)) = (inputs.site.as_ref(), s.site.as_mut()) {
                         state.bring_up(&site.window_atoms(&window), site.atom_sizes(), &window);
                     }
+                    if let (Some(model), Some(shared)) = (inputs.shared.as_ref(), s.shared.as_mut())
+                    {
+                        shared.bring_up(model, &window);
+                    }
                     self.bring_nodes_up(b.window, t);
                     self.refresh_down();
                 }
@@ -74,6 +83,13 @@ impl Engine {
         let s = &mut self.state;
         let total: u64 = s.active.iter().map(|a| u64::from(a.2)).sum();
         s.down = match (self.inputs.site.as_ref(), s.site.as_ref()) {
+            // on shared nodes: the nodes down in some window
+            _ if s.shared.is_some() => {
+                let model = self.inputs.shared.as_ref().expect("shared nodes' model");
+                s.shared
+                    .as_ref()
+                    .map_or(0, |shared| shared.nodes_down(model))
+            }
             // on partitions: the nodes of the atoms down (all nodes under a whole-machine
             // window, those of no partition too)
             (Some(site), Some(state)) => {
@@ -148,6 +164,26 @@ impl Engine {
         }
     }
 
+    /// On shared nodes, a window's start kills every running job holding any of its nodes
+    /// (back to the front of the queue as `kill` says), then takes its nodes down.
+    fn kill_on_shared_nodes(&mut self, t: f64, model: &SharedNodes, window: &Downtime) {
+        let Some(shared) = self.state.shared.as_ref() else {
+            return;
+        };
+        let running: Vec<u32> = self.state.running.iter().map(|r| r.job).collect();
+        let holding = shared.holding(model, window, &running);
+        let victims: Vec<Running> = (self.state.running.iter())
+            .filter(|r| holding.contains(&r.job))
+            .copied()
+            .collect();
+        if !victims.is_empty() {
+            self.kill(t, &victims);
+        }
+        if let Some(shared) = self.state.shared.as_mut() {
+            shared.take_down(model, window);
+        }
+    }
+
     /// Kills the running jobs `victims` at `t`: their nodes are free (node identities and a
     /// site's counts too), their attempts recorded as lost, and they go back to the front of
     /// the queue in FCFS order with their original submit time. Returns them, sorted.
@@ -155,7 +191,10 @@ impl Engine {
         let mut killed = Vec::with_capacity(victims.len());
         for v in victims {
             self.state.remove_running(v.job, v.requested_end);
-            self.state.busy -= v.nodes;
+            self.state.busy -= match (self.inputs.shared.as_ref(), self.state.shared.as_mut()) {
+                (Some(model), Some(shared)) => shared.end(model, v.job),
+                _ => v.nodes,
+            };
             if let Some(nodes) = self.state.nodes.as_mut() {
                 nodes.release(v.job, t);
             }

@@ -464,6 +464,8 @@ impl Engine {
                     model,
                     state,
                     site: self.inputs.site.as_ref(),
+                    downtime: self.inputs.calendar.windows(),
+                    active: &s.active,
                 }),
             ranks: &self.inputs.ranks,
         }

@@ -1,0 +1,183 @@
+//! Downtime on shared nodes: schedules computed by hand, on nodes of 4 CPUs, 8000 MB and 2
+//! GPUs under CR_Core_Memory (`shared::resources`). A window takes down named nodes; at its
+//! start the jobs holding any of them are killed and requeued; an announced window's nodes are
+//! used only by jobs that end before it starts.
+
+use crate::common::*;
+use crate::shared::{all_nodes, job, placements, shared, Shaped};
+use hpcsched_core::{Calendar, Downtime, DowntimeKind, Inputs, Machine, Overrun, RunLog};
+
+fn window(start: f64, end: f64, kind: DowntimeKind, range: Option<(u32, u32)>) -> Downtime {
+    Downtime {
+        start,
+        end,
+        kind,
+        nodes: range.map(|(a, b)| b - a),
+        back_asleep: false,
+        partition: None,
+        range,
+    }
+}
+
+fn with_calendar(
+    nodes: u32,
+    jobs: &[Shaped],
+    windows: Vec<Downtime>,
+) -> hpcsched_core::Result<Inputs> {
+    let specs: Vec<Spec> = (jobs.iter())
+        .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
+        .collect();
+    let calendar = Calendar::new(windows, 1000.0).unwrap();
+    Inputs::new(
+        table(&specs),
+        Machine::new(nodes),
+        calendar,
+        Overrun::Continue,
+    )
+    .unwrap()
+    .with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
+}
+
+fn run(nodes: u32, jobs: &[Shaped], windows: Vec<Downtime>, easy: bool) -> RunLog {
+    let inputs = with_calendar(nodes, jobs, windows).unwrap();
+    let mut policy = if easy { fcfs_easy() } else { fcfs_none() };
+    run_inputs(inputs, &mut policy)
+}
+
+#[test]
+fn an_outage_kills_the_jobs_on_its_node_and_they_restart_on_another() {
+    // both two-CPU jobs pack on n0 (best fit); n0 fails at 10 until 50
+    let jobs = [
+        (0.0, 100.0, job(2, 1000, 0)),
+        (0.0, 100.0, job(2, 1000, 0)),
+        (20.0, 100.0, job(4, 1000, 0)), // a whole node's CPUs: n0 once it is back
+    ];
+    let outage = window(10.0, 50.0, DowntimeKind::Unscheduled, Some((0, 1)));
+    let log = run(2, &jobs, vec![outage], false);
+    assert_eq!(log.start, [10.0, 10.0, 50.0]);
+    let placed = placements(&log, 3);
+    assert_eq!(placed[0], [(1, 2, 1000, 0)]);
+    assert_eq!(placed[1], [(1, 2, 1000, 0)]);
+    assert_eq!(placed[2], [(0, 4, 1000, 0)]);
+    let mut lost: Vec<(u32, f64, f64)> = log.lost_attempts.clone();
+    lost.sort_by_key(|a| a.0);
+    assert_eq!(lost, [(0, 0.0, 10.0), (1, 0.0, 10.0)]);
+}
+
+#[test]
+fn an_announced_window_is_kept_by_starts_and_by_easys_reservation() {
+    // maintenance of n0 over [100, 200), announced from the start
+    let mut one_node = job(4, 1000, 0);
+    one_node.nodes = Some(1);
+    let jobs = [
+        (0.0, 50.0, job(1, 1000, 0)), // ends before it: n0 (first of two equal fits)
+        (0.0, 150.0, job(1, 1000, 0)), // would run into it: n1
+        (0.0, 500.0, one_node),       // top job: n0 frees at 50 but goes down at 100
+        (0.0, 40.0, job(1, 1000, 0)), // backfilled, ends by the shadow time 150
+    ];
+    let maintenance = window(100.0, 200.0, DowntimeKind::Scheduled, Some((0, 1)));
+    let log = run(2, &jobs, vec![maintenance], true);
+    assert_eq!(log.start, [0.0, 0.0, 150.0, 0.0]);
+    let placed = placements(&log, 4);
+    assert_eq!(placed[0][0].0, 0);
+    assert_eq!(placed[1][0].0, 1);
+    assert_eq!(placed[2][0].0, 1);
+    assert_eq!(placed[3][0].0, 0);
+    assert_eq!(log.reservations[0], (0.0, 2, 150.0, 0));
+    assert!(log.reservations.iter().all(|r| r.1 == 2 && r.2 == 150.0));
+    assert!(log.lost_attempts.is_empty());
+    // spread over nodes, the same job would fit now only with n0's CPUs: it runs into the
+    // window, so it is skipped (no reservation) until n0 is down, then reserved on n1
+    let mut spread = jobs.clone();
+    spread[2].2 = job(4, 1000, 0);
+    let log = run(2, &spread, vec![maintenance], true);
+    assert_eq!(log.start, [0.0, 0.0, 150.0, 0.0]);
+    assert_eq!(log.reservations, [(100.0, 2, 150.0, 0)]);
+}
+
+#[test]
+fn a_job_only_a_window_stops_is_skipped_and_blocks_nothing() {
+    let jobs = [
+        (0.0, 300.0, job(4, 1000, 0)), // n1: n0 goes down at 100
+        (0.0, 300.0, job(4, 1000, 0)), // would fit n0 but run into the window: skipped
+        (0.0, 50.0, job(2, 1000, 0)),  // starts on n0 at once (no backfilling here)
+    ];
+    let maintenance = window(100.0, 200.0, DowntimeKind::Scheduled, Some((0, 1)));
+    let log = run(2, &jobs, vec![maintenance], false);
+    assert_eq!(log.start, [0.0, 200.0, 0.0]);
+    let placed = placements(&log, 3);
+    assert_eq!(placed[0][0].0, 1);
+    assert_eq!(placed[1][0].0, 0);
+    assert_eq!(placed[2][0].0, 0);
+}
+
+#[test]
+fn easy_reserves_on_a_node_coming_back_from_an_outage() {
+    // n0 is down over [0, 100); n1 runs a job to 400: the top job is reserved at 100 on n0
+    // (no running job's end makes room: the node coming back does), and a job ending long
+    // after that is backfilled on n1's two free CPUs, which the reservation does not need
+    let jobs = [
+        (0.0, 400.0, job(2, 1000, 0)), // n1
+        (1.0, 300.0, job(4, 1000, 0)), // top job: n0 at 100
+        (2.0, 500.0, job(2, 1000, 0)), // fits n1's two free CPUs, beside the reservation
+    ];
+    let outage = window(0.0, 100.0, DowntimeKind::Unscheduled, Some((0, 1)));
+    let log = run(2, &jobs, vec![outage], true);
+    assert_eq!(log.start, [0.0, 100.0, 2.0]);
+    assert_eq!(log.reservations[0], (1.0, 1, 100.0, 0));
+    let placed = placements(&log, 3);
+    assert_eq!(placed[1][0].0, 0);
+    assert_eq!(placed[2][0].0, 1);
+}
+
+#[test]
+fn a_window_of_part_of_the_machine_names_its_nodes_on_shared_nodes() {
+    let jobs = [(0.0, 10.0, job(1, 1000, 0))];
+    let mut counted = window(5.0, 9.0, DowntimeKind::Unscheduled, None);
+    counted.nodes = Some(1);
+    let err = with_calendar(2, &jobs, vec![counted])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("names its nodes"), "{err}");
+    let beyond = window(5.0, 9.0, DowntimeKind::Unscheduled, Some((1, 3)));
+    let err = with_calendar(2, &jobs, vec![beyond])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("of a machine of 2"), "{err}");
+}
+
+/// What the engine says of job 0 (one CPU, 1000 MB, asking 100 s) started at 0 on `node`, with
+/// maintenance of node 0 over [50, 80) announced.
+fn start_on(node: u32) -> String {
+    let jobs = [(0.0, 100.0, job(1, 1000, 0))];
+    let maintenance = window(50.0, 80.0, DowntimeKind::Scheduled, Some((0, 1)));
+    let inputs = with_calendar(2, &jobs, vec![maintenance]).unwrap();
+    let mut engine = hpcsched_core::Engine::new(std::sync::Arc::new(inputs));
+    engine.run_until(0.0, &mut crate::shared::Idle).unwrap();
+    let mut decision = hpcsched_core::Decision::default();
+    decision.starts.push(hpcsched_core::Start {
+        pos: 0,
+        job: 0,
+        kind: P,
+    });
+    decision.site_starts.push((0, 1));
+    decision
+        .allocations
+        .push(hpcsched_core::packing::Allocation {
+            nodes: vec![node],
+            cpus: vec![1],
+            memory: vec![1000],
+            gres: vec![0],
+            exclusive: false,
+        });
+    match engine.apply_decision(&decision) {
+        Ok(()) => "accepted".into(),
+        Err(e) => e.to_string(),
+    }
+}
+
+#[test]
+fn the_engine_refuses_a_start_on_nodes_of_a_window_it_would_run_into() {
+    assert!(start_on(0).contains("announced maintenance window on its nodes"));
+    assert_eq!(start_on(1), "accepted");
+}
