@@ -222,3 +222,23 @@ def check_shared(result: Result, platform: Platform, cpus_asked: np.ndarray) -> 
         order = np.lexsort((kind, times))
         busiest = int(np.cumsum(delta[order]).max(initial=0))
         assert busiest <= capacity, f"{name}: {busiest} CPUs held of {capacity}"
+
+
+def check_shared_downtime(result: Result, windows: list[tuple[float, float, int, int]]) -> None:
+    """On shared nodes, no attempt that ran to its end held a node while a window had it down:
+    ``windows`` as (start, end, first node, last node); the attempts a window killed end at its
+    start (``result.lost``)."""
+    jobs = result.jobs
+    ran = jobs["start"].notna().to_numpy()
+    for row in np.flatnonzero(ran):
+        nodes = index_ranges(jobs["alloc_nodes"].iat[row])
+        start, end = jobs["start"].iat[row], jobs["end"].iat[row]
+        for w_start, w_end, first, last in windows:
+            if any(first <= n <= last for n in nodes):
+                assert end <= w_start or start >= w_end, (
+                    f"job {row} ran over [{start}, {end}) on a node down over "
+                    f"[{w_start}, {w_end})"
+                )
+    for w_start, _, _, _ in windows:
+        killed = result.lost[result.lost["end"] == w_start]
+        assert (killed["start"] < w_start).all()

@@ -14,7 +14,12 @@ import pytest
 import hpcsched
 from hpcsched.site.platform import load_platform, parse_platform
 from hpcsched.workload import load_workload
-from tests.invariants import check_jobs, check_reservations_honoured, check_shared
+from tests.invariants import (
+    check_jobs,
+    check_reservations_honoured,
+    check_shared,
+    check_shared_downtime,
+)
 
 REPO = Path(__file__).resolve().parents[1]
 #: HPC2N (Seth): 120 nodes of 2 processors (the archive's page; its header counts 240
@@ -80,3 +85,40 @@ def test_easy_on_vectors_honours_every_reservation_on_real_traces(traces_dir, ca
     assert len(result.reservations) > 0
     check_reservations_honoured(result)
     assert result.info["jobs"]["start_kinds"]["backfill"] > 0
+
+
+#: Curie as cores: maintenance of 500 thin nodes (announced 48 h ahead), an outage of 40 fat
+#: nodes and one of every hybrid node, over the first weeks of the trace (its clock)
+CURIE_WINDOWS = [
+    (3 * 86400.0, 3 * 86400.0 + 8 * 3600, 1000, 1499, "S"),
+    (6 * 86400.0, 6 * 86400.0 + 4 * 3600, 5100, 5139, "U"),
+    (9 * 86400.0, 9 * 86400.0 + 2 * 3600, 5400, 5543, "U"),
+    (12 * 86400.0, 12 * 86400.0 + 24 * 3600, 0, 5039, "S"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("policy", "backfill"), [("fcfs", "easy"), ("sjf", "easy"), ("snf", None)])
+def test_downtime_on_shared_nodes_keeps_the_invariants_on_curie(
+    traces_dir, tmp_path, policy, backfill
+):
+    """Windows of named nodes over Curie as cores: no job that ran to its end held a node
+    while it was down, the killed attempts ended at a window's start, every job ran once
+    to its end, and the shared invariants hold."""
+    platform = load_platform(REPO / "examples/platforms/curie-cores.toml")
+    workload = load_workload(traces_dir / "pwa" / CASES["curie"][0])
+    workload = replace(workload, jobs=workload.jobs.iloc[:20000].reset_index(drop=True))
+    # (a calendar is in the trace's clock; the windows below in the replay's)
+    o = workload.time_origin
+    calendar = tmp_path / "curie-down.txt"
+    calendar.write_text(
+        "".join(f"{o + a} {o + b} {k} nodes={f}-{t}\n" for a, b, f, t, k in CURIE_WINDOWS)
+    )
+    result = hpcsched.simulate(
+        workload, policy, backfill=backfill, platform=platform, downtime=calendar
+    )
+    check_jobs(result)
+    check_shared(result, platform, result.workload.jobs["procs"].to_numpy())
+    check_shared_downtime(result, [(a, b, f, t) for a, b, f, t, _ in CURIE_WINDOWS])
+    assert len(result.lost) > 0, "no window killed anything: the calendar tests nothing"
+    assert result.info["downtime"]["outside_run"] == 0

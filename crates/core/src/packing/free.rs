@@ -2,19 +2,8 @@
 //! over another view that differ from it on a few nodes only (what a scan takes now, what the
 //! running jobs give back by a reservation's time). A scan thus never copies every node.
 
-use crate::model::SharedNodes;
-use crate::packing::tally::Tallies;
+pub use crate::packing::usage::NodeFree;
 use crate::packing::usage::{Allocation, Usage};
-
-/// One node's free CPUs and memory, the jobs holding part of it and whether one holds it
-/// whole: what the placement rule reads of every node, in one look.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct NodeFree {
-    pub cpus: u32,
-    pub memory: u64,
-    pub jobs: u32,
-    pub whole: bool,
-}
 
 /// What is free on each node.
 pub trait Free {
@@ -109,52 +98,32 @@ impl Sparse {
         }
     }
 
-    /// Gives `allocation` back to the layer (over `under`) and moves its nodes in `tallies`
-    /// (kept of this layer): [`Sparse::give_back`] between two [`Tallies::count`]s, in one
-    /// look at each node.
-    pub fn give_back_counted(
+    /// Gives `allocation` back to the layer (over `under`), calling `each(i, before, after,
+    /// gres)` with each of its nodes' index in it, its values before and after and its free
+    /// generic resources after (what keeping tallies of the layer needs, in one look).
+    pub fn give_back_each(
         &mut self,
         under: &impl Free,
         allocation: &Allocation,
-        tallies: &mut Tallies,
-        model: &SharedNodes,
+        mut each: impl FnMut(usize, NodeFree, NodeFree, &[u32]),
     ) {
         let k = self.kinds;
         for i in 0..allocation.nodes.len() {
-            let node = allocation.nodes[i];
-            let r = self.row(node, under);
+            let r = self.row(allocation.nodes[i], under);
             let before = self.rows[r];
-            if allocation.exclusive {
-                tallies.count(model, node, &self.over(under), false);
-                self.change(r, allocation, i, false);
-                tallies.count(model, node, &self.over(under), true);
-            } else {
-                self.change(r, allocation, i, false);
-                let (units, now) = (&allocation.gres[i * k..], &self.gres[r * k..]);
-                let gres = |g: usize| (now[g] - units[g], now[g]);
-                tallies.shift(model, node, before, self.rows[r], gres);
-            }
+            self.change(r, allocation, i, false);
+            each(i, before, self.rows[r], &self.gres[r * k..(r + 1) * k]);
         }
     }
 
-    /// Node `node`, down now (and held by no job), is up in the layer (over `under`); its
-    /// move is kept in `tallies` when given.
-    pub fn bring_up(
-        &mut self,
-        under: &impl Free,
-        node: u32,
-        tallies: Option<&mut Tallies>,
-        model: &SharedNodes,
-    ) {
+    /// Node `node`, down now (and held by no job), is up in the layer (over `under`);
+    /// returns its values before and after, and its free generic resources.
+    pub fn bring_up(&mut self, under: &impl Free, node: u32) -> (NodeFree, NodeFree, &[u32]) {
+        let k = self.kinds;
         let r = self.row(node, under);
-        match tallies {
-            Some(tallies) => {
-                tallies.count(model, node, &self.over(under), false);
-                self.rows[r].whole = false;
-                tallies.count(model, node, &self.over(under), true);
-            }
-            None => self.rows[r].whole = false,
-        }
+        let before = self.rows[r];
+        self.rows[r].whole = false;
+        (before, self.rows[r], &self.gres[r * k..(r + 1) * k])
     }
 
     /// Takes `allocation` on the nodes the layer has rows for only.

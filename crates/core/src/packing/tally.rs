@@ -3,8 +3,9 @@
 //! they ask for) before it runs the placement rule over the nodes.
 
 use crate::model::{Memory, Request, SharedNodes};
-use crate::packing::free::{Free, NodeFree};
+use crate::packing::free::Free;
 use crate::packing::select::{is_exclusive, node_needs};
+use crate::packing::usage::NodeFree;
 
 /// What a set's nodes have free in all (a node an exclusive job holds counts for nothing).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

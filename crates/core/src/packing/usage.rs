@@ -3,7 +3,6 @@
 
 use crate::error::{CoreError, Result};
 use crate::model::Resources;
-use crate::packing::free::NodeFree;
 
 /// What one job holds: per node, CPUs, memory (MB) and units of each generic resource kind.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -33,6 +32,16 @@ impl Allocation {
             .map(|i| u64::from(self.gres[i * kinds + k]))
             .sum()
     }
+}
+
+/// One node's free CPUs and memory, the jobs holding part of it and whether one holds it
+/// whole: what the placement rule reads of every node, in one look.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeFree {
+    pub cpus: u32,
+    pub memory: u64,
+    pub jobs: u32,
+    pub whole: bool,
 }
 
 /// Each node's free CPUs, memory and generic resources, and how many jobs hold part of it.
