@@ -238,16 +238,28 @@ def test_a_count_of_nodes_down_on_shared_nodes_names_its_line(shared_run, tmp_pa
     assert caught.value.line == 2
 
 
-def test_a_downtime_calendar_under_slurms_scheduler_on_shared_nodes_is_refused(
+def test_slurms_scheduler_keeps_off_an_announced_maintenance_on_shared_nodes(
     shared_run, tmp_path
 ):
+    """Slurm's scheduler (its defaults: submission order) with n0 under maintenance over
+    [60, 1000), announced from the start. J1 (1 CPU, 100 s) and J2 (2 CPUs at 3000 MB) would
+    run into it on n0: n1 takes them (3 CPUs, 7000 MB). J3 (4 CPUs, 100 s) may not use n0
+    either and fails the partition; the backfill cycle at 0 reserves n1 for it from 100. J4
+    (1 CPU, 50 s) fits n1's last CPU over [0, 50], before that reservation: started there (best
+    fit). J5 (2 CPUs, 100 s) would run into the maintenance on n0 and into J3's reservation on
+    n1: it waits. J6 (1 CPU, 30 s) ends before the maintenance: started on n0. J3 starts at
+    100 on n1, and J5 after it, at 200: n0 is down until 1000."""
     trace, platform = shared_run
     calendar = tmp_path / "down.txt"
-    calendar.write_text("10 20 U nodes=1-1\n")
-    with pytest.raises(OptionError, match="a downtime calendar under Slurm's scheduler"):
-        hpcsched.simulate(
-            trace, "slurm", platform=str(platform), procs_per_node=4, downtime=calendar
-        )
+    calendar.write_text("60 1000 S nodes=0-0\n")
+    result = hpcsched.simulate(
+        trace, "slurm", platform=str(platform), procs_per_node=4, downtime=calendar
+    )
+    jobs = result.jobs
+    np.testing.assert_array_equal(jobs["start"].to_numpy(), [0, 0, 100, 0, 200, 0])
+    assert jobs["alloc_nodes"].tolist() == ["1", "1", "1", "1", "1", "0"]
+    kinds = jobs["start_kind"].astype(object).tolist()
+    assert [kinds[3], kinds[5]] == ["backfill", "backfill"]
 
 
 @pytest.mark.parametrize(

@@ -311,7 +311,8 @@ def _check_shared_run(
     spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
 ) -> None:
     """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
-    run): the queue heuristics, with or without EASY, SNF and Slurm's scheduler do."""
+    run): the queue heuristics, with or without EASY, SNF and Slurm's scheduler do, under a
+    downtime calendar too."""
     from hpcsched import _core
 
     unsupported = None
@@ -326,14 +327,12 @@ def _check_shared_run(
         unsupported = ("SNF's maximum wait", "--max-wait")
     elif getattr(spec, "estimates", "requested") != "requested":
         unsupported = ("EASY on predicted run times", "--estimates")
-    elif len(calendar) and spec.engine_name == "slurm":
-        unsupported = ("a downtime calendar under Slurm's scheduler", "--downtime")
     if unsupported is not None:
         what, option = unsupported
         raise OptionError(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
             f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
-            "with or without EASY) and snf do, with downtime too, and slurm without it",
+            "with or without EASY), snf and slurm do",
             option=option,
         )
 

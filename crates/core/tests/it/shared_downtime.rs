@@ -181,3 +181,31 @@ fn the_engine_refuses_a_start_on_nodes_of_a_window_it_would_run_into() {
     assert!(start_on(0).contains("announced maintenance window on its nodes"));
     assert_eq!(start_on(1), "accepted");
 }
+
+#[test]
+fn slurms_scheduler_keeps_off_maintenance_announced_on_shared_nodes() {
+    // maintenance of n0 over [100, 200), announced from the start; Slurm's defaults
+    // (submission order, a backfill cycle every 30 s). J0 (-N1 -n4, 300 s) would run into it
+    // on n0: the main pass gives it n1. J1 (the same) fits nowhere else and fails the
+    // partition. J2 (1 CPU, 50 s) ends before the maintenance: the backfill cycle at 0 finds
+    // n0 free over its run and starts it there. J1 is tried again from the maintenance's end:
+    // it starts at 200 on n0, when n0 is back.
+    let mut whole_node = job(4, 1000, 0);
+    whole_node.nodes = Some(1);
+    let jobs = [
+        (0.0, 300.0, whole_node.clone()),
+        (0.0, 300.0, whole_node),
+        (0.0, 50.0, job(1, 1000, 0)),
+    ];
+    let maintenance = window(100.0, 200.0, DowntimeKind::Scheduled, Some((0, 1)));
+    let inputs = with_calendar(2, &jobs, vec![maintenance]).unwrap();
+    let setup = crate::slurm_shared::setup(&jobs, 2);
+    let mut policy = hpcsched_core::sched::slurm::SlurmPolicy::new(std::sync::Arc::new(setup));
+    let log = run_inputs(inputs, &mut policy);
+    assert_eq!(log.start, [0.0, 200.0, 0.0]);
+    let placed = placements(&log, 3);
+    assert_eq!(placed[0][0].0, 1);
+    assert_eq!(placed[1][0].0, 0);
+    assert_eq!(placed[2][0].0, 0);
+    assert_eq!(log.start_kind[2], B);
+}

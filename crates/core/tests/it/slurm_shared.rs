@@ -16,7 +16,7 @@ use hpcsched_core::sched::slurm::{
 use hpcsched_core::{Calendar, Inputs, Machine, Overrun, RunLog};
 
 /// Slurm's settings for `jobs` (one user, one QOS, every weight 0: submission order).
-fn setup(jobs: &[Shaped], nodes: u32) -> SlurmSetup {
+pub(crate) fn setup(jobs: &[Shaped], nodes: u32) -> SlurmSetup {
     let n = jobs.len();
     SlurmSetup {
         priority: PrioritySettings::default(),

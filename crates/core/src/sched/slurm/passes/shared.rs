@@ -13,6 +13,7 @@
 //! earlier (`later_start`), and otherwise reserves its nodes whole from its start to its end,
 //! both floored to `bf_resolution`.
 
+use crate::engine::shared::window_nodes;
 use crate::engine::{Decision, Reserve, SharedView, StartKind, View};
 use crate::model::SharedNodes;
 use crate::packing::select::{is_exclusive, node_needs, offer};
@@ -54,6 +55,10 @@ pub struct SharedSlurm {
     /// fit what is free (its entry) at that count of starts.
     starts: usize,
     confirmed: Option<(usize, usize)>,
+    /// The maintenance announced ahead: (start, end, its nodes as bits), and the nodes a job
+    /// of the main pass may not use (closed, or going down before its time limit).
+    maintenance: Vec<(f64, f64, Vec<u64>)>,
+    barred: Vec<u64>,
 }
 
 impl Passes {
@@ -89,6 +94,16 @@ impl Passes {
         s.tallies.clone_from(shared.state.tallies());
         s.starts = 0;
         s.confirmed = None;
+        // maintenance announced ahead: a reservation of its nodes (`flags=maint`) no job may
+        // run into
+        s.maintenance.clear();
+        for w in view.announced.iter().filter(|w| w.start > view.now) {
+            let mut bits = vec![0u64; nodes.div_ceil(64)];
+            for n in window_nodes(model, w) {
+                bits[n as usize / 64] |= 1 << (n % 64);
+            }
+            s.maintenance.push((w.start, w.end, bits));
+        }
         s.ends.clear();
         s.ends
             .extend((view.running.iter()).map(|r| (r.requested_end, r.job, RUNNING)));
@@ -146,8 +161,14 @@ impl Passes {
             if !self.admits(setup, view, e.job) {
                 continue; // over a QOS limit: passed over, blocks nothing
             }
-            let within = any_closed.then_some(&closed[..]);
-            match self.shared.place_now(shared, e.job, e.partition, within) {
+            // (the nodes of maintenance it would run into are barred as closed ones are)
+            let end = view.now + view.jobs.get(e.job).requested_time;
+            let barring = self.shared.bar(&closed, any_closed, end);
+            let barred = std::mem::take(&mut self.shared.barred);
+            let within = barring.then_some(&barred[..]);
+            let placed = self.shared.place_now(shared, e.job, e.partition, within);
+            self.shared.barred = barred;
+            match placed {
                 Some(a) => {
                     let kind = StartKind::Primary;
                     self.start_shared(view, shared, setup, e, a, kind, waiting, decision);
@@ -181,6 +202,12 @@ impl Passes {
         let now = view.now;
         let nodes = shared.model.resources.nodes() as usize;
         self.shared.map.reset(now, now + sched.bf_window, nodes);
+        let maintenance = std::mem::take(&mut self.shared.maintenance);
+        for (start, end, bits) in &maintenance {
+            let down: Vec<u32> = (0..nodes as u32).filter(|&n| bit(bits, n)).collect();
+            self.shared.map.reserve(&down, *start, *end, 0.0);
+        }
+        self.shared.maintenance = maintenance;
         self.per_user.clear();
         // Only a job that fits what is free now can start in the cycle (what is free only
         // shrinks in it): past the last one the cycle stops (what is left would make
@@ -405,6 +432,23 @@ impl SharedSlurm {
         let model = shared.model;
         model.fitting(job).contains(&set)
             && (self.tallies).may_fit(model, set, &model.requests[job as usize])
+    }
+
+    /// Fills `barred` with the nodes `closed` (when `any_closed`) and those of maintenance
+    /// starting before `end`; whether there are any.
+    fn bar(&mut self, closed: &[u64], any_closed: bool, end: f64) -> bool {
+        let mut any = any_closed;
+        self.barred.clear();
+        self.barred.extend_from_slice(closed);
+        for (start, _, bits) in &self.maintenance {
+            if *start < end {
+                any = true;
+                for (b, m) in self.barred.iter_mut().zip(bits) {
+                    *b |= m;
+                }
+            }
+        }
+        any
     }
 
     /// Where `job` starts now in set `set` (less the nodes `closed`), by the cons_tres rule.
