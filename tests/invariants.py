@@ -236,8 +236,7 @@ def check_shared_downtime(result: Result, windows: list[tuple[float, float, int,
         for w_start, w_end, first, last in windows:
             if any(first <= n <= last for n in nodes):
                 assert end <= w_start or start >= w_end, (
-                    f"job {row} ran over [{start}, {end}) on a node down over "
-                    f"[{w_start}, {w_end})"
+                    f"job {row} ran over [{start}, {end}) on a node down over [{w_start}, {w_end})"
                 )
     for w_start, _, _, _ in windows:
         killed = result.lost[result.lost["end"] == w_start]

@@ -14,7 +14,7 @@ import pytest
 
 import hpcsched
 from hpcsched.cli import main
-from hpcsched.exceptions import InputError, OptionError
+from hpcsched.exceptions import InputError
 from hpcsched.site.platform import parse_platform
 from hpcsched.workload import Workload
 
@@ -238,9 +238,7 @@ def test_a_count_of_nodes_down_on_shared_nodes_names_its_line(shared_run, tmp_pa
     assert caught.value.line == 2
 
 
-def test_slurms_scheduler_keeps_off_an_announced_maintenance_on_shared_nodes(
-    shared_run, tmp_path
-):
+def test_slurms_scheduler_keeps_off_an_announced_maintenance_on_shared_nodes(shared_run, tmp_path):
     """Slurm's scheduler (its defaults: submission order) with n0 under maintenance over
     [60, 1000), announced from the start. J1 (1 CPU, 100 s) and J2 (2 CPUs at 3000 MB) would
     run into it on n0: n1 takes them (3 CPUs, 7000 MB). J3 (4 CPUs, 100 s) may not use n0
