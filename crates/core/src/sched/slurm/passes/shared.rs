@@ -20,7 +20,7 @@ use crate::packing::usage::open_nodes;
 use crate::packing::{select, Allocation, Sparse, Tallies, Usage};
 use crate::sched::slurm::clock;
 use crate::sched::slurm::node_map::{bit, NodeMap};
-use crate::sched::slurm::passes::{running_end, Entry, Outcome, Passes};
+use crate::sched::slurm::passes::{running_end, Entry, Held, Outcome, Passes};
 use crate::sched::slurm::setup::SlurmSetup;
 
 /// Where a job of the will-run list is: running (its allocation is the engine's) or started
@@ -149,6 +149,9 @@ impl Passes {
             let within = any_closed.then_some(&closed[..]);
             match self.shared.place_now(shared, e.job, e.partition, within) {
                 Some(a) => {
+                    if !self.admits_allocation(setup, shared, e.job, &a) {
+                        continue; // over a limit on what it would hold: passed over too
+                    }
                     let kind = StartKind::Primary;
                     self.start_shared(view, shared, setup, e, a, kind, waiting, decision);
                 }
@@ -295,6 +298,9 @@ impl Passes {
             };
             let start = start.max(start_res);
             if start <= now {
+                if !self.admits_allocation(setup, shared, job, &allocation) {
+                    return; // over a limit on what it would hold: neither start nor reservation
+                }
                 let kind = StartKind::Backfill;
                 let exclusive = allocation.exclusive.then(|| allocation.nodes.clone());
                 self.start_shared(view, shared, setup, e, allocation, kind, waiting, decision);
@@ -355,8 +361,8 @@ impl Passes {
         let index = decision.allocations.len() as u32;
         let at = s.ends.partition_point(|x| (x.0, x.1) <= (end, e.job));
         s.ends.insert(at, (end, e.job, index));
-        let nodes = allocation.nodes.len() as u32;
-        self.push_start(view, setup, e, kind, nodes, waiting, decision);
+        let held = Held::Allocation(model, &allocation);
+        self.push_start(view, setup, e, kind, held, waiting, decision);
         decision
             .site_starts
             .push((e.partition, decision.starts.len() as u32));
