@@ -13,4 +13,5 @@ mod power_classes;
 mod progress;
 mod shared;
 mod slurm;
+mod slurm_limits;
 mod slurm_shared;
