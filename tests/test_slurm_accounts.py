@@ -42,8 +42,13 @@ QOS = (
     Qos("normal", 0),
     Qos("high", 100, max_jobs_per_user=2, max_nodes_per_user=4, max_cpus_per_user=8, grp_nodes=8),
     Qos("low", 10, max_submit_jobs_per_user=5, grp_cpus=16, grp_jobs=10),
-    Qos("memcap", 0, max_jobs_per_user=4, max_cpus_per_user=4,
-        max_other_tres_per_user=(("mem", 4096),)),  # mem=4G: 4096 MB
+    Qos(
+        "memcap",
+        0,
+        max_jobs_per_user=4,
+        max_cpus_per_user=4,
+        max_other_tres_per_user=(("mem", 4096),),
+    ),  # mem=4G: 4096 MB
 )
 
 

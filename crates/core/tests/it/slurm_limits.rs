@@ -107,13 +107,22 @@ fn grp_tres_on_gpus_holds_a_third_gpu_job_while_a_cpu_job_of_the_qos_starts() {
         (3.0, 100.0, job(1, 1000, 0)),
     ];
     let qos = Qos::default().with(Scope::Group, 2, 2);
-    let s = setup(&jobs, &[0, 1, 0, 1], qos.clone(), &["gres/gpu"], &[1, 1, 1, 0]);
+    let s = setup(
+        &jobs,
+        &[0, 1, 0, 1],
+        qos.clone(),
+        &["gres/gpu"],
+        &[1, 1, 1, 0],
+    );
     let log = run_on(nodes(2, false), &jobs, s);
     assert_starts(&log, &[(0.0, P), (1.0, P), (100.0, P), (3.0, P)]);
     // at 3 GPUs the limit lets J3 through at once
     let qos = Qos::default().with(Scope::Group, 2, 3);
     let s = setup(&jobs, &[0, 1, 0, 1], qos, &["gres/gpu"], &[1, 1, 1, 0]);
-    assert_eq!(run_on(nodes(2, false), &jobs, s).start, [0.0, 1.0, 2.0, 3.0]);
+    assert_eq!(
+        run_on(nodes(2, false), &jobs, s).start,
+        [0.0, 1.0, 2.0, 3.0]
+    );
 }
 
 #[test]
@@ -129,7 +138,13 @@ fn max_tres_per_user_on_memory_binds_each_user_apart() {
         (3.0, 50.0, Request::tasks(2, Memory::PerCpu(500))),
     ];
     let qos = Qos::default().with(Scope::PerUser, 2, 3000);
-    let s = setup(&jobs, &[0, 0, 1, 0], qos, &["mem"], &[2000, 2000, 2000, 1000]);
+    let s = setup(
+        &jobs,
+        &[0, 0, 1, 0],
+        qos,
+        &["mem"],
+        &[2000, 2000, 2000, 1000],
+    );
     let log = run_on(nodes(1, false), &jobs, s);
     assert_eq!(log.start, [0.0, 100.0, 2.0, 3.0]);
 }

@@ -215,7 +215,6 @@ def _definitions(limits: list[Limits]) -> list[tuple[Qos, At]]:
 _TRES_LIMITS = {
     "max_tres_per_user": ("max_nodes_per_user", "max_cpus_per_user"),
     "grp_tres": ("grp_nodes", "grp_cpus"),
-    "max_tres_per_job": (None, None),
 }
 _OTHER_TRES = {
     "max_tres_per_user": "max_other_tres_per_user",
@@ -237,14 +236,13 @@ def _qos(limits: Limits) -> Qos:
     other: dict[str, tuple[tuple[str, int], ...]] = {}
     ignored: list[str] = []
     for key, (field, text, at) in limits.values.items():
-        if key in _TRES_LIMITS:
+        if key in _OTHER_TRES:
             counts, unfollowed = checked(at, field, parse_tres_limits, text)
             ignored += [f"{_TRES_FIELD_NAMES[key]} {t}" for t in unfollowed]
-            node_field, cpu_field = _TRES_LIMITS[key]
-            if node_field is None:  # (per job: every TRES alike)
-                other[_OTHER_TRES[key]] = tuple(counts.items())
-                continue
-            given = {node_field: counts.pop("node", None), cpu_field: counts.pop("cpu", None)}
+            given = {}
+            if key in _TRES_LIMITS:  # (per user and group: nodes and CPUs have their fields)
+                node_field, cpu_field = _TRES_LIMITS[key]
+                given = {node_field: counts.pop("node", None), cpu_field: counts.pop("cpu", None)}
             other[_OTHER_TRES[key]] = tuple(counts.items())
         else:
             given = {key: checked(at, field, parse_count, text)}

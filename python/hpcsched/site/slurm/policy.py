@@ -160,6 +160,14 @@ def slurm_inputs(
             if t not in ("node", "cpu") and settings.enforce_limits
         )
     )
+    job_tres = whole_node_tres(tres, platform, jobs["nodes"].to_numpy(np.int64))
+    if tres:
+        none = [t for t in tres if not whole_node_tres([t], platform, np.ones(1, np.int64)).any()]
+        if none:
+            notes.append(
+                f"QOS limits on {', '.join(none)} count nothing: the platform's nodes have none "
+                "(select/linear keeps no memory or GRES of a node)"
+            )
     cores = min((g.cores for g in platform.groups), default=1) if platform is not None else 1
     cluster_cpus = (
         sum(g.nodes * g.cores for g in platform.groups)
@@ -179,7 +187,7 @@ def slurm_inputs(
         "assoc_user": is_user,
         "qos": [_native_qos(q, settings.enforce_limits, tres) for q in qos_list],
         "tres": tres,
-        "job_tres": whole_node_tres(tres, platform, nodes),
+        "job_tres": job_tres,
         "job_association": job_association,
         "job_user": user_codes.astype(np.int64),
         "job_qos": job_qos,

@@ -583,7 +583,15 @@ impl Passes {
     ) {
         let job = view.jobs.get(e.job);
         let end = view.now + job.requested_time;
-        self.push_start(view, setup, e, kind, Held::Nodes(job.nodes), waiting, decision);
+        self.push_start(
+            view,
+            setup,
+            e,
+            kind,
+            Held::Nodes(job.nodes),
+            waiting,
+            decision,
+        );
         if view.site.is_some() {
             decision.takes.extend_from_slice(&self.takes);
             decision

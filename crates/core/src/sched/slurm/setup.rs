@@ -216,9 +216,9 @@ impl SlurmSetup {
     /// TRES of the run.
     fn validate_tres(&self, jobs: usize) -> Result<()> {
         for (t, name) in self.tres.iter().enumerate() {
-            let gres = name.strip_prefix("gres/").filter(|g| {
-                !g.is_empty() && !g.starts_with(':') && !g.ends_with(':')
-            });
+            let gres = name
+                .strip_prefix("gres/")
+                .filter(|g| !g.is_empty() && !g.starts_with(':') && !g.ends_with(':'));
             if (name != "mem" && gres.is_none()) || self.tres[..t].contains(name) {
                 return Err(CoreError::input(format!(
                     "TRES {name:?}: QOS limits count mem and gres/NAME[:TYPE], each once"
@@ -229,7 +229,9 @@ impl SlurmSetup {
             return Err(CoreError::input("TRES amounts: one per job and TRES"));
         }
         let counted = FIXED_TRES + self.tres.len();
-        if let Some(q) = (self.qos.iter()).position(|q| q.tres.iter().any(|l| l.tres as usize >= counted)) {
+        if let Some(q) =
+            (self.qos.iter()).position(|q| q.tres.iter().any(|l| l.tres as usize >= counted))
+        {
             return Err(CoreError::input(format!(
                 "QOS {q}: a limit on a TRES the run does not count"
             )));
