@@ -56,6 +56,14 @@ impl SlurmJobs {
         &self.tres[j * tres..(j + 1) * tres]
     }
 
+    /// The amounts of `tres` TRES of the jobs `order` names, in that order.
+    pub fn tres_rows(&self, order: &[usize], tres: usize) -> Vec<u64> {
+        (order.iter())
+            .flat_map(|&r| self.tres_of(r, tres))
+            .copied()
+            .collect()
+    }
+
     /// What job `j`'s usage is charged per second of its run.
     #[inline]
     pub fn billable(&self, j: usize) -> f64 {
@@ -237,5 +245,21 @@ impl SlurmSetup {
             )));
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_tres_are_its_row_and_rows_follow_an_order() {
+        let jobs = SlurmJobs {
+            tres: vec![1, 2, 3, 4, 5, 6],
+            ..SlurmJobs::default()
+        };
+        assert_eq!(jobs.tres_of(1, 2), [3, 4]);
+        assert_eq!(jobs.tres_rows(&[2, 0], 2), [5, 6, 1, 2]);
+        assert!(jobs.tres_rows(&[1, 0], 0).is_empty());
     }
 }
