@@ -93,7 +93,7 @@ impl Usage {
         let next = self.rows.len() / self.width;
         let mine = *self.per_user.entry((qos, user)).or_insert(next);
         if mine == next {
-            self.rows.resize(self.rows.len() + self.width, 0);
+            self.rows.resize((next + 1) * self.width, 0);
         }
         for r in [qos as usize, mine] {
             let row = &mut self.rows[r * self.width..(r + 1) * self.width];
@@ -161,6 +161,21 @@ mod tests {
         usage.add(1, 7, &[3, 60, 0]);
         assert!(!usage.admits(&qos, 1, 7, &[2, 1, 0])); // 5 nodes for user 7 in QOS 1
         assert!(!usage.admits(&qos, 0, 7, &[0, 0, 0])); // (QOS 0: still 2 jobs of user 7)
+    }
+
+    #[test]
+    fn grp_jobs_counts_every_users_running_jobs() {
+        let qos = Qos {
+            grp_jobs: Some(2),
+            ..Qos::default()
+        };
+        let mut usage = Usage::default();
+        usage.clear(1, 2);
+        assert!(usage.admits(&qos, 0, 7, &[1, 1]));
+        usage.add(0, 7, &[1, 1]);
+        assert!(usage.admits(&qos, 0, 8, &[1, 1]));
+        usage.add(0, 8, &[1, 1]);
+        assert!(!usage.admits(&qos, 0, 9, &[1, 1])); // a third job in the QOS
     }
 
     #[test]
