@@ -185,3 +185,37 @@ fn max_tres_per_job_holds_a_job_asking_more_for_good() {
     assert!(log.start[0].is_nan());
     assert_eq!(log.start[1], 1.0);
 }
+
+#[test]
+fn a_job_over_several_nodes_holds_its_gpus_per_node_on_each() {
+    // GrpTRES gres/gpu=2, three nodes. J1 (-n8 --gres=gpu:1, no -N) asks one GPU on its one
+    // node, but takes n0 and n1 whole by CPUs: it holds a GPU on each, 2. J2 (one GPU) would
+    // make 3: it waits until J1 ends at 100 (on what it asked, 1, it would start at once).
+    let jobs = [(0.0, 100.0, job(8, 1000, 1)), (1.0, 100.0, job(1, 1000, 1))];
+    let qos = Qos::default().with(Scope::Group, 2, 2);
+    let s = setup(&jobs, &[0, 0], qos, &["gres/gpu"], &[1, 1]);
+    assert_eq!(run_on(nodes(3, false), &jobs, s).start, [0.0, 100.0]);
+}
+
+#[test]
+fn an_untyped_gpu_request_counts_toward_no_typed_tres() {
+    // Nodes of 2 gpu:a100; GrpTRES gres/gpu:a100=1. J1 (--gres=gpu:1, untyped) gets an a100
+    // but counts nothing toward gres/gpu:a100 (Slurm counts a typed TRES by the request's
+    // type); J2 (--gres=gpu:a100:1) starts beside it. J3 (typed too) would make 2: it waits.
+    let typed = || {
+        let mut j = job(1, 1000, 0);
+        j.gres.push(GresRequest {
+            kinds: vec![0].into(),
+            count: 1,
+        });
+        j
+    };
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 1)),
+        (1.0, 100.0, typed()),
+        (2.0, 50.0, typed()),
+    ];
+    let qos = Qos::default().with(Scope::Group, 2, 1);
+    let s = setup(&jobs, &[0, 0, 0], qos, &["gres/gpu:a100"], &[0, 1, 1]);
+    assert_eq!(run_on(nodes(1, true), &jobs, s).start, [0.0, 1.0, 101.0]);
+}

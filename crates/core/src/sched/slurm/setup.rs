@@ -262,4 +262,41 @@ mod tests {
         assert_eq!(jobs.tres_rows(&[2, 0], 2), [5, 6, 1, 2]);
         assert!(jobs.tres_rows(&[1, 0], 0).is_empty());
     }
+
+    #[test]
+    fn the_tres_limits_count_are_checked() {
+        let setup = |tres: &[&str], amounts: Vec<u64>, limit: u32| SlurmSetup {
+            priority: PrioritySettings::default(),
+            scheduler: SchedulerSettings::default(),
+            associations: Vec::new(),
+            qos: vec![Qos::default().with(crate::sched::slurm::limits::Scope::Group, limit, 1)],
+            tres: tres.iter().map(|t| t.to_string()).collect(),
+            jobs: SlurmJobs {
+                tres: amounts,
+                ..SlurmJobs::default()
+            },
+            cluster_cpus: 1,
+            cluster_nodes: 1,
+            partition_factors: vec![1],
+            origin: 0.0,
+        };
+        let ok = |tres: &[&str], amounts: Vec<u64>, limit: u32| {
+            setup(tres, amounts, limit).validate_tres(2).is_ok()
+        };
+        assert!(ok(&["mem", "gres/gpu", "gres/gpu:a100"], vec![0; 6], 4));
+        assert!(ok(&[], Vec::new(), 1));
+        for bad in [
+            "cpu",
+            "gres/",
+            "gres/:a100",
+            "gres/gpu:",
+            "license/x",
+            "gpu",
+        ] {
+            assert!(!ok(&[bad], vec![0; 2], 1), "{bad}");
+        }
+        assert!(!ok(&["mem", "mem"], vec![0; 4], 1)); // named twice
+        assert!(!ok(&["mem"], vec![0; 3], 1)); // one amount short... or over
+        assert!(!ok(&["mem"], vec![0; 2], 3)); // a limit on a TRES the run does not count
+    }
 }
