@@ -195,6 +195,13 @@ fn a_job_over_several_nodes_holds_its_gpus_per_node_on_each() {
     let qos = Qos::default().with(Scope::Group, 2, 2);
     let s = setup(&jobs, &[0, 0], qos, &["gres/gpu"], &[1, 1]);
     assert_eq!(run_on(nodes(3, false), &jobs, s).start, [0.0, 100.0]);
+    // -N2 -n2 --gres=gpu:1 asks 2 and holds 2: under gres/gpu=3 a one-GPU job starts beside
+    let mut two = job(2, 1000, 1);
+    two.nodes = Some(2);
+    let jobs = [(0.0, 100.0, two), (1.0, 100.0, job(1, 1000, 1))];
+    let qos = Qos::default().with(Scope::Group, 2, 3);
+    let s = setup(&jobs, &[0, 0], qos, &["gres/gpu"], &[2, 1]);
+    assert_eq!(run_on(nodes(3, false), &jobs, s).start, [0.0, 1.0]);
 }
 
 #[test]
