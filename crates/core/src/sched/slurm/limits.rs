@@ -90,7 +90,7 @@ impl Usage {
     /// A job of `user` in `qos` holding `amounts` (one per TRES) runs.
     pub fn add(&mut self, qos: u32, user: u32, amounts: &[u64]) {
         debug_assert_eq!(amounts.len() + 1, self.width);
-        let next = self.rows.len() / self.width;
+        let next = self.qos_count + self.per_user.len(); // (the rows so far)
         let mine = *self.per_user.entry((qos, user)).or_insert(next);
         if mine == next {
             self.rows.resize((next + 1) * self.width, 0);
