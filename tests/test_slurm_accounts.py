@@ -42,7 +42,13 @@ QOS = (
     Qos("normal", 0),
     Qos("high", 100, max_jobs_per_user=2, max_nodes_per_user=4, max_cpus_per_user=8, grp_nodes=8),
     Qos("low", 10, max_submit_jobs_per_user=5, grp_cpus=16, grp_jobs=10),
-    Qos("memcap", 0, max_jobs_per_user=4, max_cpus_per_user=4),  # mem=4G: ignored
+    Qos(
+        "memcap",
+        0,
+        max_jobs_per_user=4,
+        max_cpus_per_user=4,
+        max_other_tres_per_user=(("mem", 4096),),
+    ),  # mem=4G: 4096 MB
 )
 
 
@@ -99,15 +105,47 @@ def test_the_toml_example_of_the_docs(tmp_path):
     )  # fmt: skip
 
 
-def test_toml_shares_parent_and_ignored_tres(tmp_path):
+def test_toml_shares_parent_and_tres_followed_or_not(tmp_path):
     path = tmp_path / "site.toml"
     path.write_text(
         '[accounts.a]\n[accounts.sub]\nparent = "a"\nshares = "parent"\n'
         '[qos.gpu]\ngrp_tres = "node=2,gres/gpu:a100=4,license/matlab=1,billing=10,mem=1T"\n'
+        'max_tres_per_job = "cpu=8,gres/gpu=2K"\n'
     )
     accounts = read_slurm_accounts(path)
     assert accounts.accounts[1:] == (Account("a", "root", 1), Account("sub", "a", None))
-    assert accounts.qos == (Qos("normal"), Qos("gpu", grp_nodes=2))
+    # memory in MB (1T: 1024^2), a count's K 1024; license and billing kept by name only
+    gpu = Qos("gpu", grp_nodes=2, grp_other_tres=(("gres/gpu:a100", 4), ("mem", 1024**2)),
+              max_tres_per_job=(("cpu", 8), ("gres/gpu", 2048)),
+              ignored_tres=("GrpTRES license/matlab", "GrpTRES billing"))  # fmt: skip
+    assert accounts.qos == (Qos("normal"), gpu)
+    assert gpu.tres_limits() == [
+        ("group", "node", 2),
+        ("group", "gres/gpu:a100", 4),
+        ("group", "mem", 1024**2),
+        ("per_job", "cpu", 8),
+        ("per_job", "gres/gpu", 2048),
+    ]
+
+
+def test_sacctmgr_tables_read_mem_and_gres_limits_with_sacctmgrs_units(tmp_path):
+    # sacctmgr show qos -P prints memory with a unit (mem=4G) and names per-job limits MaxTRES;
+    # a count in M or K of memory is MB as it is (slurmdb_format_tres_str's conversion)
+    path = tmp_path / "qos.txt"
+    path.write_text(
+        "Name|Priority|GrpTRES|MaxTRES|MaxTRESPU\n"
+        "gpu|5|gres/gpu=8,mem=512M|gres/gpu:a100=2|mem=100K,cpu=16,fs/disk=10\n"
+    )
+    (qos,) = read_slurm_qos(path)
+    assert qos == Qos(
+        "gpu",
+        5,
+        max_cpus_per_user=16,
+        grp_other_tres=(("gres/gpu", 8), ("mem", 512)),
+        max_tres_per_job=(("gres/gpu:a100", 2),),
+        max_other_tres_per_user=(("mem", 100),),
+        ignored_tres=("MaxTRESPerUser fs/disk",),
+    )
 
 
 def test_several_clusters_need_one_named():
@@ -203,6 +241,10 @@ MALFORMED = [
      "MaxTRESPU", "cpu='8;node=4': not a count"),
     (TABLE, "txt", "|node=8|", "|nodes=8|", "high|",
      "GrpTRES", "unknown TRES 'nodes'; did you mean node"),
+    (TABLE, "txt", "|cpu=4,mem=4G|4|", "|cpu=4,mem=4X|4|", "memcap|",
+     "MaxTRESPU", "mem='4X': not a count"),
+    (TABLE, "txt", "|cpu=16|", "|cpu=16,gres/gpu:=2|", "low|",
+     "GrpTRES", "a generic resource is gres/NAME or gres/NAME:TYPE"),
     (TABLE, "txt", "low|10|", "low|ten|", "low|", "Priority", "whole number >= 0, not 'ten'"),
     (TABLE, "txt", "memcap|0|", "high|0|", "high|0|", "Name", "QOS high is already defined"),
     (TABLE, "txt", "|Partition|Share|", "|Partition|Shares|", "Cluster|", "Share",
@@ -219,6 +261,8 @@ MALFORMED = [
      "accounts.acct_c.users.u1", "whole number >= 0 or parent, not 'parnet'"),
     (TOML, "toml", '"node=4,cpu=8"', '"node=four,cpu=8"', 'max_tres_per_user = "node=four',
      "qos.high.max_tres_per_user", "node='four': not a count"),
+    (TOML, "toml", '"cpu=4,mem=4G"', '"cpu=4,mem=4G,gres/gpu=-1"', 'max_tres_per_user = "cpu=4',
+     "qos.memcap.max_tres_per_user", "gres/gpu='-1': not a count"),
     (TOML, "toml", 'default_qos = "high"', 'default_qos = "hihg"', 'default_qos = "hihg"',
      "accounts.acct_c.default_qos", "unknown default QOS 'hihg'; did you mean high"),
 ]  # fmt: skip

@@ -586,6 +586,7 @@ fn in_table_order(
             requested_cpus: Vec::new(), // (squeue's CPUs of a pending job: asked for)
             billing: Vec::new(),
             tres_priority: Vec::new(),
+            tres: j.tres_rows(&order, setup.tres.len()),
         },
         ..setup.clone()
     })

@@ -6,7 +6,8 @@ use hpcsched_core::model::{PartitionSpec, PartitionState, PowerModel};
 use hpcsched_core::power::config::IconConfig;
 use hpcsched_core::power::screen::ScreenConfig;
 use hpcsched_core::sched::slurm::{
-    Association, FairShare, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmSetup,
+    Association, FairShare, PrioritySettings, Qos, SchedulerSettings, Scope, SlurmJobs, SlurmSetup,
+    TresLimit,
 };
 use hpcsched_core::search::Reward;
 use hpcsched_core::spec::{
@@ -164,15 +165,28 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
     let qos_dicts: Vec<Bound<'_, PyDict>> = get_item(d, "qos")?;
     let qos = (qos_dicts.iter())
         .map(|q| {
+            let limits: Vec<(String, u32, u64)> = get_item(q, "tres_limits")?;
+            let tres = (limits.into_iter())
+                .map(|(scope, tres, most)| {
+                    let scope = match scope.as_str() {
+                        "per_user" => Scope::PerUser,
+                        "group" => Scope::Group,
+                        "per_job" => Scope::PerJob,
+                        other => {
+                            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                                "unknown QOS limit scope {other:?}"
+                            )))
+                        }
+                    };
+                    Ok(TresLimit { scope, tres, most })
+                })
+                .collect::<PyResult<Vec<_>>>()?;
             Ok(Qos {
                 priority: get_item(q, "priority")?,
                 max_jobs_per_user: get_item(q, "max_jobs_per_user")?,
-                max_nodes_per_user: get_item(q, "max_nodes_per_user")?,
-                max_cpus_per_user: get_item(q, "max_cpus_per_user")?,
                 grp_jobs: get_item(q, "grp_jobs")?,
-                grp_nodes: get_item(q, "grp_nodes")?,
-                grp_cpus: get_item(q, "grp_cpus")?,
                 max_submit_jobs_per_user: get_item(q, "max_submit_jobs_per_user")?,
+                tres,
             })
         })
         .collect::<PyResult<Vec<_>>>()?;
@@ -211,6 +225,22 @@ pub fn slurm_setup(d: &Bound<'_, PyDict>) -> PyResult<SlurmSetup> {
             requested_cpus: u32s("job_requested_cpus")?,
             billing: f64s("job_billing")?,
             tres_priority: f64s("job_tres_priority")?,
+            tres: match d.get_item("job_tres")? {
+                Some(v) => (v.extract::<PyReadonlyArray1<'_, i64>>()?.as_array().iter())
+                    .map(|&a| {
+                        u64::try_from(a).map_err(|_| {
+                            pyo3::exceptions::PyValueError::new_err(format!(
+                                "job_tres: {a} out of range"
+                            ))
+                        })
+                    })
+                    .collect::<PyResult<Vec<_>>>()?,
+                None => Vec::new(),
+            },
+        },
+        tres: match d.get_item("tres")? {
+            Some(v) => v.extract()?,
+            None => Vec::new(),
         },
         cluster_cpus: get_item(d, "cluster_cpus")?,
         cluster_nodes: get_item(d, "cluster_nodes")?,

@@ -219,3 +219,35 @@ def shared_job_tres(shared: dict[str, Any], platform: Platform, nodes: np.ndarra
         for g in range(int(offsets[j]), int(offsets[j + 1])):
             gres[names[int(shared["gres_name"][g])]][j] += int(shared["gres_count"][g]) * nodes[j]
     return JobTres(cpu=cpus, mem=memory, node=nodes, gres=gres)
+
+
+def asked_tres(shared: dict[str, Any], platform: Platform, tres: list[str]) -> np.ndarray:
+    """Each job's amount of each of ``tres`` as it asks them, row-major (Slurm's
+    ``tres_req_cnt``, what a pending job's QOS limits test): memory per node times the nodes it
+    asks (``-N``, else 1), per CPU times the CPUs it asks, a whole node's as the nodes of least
+    memory have; each ``gres/NAME`` (every kind of the name, typed or not: ``gres/gpu`` counts
+    ``gpu:a100``) or ``gres/NAME:TYPE`` per node times those nodes."""
+    nodes = np.maximum(shared["nodes"].astype(np.int64), 1)
+    n = len(nodes)
+    out = np.zeros((n, len(tres)), np.int64)
+    names = list(shared["gres_request_names"])
+    offsets, kinds, counts = shared["gres_offsets"], shared["gres_name"], shared["gres_count"]
+    for t, name in enumerate(tres):
+        if name == "mem":
+            kind = shared["memory_kind"].astype(np.int64)
+            mb = shared["memory"].astype(np.int64)
+            asked = shared["tasks"].astype(np.int64) * shared["cpus_per_task"].astype(np.int64)
+            least = min(g.memory for g in platform.groups)
+            out[:, t] = np.select(
+                [kind == _PER_NODE, kind == _PER_CPU], [mb * nodes, mb * asked], least * nodes
+            )
+            continue
+        wanted = name.removeprefix("gres/")
+        typed = ":" in wanted
+        match = [k == wanted or (not typed and k.split(":")[0] == wanted) for k in names]
+        for j in np.flatnonzero(offsets[1:] > offsets[:-1]):
+            for g in range(int(offsets[j]), int(offsets[j + 1])):
+                if match[int(kinds[g])]:
+                    out[j, t] += int(counts[g]) * nodes[j]
+    flat: np.ndarray = out.ravel()
+    return flat

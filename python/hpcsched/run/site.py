@@ -171,13 +171,14 @@ def resolve_site(
         )
         native = inputs.native
         if site.shared is not None and site.platform is not None:
-            from hpcsched.run.shared import slurm_job_cpus
+            from hpcsched.run.shared import asked_tres, slurm_job_cpus
 
             # (what a job asks is what it is given: its size does not settle later)
             native = {
                 **native,
                 "job_cpus": slurm_job_cpus(site.shared, site.platform),
                 "job_requested_cpus": np.zeros(0, np.int64),
+                "job_tres": asked_tres(site.shared, site.platform, native["tres"]),
             }
         native = {**native, **_tres_inputs(workload, site, native)}
         site = replace(site, slurm=native)

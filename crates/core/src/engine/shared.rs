@@ -15,7 +15,9 @@ pub struct SharedState {
     held: Vec<Option<Box<Allocation>>>,
     /// What each node set has free in all.
     tallies: Tallies,
-    /// Starts and ends so far: a scan may keep what it found while this stays the same.
+    /// A number unique in the process to the usage as it stands (every start, end or node
+    /// going down or up draws a new one; a copy of the state keeps it): a scan may keep what
+    /// it found while this stays the same, also across copies (a search's forward model).
     version: u64,
     /// By job index: the serial number of what it holds (see [`SharedState::serial`]).
     serials: Vec<u64>,
@@ -88,7 +90,7 @@ impl SharedState {
         self.recount(model, &allocation, false, |usage| usage.take(&allocation))?;
         self.held[job as usize] = Some(Box::new(allocation));
         self.serials[job as usize] = SERIALS.fetch_add(1, Ordering::Relaxed);
-        self.version += 1;
+        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
         Ok(idle)
     }
 
@@ -103,8 +105,8 @@ impl SharedState {
             self.usage.take_down(node);
             self.tallies.count(model, node, &self.usage, true);
         }
-        self.version += 1;
-        self.downs += 1;
+        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
+        self.downs = SERIALS.fetch_add(1, Ordering::Relaxed);
         up
     }
 
@@ -115,8 +117,8 @@ impl SharedState {
             self.usage.bring_up(node);
             self.tallies.count(model, node, &self.usage, true);
         }
-        self.version += 1;
-        self.downs += 1;
+        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
+        self.downs = SERIALS.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Changes of the nodes down so far: what a node offers stays the same while this does
@@ -160,7 +162,7 @@ impl SharedState {
             Ok(())
         });
         debug_assert!(given.is_ok());
-        self.version += 1;
+        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
         (allocation.nodes.iter())
             .filter(|&&n| self.usage.idle(n))
             .count() as u32

@@ -310,6 +310,7 @@ fn slurm_setup() -> SlurmSetup {
                 ..Qos::default()
             },
         ],
+        tres: Vec::new(),
         jobs: SlurmJobs {
             association: vec![2; 4],
             user: vec![0; 4],
@@ -319,6 +320,7 @@ fn slurm_setup() -> SlurmSetup {
             requested_cpus: Vec::new(),
             billing: Vec::new(),
             tres_priority: Vec::new(),
+            tres: Vec::new(),
         },
         cluster_cpus: 4,
         cluster_nodes: 4,
@@ -373,6 +375,7 @@ fn slurm_order_on_partitions_ranks_tiers_first() {
         requested_cpus: Vec::new(),
         billing: Vec::new(),
         tres_priority: Vec::new(),
+        tres: Vec::new(),
     };
     (setup.cluster_cpus, setup.cluster_nodes) = (6, 6);
     setup.partition_factors = vec![1, 1];

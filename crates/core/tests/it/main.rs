@@ -14,4 +14,5 @@ mod progress;
 mod shared;
 mod shared_downtime;
 mod slurm;
+mod slurm_limits;
 mod slurm_shared;

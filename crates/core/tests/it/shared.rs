@@ -621,3 +621,77 @@ fn reservations_kept_between_scans_decide_as_scans_made_afresh() {
     }
     assert!(kept_any > 40, "too few runs with reservations: {kept_any}");
 }
+
+/// Two copies of one engine (a search's forward models) whose running jobs have the same
+/// requests and start times but other nodes: one policy deciding for both in turn decides
+/// for each as a policy made afresh does (what it keeps from a scan, its memo or a
+/// reservation, is not mistaken for the other copy's). n0 has 4 CPUs, n1 8. J0 (2 CPUs, to
+/// 100) and J2 (4 CPUs, to 200) run on n0 and n1 in one copy, on n1 and n0 in the other. J1
+/// (7 CPUs on one node) fits only n1: reserved at 200 in the first copy, at 100 in the other.
+#[test]
+fn one_policy_deciding_for_two_copies_of_an_engine_keeps_them_apart() {
+    let shape = |cpus| NodeShape {
+        cpus,
+        threads_per_core: 1,
+        memory: 8000,
+        gres: vec![2].into(),
+        weight: 1,
+    };
+    let resources = Resources::new(
+        Sharing::CoreMemory,
+        vec!["gpu".into()],
+        vec![shape(4), shape(8)],
+        vec![0, 1],
+    )
+    .unwrap();
+    let on_one = |tasks| {
+        let mut request = job(tasks, 1000, 0);
+        request.nodes = Some(1);
+        request
+    };
+    let jobs = [
+        (0.0, 100.0, on_one(2)),
+        (0.0, 100.0, on_one(7)),
+        (0.0, 200.0, on_one(4)),
+    ];
+    let requests = jobs.iter().map(|j| j.2.clone()).collect();
+    let model = SharedNodes::new(resources, requests, all_nodes(2)).unwrap();
+    let inputs = inputs(2, &jobs).with_shared_nodes(model).unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run_until(0.0, &mut Idle).unwrap();
+    let alloc = |node: u32, cpus: u32| hpcsched_core::packing::Allocation {
+        nodes: vec![node],
+        cpus: vec![cpus],
+        memory: vec![1000],
+        gres: vec![0],
+        exclusive: false,
+    };
+    let copies: Vec<Engine> = [(0, 1), (1, 0)]
+        .iter()
+        .map(|&(first, second)| {
+            let mut copy = engine.fork();
+            let mut decision = hpcsched_core::Decision::default();
+            for (k, (job, node, cpus)) in [(0u32, first, 2u32), (2, second, 4)].iter().enumerate() {
+                decision.starts.push(hpcsched_core::Start {
+                    pos: *job,
+                    job: *job,
+                    kind: P,
+                });
+                decision.site_starts.push((0, k as u32 + 1));
+                decision.allocations.push(alloc(*node, *cpus));
+            }
+            copy.apply_decision(&decision).unwrap();
+            copy
+        })
+        .collect();
+    let mut one_policy = fcfs_easy();
+    for (copy, shadow) in copies.iter().zip([200.0, 100.0]) {
+        let mut kept = hpcsched_core::Decision::default();
+        one_policy.decide(&copy.view(), &mut kept);
+        let mut fresh = hpcsched_core::Decision::default();
+        fcfs_easy().decide(&copy.view(), &mut fresh);
+        assert!(kept.starts.is_empty() && fresh.starts.is_empty());
+        assert_eq!(fresh.reservation.map(|r| r.shadow_time), Some(shadow));
+        assert_eq!(kept.reservation.map(|r| r.shadow_time), Some(shadow));
+    }
+}

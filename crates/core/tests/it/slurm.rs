@@ -51,6 +51,9 @@ struct Setup {
     /// Billable TRES (empty: the CPUs) and TRES priority terms (empty: none).
     billing: Vec<f64>,
     tres_priority: Vec<f64>,
+    /// The TRES the QOS limits count beyond nodes and CPUs, and each job's amounts of them.
+    tres: Vec<String>,
+    job_tres: Vec<u64>,
     partition_factors: Vec<u32>,
     /// The wall-clock time of the replay clock's 0 (Slurm rounds on the wall clock).
     origin: f64,
@@ -69,6 +72,8 @@ impl Setup {
             requested_cpus: Vec::new(),
             billing: Vec::new(),
             tres_priority: Vec::new(),
+            tres: Vec::new(),
+            job_tres: Vec::new(),
             partition_factors: vec![1],
             origin: 0.0,
         }
@@ -84,6 +89,7 @@ impl Setup {
             scheduler: self.scheduler.clone(),
             associations: two_accounts(),
             qos: self.qos.clone(),
+            tres: self.tres.clone(),
             jobs: SlurmJobs {
                 association: self.users.iter().map(|&u| 3 + u).collect(),
                 user: self.users.clone(),
@@ -93,6 +99,7 @@ impl Setup {
                 requested_cpus: self.requested_cpus.clone(),
                 billing: self.billing.clone(),
                 tres_priority: self.tres_priority.clone(),
+                tres: self.job_tres.clone(),
             },
             cluster_cpus: u64::from(nodes * self.cpus_per_node),
             cluster_nodes: nodes,

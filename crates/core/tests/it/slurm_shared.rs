@@ -34,6 +34,7 @@ pub(crate) fn setup(jobs: &[Shaped], nodes: u32) -> SlurmSetup {
             },
         ],
         qos: vec![Qos::default()],
+        tres: Vec::new(),
         jobs: SlurmJobs {
             association: vec![1; n],
             user: vec![0; n],
@@ -43,6 +44,7 @@ pub(crate) fn setup(jobs: &[Shaped], nodes: u32) -> SlurmSetup {
             requested_cpus: Vec::new(),
             billing: Vec::new(),
             tres_priority: Vec::new(),
+            tres: Vec::new(),
         },
         cluster_cpus: u64::from(nodes * 4),
         cluster_nodes: nodes,

@@ -14,20 +14,24 @@ need and slurm.conf does not say (docs/formats.md, "Slurm associations and QOS")
   indentation. Read when present: ``Cluster`` (several clusters need ``cluster=``),
   ``Partition`` (a per-partition association is an error: one association per user and
   account is modelled), ``Def QOS``. The QOS table needs ``Name``; it reads ``Priority``,
-  ``MaxJobsPU``, ``MaxSubmitPU``, ``MaxTRESPU``, ``GrpTRES``, ``GrpJobs`` (and the older
-  ``MaxNodesPU``, ``MaxCPUsPU``, ``GrpNodes``, ``GrpCPUs``). Every other column is ignored.
+  ``MaxJobsPU``, ``MaxSubmitPU``, ``MaxTRESPU``, ``GrpTRES``, ``MaxTRES`` (per job; also
+  ``MaxTRESPerJob``), ``GrpJobs`` (and the older ``MaxNodesPU``, ``MaxCPUsPU``, ``GrpNodes``,
+  ``GrpCPUs``). Every other column is ignored.
 - a small TOML file (``.toml``, or content that is TOML): ``[accounts.NAME]`` tables (``parent``,
   default root; ``shares``; ``default_qos``; ``users = { user = shares }``, or per user
   ``{ shares = ..., default_qos = ... }``) and ``[qos.NAME]`` tables (``priority``,
   ``max_jobs_per_user``, ``max_submit_jobs_per_user``, ``max_tres_per_user``, ``grp_tres``,
-  ``grp_jobs``, or ``max_nodes_per_user``, ``max_cpus_per_user``, ``grp_nodes``, ``grp_cpus``).
+  ``max_tres_per_job``, ``grp_jobs``, or ``max_nodes_per_user``, ``max_cpus_per_user``,
+  ``grp_nodes``, ``grp_cpus``).
 
 Shares are whole numbers >= 0, or ``parent`` (None: the association counts as its parent's).
 A user association without a default QOS takes the nearest account's above it (as Slurm). TRES
-strings (``node=4,cpu=64``) keep ``node`` and ``cpu``; every other TRES (``mem``,
-``gres/gpu``, ``license/...``, ``billing``, ...) is checked and ignored: hpcsched simulates nodes
-and cores only. Limits Slurm has beyond the :class:`Qos` fields (per-job, per-account, wall
-time, TRES-minutes, association limits) are ignored too. When QOS definitions are read (a QOS
+strings (``node=4,cpu=64,mem=100G,gres/gpu=8``) keep ``node``, ``cpu``, ``mem`` (MB; a count
+may end in a unit, K to P, as sacctmgr reads it) and ``gres/NAME[:TYPE]``; every other TRES
+(``license/...``, ``billing``, ``energy``, ``fs/...``, ...) is checked, kept by name in
+:attr:`Qos.ignored_tres` and named in the run's notes, not simulated. Limits Slurm has beyond
+the :class:`Qos` fields (per-account, per-node, wall time, TRES-minutes, association limits)
+are ignored. When QOS definitions are read (a QOS
 table, ``[qos]`` tables, or ``qos=FILE``), every default QOS must be one of them.
 
 Anything malformed is an :class:`InputError` naming the file, the line (the TOML line is found
@@ -52,12 +56,12 @@ from hpcsched.site.slurm.associations import (
     Tree,
     checked,
     parse_count,
-    parse_tres,
     read_dump,
     read_tables,
     read_toml,
     sniff,
 )
+from hpcsched.site.slurm.tres import parse_tres_limits
 
 
 @dataclass(frozen=True)
@@ -92,6 +96,31 @@ class Qos:
     grp_nodes: int | None = None  # GrpTRES node=
     grp_cpus: int | None = None  # GrpTRES cpu=
     grp_jobs: int | None = None
+    #: MaxTRESPerUser and GrpTRES on memory (MB) and generic resources (``gres/gpu``,
+    #: ``gres/gpu:a100``), as (TRES, count) pairs in the file's order.
+    max_other_tres_per_user: tuple[tuple[str, int], ...] = ()
+    grp_other_tres: tuple[tuple[str, int], ...] = ()
+    #: MaxTRESPerJob (sacctmgr's ``MaxTRES``) on nodes, CPUs, memory and generic resources.
+    max_tres_per_job: tuple[tuple[str, int], ...] = ()
+    #: The limits on TRES hpcsched does not simulate (``GrpTRES license/matlab``), each once.
+    ignored_tres: tuple[str, ...] = ()
+
+    def tres_limits(self) -> list[tuple[str, str, int]]:
+        """Every TRES limit as (scope, TRES, count): scope ``per_user``, ``group`` or
+        ``per_job``; TRES ``node``, ``cpu``, ``mem``, ``gres/...``."""
+        out: list[tuple[str, str, int]] = []
+        for scope, tres, value in (
+            ("per_user", "node", self.max_nodes_per_user),
+            ("per_user", "cpu", self.max_cpus_per_user),
+            ("group", "node", self.grp_nodes),
+            ("group", "cpu", self.grp_cpus),
+        ):
+            if value is not None:
+                out.append((scope, tres, value))
+        out += [("per_user", t, v) for t, v in self.max_other_tres_per_user]
+        out += [("group", t, v) for t, v in self.grp_other_tres]
+        out += [("per_job", t, v) for t, v in self.max_tres_per_job]
+        return out
 
 
 #: Slurm's default QOS, there unless a file defines its own.
@@ -182,10 +211,21 @@ def _definitions(limits: list[Limits]) -> list[tuple[Qos, At]]:
     return out
 
 
-#: The QOS limits a TRES string gives: nodes and CPUs.
+#: The QOS fields a TRES string's node and CPU limits go to (the others: ``_OTHER_TRES``).
 _TRES_LIMITS = {
     "max_tres_per_user": ("max_nodes_per_user", "max_cpus_per_user"),
     "grp_tres": ("grp_nodes", "grp_cpus"),
+}
+_OTHER_TRES = {
+    "max_tres_per_user": "max_other_tres_per_user",
+    "grp_tres": "grp_other_tres",
+    "max_tres_per_job": "max_tres_per_job",
+}
+#: sacctmgr's names of the TRES limits, for the notes.
+_TRES_FIELD_NAMES = {
+    "max_tres_per_user": "MaxTRESPerUser",
+    "grp_tres": "GrpTRES",
+    "max_tres_per_job": "MaxTRESPerJob",
 }
 
 
@@ -193,9 +233,17 @@ def _qos(limits: Limits) -> Qos:
     """A QOS from its limits as written; a limit given twice (``MaxTRESPU`` node= and the
     older ``MaxNodesPU``) must agree."""
     out: dict[str, int | None] = {}
+    other: dict[str, tuple[tuple[str, int], ...]] = {}
+    ignored: list[str] = []
     for key, (field, text, at) in limits.values.items():
-        if key in _TRES_LIMITS:
-            given = dict(zip(_TRES_LIMITS[key], checked(at, field, parse_tres, text), strict=True))
+        if key in _OTHER_TRES:
+            counts, unfollowed = checked(at, field, parse_tres_limits, text)
+            ignored += [f"{_TRES_FIELD_NAMES[key]} {t}" for t in unfollowed]
+            given = {}
+            if key in _TRES_LIMITS:  # (per user and group: nodes and CPUs have their fields)
+                node_field, cpu_field = _TRES_LIMITS[key]
+                given = {node_field: counts.pop("node", None), cpu_field: counts.pop("cpu", None)}
+            other[_OTHER_TRES[key]] = tuple(counts.items())
         else:
             given = {key: checked(at, field, parse_count, text)}
         for target, value in given.items():
@@ -208,7 +256,7 @@ def _qos(limits: Limits) -> Qos:
             if value is not None or target not in out:
                 out[target] = value
     priority = out.pop("priority", None) or 0
-    return Qos(limits.name, priority, **out)
+    return Qos(limits.name, priority, **out, **other, ignored_tres=tuple(ignored))  # type: ignore[arg-type]
 
 
 def _build(rows: list[Row], definitions: list[tuple[Qos, At]] | None) -> SlurmAccounts:

@@ -72,8 +72,8 @@ class Tree:
 @dataclass(frozen=True)
 class Limits:
     """A QOS as a file spells it: each limit by its :class:`~hpcsched.site.slurm.accounts.Qos`
-    field (``max_tres_per_user`` and ``grp_tres`` for TRES strings), with the file's name for
-    it, its text and where it is."""
+    field (``max_tres_per_user``, ``grp_tres`` and ``max_tres_per_job`` for TRES strings),
+    with the file's name for it, its text and where it is."""
 
     name: str
     at: At
@@ -110,9 +110,6 @@ def sniff(name: str, text: str) -> str:
 
 #: ``Fairshare=parent`` as a dump writes it (SLURMDB_FS_USE_PARENT).
 _FS_USE_PARENT = 0x7FFFFFFF
-#: TRES types without and with a name (``gres/gpu``, ``license/matlab``, ``fs/disk``).
-_TRES_TYPES = ("cpu", "mem", "energy", "node", "billing", "vmem", "pages")
-_TRES_NAMED = ("gres", "license", "bb", "fs", "ic")
 T = TypeVar("T")
 _DIGITS = re.compile(r"[0-9]+")
 
@@ -129,31 +126,6 @@ def parse_shares(text: str) -> int | None:
     if shares > _FS_USE_PARENT:
         raise ValueError(f"shares must be at most {_FS_USE_PARENT - 1}, not {shown(text)}")
     return None if shares == _FS_USE_PARENT else shares
-
-
-def parse_tres(text: str) -> tuple[int | None, int | None]:
-    """(nodes, CPUs) of a TRES string (``node=4,cpu=64``; other TRES are checked, then
-    ignored); a ValueError naming the fault."""
-    counts: dict[str, str] = {}
-    for item in text.split(",") if text.strip() else []:
-        key, eq, value = (s.strip() for s in item.partition("="))
-        key = key.lower()
-        kind, slash, name = key.partition("/")
-        if not eq or not key:
-            raise ValueError(f"{shown(item.strip())} is not TRES=count in {shown(text)}")
-        if kind not in (_TRES_NAMED if slash else _TRES_TYPES) or (slash and not name):
-            choices = [*_TRES_TYPES, *(f"{t}/NAME" for t in _TRES_NAMED)]
-            raise ValueError(unknown_name("TRES", key, choices))
-        if key in counts:
-            raise ValueError(f"{key} is given twice in {shown(text)}")
-        pattern = r"[0-9]+" if key in ("node", "cpu") else r"[0-9]+[KMGTPE]?"
-        if not re.fullmatch(pattern, value, re.IGNORECASE):
-            raise ValueError(f"{key}={shown(value)}: not a count")
-        counts[key] = value
-    node, cpu = counts.get("node"), counts.get("cpu")
-    return (None if node is None else _count(node, "node")), (
-        None if cpu is None else _count(cpu, "cpu")
-    )
 
 
 def parse_count(text: str) -> int | None:
@@ -369,6 +341,9 @@ _QOS_COLUMNS = {
     "maxtrespu": "max_tres_per_user",
     "maxtresperuser": "max_tres_per_user",
     "grptres": "grp_tres",
+    "maxtres": "max_tres_per_job",
+    "maxtrespj": "max_tres_per_job",
+    "maxtresperjob": "max_tres_per_job",
     "grpjobs": "grp_jobs",
     "maxnodespu": "max_nodes_per_user",
     "maxnodesperuser": "max_nodes_per_user",
@@ -543,12 +518,14 @@ _TOML_QOS_KEYS = (
     "max_submit_jobs_per_user",
     "max_tres_per_user",
     "grp_tres",
+    "max_tres_per_job",
     "grp_jobs",
     "max_nodes_per_user",
     "max_cpus_per_user",
     "grp_nodes",
     "grp_cpus",
 )
+_TOML_TRES_KEYS = ("max_tres_per_user", "grp_tres", "max_tres_per_job")
 _TOML_HEADER = re.compile(r"\s*\[\s*([^\[\]]+?)\s*\]\s*(?:#.*)?")
 _TOML_KEY = re.compile(r"\s*(\"[^\"]*\"|'[^']*'|[\w-]+)\s*[=.]")
 
@@ -642,7 +619,7 @@ def read_toml(path: str, text: str) -> Tree:
             values = {}
             for key, value in spec.items():
                 field = ".".join((*keys, key))
-                if key in ("max_tres_per_user", "grp_tres") and not isinstance(value, str):
+                if key in _TOML_TRES_KEYS and not isinstance(value, str):
                     raise at(*keys, key).error('must be a TRES string ("node=4,cpu=64")', field)
                 values[key] = (field, str(value), at(*keys, key))
             limits.append(Limits(qos_name, at(*keys), values, ".".join(keys)))

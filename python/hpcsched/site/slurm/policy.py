@@ -148,6 +148,26 @@ def slurm_inputs(
         notes.append(
             "QOS limits are not enforced: the slurm.conf's AccountingStorageEnforce lacks limits"
         )
+    ignored = [f"{t} (QOS {q.name})" for q in qos_list for t in q.ignored_tres]
+    if ignored and settings.enforce_limits:
+        notes.append(f"QOS limits on TRES not simulated (ignored): {', '.join(ignored)}")
+    # the TRES the limits count beyond nodes and CPUs, in the order first named
+    tres = list(
+        dict.fromkeys(
+            t
+            for q in qos_list
+            for _, t, _ in q.tres_limits()
+            if t not in ("node", "cpu") and settings.enforce_limits
+        )
+    )
+    job_tres = whole_node_tres(tres, platform, jobs["nodes"].to_numpy(np.int64))
+    if tres:
+        none = [t for t in tres if not whole_node_tres([t], platform, np.ones(1, np.int64)).any()]
+        if none:
+            notes.append(
+                f"QOS limits on {', '.join(none)} count nothing: the platform's nodes have none "
+                "(select/linear keeps no memory or GRES of a node)"
+            )
     cores = min((g.cores for g in platform.groups), default=1) if platform is not None else 1
     cluster_cpus = (
         sum(g.nodes * g.cores for g in platform.groups)
@@ -165,7 +185,9 @@ def slurm_inputs(
         "assoc_parent": parents,
         "assoc_shares": shares,
         "assoc_user": is_user,
-        "qos": [_native_qos(q, settings.enforce_limits) for q in qos_list],
+        "qos": [_native_qos(q, settings.enforce_limits, tres) for q in qos_list],
+        "tres": tres,
+        "job_tres": job_tres,
         "job_association": job_association,
         "job_user": user_codes.astype(np.int64),
         "job_qos": job_qos,
@@ -193,29 +215,48 @@ def _requested_cpus(jobs: pd.DataFrame, cpus: np.ndarray) -> np.ndarray:
 
 
 def _limits(q: Qos) -> bool:
-    return any(
-        v is not None
-        for v in (
-            q.max_jobs_per_user,
-            q.max_nodes_per_user,
-            q.max_cpus_per_user,
-            q.grp_jobs,
-            q.grp_nodes,
-            q.grp_cpus,
-            q.max_submit_jobs_per_user,
-        )
+    return bool(q.tres_limits()) or any(
+        v is not None for v in (q.max_jobs_per_user, q.grp_jobs, q.max_submit_jobs_per_user)
     )
 
 
-def _native_qos(q: Qos, enforce: bool) -> dict[str, int | None]:
+def _native_qos(q: Qos, enforce: bool, tres: list[str]) -> dict[str, Any]:
     limit = (lambda v: v) if enforce else (lambda v: None)
+    place = {"node": 0, "cpu": 1} | {t: 2 + k for k, t in enumerate(tres)}
     return {
         "priority": q.priority,
         "max_jobs_per_user": limit(q.max_jobs_per_user),
-        "max_nodes_per_user": limit(q.max_nodes_per_user),
-        "max_cpus_per_user": limit(q.max_cpus_per_user),
         "grp_jobs": limit(q.grp_jobs),
-        "grp_nodes": limit(q.grp_nodes),
-        "grp_cpus": limit(q.grp_cpus),
         "max_submit_jobs_per_user": limit(q.max_submit_jobs_per_user),
+        "tres_limits": [(scope, place[t], most) for scope, t, most in q.tres_limits()]
+        if enforce
+        else [],
     }
+
+
+def whole_node_tres(tres: list[str], platform: Platform | None, nodes: np.ndarray) -> np.ndarray:
+    """Each job's amount of each of ``tres`` (``mem``, ``gres/NAME[:TYPE]``) on whole nodes,
+    row-major: its nodes times what a node has, the least of the platform's node groups (a
+    whole node's memory; every generic resource of the name, typed or not, for ``gres/NAME``);
+    none on a platform that says nothing."""
+    per_node = []
+    for name in tres:
+        amounts = (
+            [_node_amount(name, g.memory, dict(g.gres)) for g in platform.groups]
+            if (platform is not None and platform.groups)
+            else [0]
+        )
+        per_node.append(min(amounts))
+    out: np.ndarray = (nodes.astype(np.int64)[:, None] * np.asarray(per_node, np.int64)).ravel()
+    return out
+
+
+def _node_amount(tres: str, memory: int, gres: dict[str, int]) -> int:
+    """A node's amount of ``tres``: its memory (MB), or its units of a generic resource
+    (``gres/gpu`` counts every ``gpu`` kind, typed or not; ``gres/gpu:a100`` that kind)."""
+    if tres == "mem":
+        return memory
+    name = tres.removeprefix("gres/")
+    if ":" in name:
+        return gres.get(name, 0)
+    return sum(count for kind, count in gres.items() if kind.split(":")[0] == name)

@@ -16,11 +16,14 @@ partition's ``TRESBillingWeights`` (what a job's usage is charged: its billable 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from hpcsched.exceptions import InputError, shown
+from hpcsched import _core
+from hpcsched.exceptions import InputError, shown, unknown_name
+from hpcsched.site.slurm.text import whole_number
 
 #: The TRES types Slurm has on every cluster, and ``gres`` (configured by GresTypes).
 _TYPES = ("cpu", "mem", "node", "billing", "energy", "gres", "license", "fs", "ic", "bb", "pages")
@@ -183,3 +186,67 @@ def tres_columns(
         terms = [tres_priority(tres, tres_weights, t, normal) for t in totals]
         out["job_tres_priority"] = np.column_stack(terms).ravel().astype(np.float64)
     return out
+
+
+# --- QOS limits ------------------------------------------------------------------------------
+
+#: TRES types of limits without and with a name (``gres/gpu``, ``license/matlab``, ``fs/disk``).
+_TRES_TYPES = ("cpu", "mem", "energy", "node", "billing", "vmem", "pages")
+_TRES_NAMED = ("gres", "license", "bb", "fs", "ic")
+
+
+def parse_tres_limits(text: str) -> tuple[dict[str, int], tuple[str, ...]]:
+    """The limits of a TRES string (``node=4,cpu=64,mem=100G,gres/gpu=8``) on the TRES hpcsched
+    follows (``node``, ``cpu``, ``mem`` in MB, ``gres/NAME``, ``gres/NAME:TYPE``), and the other
+    TRES it names (``license/matlab``, ``billing``, ...: checked, then not simulated); a
+    ValueError naming the fault. A count may end in a unit as sacctmgr reads it
+    (``slurmdb_format_tres_str``): K, M, G, T or P, powers of 1024 of the TRES' base unit, MB
+    for memory (so ``mem=1K`` and ``mem=1M`` are 1 MB, ``mem=2G`` 2048), one for the others."""
+    counts: dict[str, str] = {}
+    for item in text.split(",") if text.strip() else []:
+        key, eq, value = (s.strip() for s in item.partition("="))
+        key = key.lower()
+        kind, slash, name = key.partition("/")
+        if not eq or not key:
+            raise ValueError(f"{shown(item.strip())} is not TRES=count in {shown(text)}")
+        if kind not in (_TRES_NAMED if slash else _TRES_TYPES) or (slash and not name):
+            choices = [*_TRES_TYPES, *(f"{t}/NAME" for t in _TRES_NAMED)]
+            raise ValueError(unknown_name("TRES", key, choices))
+        if kind == "gres" and (any(not part for part in name.split(":")) or name.count(":") > 1):
+            raise ValueError(f"{key}: a generic resource is gres/NAME or gres/NAME:TYPE")
+        if key in counts:
+            raise ValueError(f"{key} is given twice in {shown(text)}")
+        pattern = r"[0-9]+" if key in ("node", "cpu") else r"[0-9]+[KMGTP]?"
+        if not re.fullmatch(pattern, value, re.IGNORECASE):
+            raise ValueError(f"{key}={shown(value)}: not a count")
+        counts[key] = value
+    followed = {k: _tres_count(k, v) for k, v in counts.items() if _followed(k)}
+    return followed, tuple(k for k in counts if not _followed(k))
+
+
+def _followed(tres: str) -> bool:
+    """A TRES whose limits hpcsched simulates."""
+    return tres in ("node", "cpu", "mem") or tres.startswith("gres/")
+
+
+#: The power of 1024 of each unit a TRES count may end in.
+_TRES_UNITS = {"K": 1, "M": 2, "G": 3, "T": 4, "P": 5}
+
+
+def _tres_count(tres: str, text: str) -> int:
+    """``text`` (digits, maybe a unit) as a count of ``tres``, as sacctmgr converts it."""
+    unit = text[-1].upper() if text[-1].isalpha() else ""
+    number = int(text[:-1] if unit else text)
+    if unit:
+        base = 2 if tres == "mem" else 0  # (MB: K and M leave a count as it is)
+        number *= 1024 ** max(_TRES_UNITS[unit] - base, 0)
+    # (nodes and CPUs: the engine's 32-bit counts; memory and generic resources 64-bit)
+    most = _core.MAX_COUNT if tres in ("node", "cpu") else _MAX_AMOUNT
+    try:
+        return whole_number(str(number), most)
+    except ValueError as exc:
+        raise ValueError(f"{tres} {exc}") from None
+
+
+#: The largest limit on memory (MB) or a generic resource: 2^53, exact in a float.
+_MAX_AMOUNT = 2**53

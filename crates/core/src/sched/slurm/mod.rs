@@ -15,6 +15,6 @@ pub mod setup;
 pub mod space;
 
 pub use config::{FairShare, PrioritySettings, SchedulerSettings};
-pub use limits::Qos;
+pub use limits::{Qos, Scope, TresLimit};
 pub use policy::SlurmPolicy;
 pub use setup::{Association, SlurmJobs, SlurmSetup};

@@ -11,6 +11,9 @@
 
 mod shared;
 mod starts;
+mod will_run;
+
+use starts::Held;
 
 use std::collections::HashMap;
 
@@ -61,6 +64,8 @@ pub struct Passes {
     releases: Vec<(f64, u32, u32)>,
     takes: Vec<(u32, u32)>,
     usage: Usage,
+    /// A job's TRES for the QOS limits (scratch).
+    amounts: Vec<u64>,
     failed: Vec<bool>,
     blocked_atoms: Vec<bool>,
     atoms: Vec<u32>,
@@ -579,7 +584,15 @@ impl Passes {
     ) {
         let job = view.jobs.get(e.job);
         let end = view.now + job.requested_time;
-        self.push_start(view, setup, e, kind, job.nodes, waiting, decision);
+        self.push_start(
+            view,
+            setup,
+            e,
+            kind,
+            Held::Nodes(job.nodes),
+            waiting,
+            decision,
+        );
         if view.site.is_some() {
             decision.takes.extend_from_slice(&self.takes);
             decision

@@ -599,6 +599,7 @@ mod tests {
                 user: false,
             }],
             qos: vec![Qos::default()],
+            tres: Vec::new(),
             jobs: SlurmJobs::default(),
             cluster_cpus: 1,
             cluster_nodes: 1,

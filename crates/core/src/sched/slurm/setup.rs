@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use crate::engine::SubmitLimits;
 use crate::error::{CoreError, Result};
 use crate::sched::slurm::config::{PrioritySettings, SchedulerSettings};
-use crate::sched::slurm::limits::Qos;
+use crate::sched::slurm::limits::{Qos, FIXED_TRES};
 
 /// One association: the root (no parent), an account, or a user in an account (a leaf).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -42,9 +42,28 @@ pub struct SlurmJobs {
     /// Each job's `PriorityWeightTRES` term in each partition (row-major, job by partition:
     /// weights times its TRES over the partition's); empty: none.
     pub tres_priority: Vec<f64>,
+    /// Each job's amount of each of `SlurmSetup::tres` as it asks them (row-major, job by
+    /// TRES): memory in MB in all, each `gres/NAME[:TYPE]` per node times the nodes it asks
+    /// (`-N`, else 1); what a pending job's QOS limits test, and what a job holds on whole
+    /// nodes. Empty when `SlurmSetup::tres` is.
+    pub tres: Vec<u64>,
 }
 
 impl SlurmJobs {
+    /// Job `j`'s amounts of `tres` TRES as asked (`SlurmSetup::tres`' order).
+    #[inline]
+    pub fn tres_of(&self, j: usize, tres: usize) -> &[u64] {
+        &self.tres[j * tres..(j + 1) * tres]
+    }
+
+    /// The amounts of `tres` TRES of the jobs `order` names, in that order.
+    pub fn tres_rows(&self, order: &[usize], tres: usize) -> Vec<u64> {
+        (order.iter())
+            .flat_map(|&r| self.tres_of(r, tres))
+            .copied()
+            .collect()
+    }
+
     /// What job `j`'s usage is charged per second of its run.
     #[inline]
     pub fn billable(&self, j: usize) -> f64 {
@@ -72,6 +91,9 @@ pub struct SlurmSetup {
     /// The root first, every parent before its children.
     pub associations: Vec<Association>,
     pub qos: Vec<Qos>,
+    /// The TRES QOS limits count beyond nodes and CPUs, in the order of `SlurmJobs::tres`:
+    /// `mem` (MB), `gres/NAME` (every kind of that name, typed or not), `gres/NAME:TYPE`.
+    pub tres: Vec<String>,
     pub jobs: SlurmJobs,
     /// The cluster's CPUs (the job-size factor's denominator).
     pub cluster_cpus: u64,
@@ -156,6 +178,7 @@ impl SlurmSetup {
         if self.qos.is_empty() {
             return Err(CoreError::input("at least one QOS"));
         }
+        self.validate_tres(jobs)?;
         if let Some(i) = j.qos.iter().position(|&q| q as usize >= self.qos.len()) {
             return Err(CoreError::input(format!("job index {i}: unknown QOS")));
         }
@@ -195,5 +218,85 @@ impl SlurmSetup {
             return Err(CoreError::input("the cluster has no CPUs or no nodes"));
         }
         Ok(())
+    }
+
+    /// Checks the TRES limits count: known names, one amount per job and TRES, limits on
+    /// TRES of the run.
+    fn validate_tres(&self, jobs: usize) -> Result<()> {
+        for (t, name) in self.tres.iter().enumerate() {
+            let gres = name
+                .strip_prefix("gres/")
+                .filter(|g| !g.is_empty() && !g.starts_with(':') && !g.ends_with(':'));
+            if (name != "mem" && gres.is_none()) || self.tres[..t].contains(name) {
+                return Err(CoreError::input(format!(
+                    "TRES {name:?}: QOS limits count mem and gres/NAME[:TYPE], each once"
+                )));
+            }
+        }
+        if self.jobs.tres.len() != jobs * self.tres.len() {
+            return Err(CoreError::input("TRES amounts: one per job and TRES"));
+        }
+        let counted = FIXED_TRES + self.tres.len();
+        if let Some(q) =
+            (self.qos.iter()).position(|q| q.tres.iter().any(|l| l.tres as usize >= counted))
+        {
+            return Err(CoreError::input(format!(
+                "QOS {q}: a limit on a TRES the run does not count"
+            )));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_jobs_tres_are_its_row_and_rows_follow_an_order() {
+        let jobs = SlurmJobs {
+            tres: vec![1, 2, 3, 4, 5, 6],
+            ..SlurmJobs::default()
+        };
+        assert_eq!(jobs.tres_of(1, 2), [3, 4]);
+        assert_eq!(jobs.tres_rows(&[2, 0], 2), [5, 6, 1, 2]);
+        assert!(jobs.tres_rows(&[1, 0], 0).is_empty());
+    }
+
+    #[test]
+    fn the_tres_limits_count_are_checked() {
+        let setup = |tres: &[&str], amounts: Vec<u64>, limit: u32| SlurmSetup {
+            priority: PrioritySettings::default(),
+            scheduler: SchedulerSettings::default(),
+            associations: Vec::new(),
+            qos: vec![Qos::default().with(crate::sched::slurm::limits::Scope::Group, limit, 1)],
+            tres: tres.iter().map(|t| t.to_string()).collect(),
+            jobs: SlurmJobs {
+                tres: amounts,
+                ..SlurmJobs::default()
+            },
+            cluster_cpus: 1,
+            cluster_nodes: 1,
+            partition_factors: vec![1],
+            origin: 0.0,
+        };
+        let ok = |tres: &[&str], amounts: Vec<u64>, limit: u32| {
+            setup(tres, amounts, limit).validate_tres(2).is_ok()
+        };
+        assert!(ok(&["mem", "gres/gpu", "gres/gpu:a100"], vec![0; 6], 4));
+        assert!(ok(&[], Vec::new(), 1));
+        for bad in [
+            "cpu",
+            "gres/",
+            "gres/:a100",
+            "gres/gpu:",
+            "license/x",
+            "gpu",
+        ] {
+            assert!(!ok(&[bad], vec![0; 2], 1), "{bad}");
+        }
+        assert!(!ok(&["mem", "mem"], vec![0; 4], 1)); // named twice
+        assert!(!ok(&["mem"], vec![0; 3], 1)); // one amount short... or over
+        assert!(!ok(&["mem"], vec![0; 2], 3)); // a limit on a TRES the run does not count
     }
 }

@@ -16,49 +16,49 @@
 use crate::engine::shared::window_nodes;
 use crate::engine::{Decision, Reserve, SharedView, StartKind, View};
 use crate::model::SharedNodes;
-use crate::packing::select::{is_exclusive, node_needs, offer};
+use crate::packing::select::node_needs;
 use crate::packing::usage::open_nodes;
 use crate::packing::{select, Allocation, Sparse, Tallies, Usage};
 use crate::sched::slurm::clock;
 use crate::sched::slurm::node_map::{bit, NodeMap};
-use crate::sched::slurm::passes::{running_end, Entry, Outcome, Passes};
+use crate::sched::slurm::passes::{Entry, Held, Outcome, Passes};
 use crate::sched::slurm::setup::SlurmSetup;
 
 /// Where a job of the will-run list is: running (its allocation is the engine's) or started
 /// at this invocation (the index of its allocation in the decision).
-const RUNNING: u32 = u32::MAX;
+pub(super) const RUNNING: u32 = u32::MAX;
 
 /// Slurm's will-run batches: the first ends within 30 s past the first end rounded up to 30 s.
-const WINDOW: f64 = 30.0;
+pub(super) const WINDOW: f64 = 30.0;
 
 /// The scratch of the passes on shared nodes.
 #[derive(Debug, Clone, Default)]
 pub struct SharedSlurm {
     /// What is free once this invocation's starts have taken theirs, over the engine's usage.
-    now: Sparse,
+    pub(super) now: Sparse,
     /// The tallies of `now` (an upper bound on what fits, to skip placements).
-    tallies: Tallies,
+    pub(super) tallies: Tallies,
     /// A will-run test's state: `now` with running jobs ended.
-    future: Sparse,
+    pub(super) future: Sparse,
     /// The main pass's closed nodes (those of the partitions that failed).
-    closed: Vec<u64>,
-    map: NodeMap,
+    pub(super) closed: Vec<u64>,
+    pub(super) map: NodeMap,
     /// The running jobs and those started at this invocation, by end (their request): (end,
     /// job, `RUNNING` or the index of the start's allocation).
-    ends: Vec<(f64, u32, u32)>,
-    usable: Vec<u64>,
-    avail: Vec<u64>,
-    bits: Vec<u64>,
-    nodes: Vec<u32>,
-    released: Vec<u32>,
+    pub(super) ends: Vec<(f64, u32, u32)>,
+    pub(super) usable: Vec<u64>,
+    pub(super) avail: Vec<u64>,
+    pub(super) bits: Vec<u64>,
+    pub(super) nodes: Vec<u32>,
+    pub(super) released: Vec<u32>,
     /// Starts made at this invocation, and the last candidate of the backfill cycle seen to
     /// fit what is free (its entry) at that count of starts.
-    starts: usize,
-    confirmed: Option<(usize, usize)>,
+    pub(super) starts: usize,
+    pub(super) confirmed: Option<(usize, usize)>,
     /// The maintenance announced ahead: (start, end, its nodes as bits), and the nodes a job
     /// of the main pass may not use (closed, or going down before its time limit).
-    maintenance: Vec<(f64, f64, Vec<u64>)>,
-    barred: Vec<u64>,
+    pub(super) maintenance: Vec<(f64, f64, Vec<u64>)>,
+    pub(super) barred: Vec<u64>,
 }
 
 impl Passes {
@@ -170,6 +170,9 @@ impl Passes {
             self.shared.barred = barred;
             match placed {
                 Some(a) => {
+                    if !self.admits_allocation(setup, shared, e.job, &a) {
+                        continue; // over a limit on what it would hold: passed over too
+                    }
                     let kind = StartKind::Primary;
                     self.start_shared(view, shared, setup, e, a, kind, waiting, decision);
                 }
@@ -322,6 +325,9 @@ impl Passes {
             };
             let start = start.max(start_res);
             if start <= now {
+                if !self.admits_allocation(setup, shared, job, &allocation) {
+                    return; // over a limit on what it would hold: neither start nor reservation
+                }
                 let kind = StartKind::Backfill;
                 let exclusive = allocation.exclusive.then(|| allocation.nodes.clone());
                 self.start_shared(view, shared, setup, e, allocation, kind, waiting, decision);
@@ -382,8 +388,8 @@ impl Passes {
         let index = decision.allocations.len() as u32;
         let at = s.ends.partition_point(|x| (x.0, x.1) <= (end, e.job));
         s.ends.insert(at, (end, e.job, index));
-        let nodes = allocation.nodes.len() as u32;
-        self.push_start(view, setup, e, kind, nodes, waiting, decision);
+        let held = Held::Allocation(model, &allocation);
+        self.push_start(view, setup, e, kind, held, waiting, decision);
         decision
             .site_starts
             .push((e.partition, decision.starts.len() as u32));
@@ -489,207 +495,5 @@ impl SharedSlurm {
             &model.requests[job as usize],
             limits,
         )
-    }
-
-    /// Slurm's will-run test (`_will_run_test`) of `job` in set `set` on the nodes of
-    /// `self.avail`: now if it fits there now; else the running jobs on those nodes end by
-    /// their requests in batches (those ending within a window of the first end rounded up to
-    /// 30 s; the window doubling after each batch), and the start is the end of the last job of
-    /// the batch after which it fits (a job already past its end: Slurm's guess,
-    /// `running_end`), with the allocation the rule gives it then.
-    fn will_run(
-        &mut self,
-        view: &View,
-        shared: SharedView,
-        job: u32,
-        set: u32,
-        decision: &Decision,
-        origin: f64,
-    ) -> Option<(f64, Allocation)> {
-        let now = view.now;
-        let model = shared.model;
-        let base = shared.state.usage();
-        let request = &model.requests[job as usize];
-        let limits = model.sets[set as usize].limits;
-        let (min_nodes, max_nodes, need) = node_needs(request, limits);
-        let exclusive = is_exclusive(&model.resources, request, limits);
-        let avail = std::mem::take(&mut self.avail);
-        // the open nodes tested and what they offer the job now, in all and at most on one:
-        // the placement is tried only when they could cover it
-        let (mut offered, mut offering, mut most) = (0u64, 0u32, 0u32);
-        let now_view = self.now.over(base);
-        let touched: [&[u32]; 1] = [self.now.touched()];
-        open_nodes(
-            base,
-            &now_view,
-            &avail,
-            &touched,
-            &mut self.bits,
-            &mut self.nodes,
-        );
-        for &n in &self.nodes {
-            let o = offer(&model.resources, &now_view, n, request, exclusive, need);
-            offered += u64::from(o);
-            offering += u32::from(o > 0);
-            most = most.max(o);
-        }
-        let covered = if max_nodes == 1 {
-            most >= need.max(1)
-        } else {
-            offered >= request.cpus() && offering >= min_nodes
-        };
-        let fits_now = if covered {
-            select(&model.resources, &now_view, &self.nodes, request, limits)
-        } else {
-            None
-        };
-        let found = match fits_now {
-            Some(a) => Some((now, a)),
-            None => {
-                let room = (offered, offering);
-                self.release(view, shared, job, set, &avail, decision, origin, room)
-            }
-        };
-        self.avail = avail;
-        found
-    }
-
-    /// The release loop of [`SharedSlurm::will_run`].
-    #[allow(clippy::too_many_arguments)]
-    fn release(
-        &mut self,
-        view: &View,
-        shared: SharedView,
-        job: u32,
-        set: u32,
-        avail: &[u64],
-        decision: &Decision,
-        origin: f64,
-        room: (u64, u32),
-    ) -> Option<(f64, Allocation)> {
-        let model = shared.model;
-        let base = shared.state.usage();
-        let request = &model.requests[job as usize];
-        let limits = model.sets[set as usize].limits;
-        let (min_nodes, max_nodes, need) = node_needs(request, limits);
-        let exclusive = is_exclusive(&model.resources, request, limits);
-        self.future.clear();
-        self.released.clear();
-        // What the nodes tested offer the job in all, and how many offer anything (`room`, as
-        // they stand now), kept as jobs end: it fits only once they cover its CPUs and nodes
-        // (the placement is tried then only).
-        let (mut offered, mut offering) = room;
-        let cpus_asked = request.cpus();
-        let held = |k: u32, j: u32| -> &Allocation {
-            if k == RUNNING {
-                shared
-                    .state
-                    .allocation(j)
-                    .expect("a running job holds its allocation")
-            } else {
-                &decision.allocations[k as usize]
-            }
-        };
-        let mut anchor: Option<f64> = None;
-        let mut window = WINDOW;
-        let mut i = 0;
-        let ends = std::mem::take(&mut self.ends);
-        let mut found = None;
-        'batches: loop {
-            let mut last: Option<f64> = None;
-            let mut removed = 0;
-            let mut more = true;
-            let mut tested = true;
-            loop {
-                let Some(&(end, j, k)) = ends.get(i) else {
-                    more = false;
-                    break;
-                };
-                i += 1;
-                let a = held(k, j);
-                if !a.nodes.iter().any(|&n| bit(avail, n)) {
-                    continue; // it holds none of the nodes tested
-                }
-                // (on the wall clock: `origin` is the replay clock's 0 there)
-                let anchor = *anchor.get_or_insert_with(|| {
-                    clock::at_or_before(end + origin, WINDOW) + WINDOW - origin
-                });
-                last = Some(end);
-                let now_view = self.now.over(base);
-                for &n in a.nodes.iter().filter(|&&n| bit(avail, n)) {
-                    let future = self.future.over(&now_view);
-                    let o = offer(&model.resources, &future, n, request, exclusive, need);
-                    offered -= u64::from(o);
-                    offering -= u32::from(o > 0);
-                }
-                self.future.give_back(&now_view, a);
-                for &n in a.nodes.iter().filter(|&&n| bit(avail, n)) {
-                    let future = self.future.over(&now_view);
-                    let o = offer(&model.resources, &future, n, request, exclusive, need);
-                    offered += u64::from(o);
-                    offering += u32::from(o > 0);
-                }
-                self.released.extend_from_slice(&a.nodes);
-                match ends.get(i) {
-                    None => {
-                        more = false;
-                        break;
-                    }
-                    Some(next) if next.0 > anchor + window => break,
-                    Some(_) => {}
-                }
-                // (Slurm tests again only after 200 removals: then on without a test)
-                removed += 1;
-                if removed > 201 {
-                    tested = false;
-                    break;
-                }
-            }
-            if tested {
-                let Some(last_end) = last else { break };
-                let anchor = anchor.expect("set with the first job removed");
-                let next = ends.get(i).map(|e| e.0);
-                loop {
-                    window *= 2.0;
-                    if next.is_none_or(|t| t <= anchor + window) {
-                        break;
-                    }
-                }
-                let now_view = self.now.over(base);
-                let future = self.future.over(&now_view);
-                // one node: it fits only on a node given back that offers all it needs
-                let room = if max_nodes == 1 {
-                    self.released.iter().any(|&n| {
-                        bit(avail, n)
-                            && offer(&model.resources, &future, n, request, exclusive, need)
-                                >= need.max(1)
-                    })
-                } else {
-                    offered >= cpus_asked && offering >= min_nodes
-                };
-                if room {
-                    let touched: [&[u32]; 2] = [self.now.touched(), self.future.touched()];
-                    open_nodes(
-                        base,
-                        &future,
-                        avail,
-                        &touched,
-                        &mut self.bits,
-                        &mut self.nodes,
-                    );
-                    if let Some(a) = select(&model.resources, &future, &self.nodes, request, limits)
-                    {
-                        found = Some((running_end(last_end, view.now), a));
-                        break 'batches;
-                    }
-                }
-                self.released.clear();
-            }
-            if !more {
-                break;
-            }
-        }
-        self.ends = ends;
-        found
     }
 }

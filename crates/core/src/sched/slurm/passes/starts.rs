@@ -1,21 +1,87 @@
 //! What both schedulers' passes keep of the jobs they test and start, on whole or shared
 //! nodes alike: the QOS usage (limits), the jobs each user had tested in a backfill cycle
 //! (`bf_max_job_user`), and a start's entry in the decision.
+//!
+//! A job's TRES for the QOS limits (`limits`): pending, what it asks (Slurm's `tres_req_cnt`:
+//! its nodes, its CPUs, `SlurmJobs::tres`); running, or tested at a start on shared nodes,
+//! what its allocation holds (`tres_alloc_cnt`: its nodes, their CPUs, their memory, its
+//! generic resources per node times its nodes, an exclusive job's nodes' all). On whole nodes
+//! the two are the same.
 
-use crate::engine::{Decision, Start, StartKind, View};
+use crate::engine::{Decision, SharedView, Start, StartKind, View};
+use crate::model::SharedNodes;
+use crate::packing::Allocation;
+use crate::sched::slurm::limits::FIXED_TRES;
 use crate::sched::slurm::passes::{Entry, Passes};
 use crate::sched::slurm::setup::SlurmSetup;
+
+/// What a job started holds, for the QOS usage.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Held<'a> {
+    /// Whole nodes: this many.
+    Nodes(u32),
+    /// Part of shared nodes.
+    Allocation(&'a SharedNodes, &'a Allocation),
+}
+
+/// Job `j`'s TRES as it asks them, on `nodes` nodes, into `out`.
+fn asked(setup: &SlurmSetup, j: usize, nodes: u32, out: &mut Vec<u64>) {
+    out.clear();
+    out.push(u64::from(nodes));
+    out.push(u64::from(setup.jobs.cpus[j]));
+    out.extend_from_slice(setup.jobs.tres_of(j, setup.tres.len()));
+}
+
+/// Job `j`'s TRES as `allocation` holds them, into `out`: its nodes, CPUs and memory (none
+/// where memory is not a resource: cons_tres allocates none), and for each `gres/NAME[:TYPE]`
+/// what it asks per node times its nodes, or for an exclusive job its nodes' own
+/// (`_handle_exclusive_gres`).
+fn allocated(
+    setup: &SlurmSetup,
+    model: &SharedNodes,
+    j: usize,
+    allocation: &Allocation,
+    out: &mut Vec<u64>,
+) {
+    let nodes = allocation.nodes.len() as u64;
+    out.clear();
+    out.push(nodes);
+    out.push(allocation.total_cpus());
+    let asked = setup.jobs.tres_of(j, setup.tres.len());
+    let per_node = u64::from(model.requests[j].nodes.unwrap_or(1).max(1));
+    let kinds = model.resources.gres_names().len();
+    for (name, &amount) in setup.tres.iter().zip(asked) {
+        out.push(match name.strip_prefix("gres/") {
+            None => allocation.total_memory(),
+            Some(gres) if allocation.exclusive => (model.resources.gres_kinds(gres).iter())
+                .map(|&k| allocation.total_gres(k as usize, kinds))
+                .sum(),
+            Some(_) => amount / per_node * nodes,
+        });
+    }
+}
 
 impl Passes {
     /// The QOS usage of the running jobs, when a QOS has limits.
     pub(super) fn count_limits(&mut self, view: &View, setup: &SlurmSetup) {
         if self.limits_on {
-            self.usage.clear(setup.qos.len());
+            self.usage
+                .clear(setup.qos.len(), FIXED_TRES + setup.tres.len());
+            let mut amounts = std::mem::take(&mut self.amounts);
             for r in view.running {
                 let j = r.job as usize;
-                let (qos, user, cpus) = (setup.jobs.qos[j], setup.jobs.user[j], setup.jobs.cpus[j]);
-                self.usage.add(qos, user, r.nodes, cpus);
+                match view.shared {
+                    Some(shared) => {
+                        let held = (shared.state.allocation(r.job))
+                            .expect("a running job holds an allocation");
+                        allocated(setup, shared.model, j, held, &mut amounts);
+                    }
+                    None => asked(setup, j, r.nodes, &mut amounts),
+                }
+                self.usage
+                    .add(setup.jobs.qos[j], setup.jobs.user[j], &amounts);
             }
+            self.amounts = amounts;
         }
     }
 
@@ -45,7 +111,7 @@ impl Passes {
     }
 
     /// Puts entry `e`'s start in the decision (at its place in the queue, as `kind`), and
-    /// counts its `nodes` in the QOS usage: what every start of either scheduler records.
+    /// counts what it holds in the QOS usage: what every start of either scheduler records.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn push_start(
         &mut self,
@@ -53,7 +119,7 @@ impl Passes {
         setup: &SlurmSetup,
         e: &Entry,
         kind: StartKind,
-        nodes: u32,
+        held: Held<'_>,
         waiting: &mut [bool],
         decision: &mut Decision,
     ) {
@@ -70,23 +136,51 @@ impl Passes {
         waiting[e.job as usize] = false;
         if self.limits_on {
             let j = e.job as usize;
-            let (qos, user, cpus) = (setup.jobs.qos[j], setup.jobs.user[j], setup.jobs.cpus[j]);
-            self.usage.add(qos, user, nodes, cpus);
+            let mut amounts = std::mem::take(&mut self.amounts);
+            match held {
+                Held::Nodes(nodes) => asked(setup, j, nodes, &mut amounts),
+                Held::Allocation(model, a) => allocated(setup, model, j, a, &mut amounts),
+            }
+            self.usage
+                .add(setup.jobs.qos[j], setup.jobs.user[j], &amounts);
+            self.amounts = amounts;
         }
     }
 
-    pub(super) fn admits(&self, setup: &SlurmSetup, view: &View, job: u32) -> bool {
+    /// Whether pending `job`'s QOS limits let it start, on what it asks.
+    pub(super) fn admits(&mut self, setup: &SlurmSetup, view: &View, job: u32) -> bool {
         if !self.limits_on {
             return true;
         }
+        let mut amounts = std::mem::take(&mut self.amounts);
+        asked(setup, job as usize, view.jobs.get(job).nodes, &mut amounts);
+        let ok = self.within(setup, job, &amounts);
+        self.amounts = amounts;
+        ok
+    }
+
+    /// Whether `job`'s QOS limits let it start with `allocation` (Slurm tests a start on what
+    /// its nodes give it: `select_nodes`, then `acct_policy_job_runnable_post_select`).
+    pub(super) fn admits_allocation(
+        &mut self,
+        setup: &SlurmSetup,
+        shared: SharedView,
+        job: u32,
+        allocation: &Allocation,
+    ) -> bool {
+        if !self.limits_on {
+            return true;
+        }
+        let mut amounts = std::mem::take(&mut self.amounts);
+        allocated(setup, shared.model, job as usize, allocation, &mut amounts);
+        let ok = self.within(setup, job, &amounts);
+        self.amounts = amounts;
+        ok
+    }
+
+    fn within(&self, setup: &SlurmSetup, job: u32, amounts: &[u64]) -> bool {
         let j = job as usize;
         let qos = setup.jobs.qos[j];
-        self.usage.admits(
-            &setup.qos[qos as usize],
-            qos,
-            setup.jobs.user[j],
-            view.jobs.get(job).nodes,
-            setup.jobs.cpus[j],
-        )
+        (self.usage).admits(&setup.qos[qos as usize], qos, setup.jobs.user[j], amounts)
     }
 }
