@@ -95,19 +95,15 @@ impl SharedState {
     }
 
     /// The nodes of `window` (a node range, a partition's nodes or every node) go down; the
-    /// jobs holding any of them were killed before. Returns how many of them were up.
-    pub(crate) fn take_down(&mut self, model: &SharedNodes, window: &Downtime) -> u32 {
-        let nodes = window_nodes(model, window);
-        let mut up = 0;
-        for &node in &nodes {
-            up += u32::from(!self.usage.is_down(node));
+    /// jobs holding any of them were killed before.
+    pub(crate) fn take_down(&mut self, model: &SharedNodes, window: &Downtime) {
+        for node in window_nodes(model, window) {
             self.tallies.count(model, node, &self.usage, false);
             self.usage.take_down(node);
             self.tallies.count(model, node, &self.usage, true);
         }
         self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.downs = SERIALS.fetch_add(1, Ordering::Relaxed);
-        up
     }
 
     /// The nodes of `window` come back from it.

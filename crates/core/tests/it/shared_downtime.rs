@@ -144,6 +144,8 @@ fn a_window_of_part_of_the_machine_names_its_nodes_on_shared_nodes() {
         .unwrap_err()
         .to_string();
     assert!(err.contains("of a machine of 2"), "{err}");
+    let last = window(5.0, 9.0, DowntimeKind::Unscheduled, Some((1, 2)));
+    assert!(with_calendar(2, &jobs, vec![last]).is_ok());
 }
 
 /// What the engine says of job 0 (one CPU, 1000 MB, asking 100 s) started at 0 on `node`, with
