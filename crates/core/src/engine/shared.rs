@@ -15,10 +15,13 @@ pub struct SharedState {
     held: Vec<Option<Box<Allocation>>>,
     /// What each node set has free in all.
     tallies: Tallies,
-    /// A number unique in the process to the usage as it stands (every start, end or node
-    /// going down or up draws a new one; a copy of the state keeps it): a scan may keep what
-    /// it found while this stays the same, also across copies (a search's forward model).
+    /// Starts, ends and nodes going down or up so far (a policy predicts it after its own
+    /// starts: one each).
     version: u64,
+    /// A number unique in the process to the usage as it stands (each change draws a new one;
+    /// a copy of the state keeps it): a scan may keep what it found while this stays the
+    /// same, also across copies (a search's forward models).
+    stamp: u64,
     /// By job index: the serial number of what it holds (see [`SharedState::serial`]).
     serials: Vec<u64>,
     /// Changes of the nodes down (see [`SharedState::downs`]).
@@ -49,6 +52,7 @@ impl SharedState {
             usage,
             held: vec![None; jobs],
             version: 0,
+            stamp: 0,
             serials: vec![0; jobs],
             downs: 0,
         }
@@ -64,6 +68,11 @@ impl SharedState {
 
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// See the field: equal stamps, equal usage (whatever copy of a state holds it).
+    pub fn stamp(&self) -> u64 {
+        self.stamp
     }
 
     /// What running job `job` holds.
@@ -90,7 +99,8 @@ impl SharedState {
         self.recount(model, &allocation, false, |usage| usage.take(&allocation))?;
         self.held[job as usize] = Some(Box::new(allocation));
         self.serials[job as usize] = SERIALS.fetch_add(1, Ordering::Relaxed);
-        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
+        self.version += 1;
+        self.stamp = SERIALS.fetch_add(1, Ordering::Relaxed);
         Ok(idle)
     }
 
@@ -102,7 +112,8 @@ impl SharedState {
             self.usage.take_down(node);
             self.tallies.count(model, node, &self.usage, true);
         }
-        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
+        self.version += 1;
+        self.stamp = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.downs = SERIALS.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -113,7 +124,8 @@ impl SharedState {
             self.usage.bring_up(node);
             self.tallies.count(model, node, &self.usage, true);
         }
-        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
+        self.version += 1;
+        self.stamp = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.downs = SERIALS.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -158,7 +170,8 @@ impl SharedState {
             Ok(())
         });
         debug_assert!(given.is_ok());
-        self.version = SERIALS.fetch_add(1, Ordering::Relaxed);
+        self.version += 1;
+        self.stamp = SERIALS.fetch_add(1, Ordering::Relaxed);
         (allocation.nodes.iter())
             .filter(|&&n| self.usage.idle(n))
             .count() as u32

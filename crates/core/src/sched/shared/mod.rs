@@ -96,7 +96,7 @@ pub struct SharedScan {
 #[derive(Debug, Clone)]
 struct Memo {
     model_id: usize,
-    version: u64,
+    stamp: u64,
     running: usize,
     backfill: Backfill,
     queue: Vec<u32>,
@@ -149,7 +149,7 @@ impl SharedScan {
         };
         let kept = memo.filter(|m| {
             m.model_id == id
-                && m.version == shared.state.version()
+                && m.stamp == shared.state.stamp()
                 && m.running == view.running.len()
                 && m.backfill == backfill
                 && shared.site.is_none_or(|s| !s.tiered())
@@ -171,7 +171,7 @@ impl SharedScan {
         if decision.starts.is_empty() && shared.site.is_none_or(|s| !s.tiered()) && still {
             self.memo = Some(Memo {
                 model_id: id,
-                version: shared.state.version(),
+                stamp: shared.state.stamp(),
                 running: view.running.len(),
                 backfill,
                 queue: queue.to_vec(),
