@@ -326,12 +326,13 @@ mod tests {
             cpus,
             threads_per_core: 1,
             memory: 8000,
-            gres: vec![gpus].into(),
+            gres: vec![gpus, 1].into(),
             weight: 1,
         };
+        // (two kinds: a node's units of each are found by its place in an allocation)
         let resources = Resources::new(
             Sharing::CoreMemory,
-            vec!["gpu".into()],
+            vec!["gpu".into(), "fpga".into()],
             vec![shape(4, 0), shape(8, 2)],
             vec![0, 0, 0, 1, 1],
         )
@@ -346,13 +347,12 @@ mod tests {
         let requests: Vec<Request> = (0..200)
             .map(|_| Request {
                 exclusive: draw(8) == 0,
-                gres: if draw(3) == 0 {
-                    vec![GresRequest {
-                        kinds: vec![0].into(),
+                gres: match draw(4) {
+                    0 | 1 => vec![GresRequest {
+                        kinds: vec![draw(2) as u32].into(),
                         count: 1,
-                    }]
-                } else {
-                    Vec::new()
+                    }],
+                    _ => Vec::new(),
                 },
                 ..Request::tasks(1 + draw(6) as u32, Memory::PerCpu(1 + draw(2000)))
             })

@@ -193,3 +193,33 @@ fn online_and_after_the_fact_utilization_agree() {
         }]
     );
 }
+
+/// The engine refuses, on one pool of whole nodes, a start that would run into announced
+/// maintenance of the whole machine (and accepts one that ends as it begins).
+#[test]
+fn the_engine_refuses_a_start_into_announced_maintenance() {
+    let specs = [(0.0, 100.0, 100.0, 1)];
+    for (start, refused) in [(50.0, true), (100.0, false)] {
+        let inputs = hpcsched_core::Inputs::new(
+            table(&specs),
+            hpcsched_core::Machine::new(2),
+            hpcsched_core::Calendar::new(vec![window(start, 200.0, S, None)], 1000.0).unwrap(),
+            Overrun::Continue,
+        )
+        .unwrap();
+        let mut engine = hpcsched_core::Engine::new(std::sync::Arc::new(inputs));
+        engine.run_until(0.0, &mut crate::shared::Idle).unwrap();
+        let mut decision = hpcsched_core::Decision::default();
+        decision.starts.push(hpcsched_core::Start {
+            pos: 0,
+            job: 0,
+            kind: P,
+        });
+        let applied = engine.apply_decision(&decision);
+        assert_eq!(
+            applied.is_err(),
+            refused,
+            "window from {start}: {applied:?}"
+        );
+    }
+}

@@ -211,3 +211,106 @@ fn slurms_scheduler_keeps_off_maintenance_announced_on_shared_nodes() {
     assert_eq!(placed[2][0].0, 0);
     assert_eq!(log.start_kind[2], B);
 }
+
+#[test]
+fn a_start_ending_as_a_window_begins_is_accepted_there() {
+    // (job 0 asks 100 s: a window from 100 on its node is not run into)
+    let jobs = [(0.0, 100.0, job(1, 1000, 0))];
+    let at_its_end = window(100.0, 150.0, DowntimeKind::Scheduled, Some((0, 1)));
+    let inputs = with_calendar(2, &jobs, vec![at_its_end]).unwrap();
+    let mut engine = hpcsched_core::Engine::new(std::sync::Arc::new(inputs));
+    engine.run_until(0.0, &mut crate::shared::Idle).unwrap();
+    let mut decision = hpcsched_core::Decision::default();
+    decision.starts.push(hpcsched_core::Start {
+        pos: 0,
+        job: 0,
+        kind: P,
+    });
+    decision.site_starts.push((0, 1));
+    decision
+        .allocations
+        .push(hpcsched_core::packing::Allocation {
+            nodes: vec![0],
+            cpus: vec![1],
+            memory: vec![1000],
+            gres: vec![0],
+            exclusive: false,
+        });
+    assert!(engine.apply_decision(&decision).is_ok());
+}
+
+#[test]
+fn a_node_down_in_two_windows_comes_back_when_both_have_ended() {
+    // n1 fails over [10, 50) and is under maintenance over [30, 80): one node down from 10
+    // to 80; the job needing a whole node of CPUs while n0 is busy starts on n1 at 80
+    let jobs = [
+        (0.0, 200.0, job(4, 1000, 0)), // n0 (first of two idle nodes)
+        (5.0, 20.0, job(4, 1000, 0)),  // n1 (ends before the maintenance) until the outage
+    ];
+    let windows = vec![
+        window(10.0, 50.0, DowntimeKind::Unscheduled, Some((1, 2))),
+        window(30.0, 80.0, DowntimeKind::Scheduled, Some((1, 2))),
+    ];
+    let inputs = with_calendar(2, &jobs, windows).unwrap();
+    let mut engine = hpcsched_core::Engine::new(std::sync::Arc::new(inputs));
+    let mut policy = fcfs_easy();
+    for (t, down) in [(20.0, 1), (40.0, 1), (60.0, 1), (90.0, 0)] {
+        engine.run_until(t, &mut policy).unwrap();
+        assert_eq!(engine.state().down_nodes(), down, "at {t}");
+    }
+    engine.run(&mut policy).unwrap();
+    let log = engine.into_log();
+    assert_eq!(log.start, [0.0, 80.0]);
+    assert_eq!(placements(&log, 2)[1][0].0, 1);
+    assert_eq!(log.lost_attempts, [(1, 5.0, 10.0)]);
+}
+
+#[test]
+fn a_reservation_is_planned_again_when_an_idle_node_goes_down() {
+    // n0 runs J0 to 100, n1 J1 to 200, n2 is idle. J2 needs 8 CPUs: reserved at 100 on n0
+    // and n2. At 50 n2 fails (no job on it: the running jobs are the same): the plan is
+    // made again, at 200 on n0 and n1.
+    let jobs = [
+        (0.0, 100.0, job(4, 1000, 0)),
+        (0.0, 200.0, job(4, 1000, 0)),
+        (1.0, 500.0, job(8, 1000, 0)),
+    ];
+    let outage = window(50.0, 1000.0, DowntimeKind::Unscheduled, Some((2, 3)));
+    let log = run(3, &jobs, vec![outage], true);
+    let at = |t: f64| log.reservations.iter().find(|r| r.0 == t).map(|r| r.2);
+    assert_eq!(at(1.0), Some(100.0));
+    assert_eq!(at(50.0), Some(200.0));
+    assert_eq!(log.start[2], 200.0);
+}
+
+#[test]
+fn a_partitions_window_takes_down_its_nodes_only() {
+    // partitions a = n0, b = n1; maintenance of b over [10, 20) kills b's job only
+    use hpcsched_core::model::{OverLimits, PartitionSpec};
+    let partitions = vec![
+        PartitionSpec::new("a", &[(0, 1)]),
+        PartitionSpec::new("b", &[(1, 2)]),
+    ];
+    let jobs = [(0.0, 100.0, job(2, 1000, 0)), (0.0, 100.0, job(2, 1000, 0))];
+    let specs: Vec<Spec> = (jobs.iter())
+        .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
+        .collect();
+    let mut maintenance = window(10.0, 20.0, DowntimeKind::Unscheduled, None);
+    maintenance.partition = Some(1);
+    maintenance.nodes = Some(1);
+    let sets = crate::shared::node_sets(&[&[0], &[1]]);
+    let inputs = Inputs::new(
+        table(&specs),
+        Machine::new(2),
+        Calendar::new(vec![maintenance], 0.0).unwrap(),
+        Overrun::Continue,
+    )
+    .unwrap()
+    .with_site(partitions, OverLimits::Reject, vec![0, 1, 2], vec![0, 1])
+    .unwrap()
+    .with_shared_nodes(shared(2, &jobs, sets))
+    .unwrap();
+    let log = run_inputs(inputs, &mut fcfs_easy());
+    assert_eq!(log.start, [0.0, 20.0]);
+    assert_eq!(log.lost_attempts, [(1, 0.0, 10.0)]);
+}
