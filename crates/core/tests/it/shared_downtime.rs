@@ -314,3 +314,42 @@ fn a_partitions_window_takes_down_its_nodes_only() {
     assert_eq!(log.start, [0.0, 20.0]);
     assert_eq!(log.lost_attempts, [(1, 0.0, 10.0)]);
 }
+
+#[test]
+fn shared_nodes_with_node_power_states_or_power_groups_are_refused() {
+    let jobs = [(0.0, 10.0, job(1, 1000, 0))];
+    let specs: Vec<Spec> = vec![(0.0, 10.0, 10.0, 1)];
+    let model = hpcsched_core::model::PowerModel {
+        computing_w: 100.0,
+        idle_w: 10.0,
+        sleeping_w: 1.0,
+        switching_on_w: 20.0,
+        switching_off_w: 20.0,
+        switch_on_s: 50.0,
+        switch_on_std_s: 10.0,
+        switch_off_s: 40.0,
+        switch_off_std_s: 8.0,
+    };
+    let machine = Machine {
+        nodes: 2,
+        power: Some(model),
+    };
+    let base = || {
+        Inputs::new(
+            table(&specs),
+            machine.clone(),
+            Calendar::new(Vec::new(), 0.0).unwrap(),
+            Overrun::Continue,
+        )
+        .unwrap()
+    };
+    let managed = base().with_power_management(None).unwrap();
+    let grouped = base().with_groups(vec![(1, model), (1, model)]).unwrap();
+    for inputs in [managed, grouped] {
+        let err = inputs
+            .with_shared_nodes(shared(2, &jobs, all_nodes(2)))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("node power states or node groups"), "{err}");
+    }
+}
