@@ -337,7 +337,7 @@ fn shared_nodes_with_node_power_states_or_power_groups_are_refused() {
     let base = || {
         Inputs::new(
             table(&specs),
-            machine.clone(),
+            machine,
             Calendar::new(Vec::new(), 0.0).unwrap(),
             Overrun::Continue,
         )
