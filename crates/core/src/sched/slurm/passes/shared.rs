@@ -15,7 +15,9 @@
 
 use crate::engine::shared::window_nodes;
 use crate::engine::{Decision, Reserve, SharedView, StartKind, View};
-use crate::model::SharedNodes;
+use std::collections::HashMap;
+
+use crate::model::{Request, SharedNodes};
 use crate::packing::select::node_needs;
 use crate::packing::usage::open_nodes;
 use crate::packing::{select, Allocation, Sparse, Tallies, Usage};
@@ -59,6 +61,20 @@ pub struct SharedSlurm {
     /// of the main pass may not use (closed, or going down before its time limit).
     pub(super) maintenance: Vec<(f64, f64, Vec<u64>)>,
     pub(super) barred: Vec<u64>,
+    /// The will-run tests of this invocation, by a hash of what decides them, when kept (not
+    /// in exhaustive cycles: the tests' reference).
+    pub(super) tested: HashMap<u64, Vec<Tested>>,
+    pub(super) keep_tests: bool,
+}
+
+/// A will-run test made in this invocation: what decides it, and its answer.
+#[derive(Debug, Clone)]
+pub(super) struct Tested {
+    pub(super) request: Request,
+    pub(super) set: u32,
+    pub(super) starts: usize,
+    pub(super) avail: Vec<u64>,
+    pub(super) answer: Option<(f64, Allocation)>,
 }
 
 impl Passes {
@@ -94,6 +110,8 @@ impl Passes {
         s.tallies.clone_from(shared.state.tallies());
         s.starts = 0;
         s.confirmed = None;
+        s.tested.clear();
+        s.keep_tests = !self.exhaustive;
         // maintenance announced ahead: a reservation of its nodes (`flags=maint`) no job may
         // run into
         s.maintenance.clear();

@@ -2,7 +2,9 @@
 //! now on the nodes a backfill cycle offers it, else when, as the running jobs end by their
 //! requests in batches.
 
-use super::shared::{SharedSlurm, RUNNING, WINDOW};
+use std::hash::{Hash, Hasher};
+
+use super::shared::{SharedSlurm, Tested, RUNNING, WINDOW};
 use crate::engine::{Decision, SharedView, View};
 use crate::packing::select::{is_exclusive, node_needs, offer};
 use crate::packing::usage::open_nodes;
@@ -18,7 +20,51 @@ impl SharedSlurm {
     /// 30 s; the window doubling after each batch), and the start is the end of the last job of
     /// the batch after which it fits (a job already past its end: Slurm's guess,
     /// `running_end`), with the allocation the rule gives it then.
+    ///
+    /// Within one invocation its answer depends only on the job's request, the set, the
+    /// nodes tested and the starts made so far: a test already made is answered again.
     pub(super) fn will_run(
+        &mut self,
+        view: &View,
+        shared: SharedView,
+        job: u32,
+        set: u32,
+        decision: &Decision,
+        origin: f64,
+    ) -> Option<(f64, Allocation)> {
+        if !self.keep_tests {
+            return self.will_run_afresh(view, shared, job, set, decision, origin);
+        }
+        let request = &shared.model.requests[job as usize];
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        (request, set, self.starts, &self.avail).hash(&mut hasher);
+        let key = hasher.finish();
+        let same = |t: &Tested| {
+            t.set == set
+                && t.starts == self.starts
+                && t.request == *request
+                && t.avail == self.avail
+        };
+        if let Some(t) = self
+            .tested
+            .get(&key)
+            .and_then(|v| v.iter().find(|t| same(t)))
+        {
+            return t.answer.clone();
+        }
+        let answer = self.will_run_afresh(view, shared, job, set, decision, origin);
+        let tested = Tested {
+            request: request.clone(),
+            set,
+            starts: self.starts,
+            avail: self.avail.clone(),
+            answer: answer.clone(),
+        };
+        self.tested.entry(key).or_default().push(tested);
+        answer
+    }
+
+    fn will_run_afresh(
         &mut self,
         view: &View,
         shared: SharedView,
