@@ -239,6 +239,15 @@ pub fn window_nodes(model: &SharedNodes, window: &Downtime) -> Vec<u32> {
     }
 }
 
+/// [`window_nodes`] as bits (`bits[n / 64] >> (n % 64)`).
+pub fn window_bits(model: &SharedNodes, window: &Downtime) -> Vec<u64> {
+    let mut bits = vec![0u64; (model.resources.nodes() as usize).div_ceil(64)];
+    for n in window_nodes(model, window) {
+        bits[n as usize / 64] |= 1 << (n % 64);
+    }
+    bits
+}
+
 /// Checks that `allocation` is what job `job` asked for on nodes of set `set`: its CPUs
 /// (all of each node when exclusive), its memory per node or per CPU, its generic resources
 /// on each node, its node count.

@@ -13,7 +13,7 @@
 //! blocked by GPUs therefore holds back neither a job that needs only CPUs nor one ending
 //! before it can start (docs/semantics.md, "Resources inside nodes").
 
-use crate::engine::shared::window_nodes;
+use crate::engine::shared::window_bits;
 mod place;
 mod reserve;
 
@@ -22,7 +22,6 @@ use reserve::Kept;
 
 use crate::engine::{Backfill, Decision, Reserve, SharedView, Start, StartKind, View};
 use crate::model::SharedNodes;
-use crate::packing::usage::open_bits;
 use crate::packing::{Allocation, Least, NodeFree, Sparse, Tallies, Usage};
 use crate::sched::order::{order_window, Heuristic};
 
@@ -211,12 +210,7 @@ impl SharedScan {
         self.limit_tallies.clone_from(shared.state.tallies());
         self.announced.clear();
         for w in view.announced {
-            let bits = open_bits(nodes, |_| false);
-            let mut bits = bits;
-            for n in window_nodes(model, w) {
-                bits[n as usize / 64] |= 1 << (n % 64);
-            }
-            self.announced.push((w.start, w.end, bits));
+            self.announced.push((w.start, w.end, window_bits(model, w)));
         }
         // the queue positions in scan order: by tier first on a site of several
         self.positions.clear();

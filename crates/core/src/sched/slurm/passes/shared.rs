@@ -13,7 +13,7 @@
 //! earlier (`later_start`), and otherwise reserves its nodes whole from its start to its end,
 //! both floored to `bf_resolution`.
 
-use crate::engine::shared::window_nodes;
+use crate::engine::shared::window_bits;
 use crate::engine::{Decision, Reserve, SharedView, StartKind, View};
 use std::collections::HashMap;
 
@@ -116,11 +116,7 @@ impl Passes {
         // run into
         s.maintenance.clear();
         for w in view.announced.iter().filter(|w| w.start > view.now) {
-            let mut bits = vec![0u64; nodes.div_ceil(64)];
-            for n in window_nodes(model, w) {
-                bits[n as usize / 64] |= 1 << (n % 64);
-            }
-            s.maintenance.push((w.start, w.end, bits));
+            s.maintenance.push((w.start, w.end, window_bits(model, w)));
         }
         s.ends.clear();
         s.ends
