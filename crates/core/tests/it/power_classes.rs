@@ -18,7 +18,7 @@ const IDLE: usize = 0;
 const SWITCHING_ON: usize = 2;
 const SWITCHING_OFF: usize = 3;
 
-fn model() -> PowerModel {
+pub(crate) fn model() -> PowerModel {
     PowerModel {
         computing_w: 100.0,
         idle_w: 10.0,
