@@ -46,14 +46,12 @@ import itertools
 import json
 import os
 import random
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -68,6 +66,7 @@ from hpcsched.workload.sacct import parse_sacct_json, read_sacct
 
 # slurm_spread.py beside this file (run as a script, its folder is on the path): its workload,
 # cluster script and yardstick
+from slurm_log import CALC_PERIOD, first_recalculation
 from slurm_spread import SCRIPT, compare, workload
 
 FIELDS = (
@@ -76,9 +75,15 @@ FIELDS = (
 )
 #: slurmctld's decay thread logs this when it first runs (at its start); it runs again every
 #: PriorityCalcPeriod from then on.
-FIRST_CALC = re.compile(r"^\[(\S+)\] priority/multifactor: _read_last_decay_ran")
-CALC_PERIOD = 60.0
 NODES = 4
+
+
+def recalculation_origin(log: Path, wait: float) -> float:
+    """When slurmctld's decay thread first ran (its grid's origin); exits if it never did."""
+    origin = first_recalculation(log, wait)
+    if origin is None:
+        sys.exit(f"no recalculation in {log}")
+    return origin
 
 
 @dataclass
@@ -105,24 +110,6 @@ class Capture:
         return self.folder / "ci.dump"
 
 
-def _log_time(stamp: str) -> float:
-    """slurmctld's log stamp (the machine's local time) as an epoch."""
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f").timestamp()
-
-
-def first_recalculation(log: Path, deadline: float) -> float:
-    """When slurmctld's decay thread first ran (its grid's origin)."""
-    while True:
-        if log.exists():
-            for line in log.read_text(errors="replace").splitlines():
-                m = FIRST_CALC.match(line)
-                if m:
-                    return _log_time(m.group(1))
-        if time.monotonic() > deadline:
-            sys.exit(f"no recalculation in {log}")
-        time.sleep(0.1)
-
-
 def run_real(jobs: list[dict[str, object]], folder: Path, align: bool) -> Capture:
     """One run on a fresh accounting cluster, captured into ``folder``."""
     folder.mkdir(parents=True, exist_ok=True)
@@ -146,7 +133,7 @@ def run_real(jobs: list[dict[str, object]], folder: Path, align: bool) -> Captur
     try:
         run("scontrol", "setdebugflags", "+Priority")
         run("scontrol", "setdebugflags", "+Backfill")
-        first_calc = first_recalculation(Path(base, "log", "slurmctld.log"), time.monotonic() + 30)
+        first_calc = recalculation_origin(Path(base, "log", "slurmctld.log"), 30.0)
         if align:
             # just after the next recalculation (at least 2 s ahead), so that its grid and the
             # replay's (from the first submission) agree to within a second
@@ -208,7 +195,7 @@ def jittered(jobs: list[dict[str, object]], seconds: float, run: int) -> list[di
 def load_capture(folder: Path) -> Capture:
     """A run captured in ``folder`` (by :func:`run_real`), read back."""
     ids = {int(i): k for i, k in json.loads((folder / "ids.json").read_text()).items()}
-    first_calc = first_recalculation(folder / "slurmctld.log", time.monotonic())
+    first_calc = recalculation_origin(folder / "slurmctld.log", 0.0)
     first_arrival = read_sacct(folder / "record.sacct", nodes=NODES).time_origin
     run = folder / "run.json"
     seconds = json.loads(run.read_text())["seconds"] if run.exists() else float("nan")

@@ -63,7 +63,6 @@ import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +76,11 @@ from hpcsched.site.slurm.conf import read_slurm_conf
 from hpcsched.site.slurm.text import hostlist_names
 from hpcsched.workload.sacct import read_sacct
 
+try:  # imported as the package's module (the live tests)
+    from benchmarks.slurm_log import CALC_PERIOD, first_recalculation, log_time
+except ModuleNotFoundError:  # run as a script: its folder is on the path
+    from slurm_log import CALC_PERIOD, first_recalculation, log_time
+
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "slurm-cluster.sh"
 USERS = (("u1", "acct_a"), ("u2", "acct_a"), ("u3", "acct_b"))
@@ -88,8 +92,6 @@ FIELDS = (
 )
 #: slurmctld's decay thread logs this when it first runs (at its start); it runs again every
 #: PriorityCalcPeriod (a minute) from then on.
-FIRST_CALC = re.compile(r"^\[(\S+)\] priority/multifactor: _read_last_decay_ran")
-CALC_PERIOD = 60.0
 #: The kinds of job and how likely each is.
 KINDS = (("cpu", 8), ("memory", 4), ("gpu", 4), ("exclusive", 2), ("two nodes", 2))
 POLICIES = ("slurm", "fcfs")
@@ -166,23 +168,12 @@ def tres_cluster(prefix: str) -> Iterator[tuple[Path, dict[str, str]]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def _log_time(stamp: str) -> float:
-    """slurmctld's log stamp (the machine's local time) as an epoch."""
-    return datetime.strptime(stamp, "%Y-%m-%dT%H:%M:%S.%f").timestamp()
-
-
-def first_recalculation(log: Path, wait: float = 30.0) -> float:
-    """When slurmctld's decay thread first ran (its grid's origin), waiting up to ``wait`` s
-    for the line."""
-    deadline = time.monotonic() + wait
-    while True:
-        if log.exists():
-            for line in log.read_text(errors="replace").splitlines():
-                if m := FIRST_CALC.match(line):
-                    return _log_time(m.group(1))
-        if time.monotonic() > deadline:
-            raise ClusterError(f"slurmctld logged no recalculation in {log}")
-        time.sleep(0.1)
+def recalculation_origin(log: Path) -> float:
+    """When slurmctld's decay thread first ran (its grid's origin)."""
+    origin = first_recalculation(log)
+    if origin is None:
+        raise ClusterError(f"slurmctld logged no recalculation in {log}")
+    return origin
 
 
 @dataclass
@@ -221,7 +212,7 @@ def run_real(
         try:
             run("scontrol", "setdebugflags", "+Backfill")
             run("scontrol", "setdebugflags", "+Priority")
-            origin = first_recalculation(base / "log" / "slurmctld.log")
+            origin = recalculation_origin(base / "log" / "slurmctld.log")
             if align:  # just after a recalculation (at least 2 s ahead)
                 ahead = np.ceil((time.time() + 2.0 - origin) / CALC_PERIOD)
                 time.sleep(max(origin + CALC_PERIOD * ahead + 0.05 - time.time(), 0.0))
@@ -350,8 +341,8 @@ def placed_at_logged_starts(capture: Capture, real: pd.DataFrame) -> pd.DataFram
     rule says where (no job waits while the rule agrees with Slurm). The schedule by ``k``,
     beside the record's (``real``) with the log's times."""
     log = (capture.folder / "slurmctld.log").read_text(errors="replace")
-    start = {int(m[2] or m[3]): _log_time(m[1]) for m in LOG_START.finditer(log)}
-    end = {int(m[2]): _log_time(m[1]) for m in LOG_END.finditer(log)}
+    start = {int(m[2] or m[3]): log_time(m[1]) for m in LOG_START.finditer(log)}
+    end = {int(m[2]): log_time(m[1]) for m in LOG_END.finditer(log)}
     w = read_sacct(capture.record, nodes=NODES)
     jobs = w.jobs[w.jobs["job_id"].isin(capture.ids)].copy()
     ids = jobs["job_id"].astype(int)

@@ -13,27 +13,24 @@ the simulation's (from the first submission) agree to within a second."""
 from __future__ import annotations
 
 import os
-import re
 import shutil
 import subprocess
 import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from benchmarks.slurm_log import CALC_PERIOD, first_recalculation
 
 from hpcsched.cli import main
 from hpcsched.workload.sacct import read_sacct
 
 SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "slurm-cluster.sh"
 FIELDS = "JobIDRaw,User,Group,Account,Partition,QOS,State,Submit,Eligible,Start,End,Timelimit,NNodes,NCPUS,ReqCPUS"  # noqa: E501
-FIRST_CALC = re.compile(r"^\[(\S+)\] priority/multifactor: _read_last_decay_ran")
-CALC_PERIOD = 60.0
 
 
 @contextmanager
@@ -62,15 +59,12 @@ def run(env: dict[str, str], *args: str) -> str:
     return subprocess.run(list(args), env=env, capture_output=True, text=True, check=True).stdout
 
 
-def first_recalculation(log: Path) -> float:
+def recalculation_origin(log: Path) -> float:
     """When slurmctld's decay thread first ran: its recalculations come every minute from then."""
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        for line in log.read_text(errors="replace").splitlines() if log.exists() else []:
-            if m := FIRST_CALC.match(line):
-                return datetime.strptime(m.group(1), "%Y-%m-%dT%H:%M:%S.%f").timestamp()
-        time.sleep(0.1)
-    pytest.fail(f"slurmctld logged no recalculation in {log}")
+    origin = first_recalculation(log)
+    if origin is None:
+        pytest.fail(f"slurmctld logged no recalculation in {log}")
+    return origin
 
 
 def agreement(a: pd.DataFrame, b: pd.DataFrame) -> dict[str, float]:
@@ -92,7 +86,7 @@ def replay_on_a_live_cluster(
     with accounting_cluster(prefix) as env:
         base = Path(env["SLURM_CONF"]).parents[1]
         # the first submission just after a recalculation (at least 2 s ahead)
-        origin = first_recalculation(base / "log" / "slurmctld.log")
+        origin = recalculation_origin(base / "log" / "slurmctld.log")
         ahead = np.ceil((time.time() + 2.0 - origin) / CALC_PERIOD)
         time.sleep(max(origin + CALC_PERIOD * ahead + 0.05 - time.time(), 0.0))
         ids = []
