@@ -237,6 +237,14 @@ fn a_node_down_in_two_windows_comes_back_when_both_have_ended() {
     let log = engine.into_log();
     assert_eq!(log.start, [0.0, 80.0]);
     assert_eq!(placements(&log, 2)[1][0].0, 1);
+    // its reservation, once killed: n1 is back at 80 (the outage's end at 50 leaves it down
+    // in the maintenance, which it would run into before that)
+    assert!(!log.reservations.is_empty());
+    assert!(
+        log.reservations.iter().all(|r| r.1 == 1 && r.2 == 80.0),
+        "{:?}",
+        log.reservations
+    );
     assert_eq!(log.lost_attempts, [(1, 5.0, 10.0)]);
 }
 
