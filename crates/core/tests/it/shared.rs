@@ -547,7 +547,7 @@ impl Policy for Afresh {
     }
 }
 
-/// Random jobs of 1 to 12 tasks (up to three nodes), some with GPUs, ending before, at or
+/// Random jobs of 1 to 12 tasks (up to three nodes), some with GPUs, some exclusive, ending before, at or
 /// after their requests, on a site of two partitions of 3 nodes each: a policy that keeps its
 /// reservations from scan to scan (a component's plan while nothing in it changed, held in
 /// the shadow state only once a later job may use it) decides exactly as one made afresh at
@@ -574,11 +574,12 @@ fn reservations_kept_between_scans_decide_as_scans_made_afresh() {
                 1 => requested,
                 _ => requested * 1.5,
             };
-            let request = job(
+            let mut request = job(
                 1 + draws.below(12) as u32,
                 draws.below(4001),
                 draws.below(4).saturating_sub(2) as u32,
             );
+            request.exclusive = draws.below(8) == 0;
             specs.push((submit, run, requested, request.nodes.unwrap_or(1)));
             flat.push(draws.below(2) as u32);
             offsets.push(flat.len() as u32);
@@ -694,4 +695,22 @@ fn one_policy_deciding_for_two_copies_of_an_engine_keeps_them_apart() {
         assert_eq!(fresh.reservation.map(|r| r.shadow_time), Some(shadow));
         assert_eq!(kept.reservation.map(|r| r.shadow_time), Some(shadow));
     }
+}
+
+#[test]
+fn a_reservation_counts_a_node_an_exclusive_job_gives_back() {
+    // J0 holds n0 whole to 100, J1 two CPUs of n1 to 200; J2 (-N2, a task on each) is reserved
+    // at 100, when n0 counts again in what the nodes have free
+    let mut exclusive = job(1, 1000, 0);
+    exclusive.exclusive = true;
+    let mut spread = job(2, 1000, 0);
+    spread.nodes = Some(2);
+    let jobs = [
+        (0.0, 100.0, exclusive),
+        (0.0, 200.0, job(2, 1000, 0)),
+        (1.0, 100.0, spread),
+    ];
+    let log = run_shared(2, &jobs, true);
+    assert_eq!(log.reservations[0], (1.0, 2, 100.0, 0));
+    assert_eq!(log.start[2], 100.0);
 }

@@ -326,3 +326,21 @@ fn shared_nodes_with_node_power_states_or_power_groups_are_refused() {
         assert!(err.contains("node power states or node groups"), "{err}");
     }
 }
+
+#[test]
+fn a_window_after_the_reserved_run_does_not_bar_its_nodes() {
+    // n0 runs J0 to 50, n1 J1 to 60; J2 (a whole node's CPUs, 100 s) is reserved at 50 on
+    // n0: the maintenance of n0 at [1000, 1100) comes long after its run
+    let mut whole_node = job(4, 1000, 0);
+    whole_node.nodes = Some(1);
+    let jobs = [
+        (0.0, 50.0, job(4, 1000, 0)),
+        (0.0, 60.0, job(4, 1000, 0)),
+        (1.0, 100.0, whole_node),
+    ];
+    let later = window(1000.0, 1100.0, DowntimeKind::Scheduled, Some((0, 1)));
+    let log = run(2, &jobs, vec![later], true);
+    assert_eq!(log.reservations[0], (1.0, 2, 50.0, 0));
+    assert_eq!(log.start[2], 50.0);
+    assert_eq!(placements(&log, 3)[2][0].0, 0);
+}

@@ -187,6 +187,12 @@ impl SharedScan {
                 }
                 self.released.extend_from_slice(&a.nodes);
             }
+            #[cfg(debug_assertions)]
+            if !one_node {
+                let now = self.now.over(base);
+                let later = self.later.over(&now);
+                debug_assert_eq!(self.later_tallies, Tallies::new(model, &later));
+            }
             let windows = exclusion(&self.announced, &mut self.excluded, t, t + run_time);
             let now = self.now.over(base);
             let later = self.later.over(&now);
@@ -276,6 +282,16 @@ impl SharedScan {
             }
         }
         self.kept[c as usize] = Some(kept);
+        // (the tallies of the least of now and the shadow time are those of that view)
+        #[cfg(debug_assertions)]
+        {
+            let now = self.now.over(base);
+            let limit = Least {
+                view: &now,
+                layer: &self.shadow,
+            };
+            debug_assert_eq!(self.limit_tallies, Tallies::new(model, &limit));
+        }
     }
 
     fn hold_plan(
