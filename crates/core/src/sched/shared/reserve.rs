@@ -5,7 +5,7 @@
 
 use super::place::{bit, exclusion, nodes_of, place_in, Place};
 use super::SharedScan;
-use crate::engine::shared::window_nodes;
+use crate::engine::shared::{window_bits, window_nodes};
 use crate::engine::{Decision, SharedView, View};
 use crate::model::SharedNodes;
 use crate::packing::select::{is_exclusive, node_needs, offer};
@@ -132,13 +132,17 @@ impl SharedScan {
                 next_window += 1;
                 if active {
                     let downtime = shared.downtime;
-                    let window = &downtime[w as usize];
-                    for node in window_nodes(model, window) {
-                        // (up once every window it is down in has ended)
-                        let still = (shared.active.iter()).any(|&(v, e, _)| {
-                            e > t && window_nodes(model, &downtime[v as usize]).contains(&node)
-                        });
-                        if !still {
+                    // (a node is up once every window it is down in has ended: the nodes of
+                    // those ending later, once, as bits)
+                    let mut still = vec![0u64; (model.resources.nodes() as usize).div_ceil(64)];
+                    for &(v, _, _) in shared.active.iter().filter(|a| a.1 > t) {
+                        let bits = window_bits(model, &downtime[v as usize]);
+                        for (s, b) in still.iter_mut().zip(&bits) {
+                            *s |= b;
+                        }
+                    }
+                    for node in window_nodes(model, &downtime[w as usize]) {
+                        if !bit(&still, node) {
                             let now = self.now.over(base);
                             let (before, after, gres) = self.later.bring_up(&now, node);
                             if !one_node {
