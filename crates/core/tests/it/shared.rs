@@ -46,11 +46,15 @@ pub(crate) fn job(tasks: u32, mb: u64, gpus: u32) -> Request {
 }
 
 pub(crate) fn inputs(nodes: u32, jobs: &[Shaped]) -> Inputs {
+    inputs_under(nodes, jobs, Calendar::new(Vec::new(), 0.0).unwrap())
+}
+
+/// [`inputs`] under a downtime calendar.
+pub(crate) fn inputs_under(nodes: u32, jobs: &[Shaped], calendar: Calendar) -> Inputs {
     let specs: Vec<Spec> = jobs
         .iter()
         .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
         .collect();
-    let calendar = Calendar::new(Vec::new(), 0.0).unwrap();
     Inputs::new(
         table(&specs),
         Machine::new(nodes),

@@ -4,7 +4,7 @@
 //! used only by jobs that end before it starts.
 
 use crate::common::*;
-use crate::shared::{all_nodes, job, placements, shared, Shaped};
+use crate::shared::{all_nodes, inputs_under, job, placements, shared, Shaped};
 use hpcsched_core::{Calendar, Downtime, DowntimeKind, Inputs, Machine, Overrun, RunLog};
 
 fn window(start: f64, end: f64, kind: DowntimeKind, range: Option<(u32, u32)>) -> Downtime {
@@ -24,18 +24,8 @@ fn with_calendar(
     jobs: &[Shaped],
     windows: Vec<Downtime>,
 ) -> hpcsched_core::Result<Inputs> {
-    let specs: Vec<Spec> = (jobs.iter())
-        .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
-        .collect();
     let calendar = Calendar::new(windows, 1000.0).unwrap();
-    Inputs::new(
-        table(&specs),
-        Machine::new(nodes),
-        calendar,
-        Overrun::Continue,
-    )
-    .unwrap()
-    .with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
+    inputs_under(nodes, jobs, calendar).with_shared_nodes(shared(nodes, jobs, all_nodes(nodes)))
 }
 
 fn run(nodes: u32, jobs: &[Shaped], windows: Vec<Downtime>, easy: bool) -> RunLog {
