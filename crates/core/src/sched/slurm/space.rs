@@ -16,6 +16,8 @@ pub struct Space {
     /// Row-major: `free[row * atoms + atom]`.
     free: Vec<i64>,
     down: Vec<i64>,
+    /// The earliest time a row was inserted at since [`Space::take_inserted`] (infinity: none).
+    inserted: f64,
 }
 
 /// A run ending at `end(start)` (never earlier for a later start); `through`: a row beginning
@@ -55,13 +57,15 @@ impl Space {
         self.free.extend(free.iter().map(|&f| i64::from(f)));
         self.down.clear();
         self.down.resize(self.atoms, 0);
+        self.inserted = f64::INFINITY;
     }
 
     /// Builds the releases of the running jobs at once: `releases` are (time, atom, count),
     /// in any order; each frees `count` nodes of `atom` from `time` on.
     pub fn release_all(&mut self, releases: &mut [(f64, u32, u32)]) {
         if !releases.is_sorted_by(|a, b| a.0 <= b.0) {
-            releases.sort_unstable_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+            // (stable: runs already in order, as each atom's releases are, are merged)
+            releases.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
         }
         let now = self.times[0];
         for &(time, atom, count) in releases.iter() {
@@ -91,6 +95,7 @@ impl Space {
         }
         let a = self.atoms;
         self.times.insert(pos, time);
+        self.inserted = self.inserted.min(time);
         let copy: Vec<i64> = self.free[row * a..pos * a].to_vec();
         self.free.splice(pos * a..pos * a, copy);
         let copy: Vec<i64> = self.down[row * a..pos * a].to_vec();
@@ -218,7 +223,7 @@ impl Space {
     }
 
     /// The row holding time `t` (at or after the first row's).
-    fn row_of(&self, t: f64) -> usize {
+    pub fn row_of(&self, t: f64) -> usize {
         if self.times.get(1).is_none_or(|&next| t < next) {
             return 0; // (most searches start now)
         }
@@ -372,6 +377,12 @@ impl Space {
                 }
             }
         }
+    }
+
+    /// The earliest time a row was inserted at since the last call (infinity: none): a start
+    /// that a search could not try then (starts are tried at rows' beginnings).
+    pub fn take_inserted(&mut self) -> f64 {
+        std::mem::replace(&mut self.inserted, f64::INFINITY)
     }
 
     /// The room of each of `atoms` now (the first row), summed.
