@@ -16,8 +16,9 @@ jobs; limits of 1 to 4 minutes, runs of 2 to 20 s, over about a minute, at least
 apart so that sacct's whole seconds order the submissions: Slurm takes each as it comes, the
 simulation would see two of one second together), waits for every job to end and captures
 the run as a site would: ``sacct -X --parsable2`` with ReqTRES, AllocTRES, ReqMem, NCPUS,
-ReqCPUS, NNodes and NodeList, ``sacctmgr dump`` and the cluster's slurm.conf (slurmctld.log
-with DebugFlags=Backfill,Priority beside them). The record is then replayed:
+ReqCPUS, NNodes and NodeList, and ``sacct -X --json`` (which alone keeps whether memory was
+asked per CPU or per node), ``sacctmgr dump`` and the cluster's slurm.conf (slurmctld.log
+with DebugFlags=Backfill,Priority beside them). The record (its JSON) is then replayed:
 ``hpcsched simulate RECORD --policy slurm --slurm-conf slurm.conf --slurm-accounts ci.dump``,
 ``--policy fcfs`` (FCFS+EASY, the baseline) and ``--policy recorded`` (the record as it is,
 whose conflicts with the cluster must be none).
@@ -178,15 +179,18 @@ def recalculation_origin(log: Path) -> float:
 
 @dataclass
 class Capture:
-    """One real run, captured: its folder (record.sacct, slurm.conf, ci.dump, slurmctld.log,
-    ids.json) and which job id is which workload job."""
+    """One real run, captured: its folder (record.sacct, record.json, slurm.conf, ci.dump,
+    slurmctld.log, ids.json) and which job id is which workload job."""
 
     folder: Path
     ids: dict[int, int]  # job id -> place k in the workload
 
     @property
     def record(self) -> Path:
-        return self.folder / "record.sacct"
+        """``sacct --json`` (record.json), which keeps whether memory was asked per CPU or per
+        node (the text does not), where the capture has it; else the text (record.sacct)."""
+        json_record = self.folder / "record.json"
+        return json_record if json_record.exists() else self.folder / "record.sacct"
 
     @property
     def conf(self) -> Path:
@@ -239,6 +243,8 @@ def run_real(
                 if time.monotonic() > deadline:
                     raise ClusterError(f"the workload did not end within {wait:.0f} s")
                 time.sleep(2)
+            text = run("sacct", "-X", "--json", "--allusers", "-S", "now-3hours")
+            (folder / "record.json").write_text(text)
             run("sacctmgr", "-i", "dump", "ci", f"file={folder / 'ci.dump'}")
             shutil.copy(base / "etc" / "slurm.conf", folder / "slurm.conf")
             (folder / "ids.json").write_text(json.dumps({str(i): k for i, k in ids.items()}))

@@ -12,6 +12,7 @@ import pytest
 
 from hpcsched.exceptions import InputError
 from hpcsched.workload import load_workload
+from hpcsched.workload.sacct_json import memory_asked
 from hpcsched.workload.sacct_tres import memory_mb, parse_tres
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "sacct_tres"
@@ -29,12 +30,52 @@ def test_the_requests_of_a_real_record(name):
     jobs = load_workload(FIXTURES / name).jobs
     assert jobs["cpus"].tolist() == [2, 3, 1, 2, 1, 5]
     assert jobs["req_nodes"].tolist() == [0, 0, 0, 2, 0, 0]
-    # the memory in all over the CPUs asked: per CPU as the job asked it, or an equal charge
-    np.testing.assert_array_equal(jobs["mem_per_cpu"], [300, 200, 1000, 500, 1000, 100])
-    assert jobs["mem_per_node"].isna().all()
+    if name.endswith(".sacct"):
+        # the memory in all over the CPUs asked: per CPU as the job asked it, or an equal charge
+        np.testing.assert_array_equal(jobs["mem_per_cpu"], [300, 200, 1000, 500, 1000, 100])
+        assert jobs["mem_per_node"].isna().all()
+    else:
+        # the JSON keeps what was asked: job 1's --mem=600 per node (job 4's --mem=500 on two
+        # nodes of one CPU each is the same charge either way: read per CPU)
+        np.testing.assert_array_equal(jobs["mem_per_cpu"], [np.nan, 200, 1000, 500, 1000, 100])
+        np.testing.assert_array_equal(jobs["mem_per_node"], [600, *[np.nan] * 5])
     assert jobs["exclusive"].tolist() == [False, False, False, False, True, False]
     assert jobs["node_list"].tolist() == ["c4", "c3", "c2", "c[1-2]", "c4", "c[1-2]"]
     assert (jobs["gres"] == "").all()
+
+
+def test_the_json_tells_memory_per_node_from_memory_per_cpu():
+    """Submitted on the cons_tres test cluster (CR_Core_Memory, 8 CPUs and 8000 MB a node;
+    tests/fixtures/sacct_tres/README.md): where the CPUs divide the memory in all, sacct's text
+    cannot tell ``--mem`` from ``--mem-per-cpu`` (jobs 2 and 4 read as 500 and 450 MB a CPU);
+    its JSON's ``required.memory`` is the figure asked (1500, 900), which the nodes, not the
+    CPUs, multiply to the memory in all."""
+    text = load_workload(FIXTURES / "cr_core_memory-22.05.8.sacct").jobs
+    json = load_workload(FIXTURES / "cr_core_memory-22.05.8.json").jobs
+    assert text["cpus"].tolist() == json["cpus"].tolist() == [3, 3, 4, 4, 2, 1]
+    np.testing.assert_array_equal(text["mem_per_cpu"], [700, 500, 500, 450, 4000, 8000])
+    assert text["mem_per_node"].isna().all()
+    # --mem-per-cpu=700 -n3 | --mem=1500 -n3 | --mem-per-cpu=500 -N2 -n4 | --mem=900 -N2 -n4 |
+    # -n2 and --mem=0 -n1 (no memory asked: their node's whole memory, 8000 MB, as the text)
+    np.testing.assert_array_equal(json["mem_per_cpu"], [700, np.nan, 500, np.nan, 4000, 8000])
+    np.testing.assert_array_equal(json["mem_per_node"], [np.nan, 1500, np.nan, 900, np.nan, np.nan])
+
+
+@pytest.mark.parametrize(
+    ("memory", "tres", "cpus", "asked"),
+    [
+        (700, "cpu=3,mem=2100M,node=1", 3, "700Mc"),
+        (1500, "cpu=3,mem=1500M,node=1", 3, "1500Mn"),
+        (900, "billing=4,cpu=4,mem=1800M,node=2", 4, "900Mn"),
+        (500, "cpu=2,mem=1000M,node=2", 2, ""),  # a CPU a node: the same charge either way
+        (0, "cpu=2,mem=8000M,node=1", 2, ""),  # none asked
+        (None, "cpu=2,mem=8000M,node=1", 2, ""),
+        (700, "cpu=3,node=1", 3, ""),  # no memory in the TRES
+        (700, "cpu=3,mem=2000M,node=1", 3, ""),  # neither multiplies to it
+    ],
+)
+def test_what_the_json_says_of_the_memory_asked(memory, tres, cpus, asked):
+    assert memory_asked(memory, tres, cpus) == asked
 
 
 def test_old_memory_forms_say_per_cpu_or_per_node_and_gpus_spread_over_the_nodes(tmp_path):

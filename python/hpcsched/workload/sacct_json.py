@@ -29,6 +29,9 @@ from hpcsched.workload.sacct_jobs import (
     TextColumn,
 )
 
+#: The most memory a request may name (MB): 2^32 - 1, as Slurm 22.05's JSON writes it.
+MAX_MEMORY_MB = 2**32 - 1
+
 #: The JSON's fields read as text -> the job table's columns.
 _TEXT = {
     "user": "user_name",
@@ -57,6 +60,33 @@ def _unwrapped(value: Any) -> Any:
             return None
         return value.get("number")
     return value
+
+
+def memory_asked(memory: int | None, tres: str, cpus: int) -> str:
+    """The memory a job asked for, as sacct's old ``ReqMem`` wrote it (``700Mc`` per CPU,
+    ``1500Mn`` per node), from ``required.memory`` and the request's TRES; "" when they do not
+    tell (the reader then divides the TRES' memory in all, ``sacct_tres.py``).
+
+    Slurm 22.05 writes ``required.memory`` as the request's own figure without its per-CPU flag
+    (``--mem-per-cpu=700 -n3``: 700; ``--mem=1500 -n3``: 1500; none: 0), and the TRES' ``mem``
+    as the memory in all (2100 and 1500): which of the CPUs or the nodes multiply the first to
+    the second says how it was asked, unless both do (a CPU a node, where the two are one).
+    (Read on the cons_tres test cluster: tests/workload/fixtures/README.md.)"""
+    if not memory:
+        return ""
+    counts = {}
+    for part in tres.split(","):
+        key, _, value = part.partition("=")
+        counts[key] = value
+    total = counts.get("mem", "").removesuffix("M")
+    if not total.isdigit():
+        return ""
+    nodes = int(counts["node"]) if counts.get("node", "").isdigit() else 1
+    per_cpu = memory * cpus == int(total)
+    per_node = memory * max(nodes, 1) == int(total)
+    if per_cpu == per_node:
+        return ""
+    return f"{memory}M{'c' if per_cpu else 'n'}"
 
 
 def json_records(document: Any, path: str) -> SacctRecords:
@@ -148,8 +178,10 @@ class _Record:
             if out == "state":
                 word = word.split(" ")[0].upper()
             codes[out].append(text[out].code(word))
-        codes["req_tres"].append(text["req_tres"].code(self.requested_tres()))
-        codes["req_mem"].append(text["req_mem"].code(""))  # (its total is in the TRES)
+        tres = self.requested_tres()
+        codes["req_tres"].append(text["req_tres"].code(tres))
+        memory = self.whole(asked.get("memory"), "required.memory", MAX_MEMORY_MB)
+        codes["req_mem"].append(text["req_mem"].code(memory_asked(memory, tres, requested)))
         codes["node_list"].append(text["node_list"].code(self.text("nodes")))
 
     def requested_tres(self) -> str:
