@@ -2,9 +2,9 @@
 a mixed workload run on the cons_tres test cluster (scripts/slurm-cluster.sh start BASE
 --accounting --tres: Slurm 22.05.8, select/cons_tres with CR_Core_Memory, nodes c1-c4 of 8
 CPUs, 8000 MB and 2 fake GPUs, multifactor priority with fair-share over acct_a (u1, u2) and
-acct_b (u3), sched/backfill) is captured as a site would capture it (``sacct -X --parsable2``
-with ReqTRES, AllocTRES, ReqMem, NCPUS, NNodes and NodeList, ``sacctmgr dump``, the cluster's
-slurm.conf) and replayed with ``hpcsched simulate RECORD --policy slurm --slurm-conf slurm.conf
+acct_b (u3), sched/backfill) is captured as a site would capture it (``sacct -X --json``, which
+keeps whether memory was asked per CPU or per node, beside ``sacct -X --parsable2``; ``sacctmgr
+dump``, the cluster's slurm.conf) and its JSON record replayed with ``hpcsched simulate RECORD --policy slurm --slurm-conf slurm.conf
 --slurm-accounts ci.dump``, with FCFS+EASY, and as it is (``--policy recorded``).
 
 The workload: ``benchmarks/slurm_tres_replay.py``'s draw, 40 jobs (seed 42): 17 CPU jobs of 1
@@ -47,12 +47,12 @@ ends of jobs fall in a fixed order within each second (in one run, cycles at .13
 of the jobs they started at .16 s), which decides what a start sees; the simulation sees an end
 and a start of the same second together, ends first. Fed each job's start and end from
 slurmctld.log to the millisecond, the placement rule alone puts 0.45 to 1.0 of the jobs on their
-recorded nodes; fed the record's own whole-second starts, 0.35 to 0.95. (2) sacct 22.05 records
-a job's memory in all: ``-n2 --mem=7000`` and ``-n2 --mem-per-cpu=3500`` read alike, as memory
-per CPU, and Slurm cuts the CPUs a node offers by memory only for the latter, which changes its
-best fit; reading each --mem job per node as asked, the rule alone put every job of one run on
-its recorded nodes. (3) A node whose job ended a few milliseconds earlier is still completing,
-and Slurm's main pass passes over it.
+recorded nodes; fed the record's own whole-second starts, 0.35 to 0.95. (2) A node whose job
+ended a few milliseconds earlier is still completing (its epilog has not reported), and Slurm's
+main pass passes over it; neither sacct nor slurmctld.log records when it reports. (sacct's text
+reads ``-n2 --mem=7000`` and ``-n2 --mem-per-cpu=3500`` alike; its JSON, replayed here since
+2026-12-05's third session, tells them apart: five more records then gave --policy slurm 0.415,
+0.961, 2.38 s, 0.490, 0.531 (means), real vs real 0.620, 0.995, 1.21 s, 0.727, 0.780.)
 
 Takes about 4 minutes, up to one of them waiting for a recalculation.
 """
@@ -96,8 +96,9 @@ def measured(replay: dict[str, object]) -> str:
     reason="measured 2026-12-05 on eight records: 0.350-0.575 of the jobs at their place (bound "
     "0.6), start rank correlation 0.912-0.987 (0.985), mean start error 1.95-3.65 s (1.6 s), "
     "0.25-0.55 of the jobs on their recorded nodes (0.5), 0.41-0.69 of the pairs kept (0.6): "
-    "events within one second that the record's whole seconds do not order, and --mem read as "
-    "memory per CPU (sacct does not tell them apart)",
+    "events within one second that the record's whole seconds do not order, and nodes still "
+    "completing for milliseconds after a job (five more JSON records, 2026-12-05: 0.325-0.450, "
+    "0.925-0.991, 1.78-3.55 s, 0.375-0.575, 0.463-0.649)",
 )
 def test_the_simulation_places_and_orders_the_jobs_as_slurm_does_within_its_spread(replay):
     slurm = replay["slurm agreement"]
