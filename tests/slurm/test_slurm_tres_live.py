@@ -4,8 +4,9 @@ a mixed workload run on the cons_tres test cluster (scripts/slurm-cluster.sh sta
 CPUs, 8000 MB and 2 fake GPUs, multifactor priority with fair-share over acct_a (u1, u2) and
 acct_b (u3), sched/backfill) is captured as a site would capture it (``sacct -X --json``, which
 keeps whether memory was asked per CPU or per node, beside ``sacct -X --parsable2``; ``sacctmgr
-dump``, the cluster's slurm.conf) and its JSON record replayed with ``hpcsched simulate RECORD --policy slurm --slurm-conf slurm.conf
---slurm-accounts ci.dump``, with FCFS+EASY, and as it is (``--policy recorded``).
+dump``, the cluster's slurm.conf) and its JSON record replayed with ``hpcsched simulate RECORD
+--policy slurm --slurm-conf slurm.conf --slurm-accounts ci.dump``, with FCFS+EASY, and as it is
+(``--policy recorded``).
 
 The workload: ``benchmarks/slurm_tres_replay.py``'s draw, 40 jobs (seed 42): 17 CPU jobs of 1
 to 8 tasks with --mem-per-cpu or --mem, 6 memory-heavy jobs (4000 to 7000 MB), 10 GPU jobs
