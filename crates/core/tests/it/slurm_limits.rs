@@ -10,7 +10,7 @@ use crate::shared::{all_nodes, inputs, job, Shaped};
 use hpcsched_core::model::{
     GresRequest, Memory, NodeShape, Request, Resources, SharedNodes, Sharing,
 };
-use hpcsched_core::sched::slurm::limits::{Scope, CPU};
+use hpcsched_core::sched::slurm::limits::{Scope, CPU, NODE};
 use hpcsched_core::sched::slurm::{
     Association, PrioritySettings, Qos, SchedulerSettings, SlurmJobs, SlurmPolicy, SlurmSetup,
 };
@@ -225,4 +225,31 @@ fn an_untyped_gpu_request_counts_toward_no_typed_tres() {
     let qos = Qos::default().with(Scope::Group, 2, 1);
     let s = setup(&jobs, &[0, 0, 0], qos, &["gres/gpu:a100"], &[0, 1, 1]);
     assert_eq!(run_on(nodes(1, true), &jobs, s).start, [0.0, 1.0, 101.0]);
+}
+
+#[test]
+fn a_users_jobs_packed_on_one_node_count_one_node_against_its_limit() {
+    // Two nodes of 4 CPUs; MaxTRESPerUser node=2. a's J1 and J2 (one CPU each) pack on n0:
+    // a holds one node (Slurm counts each node once, `_add_usage_node_bitmap`), so J3 (one
+    // CPU, asking one node: 1 + 1 <= 2) starts at its arrival, on n0 too. J4 (-N2, two
+    // nodes: 1 + 2 > 2) waits until J1, J2 and J3 have ended (100), though its nodes are
+    // free at 5 beside them. Counted per job, J3 would wait for J1's end.
+    let jobs = [
+        (0.0, 100.0, job(1, 1000, 0)),
+        (1.0, 100.0, job(1, 1000, 0)),
+        (2.0, 50.0, job(1, 1000, 0)),
+        (
+            3.0,
+            10.0,
+            Request {
+                nodes: Some(2),
+                ..Request::tasks(2, Memory::PerNode(1000))
+            },
+        ),
+    ];
+    let qos = Qos::default().with(Scope::PerUser, NODE, 2);
+    let s = setup(&jobs, &[0, 0, 0, 0], qos, &[], &[]);
+    let log = run_on(nodes(2, false), &jobs, s);
+    assert_eq!(log.start, [0.0, 1.0, 2.0, 101.0]);
+    assert_eq!(log.start_kind[2], P);
 }

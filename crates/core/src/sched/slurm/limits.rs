@@ -5,7 +5,10 @@
 //!
 //! A job's TRES are counted as Slurm counts them (docs/semantics.md, "QOS limits in TRES"):
 //! what it holds once running (`tres_alloc_cnt`), what it asks while pending (`tres_req_cnt`),
-//! in the order nodes, CPUs, then the run's other TRES (`SlurmSetup::tres`).
+//! in the order nodes, CPUs, then the run's other TRES (`SlurmSetup::tres`). Where jobs share
+//! nodes, a user's (and a QOS') nodes are counted once however many of its jobs hold each, and
+//! a start adds only the nodes it does not hold yet (`_add_usage_node_bitmap`,
+//! `_get_unique_job_node_cnt`).
 
 use std::collections::HashMap;
 
@@ -71,6 +74,9 @@ pub struct Usage {
     /// One row per QOS, then one per (QOS, user) seen.
     rows: Vec<u64>,
     qos_count: usize,
+    /// Where jobs share nodes: by (row, node), how many running jobs of the row hold the node
+    /// (its nodes in use are those counted: Slurm's `node_bitmap` and `node_job_cnt`).
+    node_jobs: HashMap<(usize, u32), u32>,
 }
 
 impl Usage {
@@ -81,14 +87,16 @@ impl Usage {
         self.per_user.clear();
         self.rows.clear();
         self.rows.resize(qos_count * self.width, 0);
+        self.node_jobs.clear();
     }
 
     fn row(&self, r: usize) -> &[u64] {
         &self.rows[r * self.width..(r + 1) * self.width]
     }
 
-    /// A job of `user` in `qos` holding `amounts` (one per TRES) runs.
-    pub fn add(&mut self, qos: u32, user: u32, amounts: &[u64]) {
+    /// A job of `user` in `qos` holding `amounts` (one per TRES) runs; `nodes`: the nodes it
+    /// holds where jobs share them (`None`: whole nodes, no two jobs on one).
+    pub fn add(&mut self, qos: u32, user: u32, amounts: &[u64], nodes: Option<&[u32]>) {
         debug_assert_eq!(amounts.len() + 1, self.width);
         let next = self.qos_count + self.per_user.len(); // (the rows so far)
         let mine = *self.per_user.entry((qos, user)).or_insert(next);
@@ -96,20 +104,50 @@ impl Usage {
             self.rows.resize((next + 1) * self.width, 0);
         }
         for r in [qos as usize, mine] {
+            let new_nodes = nodes.map(|nodes| {
+                let mut new = 0;
+                for &n in nodes {
+                    let count = self.node_jobs.entry((r, n)).or_insert(0);
+                    new += u64::from(*count == 0);
+                    *count += 1;
+                }
+                new
+            });
             let row = &mut self.rows[r * self.width..(r + 1) * self.width];
             row[0] += 1;
             for (used, &a) in row[1..].iter_mut().zip(amounts) {
                 *used += a;
             }
+            if let Some(new) = new_nodes {
+                // (its nodes not held yet, not all of them)
+                let used = &mut row[1 + NODE as usize];
+                *used = *used - amounts[NODE as usize] + new;
+            }
         }
+    }
+
+    /// Of `nodes`, those row `r`'s running jobs do not hold yet.
+    fn new_nodes(&self, r: usize, nodes: &[u32]) -> u64 {
+        let held = |n: &u32| self.node_jobs.get(&(r, *n)).is_some_and(|&c| c > 0);
+        nodes.iter().filter(|n| !held(n)).count() as u64
     }
 
     /// Whether a job of `user` in `qos` holding `amounts` may start within `limits` given what
     /// runs (`_qos_job_runnable_pre_select` for jobs, `_post_select` for TRES: a job's amount
-    /// over a per-job limit, or what runs plus its amount over a user's or the QOS' limit).
-    pub fn admits(&self, limits: &Qos, qos: u32, user: u32, amounts: &[u64]) -> bool {
+    /// over a per-job limit, or what runs plus its amount over a user's or the QOS' limit);
+    /// `nodes`: where jobs share nodes, those it would hold (only the ones not held yet add to
+    /// a user's or the QOS' nodes), `None` to count its nodes all.
+    pub fn admits(
+        &self,
+        limits: &Qos,
+        qos: u32,
+        user: u32,
+        amounts: &[u64],
+        nodes: Option<&[u32]>,
+    ) -> bool {
         let group = self.row(qos as usize);
-        let mine = self.per_user.get(&(qos, user)).map(|&r| self.row(r));
+        let mine_row = self.per_user.get(&(qos, user)).copied();
+        let mine = mine_row.map(|r| self.row(r));
         let jobs_mine = mine.map_or(0, |m| m[0]);
         if limits
             .max_jobs_per_user
@@ -120,12 +158,16 @@ impl Usage {
         }
         limits.tres.iter().all(|l| {
             let t = l.tres as usize;
-            let used = match l.scope {
-                Scope::PerJob => 0,
-                Scope::Group => group[1 + t],
-                Scope::PerUser => mine.map_or(0, |m| m[1 + t]),
+            let (used, row) = match l.scope {
+                Scope::PerJob => (0, None),
+                Scope::Group => (group[1 + t], Some(qos as usize)),
+                Scope::PerUser => (mine.map_or(0, |m| m[1 + t]), mine_row),
             };
-            used + amounts[t] <= l.most
+            let amount = match (nodes, row) {
+                (Some(nodes), Some(r)) if l.tres == NODE => self.new_nodes(r, nodes),
+                _ => amounts[t],
+            };
+            used + amount <= l.most
         })
     }
 }
@@ -147,20 +189,47 @@ mod tests {
         .with(Scope::PerJob, 2, 600);
         let mut usage = Usage::default();
         usage.clear(2, 3);
-        assert!(usage.admits(&qos, 0, 7, &[4, 10, 600]));
-        assert!(!usage.admits(&qos, 0, 7, &[5, 10, 0])); // over 4 nodes alone
-        assert!(!usage.admits(&qos, 0, 7, &[1, 10, 601])); // over 600 MB a job
-        usage.add(0, 7, &[1, 40, 500]);
-        assert!(!usage.admits(&qos, 0, 7, &[1, 1, 501])); // 1001 MB for user 7
-        assert!(usage.admits(&qos, 0, 7, &[1, 1, 500]));
-        usage.add(0, 7, &[1, 40, 0]);
-        assert!(!usage.admits(&qos, 0, 7, &[1, 1, 0])); // a third job of user 7
-        assert!(usage.admits(&qos, 0, 8, &[1, 20, 600])); // another user
-        assert!(!usage.admits(&qos, 0, 8, &[1, 21, 0])); // 101 CPUs in the QOS
-        assert!(usage.admits(&qos, 1, 7, &[1, 21, 0])); // another QOS counts apart
-        usage.add(1, 7, &[3, 60, 0]);
-        assert!(!usage.admits(&qos, 1, 7, &[2, 1, 0])); // 5 nodes for user 7 in QOS 1
-        assert!(!usage.admits(&qos, 0, 7, &[0, 0, 0])); // (QOS 0: still 2 jobs of user 7)
+        assert!(usage.admits(&qos, 0, 7, &[4, 10, 600], None));
+        assert!(!usage.admits(&qos, 0, 7, &[5, 10, 0], None)); // over 4 nodes alone
+        assert!(!usage.admits(&qos, 0, 7, &[1, 10, 601], None)); // over 600 MB a job
+        usage.add(0, 7, &[1, 40, 500], None);
+        assert!(!usage.admits(&qos, 0, 7, &[1, 1, 501], None)); // 1001 MB for user 7
+        assert!(usage.admits(&qos, 0, 7, &[1, 1, 500], None));
+        usage.add(0, 7, &[1, 40, 0], None);
+        assert!(!usage.admits(&qos, 0, 7, &[1, 1, 0], None)); // a third job of user 7
+        assert!(usage.admits(&qos, 0, 8, &[1, 20, 600], None)); // another user
+        assert!(!usage.admits(&qos, 0, 8, &[1, 21, 0], None)); // 101 CPUs in the QOS
+        assert!(usage.admits(&qos, 1, 7, &[1, 21, 0], None)); // another QOS counts apart
+        usage.add(1, 7, &[3, 60, 0], None);
+        assert!(!usage.admits(&qos, 1, 7, &[2, 1, 0], None)); // 5 nodes for user 7 in QOS 1
+        assert!(!usage.admits(&qos, 0, 7, &[0, 0, 0], None)); // (QOS 0: still 2 jobs of user 7)
+    }
+
+    #[test]
+    fn on_shared_nodes_a_users_and_a_qos_nodes_count_once() {
+        // MaxTRESPerUser node=2, GrpTRES node=3 (TRES: nodes, CPUs). User 7's two jobs on
+        // node 0 hold one node; a job on nodes 0 and 1 adds one (2); then one on node 2 would
+        // make 3 for user 7. User 8 on node 2: the QOS holds nodes 0-2 (3), so a job of
+        // user 8 on node 3 would make 4, one on node 1 adds none.
+        let qos = Qos::default()
+            .with(Scope::PerUser, NODE, 2)
+            .with(Scope::Group, NODE, 3);
+        let mut usage = Usage::default();
+        usage.clear(1, 2);
+        usage.add(0, 7, &[1, 1], Some(&[0]));
+        usage.add(0, 7, &[1, 1], Some(&[0]));
+        assert!(usage.admits(&qos, 0, 7, &[2, 2], Some(&[0, 1])));
+        // (counted per job, as on whole nodes, the two jobs already hold 2)
+        assert!(!usage.admits(&qos, 0, 7, &[2, 2], None));
+        usage.add(0, 7, &[2, 2], Some(&[0, 1]));
+        assert!(usage.admits(&qos, 0, 7, &[1, 1], Some(&[1])));
+        assert!(!usage.admits(&qos, 0, 7, &[1, 1], Some(&[2])));
+        usage.add(0, 8, &[1, 1], Some(&[2]));
+        assert!(!usage.admits(&qos, 0, 8, &[1, 1], Some(&[3])));
+        assert!(usage.admits(&qos, 0, 8, &[1, 1], Some(&[1])));
+        // a job's own nodes against a per-job limit: all of them
+        let per_job = Qos::default().with(Scope::PerJob, NODE, 1);
+        assert!(!usage.admits(&per_job, 0, 7, &[2, 2], Some(&[0, 1])));
     }
 
     #[test]
@@ -171,11 +240,11 @@ mod tests {
         };
         let mut usage = Usage::default();
         usage.clear(1, 2);
-        assert!(usage.admits(&qos, 0, 7, &[1, 1]));
-        usage.add(0, 7, &[1, 1]);
-        assert!(usage.admits(&qos, 0, 8, &[1, 1]));
-        usage.add(0, 8, &[1, 1]);
-        assert!(!usage.admits(&qos, 0, 9, &[1, 1])); // a third job in the QOS
+        assert!(usage.admits(&qos, 0, 7, &[1, 1], None));
+        usage.add(0, 7, &[1, 1], None);
+        assert!(usage.admits(&qos, 0, 8, &[1, 1], None));
+        usage.add(0, 8, &[1, 1], None);
+        assert!(!usage.admits(&qos, 0, 9, &[1, 1], None)); // a third job in the QOS
     }
 
     #[test]

@@ -70,16 +70,20 @@ impl Passes {
             let mut amounts = std::mem::take(&mut self.amounts);
             for r in view.running {
                 let j = r.job as usize;
-                match view.shared {
+                let nodes = match view.shared {
                     Some(shared) => {
                         let held = (shared.state.allocation(r.job))
                             .expect("a running job holds an allocation");
                         allocated(setup, shared.model, j, held, &mut amounts);
+                        Some(&held.nodes[..])
                     }
-                    None => asked(setup, j, r.nodes, &mut amounts),
-                }
-                self.usage
-                    .add(setup.jobs.qos[j], setup.jobs.user[j], &amounts);
+                    None => {
+                        asked(setup, j, r.nodes, &mut amounts);
+                        None
+                    }
+                };
+                let (qos, user) = (setup.jobs.qos[j], setup.jobs.user[j]);
+                self.usage.add(qos, user, &amounts, nodes);
             }
             self.amounts = amounts;
         }
@@ -137,12 +141,18 @@ impl Passes {
         if self.limits_on {
             let j = e.job as usize;
             let mut amounts = std::mem::take(&mut self.amounts);
-            match held {
-                Held::Nodes(nodes) => asked(setup, j, nodes, &mut amounts),
-                Held::Allocation(model, a) => allocated(setup, model, j, a, &mut amounts),
-            }
-            self.usage
-                .add(setup.jobs.qos[j], setup.jobs.user[j], &amounts);
+            let nodes = match held {
+                Held::Nodes(nodes) => {
+                    asked(setup, j, nodes, &mut amounts);
+                    None
+                }
+                Held::Allocation(model, a) => {
+                    allocated(setup, model, j, a, &mut amounts);
+                    Some(&a.nodes[..])
+                }
+            };
+            let (qos, user) = (setup.jobs.qos[j], setup.jobs.user[j]);
+            self.usage.add(qos, user, &amounts, nodes);
             self.amounts = amounts;
         }
     }
@@ -154,7 +164,7 @@ impl Passes {
         }
         let mut amounts = std::mem::take(&mut self.amounts);
         asked(setup, job as usize, view.jobs.get(job).nodes, &mut amounts);
-        let ok = self.within(setup, job, &amounts);
+        let ok = self.within(setup, job, &amounts, None);
         self.amounts = amounts;
         ok
     }
@@ -173,14 +183,15 @@ impl Passes {
         }
         let mut amounts = std::mem::take(&mut self.amounts);
         allocated(setup, shared.model, job as usize, allocation, &mut amounts);
-        let ok = self.within(setup, job, &amounts);
+        let ok = self.within(setup, job, &amounts, Some(&allocation.nodes));
         self.amounts = amounts;
         ok
     }
 
-    fn within(&self, setup: &SlurmSetup, job: u32, amounts: &[u64]) -> bool {
+    /// `nodes`: where jobs share nodes, those the job would hold (see `Usage::admits`).
+    fn within(&self, setup: &SlurmSetup, job: u32, amounts: &[u64], nodes: Option<&[u32]>) -> bool {
         let j = job as usize;
-        let qos = setup.jobs.qos[j];
-        (self.usage).admits(&setup.qos[qos as usize], qos, setup.jobs.user[j], amounts)
+        let (qos, user) = (setup.jobs.qos[j], setup.jobs.user[j]);
+        (self.usage).admits(&setup.qos[qos as usize], qos, user, amounts, nodes)
     }
 }
