@@ -266,3 +266,98 @@ impl<F: Free> Free for Least<'_, F> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{NodeShape, Resources, Sharing};
+
+    /// `nodes` nodes of 4 CPUs and 8000 MB with `gres` units of each generic resource kind.
+    fn machine(nodes: usize, gres: &[u32]) -> Resources {
+        let shape = NodeShape {
+            cpus: 4,
+            threads_per_core: 1,
+            memory: 8000,
+            gres: gres.into(),
+            weight: 1,
+        };
+        let names = (0..gres.len()).map(|k| format!("g{k}")).collect();
+        Resources::new(Sharing::CoreMemory, names, vec![shape], vec![0; nodes]).unwrap()
+    }
+
+    fn allocation(nodes: &[u32], gres: &[u32]) -> Allocation {
+        Allocation {
+            nodes: nodes.to_vec(),
+            cpus: vec![1; nodes.len()],
+            memory: vec![100; nodes.len()],
+            gres: gres.to_vec(),
+            exclusive: false,
+        }
+    }
+
+    #[test]
+    fn a_layer_keeps_each_nodes_units_of_each_kind_apart() {
+        // Three nodes of 2 units of g0 and 3 of g1. B takes g0 2 and g1 1 on node 1; A takes
+        // g0 1 on node 0 and g1 3 on node 2: rows 0 (node 1), 1 (node 0), 2 (node 2).
+        let base = Usage::new(&machine(3, &[2, 3]));
+        let mut layer = Sparse::default();
+        layer.reset(3, 2);
+        let b = allocation(&[1], &[2, 1]);
+        let a = allocation(&[0, 2], &[1, 0, 0, 3]);
+        layer.take(&base, &b);
+        layer.take(&base, &a);
+        let units = |layer: &Sparse, n| {
+            let view = layer.over(&base);
+            (view.gres(n, 0), view.gres(n, 1))
+        };
+        let all = [units(&layer, 0), units(&layer, 1), units(&layer, 2)];
+        assert_eq!(all, [(1, 3), (0, 2), (2, 0)]);
+        assert_eq!(layer.over(&base).node(2).cpus, 3);
+        let (rows, gres) = layer.rows_of(&[2, 0]);
+        assert_eq!((rows[0].memory, gres), (7900, vec![2, 0, 1, 3]));
+        // giving A back: each node's own units, in its order
+        let mut seen = Vec::new();
+        layer.give_back_each(&base, &a, |i, before, after, gres| {
+            seen.push((i, before.jobs, after.jobs, gres.to_vec()));
+        });
+        assert_eq!(seen, [(0, 1, 0, vec![2, 3]), (1, 1, 0, vec![2, 3])]);
+        let (_, after, gres) = layer.bring_up(&base, 2);
+        assert_eq!((after.whole, gres), (false, &[2, 3][..]));
+        // rows put back as they were, then A taken again where the layer has rows only
+        layer.put(&[2, 0], &rows, &[2, 0, 1, 3]);
+        assert_eq!(units(&layer, 2), (2, 0));
+        layer.give_back(&base, &a);
+        layer.take_where_touched(&a);
+        let view = layer.over(&base);
+        assert_eq!((view.gres(2, 1), view.gres(0, 0)), (0, 1));
+        // an exclusive job holds its node whole until it gives it back
+        let whole = Allocation {
+            exclusive: true,
+            ..allocation(&[1], &[2, 3])
+        };
+        layer.reset(3, 2);
+        layer.take(&base, &whole);
+        assert!(layer.over(&base).node(1).whole);
+        layer.give_back(&base, &whole);
+        assert_eq!(layer.over(&base).node(1), base.node(1));
+    }
+
+    #[test]
+    fn a_layer_reset_for_another_machine_starts_afresh() {
+        let mut layer = Sparse::default();
+        let two_kinds = Usage::new(&machine(3, &[2, 3]));
+        layer.reset(3, 2);
+        layer.take(&two_kinds, &allocation(&[2], &[1, 1]));
+        // more nodes: node 4 is read from the view under it
+        let five = Usage::new(&machine(5, &[2, 3]));
+        layer.reset(5, 2);
+        assert_eq!(layer.over(&five).gres(4, 1), 3);
+        assert!(layer.touched().is_empty());
+        // as many nodes, one kind: rows of one unit count each
+        let one_kind = Usage::new(&machine(5, &[4]));
+        layer.reset(5, 1);
+        layer.take(&one_kind, &allocation(&[3, 4], &[1, 2]));
+        let view = layer.over(&one_kind);
+        assert_eq!((view.gres(3, 0), view.gres(4, 0)), (3, 2));
+    }
+}
