@@ -343,6 +343,30 @@ mod tests {
     }
 
     #[test]
+    fn the_least_of_a_view_and_a_layer_takes_each_resource_and_hold_from_either() {
+        // the layer takes g0 1 and g1 2 on node 2 (its second row) and node 1 whole; the view
+        // under it (the engine's usage) has node 0's one CPU taken
+        let mut base = Usage::new(&machine(3, &[2, 3]));
+        base.take(&allocation(&[0], &[0, 0])).unwrap();
+        let mut layer = Sparse::default();
+        layer.reset(3, 2);
+        let whole = Allocation {
+            exclusive: true,
+            ..allocation(&[1], &[0, 0])
+        };
+        layer.take(&base, &whole);
+        layer.take(&base, &allocation(&[2], &[1, 2]));
+        let least = Least {
+            view: &base,
+            layer: &layer,
+        };
+        assert_eq!((least.gres(2, 0), least.gres(2, 1)), (1, 1));
+        assert_eq!((least.gres(1, 1), least.gres(0, 1)), (3, 3));
+        assert!(least.node(1).whole && !least.node(2).whole);
+        assert_eq!((least.node(0).cpus, least.node(2).cpus), (3, 3));
+    }
+
+    #[test]
     fn a_layer_reset_for_another_machine_starts_afresh() {
         let mut layer = Sparse::default();
         let two_kinds = Usage::new(&machine(3, &[2, 3]));
