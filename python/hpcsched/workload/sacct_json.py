@@ -28,6 +28,7 @@ from hpcsched.workload.sacct_jobs import (
     SacctRecords,
     TextColumn,
 )
+from hpcsched.workload.sacct_tres import parse_tres
 
 #: The most memory a request may name (MB): 2^32 - 1, as Slurm 22.05's JSON writes it.
 MAX_MEMORY_MB = 2**32 - 1
@@ -64,26 +65,21 @@ def _unwrapped(value: Any) -> Any:
 
 def memory_asked(memory: int | None, tres: str, cpus: int) -> str:
     """The memory a job asked for, as sacct's old ``ReqMem`` wrote it (``700Mc`` per CPU,
-    ``1500Mn`` per node), from ``required.memory`` and the request's TRES; "" when they do not
-    tell (the reader then divides the TRES' memory in all, ``sacct_tres.py``).
+    ``1500Mn`` per node), from ``required.memory`` and the request's TRES (``ReqTRES``'s
+    text); "" when they do not tell (the reader then divides the TRES' memory in all,
+    ``sacct_tres.py``).
 
     Slurm 22.05 writes ``required.memory`` as the request's own figure without its per-CPU flag
     (``--mem-per-cpu=700 -n3``: 700; ``--mem=1500 -n3``: 1500; none: 0), and the TRES' ``mem``
     as the memory in all (2100 and 1500): which of the CPUs or the nodes multiply the first to
     the second says how it was asked, unless both do (a CPU a node, where the two are one).
-    (Read on the cons_tres test cluster: tests/workload/fixtures/README.md.)"""
-    if not memory:
+    (Read on the cons_tres test cluster: tests/fixtures/sacct_tres/README.md.)"""
+    counts = parse_tres(tres, "sacct --json")
+    total = counts.get("mem")
+    if not memory or total is None:
         return ""
-    counts = {}
-    for part in tres.split(","):
-        key, _, value = part.partition("=")
-        counts[key] = value
-    total = counts.get("mem", "").removesuffix("M")
-    if not total.isdigit():
-        return ""
-    nodes = int(counts["node"]) if counts.get("node", "").isdigit() else 1
-    per_cpu = memory * cpus == int(total)
-    per_node = memory * max(nodes, 1) == int(total)
+    per_cpu = memory * cpus == total
+    per_node = memory * max(counts.get("node", 1.0), 1.0) == total
     if per_cpu == per_node:
         return ""
     return f"{memory}M{'c' if per_cpu else 'n'}"

@@ -10,7 +10,7 @@
 //! a start adds only the nodes it does not hold yet (`_add_usage_node_bitmap`,
 //! `_get_unique_job_node_cnt`).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// The place of nodes among a job's TRES.
 pub const NODE: u32 = 0;
@@ -74,9 +74,9 @@ pub struct Usage {
     /// One row per QOS, then one per (QOS, user) seen.
     rows: Vec<u64>,
     qos_count: usize,
-    /// Where jobs share nodes: by (row, node), how many running jobs of the row hold the node
-    /// (its nodes in use are those counted: Slurm's `node_bitmap` and `node_job_cnt`).
-    node_jobs: HashMap<(usize, u32), u32>,
+    /// Where jobs share nodes: the (row, node) pairs where a running job of the row holds the
+    /// node (Slurm's `node_bitmap`; rebuilt at every invocation, so no job count is needed).
+    held_nodes: HashSet<(usize, u32)>,
 }
 
 impl Usage {
@@ -87,7 +87,7 @@ impl Usage {
         self.per_user.clear();
         self.rows.clear();
         self.rows.resize(qos_count * self.width, 0);
-        self.node_jobs.clear();
+        self.held_nodes.clear();
     }
 
     fn row(&self, r: usize) -> &[u64] {
@@ -104,31 +104,26 @@ impl Usage {
             self.rows.resize((next + 1) * self.width, 0);
         }
         for r in [qos as usize, mine] {
+            // (on shared nodes, its nodes the row does not hold yet, not all of them)
             let new_nodes = nodes.map(|nodes| {
-                let mut new = 0;
-                for &n in nodes {
-                    let count = self.node_jobs.entry((r, n)).or_insert(0);
-                    new += u64::from(*count == 0);
-                    *count += 1;
-                }
+                let new = self.new_nodes(r, nodes);
+                self.held_nodes.extend(nodes.iter().map(|&n| (r, n)));
                 new
             });
             let row = &mut self.rows[r * self.width..(r + 1) * self.width];
             row[0] += 1;
-            for (used, &a) in row[1..].iter_mut().zip(amounts) {
-                *used += a;
-            }
-            if let Some(new) = new_nodes {
-                // (its nodes not held yet, not all of them)
-                let used = &mut row[1 + NODE as usize];
-                *used = *used - amounts[NODE as usize] + new;
+            for (t, (used, &a)) in row[1..].iter_mut().zip(amounts).enumerate() {
+                *used += match new_nodes {
+                    Some(new) if t == NODE as usize => new,
+                    _ => a,
+                };
             }
         }
     }
 
     /// Of `nodes`, those row `r`'s running jobs do not hold yet.
     fn new_nodes(&self, r: usize, nodes: &[u32]) -> u64 {
-        let held = |n: &u32| self.node_jobs.get(&(r, *n)).is_some_and(|&c| c > 0);
+        let held = |n: &&u32| self.held_nodes.contains(&(r, **n));
         nodes.iter().filter(|n| !held(n)).count() as u64
     }
 

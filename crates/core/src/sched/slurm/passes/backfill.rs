@@ -41,15 +41,14 @@ impl Passes {
         self.bounds.clear();
         self.confirmed = None;
         self.space.take_inserted();
-        // Only a candidate can start now: a job no larger than the room now and, on one atom,
-        // passing EASY's test against the first job's reservation (ending by its start, or
-        // fitting beside it then: every later reservation only takes more room, so a job
-        // failing this fails the cycle's own test). Without one the cycle is not run; past the
+        // Only a candidate can start now: a job no larger than its partition's room now and, on
+        // one atom, passing EASY's test against the first job's reservation (ending by its
+        // start, or fitting beside it then: every later reservation only takes more room, so a
+        // job failing this fails the cycle's own test). Without one the cycle is not run; past the
         // last one it stops (what is left would only make reservations nothing reads).
         // (A reservation cannot be left out for being far ahead: it moves later jobs' ones,
         // which may come near.)
         let all_atoms: Vec<u32> = (0..self.space_atoms(view) as u32).collect();
-        let room = self.space.room_now(&all_atoms);
         let top = if all_atoms.len() == 1 && !self.exhaustive {
             match self.top_reservation(view, setup, entries, waiting, latest) {
                 Top::None => return, // nothing waits that may start
@@ -66,14 +65,11 @@ impl Passes {
         longest_after.clear();
         longest_after.resize(entries.len() + 1, f64::NEG_INFINITY);
         self.candidates.clear();
-        // (a job fits now only in its own partition's room)
-        let partitions = setup.partition_factors.len();
+        let partitions = setup.partition_factors.len() as u32;
         let mut partition_room = std::mem::take(&mut self.partition_room);
         partition_room.clear();
-        partition_room.extend(
-            (0..partitions as u32)
-                .map(|p| (self.space).room_now(partition_atoms(view, p)).min(room)),
-        );
+        partition_room
+            .extend((0..partitions).map(|p| (self.space).room_now(partition_atoms(view, p))));
         for (k, e) in entries.iter().enumerate().rev() {
             smallest_after[k] = smallest_after[k + 1];
             longest_after[k] = longest_after[k + 1];
@@ -298,22 +294,20 @@ impl Passes {
         let reserved_until = move |t: f64| floor(t + duration).max(floor(t) + res);
         // A later start: from the map's second row on (with one, nothing changes ahead).
         self.space.row_time(1)?;
-        let mut from = match bound {
+        let from = match bound {
             Some(t) if t == f64::INFINITY => return None,
             Some(t) => self.space.row_of(t).max(1),
             None => 1,
         };
-        let mut first = true;
+        // (its first fit bounds the searches of the cycle it covers)
+        let first = (self.space).earliest_until(from, reserved_until, atoms, nodes, latest);
+        if self.bounds.len() == BOUNDS {
+            self.bounds.remove(0);
+        }
+        let at = first.map_or(f64::INFINITY, |f| f.start);
+        self.bounds.push((partition, nodes, duration, at));
+        let mut fit = first?;
         loop {
-            let fit = (self.space).earliest_until(from, reserved_until, atoms, nodes, latest);
-            if std::mem::take(&mut first) {
-                if self.bounds.len() == BOUNDS {
-                    self.bounds.remove(0);
-                }
-                let at = fit.map_or(f64::INFINITY, |f| f.start);
-                self.bounds.push((partition, nodes, duration, at));
-            }
-            let fit = fit?;
             let start = group_end(self.running_ends(view, partition), fit.start, origin);
             if start > latest {
                 return None;
@@ -324,7 +318,10 @@ impl Passes {
             }
             match self.space.fits_over(start, until, atoms, nodes, fit.row) {
                 Ok(at) => return Some((at, until)),
-                Err(next) => from = next?,
+                Err(next) => {
+                    fit =
+                        (self.space).earliest_until(next?, reserved_until, atoms, nodes, latest)?
+                }
             }
         }
     }

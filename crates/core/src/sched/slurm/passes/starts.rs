@@ -61,6 +61,26 @@ fn allocated(
     }
 }
 
+/// Job `j`'s TRES as `held` holds them, into `out`; its nodes where jobs share them (each
+/// counts once toward a user's and a QOS' nodes, `limits::Usage`).
+fn held_amounts<'a>(
+    setup: &SlurmSetup,
+    j: usize,
+    held: Held<'a>,
+    out: &mut Vec<u64>,
+) -> Option<&'a [u32]> {
+    match held {
+        Held::Nodes(nodes) => {
+            asked(setup, j, nodes, out);
+            None
+        }
+        Held::Allocation(model, a) => {
+            allocated(setup, model, j, a, out);
+            Some(&a.nodes)
+        }
+    }
+}
+
 impl Passes {
     /// The QOS usage of the running jobs, when a QOS has limits.
     pub(super) fn count_limits(&mut self, view: &View, setup: &SlurmSetup) {
@@ -70,18 +90,15 @@ impl Passes {
             let mut amounts = std::mem::take(&mut self.amounts);
             for r in view.running {
                 let j = r.job as usize;
-                let nodes = match view.shared {
-                    Some(shared) => {
-                        let held = (shared.state.allocation(r.job))
-                            .expect("a running job holds an allocation");
-                        allocated(setup, shared.model, j, held, &mut amounts);
-                        Some(&held.nodes[..])
-                    }
-                    None => {
-                        asked(setup, j, r.nodes, &mut amounts);
-                        None
-                    }
+                let held = match view.shared {
+                    Some(shared) => Held::Allocation(
+                        shared.model,
+                        (shared.state.allocation(r.job))
+                            .expect("a running job holds an allocation"),
+                    ),
+                    None => Held::Nodes(r.nodes),
                 };
+                let nodes = held_amounts(setup, j, held, &mut amounts);
                 let (qos, user) = (setup.jobs.qos[j], setup.jobs.user[j]);
                 self.usage.add(qos, user, &amounts, nodes);
             }
@@ -141,16 +158,7 @@ impl Passes {
         if self.limits_on {
             let j = e.job as usize;
             let mut amounts = std::mem::take(&mut self.amounts);
-            let nodes = match held {
-                Held::Nodes(nodes) => {
-                    asked(setup, j, nodes, &mut amounts);
-                    None
-                }
-                Held::Allocation(model, a) => {
-                    allocated(setup, model, j, a, &mut amounts);
-                    Some(&a.nodes[..])
-                }
-            };
+            let nodes = held_amounts(setup, j, held, &mut amounts);
             let (qos, user) = (setup.jobs.qos[j], setup.jobs.user[j]);
             self.usage.add(qos, user, &amounts, nodes);
             self.amounts = amounts;
@@ -182,8 +190,9 @@ impl Passes {
             return true;
         }
         let mut amounts = std::mem::take(&mut self.amounts);
-        allocated(setup, shared.model, job as usize, allocation, &mut amounts);
-        let ok = self.within(setup, job, &amounts, Some(&allocation.nodes));
+        let held = Held::Allocation(shared.model, allocation);
+        let nodes = held_amounts(setup, job as usize, held, &mut amounts);
+        let ok = self.within(setup, job, &amounts, nodes);
         self.amounts = amounts;
         ok
     }
