@@ -77,6 +77,14 @@ DEFAULT_IDLE_TIMEOUT: float
 
 def inflated_cap(compressed: int) -> int: ...
 def node_state_names() -> list[str]: ...
+def lay_out(
+    sizes: list[int],
+    start: npt.NDArray[np.float64],
+    end: npt.NDArray[np.float64],
+    pool: npt.NDArray[np.uint32],
+    count: npt.NDArray[np.uint32],
+    from_top: npt.NDArray[np.bool_],
+) -> list[str]: ...
 def bounded_slowdowns(
     wait: npt.NDArray[np.float64], run_time: npt.NDArray[np.float64]
 ) -> npt.NDArray[np.float64]: ...

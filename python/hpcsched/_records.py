@@ -54,10 +54,12 @@ class RunResults(_RunResultsBase, total=False):
     ``start_kind_names()``), attempts lost to downtime, EASY reservations, node-seconds per
     state, and ``energy_j`` when the platform has a power model; where jobs share nodes, what
     each took (``alloc_*``: its nodes as index ranges, CPUs and MB in all, -1 never started,
-    and generic resources as ``gpu=2``)."""
+    and generic resources as ``gpu=2``); on a site of whole nodes, each job's nodes named
+    inside the atoms it took (``alloc_nodes``) and each killed attempt's (``lost_alloc_nodes``)."""
 
     energy_j: EnergyJoules
     alloc_nodes: list[str]
+    lost_alloc_nodes: list[str]
     alloc_cpus: I64
     alloc_memory: I64
     alloc_gres: list[str]

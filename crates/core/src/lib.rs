@@ -7,6 +7,7 @@
 //! - [`sched`]: queue ordering (MARS Table II), EASY backfilling, SNF;
 //! - [`estimate`]: run-time estimates learned from completed jobs;
 //! - [`io`]: fast parsing of large trace files;
+//! - [`layout`]: named nodes for schedules that count them (charts, Batsim's jobs.csv);
 //! - [`advise`]: plans from a live cluster's snapshot (the production advisor);
 //! - [`agent`]: decision points, observations and rewards for learning agents;
 //! - [`spec`]: one run as names and numbers, and the engine and policy built from it.
@@ -17,6 +18,7 @@ pub mod engine;
 pub mod error;
 pub mod estimate;
 pub mod io;
+pub mod layout;
 pub mod model;
 pub mod packing;
 pub mod power;

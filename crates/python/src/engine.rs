@@ -322,6 +322,13 @@ impl PySimulation {
         }
         if let Some(model) = inputs.shared.as_ref() {
             shared_results(py, &out, log, model)?;
+        } else if let Some(site) = inputs.site.as_ref() {
+            // whole nodes counted per atom: named inside their atoms for charts and exports
+            let (last, killed) =
+                hpcsched_core::layout::site_nodes(site, inputs.calendar.windows(), log)
+                    .map_err(|e| crate::error::to_py_err(py, e, None))?;
+            out.set_item("alloc_nodes", last)?;
+            out.set_item("lost_alloc_nodes", killed)?;
         }
         out.set_item("invocations", log.invocations)?;
         out.set_item("event_times", log.event_times)?;
@@ -347,7 +354,7 @@ fn shared_results(
     let mut gres = vec![String::new(); n];
     for (job, a) in &log.allocations {
         let j = *job as usize;
-        nodes[j] = index_ranges(&a.nodes);
+        nodes[j] = hpcsched_core::layout::index_ranges(&a.nodes);
         cpus[j] = a.total_cpus() as i64;
         memory[j] = a.total_memory() as i64;
         gres[j] = (0..kinds)
@@ -364,27 +371,6 @@ fn shared_results(
     Ok(())
 }
 
-/// Ascending node indices as ranges: `0-3,7`.
-fn index_ranges(nodes: &[u32]) -> String {
-    let mut out = String::new();
-    let mut i = 0;
-    while i < nodes.len() {
-        let mut j = i;
-        while j + 1 < nodes.len() && nodes[j + 1] == nodes[j] + 1 {
-            j += 1;
-        }
-        if !out.is_empty() {
-            out.push(',');
-        }
-        if j > i {
-            out.push_str(&format!("{}-{}", nodes[i], nodes[j]));
-        } else {
-            out.push_str(&nodes[i].to_string());
-        }
-        i = j + 1;
-    }
-    out
-}
 
 /// A decision log's columns as a dict of numpy arrays (text columns as lists of str).
 fn log_columns(py: Python<'_>, table: LogTable) -> PyResult<Bound<'_, PyDict>> {

@@ -114,6 +114,42 @@ fn bounded_slowdowns<'py>(
     Ok(out.into_pyarray(py))
 }
 
+/// Names each hold's nodes (`hpcsched_core::layout::lay_out`): per hold, its nodes inside its
+/// pool as ranges (`0-3,7`).
+#[pyfunction]
+fn lay_out(
+    py: Python<'_>,
+    sizes: Vec<u32>,
+    start: numpy::PyReadonlyArray1<'_, f64>,
+    end: numpy::PyReadonlyArray1<'_, f64>,
+    pool: numpy::PyReadonlyArray1<'_, u32>,
+    count: numpy::PyReadonlyArray1<'_, u32>,
+    from_top: numpy::PyReadonlyArray1<'_, bool>,
+) -> PyResult<Vec<String>> {
+    use hpcsched_core::layout::{index_ranges, Hold};
+    let (start, end, pool) = (start.as_slice()?, end.as_slice()?, pool.as_slice()?);
+    let (count, from_top) = (count.as_slice()?, from_top.as_slice()?);
+    let n = start.len();
+    if [end.len(), pool.len(), count.len(), from_top.len()] != [n; 4] {
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "hold columns have different lengths",
+        ));
+    }
+    let holds: Vec<Hold> = (0..n)
+        .map(|i| Hold {
+            start: start[i],
+            end: end[i],
+            pool: pool[i],
+            count: count[i],
+            from_top: from_top[i],
+        })
+        .collect();
+    let named = py
+        .detach(|| hpcsched_core::layout::lay_out(&sizes, &holds))
+        .map_err(|e| error::to_py_err(py, e, None))?;
+    Ok(named.iter().map(|nodes| index_ranges(nodes)).collect())
+}
+
 /// Names of the node power states, in the engine's order (the timeline's columns).
 #[pyfunction]
 fn node_state_names() -> Vec<&'static str> {
@@ -343,6 +379,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(held_names, m)?)?;
     m.add_function(wrap_pyfunction!(partition_state_names, m)?)?;
     m.add_function(wrap_pyfunction!(node_state_names, m)?)?;
+    m.add_function(wrap_pyfunction!(lay_out, m)?)?;
     m.add_function(wrap_pyfunction!(bounded_slowdowns, m)?)?;
     m.add_function(wrap_pyfunction!(utilization::utilization, m)?)?;
     m.add_function(wrap_pyfunction!(utilization::overall_utilization, m)?)?;

@@ -73,6 +73,9 @@ def build_result(
         table["alloc_cpus"] = raw["alloc_cpus"].astype(np.int64)
         table["alloc_memory_mb"] = raw["alloc_memory"].astype(np.int64)
         table["alloc_gres"] = pd.Series(raw["alloc_gres"], dtype="string")
+    elif "alloc_nodes" in raw:
+        # whole nodes on a site: the nodes of each job's atoms, named (hpcsched.layout)
+        table["alloc_nodes"] = pd.Series(raw["alloc_nodes"], dtype="string")
     if "rejected" in raw:
         table["rejected"] = rejected_column(raw)
     if "held" in raw:
@@ -86,6 +89,8 @@ def build_result(
             "nodes": workload.jobs["nodes"].to_numpy()[raw["lost_job"].astype(np.int64)],
         }
     )
+    if "lost_alloc_nodes" in raw:
+        lost["alloc_nodes"] = pd.Series(raw["lost_alloc_nodes"], dtype="string")
     info = summary_info(
         workload,
         calendar,

@@ -49,6 +49,9 @@ pub struct RunLog {
     pub held: Vec<(u32, crate::model::Held)>,
     /// When jobs share nodes, what each start took: (job, allocation), in start order.
     pub allocations: Vec<(u32, crate::packing::Allocation)>,
+    /// On a site of whole nodes, the nodes each start took by atom: (job, start, (atom,
+    /// count) pairs), in start order (killed attempts too).
+    pub site_takes: Vec<(u32, f64, Box<[(u32, u32)]>)>,
 }
 
 impl RunLog {
@@ -72,6 +75,7 @@ impl RunLog {
             rejected: Vec::new(),
             held: Vec::new(),
             allocations: Vec::new(),
+            site_takes: Vec::new(),
         }
     }
 
@@ -114,6 +118,12 @@ impl RunLog {
     pub(crate) fn record_allocation(&mut self, job: u32, allocation: &crate::packing::Allocation) {
         if self.is_recording() {
             self.allocations.push((job, allocation.clone()));
+        }
+    }
+
+    pub(crate) fn record_takes(&mut self, job: u32, start: f64, takes: &[(u32, u32)]) {
+        if self.is_recording() {
+            self.site_takes.push((job, start, takes.into()));
         }
     }
 

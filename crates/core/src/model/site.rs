@@ -338,6 +338,14 @@ impl Site {
         &self.cuts
     }
 
+    /// The nodes of atom `atom`, ascending.
+    pub fn atom_nodes(&self, atom: u32) -> Vec<u32> {
+        (self.node_atoms.iter())
+            .filter(|&&(_, _, a)| a == atom)
+            .flat_map(|&(first, end, _)| first..end)
+            .collect()
+    }
+
     /// The atom node `node` belongs to (`None`: no partition holds it).
     pub fn atom_of_node(&self, node: u32) -> Option<u32> {
         let i = self.node_atoms.partition_point(|&(_, end, _)| end <= node);

@@ -46,13 +46,28 @@ fn run_site_with(
     calendar: Calendar,
     policy: &mut dyn Policy,
 ) -> RunLog {
+    let inputs = site_inputs(nodes, specs, partitions, candidates, over_limits, calendar);
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run(policy).unwrap();
+    engine.into_log()
+}
+
+/// The inputs of [`run_site_with`].
+fn site_inputs(
+    nodes: u32,
+    specs: &[Spec],
+    partitions: Vec<PartitionSpec>,
+    candidates: &[&[u32]],
+    over_limits: OverLimits,
+    calendar: Calendar,
+) -> Inputs {
     let mut offsets = vec![0u32];
     let mut flat = Vec::new();
     for c in candidates {
         flat.extend_from_slice(c);
         offsets.push(flat.len() as u32);
     }
-    let inputs = Inputs::new(
+    Inputs::new(
         table(specs),
         Machine::new(nodes),
         calendar,
@@ -60,10 +75,14 @@ fn run_site_with(
     )
     .unwrap()
     .with_site(partitions, over_limits, offsets, flat)
-    .unwrap();
-    let mut engine = Engine::new(Arc::new(inputs));
-    engine.run(policy).unwrap();
-    engine.into_log()
+    .unwrap()
+}
+
+/// The nodes `layout::site_nodes` names for each job's last start and each killed attempt,
+/// of a run of `inputs`.
+fn named_nodes(inputs: Inputs, log: &RunLog) -> (Vec<String>, Vec<String>) {
+    let site = inputs.site.as_ref().unwrap();
+    hpcsched_core::layout::site_nodes(site, inputs.calendar.windows(), log).unwrap()
 }
 
 /// Two disjoint partitions a = nodes 0-3 and b = 4-7 schedule on their own: b's jobs start
@@ -137,6 +156,23 @@ fn overlapping_partitions_share_nodes_and_one_reservation() {
         &[(0.0, P), (100.0, P), (2.0, B), (110.0, P), (4.0, P)],
     );
     assert_eq!(log.partition, vec![0, 0, 1, 1, 2]);
+    // named inside their atoms (batch only 0-5, batch and debug 6-7, gpu 8-9): J1 takes the
+    // least shared atom first, J4 debug's first node once J2 has ended
+    let inputs = site_inputs(
+        10,
+        &specs,
+        vec![
+            part("batch", &[(0, 8)]),
+            part("debug", &[(6, 8)]),
+            part("gpu", &[(8, 10)]),
+        ],
+        &cands,
+        OverLimits::Reject,
+        Calendar::new(Vec::new(), 0.0).unwrap(),
+    );
+    let (last, killed) = named_nodes(inputs, &log);
+    assert_eq!(last, ["0-5", "0-7", "6-7", "6", "8-9"]);
+    assert!(killed.is_empty());
 }
 
 /// batch = nodes 0-3, debug = 2-3 inside it. When J1 ends at 100, J2 (batch, 3 nodes) and
@@ -561,19 +597,19 @@ fn maintenance_of_one_partition_and_an_outage_of_another() {
     .unwrap();
     let parts = vec![part("a", &[(0, 4)]), part("b", &[(4, 8)])];
     let cands: [&[u32]; 5] = [&[0], &[0], &[1], &[0], &[1]];
-    let log = run_site_with(
-        8,
-        &specs,
-        parts,
-        &cands,
-        OverLimits::Reject,
-        calendar,
-        &mut fcfs_easy(),
-    );
+    let inputs = site_inputs(8, &specs, parts, &cands, OverLimits::Reject, calendar);
+    let mut engine = Engine::new(Arc::new(inputs.clone()));
+    engine.run(&mut fcfs_easy()).unwrap();
+    let log = engine.into_log();
     assert_eq!(log.start, vec![0.0, 200.0, 260.0, 1.0, 560.0]);
     assert_eq!(log.requeues, vec![0, 0, 1, 0, 0]);
     assert_eq!(log.lost_attempts, vec![(2, 0.0, 250.0)]);
     assert_eq!(log.partition, vec![0, 0, 1, 0, 1]);
+    // a's window holds 0-3 over [100, 200) and J2 takes 0-1 as it ends; J3 killed on b's
+    // 4-7 at 250 and back on them at 260, after b's window
+    let (last, killed) = named_nodes(inputs, &log);
+    assert_eq!(last, ["0-1", "0-1", "4-7", "2", "4"]);
+    assert_eq!(killed, ["4-7"]);
 }
 
 /// MARS shares its action policies across the copies of its forward model: FCFS's memo of its

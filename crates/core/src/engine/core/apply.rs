@@ -255,6 +255,7 @@ impl Engine {
                 }
                 let component = site.job_key(start.job).1;
                 state.take(start.job, takes, requested_end);
+                self.log.record_takes(start.job, now, takes);
                 state.dequeue(start.job, component);
                 state.changed(Some(component));
                 self.log.record_partition(start.job, p, inputs.jobs.len());
