@@ -20,6 +20,7 @@ RUST_LAYERS = {
     "io": 2,
     "engine": 3,
     "estimate": 4,
+    "layout": 4,
     "sched": 5,
     "power": 6,
     "search": 7,
@@ -87,7 +88,7 @@ PYTHON_LAYERS = {
         3,
     ),
     **dict.fromkeys(["output", "run"], 4),
-    **dict.fromkeys(["experiment", "parallel"], 5),
+    **dict.fromkeys(["experiment", "parallel", "placement", "export"], 5),
     **dict.fromkeys(
         ["comparison", "sweep_file", "sweep", "reproduce", "report", "report_record", "plots"], 6
     ),

@@ -36,6 +36,7 @@ __all__ = [
     "heuristic_names",
     "icon_defaults",
     "inflated_cap",
+    "lay_out",
     "manager_names",
     "node_state_names",
     "option_names",

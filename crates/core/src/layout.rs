@@ -25,16 +25,20 @@ pub struct Hold {
 /// The nodes of each hold (indices inside its pool, ascending), for pools of `sizes` nodes.
 ///
 /// At an instant, every hold ending then gives its nodes back before any hold starting then
-/// takes some; holds starting at the same instant take in their order in `holds`; a hold of no
-/// length gives its nodes back as soon as it took them. Fails when a pool has fewer nodes free
+/// takes some; holds of no length (a job that ends as it starts, which the engine started and
+/// ended before the next scan of that instant) take first and give their nodes back at once;
+/// the others take in their order in `holds`. Fails when a pool has fewer nodes free
 /// than a hold takes: the holds were no schedule of these pools.
 pub fn lay_out(sizes: &[u32], holds: &[Hold]) -> Result<Vec<Vec<u32>>> {
     let mut free: Vec<BTreeSet<u32>> = sizes.iter().map(|&n| (0..n).collect()).collect();
     let mut takes: Vec<usize> = (0..holds.len()).collect();
-    takes.sort_by(|&a, &b| holds[a].start.total_cmp(&holds[b].start).then(a.cmp(&b)));
-    let mut releases: Vec<usize> = (0..holds.len())
-        .filter(|&h| holds[h].end > holds[h].start)
-        .collect();
+    let lasting = |h: usize| holds[h].end > holds[h].start;
+    takes.sort_by(|&a, &b| {
+        (holds[a].start.total_cmp(&holds[b].start))
+            .then(lasting(a).cmp(&lasting(b)))
+            .then(a.cmp(&b))
+    });
+    let mut releases: Vec<usize> = (0..holds.len()).filter(|&h| lasting(h)).collect();
     releases.sort_by(|&a, &b| holds[a].end.total_cmp(&holds[b].end).then(a.cmp(&b)));
     let mut nodes: Vec<Vec<u32>> = vec![Vec::new(); holds.len()];
     let mut next_release = 0;
@@ -49,7 +53,11 @@ pub fn lay_out(sizes: &[u32], holds: &[Hold]) -> Result<Vec<Vec<u32>>> {
             next_release += 1;
         }
         let pool = free.get_mut(hold.pool as usize).ok_or_else(|| {
-            CoreError::input(format!("hold {h}: no pool {} of {}", hold.pool, sizes.len()))
+            CoreError::input(format!(
+                "hold {h}: no pool {} of {}",
+                hold.pool,
+                sizes.len()
+            ))
         })?;
         if (pool.len() as u64) < u64::from(hold.count) {
             return Err(CoreError::input(format!(
@@ -70,7 +78,7 @@ pub fn lay_out(sizes: &[u32], holds: &[Hold]) -> Result<Vec<Vec<u32>>> {
             })
             .collect();
         taken.sort_unstable();
-        if hold.end <= hold.start {
+        if !lasting(h) {
             pool.extend(taken.iter().copied());
         }
         nodes[h] = taken;
@@ -228,10 +236,18 @@ mod tests {
 
     #[test]
     fn ends_give_nodes_back_before_starts_of_the_same_instant_take_them() {
-        // 2 nodes: B starts at 4 as A ends at 4; C of no length at 4 takes and gives back.
-        let holds = [job(0.0, 4.0, 2), job(4.0, 6.0, 1), job(4.0, 4.0, 1), job(4.0, 7.0, 1)];
+        // 2 nodes: B and D start at 4 as A ends at 4; C of no length at 4 takes first and
+        // gives back at once (listed after B, it still finds a node).
+        let holds = [
+            job(0.0, 4.0, 2),
+            job(4.0, 6.0, 1),
+            job(4.0, 4.0, 1),
+            job(4.0, 7.0, 1),
+        ];
         let nodes = lay_out(&[2], &holds).unwrap();
-        assert_eq!(nodes, vec![vec![0, 1], vec![0], vec![1], vec![1]]);
+        assert_eq!(nodes, vec![vec![0, 1], vec![0], vec![0], vec![1]]);
+        let full = [job(0.0, 4.0, 2), job(4.0, 6.0, 2), job(4.0, 4.0, 1)];
+        assert_eq!(lay_out(&[2], &full).unwrap()[2], vec![0]);
     }
 
     #[test]
@@ -245,11 +261,16 @@ mod tests {
     #[test]
     fn more_nodes_held_than_a_pool_has_is_no_schedule() {
         let err = lay_out(&[3], &[job(0.0, 5.0, 2), job(4.0, 6.0, 2)]).unwrap_err();
-        assert!(err.to_string().contains("takes 2 nodes of pool 0 at 4 but 1 are free"));
+        assert!(err
+            .to_string()
+            .contains("takes 2 nodes of pool 0 at 4 but 1 are free"));
         assert!(lay_out(&[3], &[job(0.0, 5.0, 2), job(5.0, 6.0, 3)]).is_ok());
         let mut stray = job(0.0, 1.0, 1);
         stray.pool = 2;
-        assert!(lay_out(&[3], &[stray]).unwrap_err().to_string().contains("no pool 2"));
+        assert!(lay_out(&[3], &[stray])
+            .unwrap_err()
+            .to_string()
+            .contains("no pool 2"));
     }
 
     #[test]

@@ -371,7 +371,6 @@ fn shared_results(
     Ok(())
 }
 
-
 /// A decision log's columns as a dict of numpy arrays (text columns as lists of str).
 fn log_columns(py: Python<'_>, table: LogTable) -> PyResult<Bound<'_, PyDict>> {
     let out = PyDict::new(py);

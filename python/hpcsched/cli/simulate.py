@@ -9,6 +9,7 @@ import typer
 from rich.table import Table
 
 from hpcsched.cli import _options as opt
+from hpcsched.cli import _schedule
 from hpcsched.cli._console import (
     LazyProgress,
     Terminated,
@@ -52,6 +53,9 @@ def simulate(
         bool, typer.Option("--force", help="Replace the run directory --out if it holds a run.")
     ] = False,
     csv: Annotated[bool, typer.Option("--csv", help="Also write jobs.csv.")] = False,
+    batsim_jobs: _schedule.BatsimJobs = None,
+    gantt: _schedule.Gantt = None,
+    gantt_hours: _schedule.GanttHours = None,
     lenient: opt.Lenient = False,
     strict: Annotated[
         bool,
@@ -72,6 +76,7 @@ def simulate(
     from hpcsched.workload import load_workload
 
     spec = opt.policy_spec(policy, window, backfill, tuning)
+    extras = _schedule.ScheduleOutputs.checked(batsim_jobs, gantt, gantt_hours)
     opt.check_used([spec], tuning)
     log = tuning.log([spec])
     if setting.overrun is not None:
@@ -128,6 +133,8 @@ def simulate(
         if progress is not None:
             progress.close()  # a no-op once kept
     _print_summary(result.info, out)
+    for what, path in extras.write(result):
+        console.print(labelled(f"{what}:", "green", str(path)))
     return 0
 
 

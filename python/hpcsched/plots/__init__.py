@@ -7,7 +7,8 @@ Each plot function takes ``{policy label: Result}`` (in display order) and retur
 One module per family of figures: ``waits`` (box plots, mean wait by job size),
 ``utilization``, ``agreement`` (start errors against the recorded schedule), ``starts``
 (start kinds), ``search`` (MARS search effort), ``pareto`` (wait against energy), ``icon``
-(SNF-ICON modes), ``power`` (node power states, power drawn); ``catalog`` says which suit a
+(SNF-ICON modes), ``power`` (node power states, power drawn), ``gantt`` (one run's schedule,
+nodes by time); ``catalog`` says which suit a
 set of runs and ``_style`` holds what they share. Every name is re-exported here:
 ``hpcsched.plots.wait_boxplot`` and the like.
 """
@@ -28,6 +29,7 @@ from hpcsched.plots._style import figure_to_png
 from hpcsched.plots.agreement import ERROR_FLOOR_S as ERROR_FLOOR_S
 from hpcsched.plots.agreement import start_error_plot, start_errors
 from hpcsched.plots.catalog import applicable_plots
+from hpcsched.plots.gantt import busiest_day, gantt_chart
 from hpcsched.plots.icon import MODE_COLORS as MODE_COLORS
 from hpcsched.plots.icon import MODE_NAMES as MODE_NAMES
 from hpcsched.plots.icon import icon_modes_plot
@@ -62,7 +64,9 @@ from hpcsched.plots.waits import wait_boxplot, wait_by_class_boxplot, wait_by_no
 
 __all__ = [
     "applicable_plots",
+    "busiest_day",
     "figure_to_png",
+    "gantt_chart",
     "icon_modes_plot",
     "node_states_overview_plot",
     "node_states_plot",

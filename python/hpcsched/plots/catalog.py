@@ -10,6 +10,7 @@ from matplotlib.figure import Figure
 
 from hpcsched.plots._style import _require_results
 from hpcsched.plots.agreement import start_error_plot
+from hpcsched.plots.gantt import schedule_plots
 from hpcsched.plots.icon import _is_icon, icon_modes_plot
 from hpcsched.plots.power import node_states_overview_plot, node_states_plot, power_plot
 from hpcsched.plots.search import _is_lookahead, search_effort_plot
@@ -25,7 +26,8 @@ def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[
     """(title, zero-argument figure function) for each plot that suits these results, in
     reading order: waits, utilization, start errors against the recorded schedule (runs of a
     trace that records it), start kinds (simulated runs), search effort (look-ahead runs),
-    SNF-ICON modes, then node states (one figure for all power-managed runs). The Pareto plot
+    SNF-ICON modes, node states (one figure for all power-managed runs), then each run's
+    schedule over the same busiest day (the first ``MAX_SCHEDULES`` runs). The Pareto plot
     needs a table: not here."""
     _require_results(results)
     plots: list[tuple[str, Callable[[], Figure]]] = [
@@ -53,6 +55,7 @@ def applicable_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[
         plots.append((title, partial(node_states_plot, result, title=title)))
     elif timed:  # one figure: the timelines look alike, the shares tell them apart
         plots.append(("Node power states", partial(node_states_overview_plot, timed)))
+    plots += schedule_plots(results)
     return plots
 
 
@@ -86,6 +89,10 @@ READING = {
     "Power drawn over time": "Above, the first run's power; below, each other run's power "
     "minus it on the same time bins: below zero is power saved, above it power spent (wake-ups "
     "for arriving work, warm spares).",
+    "Schedule": "Each box is a job on its nodes over the same day for every run (the day with "
+    "the most starts in the first run): gaps are idle nodes, red boxes attempts killed by "
+    "downtime, hatched grey nodes down, blue ones asleep. Where a run only counts nodes, "
+    "hpcsched lays its jobs out on the lowest free nodes (the title says which).",
     "Node power states": "How many nodes computed, idled, slept or switched: idle nodes are "
     "the energy a power manager could save, switching ones the price of saving it.",
 }
@@ -93,4 +100,6 @@ READING = {
 
 def reading_of(title: str) -> str:
     """The caption of a figure of ``applicable_plots``: what to read from it."""
+    if title.startswith("Schedule"):
+        return READING["Schedule"]
     return READING.get(title) or READING["Node power states"]

@@ -2,6 +2,9 @@
 
 use crate::engine::decision::StartKind;
 
+/// The nodes a start took on a site of whole nodes: (job, start, (atom, count) pairs).
+pub type SiteTakes = (u32, f64, Box<[(u32, u32)]>);
+
 /// A row of the node-state timeline: the instant and the node count in each power state.
 pub type TimelineRow = (f64, [u32; crate::engine::power::STATES]);
 
@@ -51,7 +54,7 @@ pub struct RunLog {
     pub allocations: Vec<(u32, crate::packing::Allocation)>,
     /// On a site of whole nodes, the nodes each start took by atom: (job, start, (atom,
     /// count) pairs), in start order (killed attempts too).
-    pub site_takes: Vec<(u32, f64, Box<[(u32, u32)]>)>,
+    pub site_takes: Vec<SiteTakes>,
 }
 
 impl RunLog {
