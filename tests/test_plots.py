@@ -495,8 +495,10 @@ def test_applicable_plots_for_queue_policies(
         "Utilization",
         "Job start kinds",
     ]
-    assert titles(plain_runs) == always
-    assert titles(queue_runs) == [*always, "MCTS search effort"]
+    schedules = [f"Schedule: {label}" for label in plain_runs]
+    assert titles(plain_runs) == [*always, *schedules]
+    schedules = [f"Schedule: {label}" for label in queue_runs]
+    assert titles(queue_runs) == [*always, "MCTS search effort", *schedules]
 
 
 def test_applicable_plots_for_power_managers_all_render(power_runs: dict[str, Result]) -> None:
@@ -742,7 +744,11 @@ def test_recorded_runs_list_the_start_error_figure_and_start_kinds_of_the_others
 ) -> None:
     assert list(recorded_runs) == ["Recorded", "FCFS +EASY", "SJF +EASY"]
     listed = titles(recorded_runs)
-    assert listed[4:] == ["Start error against the recorded schedule", "Job start kinds"]
+    assert listed[4:] == [
+        "Start error against the recorded schedule",
+        "Job start kinds",
+        *(f"Schedule: {label}" for label in recorded_runs),
+    ]
     for _, make in plots.applicable_plots(recorded_runs):
         assert_drawn(make())
     # the record alone: no agreement to draw, no start kinds to count

@@ -265,3 +265,57 @@ def test_real_sites_name_nodes_inside_each_jobs_partition():
         assert len(placed.jobs[~placed.jobs["killed"]]) == len(started)
         day = busiest_day(placed)
         assert day[1] - day[0] == 86400.0
+
+
+TWO_PARTITIONS = """
+name = "two"
+[[groups]]
+name = "cpu"
+nodes = 8
+cores = 1
+[[partitions]]
+name = "a"
+nodes = "0-3"
+default = true
+[[partitions]]
+name = "b"
+nodes = "4-7"
+"""
+
+
+def _recorded_trace(path: Path, jobs: list[tuple[int, int, int, int, int]]) -> Path:
+    """An SWF trace of (submit, wait, run, procs, partition) jobs on TWO_PARTITIONS."""
+    lines = ["; MaxNodes: 8", "; MaxProcs: 8", "; Partition: 1 a", "; Partition: 2 b"]
+    for i, (submit, wait, run, procs, part) in enumerate(jobs):
+        lines.append(
+            f"{i + 1} {submit} {wait} {run} {procs} -1 -1 {procs} {run} -1 1 1 1 1 1 {part} -1 -1"
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_a_recorded_schedule_is_laid_out_in_the_partitions_it_names(tmp_path):
+    """The record: J1 (b, 2 nodes) at 0, J3 (b, 2 nodes) at 5, J2 (a, 4 nodes) at 10. Each is
+    laid out inside its own partition (b is nodes 4-7): J1 on 4-5, J3 on 6-7, J2 on 0-3. A
+    record that holds more of b than b has (J4, one more node of b at 20) has no layout: a
+    clear error, and a report leaves its chart out."""
+    (tmp_path / "two.toml").write_text(TWO_PARTITIONS)
+    platform = str(tmp_path / "two.toml")
+    jobs = [(0, 0, 100, 2, 2), (0, 10, 50, 4, 1), (5, 0, 20, 2, 2)]
+    trace = _recorded_trace(tmp_path / "r.swf", jobs)
+    placed = placement(hpcsched.simulate(trace, "recorded", platform=platform))
+    assert placed.laid_out
+    assert dict(zip(placed.jobs["job_id"], placed.jobs["nodes"], strict=True)) == {
+        1: "4-5",
+        2: "0-3",
+        3: "6-7",
+    }
+    over = _recorded_trace(tmp_path / "over.swf", [*jobs, (20, 0, 10, 1, 2)])
+    result = hpcsched.simulate(over, "recorded", platform=platform)
+    with pytest.raises(hpcsched.InputError, match="more nodes than its partitions"):
+        placement(result)
+    from hpcsched.plots.gantt import schedule_plots
+
+    fcfs = hpcsched.simulate(over, "fcfs", platform=platform)
+    titles = [title for title, _ in schedule_plots({"Recorded": result, "FCFS": fcfs})]
+    assert titles == ["Schedule: FCFS"]

@@ -18,6 +18,7 @@ import numpy as np
 import pandas as pd
 
 from hpcsched import _core
+from hpcsched.exceptions import InputError
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -99,7 +100,7 @@ def placement(result: Result) -> Placement:
         states = _named_down_windows(result, node_count, partitions)
         laid_out = False
     else:
-        final, killed, states = _lay_out_one_pool(result, node_count, final, killed)
+        final, killed, states = _lay_out(result, node_count, partitions, final, killed)
         laid_out = True
     attempts = pd.concat([final, killed], ignore_index=True) if len(killed) else final
     attempts = attempts.sort_values(["start", "job_index"], kind="stable", ignore_index=True)
@@ -158,25 +159,26 @@ def _count_holds(
     return out
 
 
-def _lay_out_one_pool(
-    result: Result, node_count: int, final: pd.DataFrame, killed: pd.DataFrame
+def _lay_out(
+    result: Result,
+    node_count: int,
+    partitions: tuple[tuple[str, tuple[tuple[int, int], ...]], ...],
+    final: pd.DataFrame,
+    killed: pd.DataFrame,
 ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """Jobs and states of a one-pool run named by the layout."""
-    horizon = float("inf")  # a state still held at the run's last change stays so
-    state_holds: list[tuple[str, float, float, int]] = []
-    timeline = result.timeline
-    if len(timeline):
-        times = timeline["time"].to_numpy(np.float64)
-        for state in STATES:
-            state_holds += [
-                (state, *hold) for hold in _count_holds(times, timeline[state].to_numpy(), horizon)
-            ]
+    """Jobs and states of a run that counts nodes, named by the layout: in one pool, or in
+    each partition where they are disjoint and the jobs name theirs (the recorded schedule on
+    a site), windows then as they name their nodes."""
+    pools = _partition_pools(partitions, final, killed)
+    if pools is None:
+        state_holds = _state_holds(result, node_count)
+        members = [np.arange(node_count, dtype=np.int64)]
+        pool_of = np.zeros(len(final) + len(killed), dtype=np.uint32)
     else:
-        times, counts = _down_steps(result, node_count)
-        state_holds = [("down", *hold) for hold in _count_holds(times, counts, horizon)]
-    nodes = final["job_index"].to_numpy(np.int64)
-    lost_nodes = killed["job_index"].to_numpy(np.int64)
+        state_holds = []
+        members, pool_of = pools
     sizes = result.jobs["nodes"].to_numpy(np.int64)
+    index = np.concatenate([final["job_index"].to_numpy(), killed["job_index"].to_numpy()])
     n_states = len(state_holds)
     start = np.concatenate(
         [[h[1] for h in state_holds], final["start"].to_numpy(), killed["start"].to_numpy()]
@@ -184,28 +186,92 @@ def _lay_out_one_pool(
     end = np.concatenate(
         [[h[2] for h in state_holds], final["end"].to_numpy(), killed["end"].to_numpy()]
     )
-    count = np.concatenate([[h[3] for h in state_holds], sizes[nodes], sizes[lost_nodes]])
+    count = np.concatenate([[h[3] for h in state_holds], sizes[index.astype(np.int64)]])
     from_top = np.zeros(len(start), dtype=bool)
     from_top[:n_states] = True
-    named = _core.lay_out(
-        [node_count],
-        start.astype(np.float64),
-        end.astype(np.float64),
-        np.zeros(len(start), dtype=np.uint32),
-        count.astype(np.uint32),
-        from_top,
-    )
+    try:
+        local = _core.lay_out(
+            [len(m) for m in members],
+            start.astype(np.float64),
+            end.astype(np.float64),
+            np.concatenate([np.zeros(n_states, np.uint32), pool_of]).astype(np.uint32),
+            count.astype(np.uint32),
+            from_top,
+        )
+    except InputError as exc:
+        where = "its partitions" if len(members) > 1 else "its machine"
+        raise InputError(
+            f"the run holds more nodes than {where} at some instant (a recorded schedule's "
+            f"conflicts), so its jobs have no nodes to draw on ({exc.reason})",
+            path=str(result.info["inputs"].get("trace")),
+        ) from None
+    pools_of = np.concatenate([np.zeros(n_states, np.int64), pool_of.astype(np.int64)])
+    named = [
+        local_text if len(members) == 1 else _global(local_text, members[pool])
+        for local_text, pool in zip(local, pools_of.tolist(), strict=True)
+    ]
     final = final.assign(nodes=named[n_states : n_states + len(final)])
     killed = killed.assign(nodes=named[n_states + len(final) :])
-    states = pd.DataFrame(
-        {
-            "state": [h[0] for h in state_holds],
-            "start": [h[1] for h in state_holds],
-            "end": [h[2] for h in state_holds],
-            "nodes": named[:n_states],
-        }
-    )
+    if pools is None:
+        states = pd.DataFrame(
+            {
+                "state": [h[0] for h in state_holds],
+                "start": [h[1] for h in state_holds],
+                "end": [h[2] for h in state_holds],
+                "nodes": named[:n_states],
+            }
+        )
+    else:
+        states = _named_down_windows(result, node_count, partitions)
     return final, killed, states
+
+
+def _state_holds(result: Result, node_count: int) -> list[tuple[str, float, float, int]]:
+    """What holds nodes in one pool but jobs, as blocks: a power-managed run's states from its
+    timeline, else the calendar's windows."""
+    horizon = float("inf")  # a state still held at the run's last change stays so
+    timeline = result.timeline
+    if len(timeline):
+        times = timeline["time"].to_numpy(np.float64)
+        return [
+            (state, *hold)
+            for state in STATES
+            for hold in _count_holds(times, timeline[state].to_numpy(), horizon)
+        ]
+    times, counts = _down_steps(result, node_count)
+    return [("down", *hold) for hold in _count_holds(times, counts, horizon)]
+
+
+def _partition_pools(
+    partitions: tuple[tuple[str, tuple[tuple[int, int], ...]], ...],
+    final: pd.DataFrame,
+    killed: pd.DataFrame,
+) -> tuple[list[np.ndarray], np.ndarray] | None:
+    """Each disjoint partition's nodes and each attempt's partition, when every attempt names
+    one (``None``: lay out one pool)."""
+    if not partitions or len(killed) or final["partition"].isna().any():
+        return None
+    members = [np.concatenate([np.arange(a, b) for a, b in ranges]) for _, ranges in partitions]
+    every = np.concatenate(members)
+    if len(np.unique(every)) != len(every):
+        return None  # overlapping partitions: which nodes a job took is not recorded
+    index = {name: k for k, (name, _) in enumerate(partitions)}
+    names = final["partition"].tolist()
+    if any(name not in index for name in names):
+        return None
+    return members, np.array([index[name] for name in names], dtype=np.uint32)
+
+
+def _global(local: str, nodes: np.ndarray) -> str:
+    """Index ranges inside a pool as the machine's node indices, as ranges."""
+    from itertools import groupby
+
+    picked = sorted(int(nodes[i]) for a, b in parse_ranges(local) for i in range(a, b + 1))
+    runs = []
+    for _, group in groupby(enumerate(picked), key=lambda pair: pair[1] - pair[0]):
+        run = [n for _, n in group]
+        runs.append(f"{run[0]}-{run[-1]}" if len(run) > 1 else str(run[0]))
+    return ",".join(runs)
 
 
 def _down_steps(result: Result, node_count: int) -> tuple[np.ndarray, np.ndarray]:

@@ -11,6 +11,7 @@ import numpy as np
 from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
+from hpcsched.exceptions import InputError
 from hpcsched.placement import Placement, parse_ranges, placement
 from hpcsched.plots._style import DAY, HOUR, _legend_columns, _new_figure
 from hpcsched.plots.power import NODE_STATE_COLORS
@@ -33,31 +34,42 @@ KILLED_COLOR = "#e15759"
 BAND_COLORS = ("#f2f2f2", "#ffffff")
 #: a span of the chart at most this long is drawn in hours, else in days
 HOURS_SPAN = 3 * DAY
+#: the most boxes drawn with outlines
+MAX_OUTLINED = 1500
 #: the runs a report draws the schedule of (the first ones in display order)
 MAX_SCHEDULES = 6
 
 
 def schedule_plots(results: Mapping[str, Result]) -> list[tuple[str, Callable[[], Figure]]]:
     """(title, figure function) of each run's schedule over the busiest day of the first run
-    (the first :data:`MAX_SCHEDULES` runs): what a report shows of its schedules."""
-    shown = list(results.items())[:MAX_SCHEDULES]
-    if not shown:
+    (the first :data:`MAX_SCHEDULES` runs whose jobs have nodes to draw on: a recorded
+    schedule that holds more nodes than the machine has none): what a report shows of its
+    schedules."""
+    placed: list[tuple[str, Result, Placement]] = []
+    for label, result in results.items():
+        if len(placed) == MAX_SCHEDULES:
+            break
+        try:
+            placed.append((label, result, placement(result)))
+        except InputError:
+            continue
+    if not placed:
         return []
-    first = placement(shown[0][1])
-    span = busiest_day(first)
-    plots: list[tuple[str, Callable[[], Figure]]] = []
-    for k, (label, result) in enumerate(shown):
-        title = f"Schedule: {label}"
-        placed = first if k == 0 else None
-        plots.append(
-            (
-                title,
-                partial(
-                    gantt_chart, result, start=span[0], end=span[1], title=title, placed=placed
-                ),
-            )
+    span = busiest_day(placed[0][2])
+    return [
+        (
+            f"Schedule: {label}",
+            partial(
+                gantt_chart,
+                result,
+                start=span[0],
+                end=span[1],
+                title=f"Schedule: {label}",
+                placed=where,
+            ),
         )
-    return plots
+        for label, result, where in placed
+    ]
 
 
 def gantt_chart(
@@ -93,8 +105,10 @@ def gantt_chart(
             if killed
             else [JOB_COLORS[int(i) % len(JOB_COLORS)] for i in ids]
         )
+        # outlines tell neighbours apart, until there are so many that they hide the colours
+        edges = 0.3 if len(boxes) <= MAX_OUTLINED else 0.0
         collection = PolyCollection(
-            boxes, facecolors=colors, edgecolors="#333333", linewidths=0.3, zorder=3
+            boxes, facecolors=colors, edgecolors="#333333", linewidths=edges, zorder=3
         )
         collection.set_gid(gid)
         ax.add_collection(collection)
