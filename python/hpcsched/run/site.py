@@ -312,18 +312,21 @@ def _check_shared_run(
     spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
 ) -> None:
     """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
-    run): the queue heuristics, with or without EASY, SNF and Slurm's scheduler do, under a
-    downtime calendar too."""
+    run): the queue heuristics, with or without EASY, SNF, Slurm's scheduler and the
+    look-aheads (without future arrivals) do, under a downtime calendar too."""
     from hpcsched import _core
 
     unsupported = None
+    lookahead = not isinstance(spec, PythonPolicySpec) and spec.search is not None
     if (
         isinstance(spec, PythonPolicySpec)
-        or spec.engine_name not in (*_core.heuristic_names(), "snf", "slurm")
-        or spec.search is not None
+        or (spec.engine_name not in (*_core.heuristic_names(), "snf", "slurm") and not lookahead)
         or spec.is_power
     ):
         unsupported = (f"policy {spec.name}", "--policy")
+    elif spec.search is not None and spec.search.arrivals != "none":
+        # (the requests of jobs that have not arrived are not known)
+        unsupported = ("a look-ahead with future arrivals", "--arrivals")
     elif spec.max_wait is not None:
         unsupported = ("SNF's maximum wait", "--max-wait")
     elif getattr(spec, "estimates", "requested") != "requested":
@@ -333,7 +336,8 @@ def _check_shared_run(
         raise OptionError(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
             f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
-            "with or without EASY), snf and slurm do",
+            "with or without EASY), snf, slurm and the look-aheads mars and random (without "
+            "--arrivals) do",
             option=option,
         )
 

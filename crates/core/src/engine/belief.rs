@@ -19,7 +19,8 @@ use crate::engine::state::{Completion, Running, SimState};
 use crate::engine::view::View;
 use crate::error::{CoreError, Result};
 use crate::model::{
-    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel, Site,
+    Calendar, Downtime, DowntimeKind, Job, JobTable, Machine, Overrun, PowerModel, SharedNodes,
+    Site,
 };
 
 /// An announced window is already known: its announcement lies far in the past.
@@ -91,22 +92,32 @@ impl Belief {
             .copied()
             .filter(|w| w.start > now)
             .collect();
-        match view.site {
+        match (view.site, view.shared) {
             // on partitions: the windows in progress themselves (their nodes are not a count)
-            Some(site) => windows.extend(site.state.active().iter().map(|w| Downtime {
+            (Some(site), _) => windows.extend(site.state.active().iter().map(|w| Downtime {
                 start: now,
                 kind: DowntimeKind::Unscheduled,
                 ..*w
             })),
-            None => windows.extend(view.down_windows.iter().map(|&(end, nodes)| Downtime {
-                start: now,
-                end,
-                kind: DowntimeKind::Unscheduled,
-                nodes: Some(nodes),
-                back_asleep: false,
-                partition: None,
-                range: None,
-            })),
+            // on shared nodes: the calendar's windows under way, which name their nodes
+            (None, Some(shared)) => {
+                windows.extend(shared.active.iter().map(|&(w, _, _)| Downtime {
+                    start: now,
+                    kind: DowntimeKind::Unscheduled,
+                    ..shared.downtime[w as usize]
+                }))
+            }
+            (None, None) => {
+                windows.extend(view.down_windows.iter().map(|&(end, nodes)| Downtime {
+                    start: now,
+                    end,
+                    kind: DowntimeKind::Unscheduled,
+                    nodes: Some(nodes),
+                    back_asleep: false,
+                    partition: None,
+                    range: None,
+                }))
+            }
         }
         let calendar = Calendar::new(windows, KNOWN_LONG_AGO)?;
         let mut inputs = Inputs::new(
@@ -124,8 +135,16 @@ impl Belief {
         } else if !view.nodes.is_empty() {
             inputs = inputs.with_power_management(None)?;
         }
-        if let Some(site) = view.site {
-            inputs = site_inputs(inputs, site.model, &known, scenario)?;
+        // (with shared nodes the site's partitions are the node sets: no atom counts)
+        if let Some(site) = view
+            .site
+            .map(|s| s.model)
+            .or(view.shared.and_then(|s| s.site))
+        {
+            inputs = site_inputs(inputs, site, &known, scenario)?;
+        }
+        if let Some(shared) = view.shared {
+            inputs = inputs.with_shared_nodes(shared_inputs(shared.model, &known, scenario)?)?;
         }
         if !view.ranks.is_empty() {
             // the outside order as it stands now (arrivals have none: FCFS behind)
@@ -149,6 +168,12 @@ impl Belief {
         for &real in view.queue {
             state.queue.push(belief_of(real));
         }
+        if let Some(shared) = view.shared {
+            // each node's free resources and each running job's allocation, as they stand
+            let nodes = shared.state.renumbered(&known);
+            state.busy = nodes.busy_nodes();
+            state.shared = Some(nodes);
+        }
         for (i, r) in view.running.iter().enumerate() {
             let job = belief_of(r.job);
             state.insert_running(Running { job, ..*r });
@@ -162,7 +187,9 @@ impl Belief {
                 nodes: r.nodes,
                 requested_end: r.requested_end,
             });
-            state.busy += r.nodes;
+            if view.shared.is_none() {
+                state.busy += r.nodes;
+            }
         }
         if let (Some(model), false) = (view.power, view.nodes.is_empty()) {
             power_state(view, &mut state, *model, &belief_of, &inputs.calendar);
@@ -259,6 +286,26 @@ fn power_state(
         // The real engine prepared this instant: the look-ahead acts on it first.
         state.pending_act = true;
     }
+}
+
+/// The belief's shared nodes: the same nodes and node sets, each known job with its request
+/// (the jobs of a scenario's arrivals, whose requests are not known, are refused).
+fn shared_inputs(
+    model: &SharedNodes,
+    known: &[u32],
+    scenario: Option<&Scenario>,
+) -> Result<SharedNodes> {
+    if scenario.is_some_and(|s| !s.arrivals.is_empty()) {
+        return Err(CoreError::input(
+            "a look-ahead with future arrivals on shared nodes: not yet (their requests are \
+             unknown)",
+        ));
+    }
+    let requests = known
+        .iter()
+        .map(|&real| model.requests[real as usize].clone())
+        .collect();
+    SharedNodes::new(model.resources.clone(), requests, model.sets.clone())
 }
 
 /// The belief's site: the same partitions, each known job with its candidates (the jobs of a

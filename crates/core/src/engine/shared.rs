@@ -26,6 +26,10 @@ pub struct SharedState {
     serials: Vec<u64>,
     /// Changes of the nodes down (see [`SharedState::downs`]).
     downs: u64,
+    /// CPUs the running jobs hold, and CPUs of the nodes up: what a look-ahead's utilization
+    /// counts where jobs share nodes.
+    busy_cpus: u64,
+    up_cpus: u64,
 }
 
 /// Serial numbers of allocations, unique in the process: a copy of a state (a search's
@@ -55,7 +59,21 @@ impl SharedState {
             stamp: 0,
             serials: vec![0; jobs],
             downs: 0,
+            busy_cpus: 0,
+            up_cpus: (0..model.resources.nodes())
+                .map(|n| u64::from(model.resources.shape(n).cpus))
+                .sum(),
         }
+    }
+
+    /// CPUs the running jobs hold.
+    pub fn busy_cpus(&self) -> u64 {
+        self.busy_cpus
+    }
+
+    /// CPUs of the nodes up (not taken by a downtime window).
+    pub fn up_cpus(&self) -> u64 {
+        self.up_cpus
     }
 
     pub fn usage(&self) -> &Usage {
@@ -73,6 +91,33 @@ impl SharedState {
     /// See the field: equal stamps, equal usage (whatever copy of a state holds it).
     pub fn stamp(&self) -> u64 {
         self.stamp
+    }
+
+    /// The same nodes and allocations for a look-ahead whose job `k` is job `known[k]` here:
+    /// what each known job holds moves to its new index.
+    pub(crate) fn renumbered(&self, known: &[u32]) -> SharedState {
+        let held = known
+            .iter()
+            .map(|&j| self.held[j as usize].clone())
+            .collect();
+        let serials = known.iter().map(|&j| self.serials[j as usize]).collect();
+        SharedState {
+            usage: self.usage.clone(),
+            held,
+            tallies: self.tallies.clone(),
+            version: self.version,
+            stamp: self.stamp,
+            serials,
+            downs: self.downs,
+            busy_cpus: self.busy_cpus,
+            up_cpus: self.up_cpus,
+        }
+    }
+
+    /// Nodes some job holds part of.
+    pub fn busy_nodes(&self) -> u32 {
+        let n = self.usage.nodes();
+        (0..n).filter(|&node| self.usage.holders(node) > 0).count() as u32
     }
 
     /// What running job `job` holds.
@@ -97,6 +142,7 @@ impl SharedState {
             .filter(|&&n| self.usage.idle(n))
             .count() as u32;
         self.recount(model, &allocation, false, |usage| usage.take(&allocation))?;
+        self.busy_cpus += allocation.total_cpus();
         self.held[job as usize] = Some(Box::new(allocation));
         self.serials[job as usize] = SERIALS.fetch_add(1, Ordering::Relaxed);
         self.version += 1;
@@ -108,6 +154,9 @@ impl SharedState {
     /// jobs holding any of them were killed before.
     pub(crate) fn take_down(&mut self, model: &SharedNodes, window: &Downtime) {
         for node in window_nodes(model, window) {
+            if !self.usage.is_down(node) {
+                self.up_cpus -= u64::from(model.resources.shape(node).cpus);
+            }
             self.tallies.count(model, node, &self.usage, false);
             self.usage.take_down(node);
             self.tallies.count(model, node, &self.usage, true);
@@ -123,6 +172,9 @@ impl SharedState {
             self.tallies.count(model, node, &self.usage, false);
             self.usage.bring_up(node);
             self.tallies.count(model, node, &self.usage, true);
+            if !self.usage.is_down(node) {
+                self.up_cpus += u64::from(model.resources.shape(node).cpus);
+            }
         }
         self.version += 1;
         self.stamp = SERIALS.fetch_add(1, Ordering::Relaxed);
@@ -170,6 +222,7 @@ impl SharedState {
             Ok(())
         });
         debug_assert!(given.is_ok());
+        self.busy_cpus -= allocation.total_cpus();
         self.version += 1;
         self.stamp = SERIALS.fetch_add(1, Ordering::Relaxed);
         (allocation.nodes.iter())

@@ -158,6 +158,10 @@ pub struct Metrics {
     pub state_energy_j: Option<[f64; STATES]>,
     /// Seconds elapsed.
     pub elapsed: f64,
+    /// Where jobs share nodes: CPU-seconds held by running jobs, and of the CPUs up (0
+    /// otherwise). A look-ahead's utilization reads these there.
+    pub busy_cpu_seconds: f64,
+    pub up_cpu_seconds: f64,
 }
 
 /// Bounded-slowdown threshold τ (s): run times shorter than this count as this long.
@@ -205,6 +209,13 @@ impl Metrics {
             self.busy_node_seconds += node_seconds(dt, f64::from(busy));
             self.up_node_seconds += node_seconds(dt, f64::from(capacity));
             self.down_node_seconds += node_seconds(dt, f64::from(down));
+        }
+    }
+
+    pub(crate) fn elapse_cpus(&mut self, dt: f64, busy: u64, up: u64) {
+        if dt > 0.0 {
+            self.busy_cpu_seconds += node_seconds(dt, busy as f64);
+            self.up_cpu_seconds += node_seconds(dt, up as f64);
         }
     }
 

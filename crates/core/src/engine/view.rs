@@ -199,6 +199,17 @@ impl View<'_> {
     /// Whether no decision can start a job now: no waiting job fits the free nodes (most
     /// invocations of a look-ahead's rollouts). With no power manager reading the decision,
     /// such an invocation's decision changes nothing in an engine that does not record.
+    /// A job might start now: a node is free or, where jobs share nodes, a node has a free
+    /// CPU (every job asks for one).
+    #[inline]
+    pub fn has_room(&self) -> bool {
+        self.free > 0
+            || self.shared.is_some_and(|s| {
+                let sets = s.model.sets.len() as u32;
+                (0..sets).any(|set| s.state.tallies().get(set).with_cpus > 0)
+            })
+    }
+
     #[inline]
     pub fn starts_nothing(&self) -> bool {
         self.manager.is_none()

@@ -117,6 +117,11 @@ impl Usage {
 
     /// Node `node`'s free CPUs and memory, holders, and whether it is held whole.
     #[inline]
+    /// How many nodes it counts.
+    pub fn nodes(&self) -> u32 {
+        self.free.len() as u32
+    }
+
     pub fn node_free(&self, node: u32) -> NodeFree {
         self.free[node as usize]
     }

@@ -110,7 +110,7 @@ fn advance_to_decision(engine: &mut Engine, actions: &mut ActionSet) -> (Stop, u
     let reached = engine.advance_until(|engine| {
         let branches = {
             let view = engine.view();
-            if view.queue.is_empty() || view.free == 0 || view.starts_nothing() {
+            if view.queue.is_empty() || !view.has_room() || view.starts_nothing() {
                 return false; // a single outcome that starts nothing
             }
             actions.outcomes(&view, 2)

@@ -260,7 +260,7 @@ impl MarsPolicy {
 
     /// The decision at `view` (ranked by Slurm's priorities when the policy keeps them).
     fn decide_ranked(&mut self, view: &View, decision: &mut Decision) {
-        if view.free == 0 || view.queue.is_empty() {
+        if !view.has_room() || view.queue.is_empty() {
             return;
         }
         let started_at = Instant::now();
@@ -274,13 +274,17 @@ impl MarsPolicy {
         let Some(branch) = branches.get(chosen) else {
             return;
         };
-        let drain = branch.outcome.is_empty() && branches.len() >= 2;
+        let drained = drained_components(view, &branches, chosen);
+        let drain = !drained.is_empty();
         if self.drained.len() < view.jobs.len() {
             self.drained.resize(view.jobs.len(), false);
         }
         if drain {
+            let component = component_of(view);
             for &job in view.queue {
-                self.drained[job as usize] = true;
+                if drained.contains(&component(job)) {
+                    self.drained[job as usize] = true;
+                }
             }
         }
         decision
@@ -298,6 +302,8 @@ impl MarsPolicy {
             .site_starts
             .extend_from_slice(&branch.decision.site_starts);
         decision.takes.extend_from_slice(&branch.decision.takes);
+        // On shared nodes: the nodes and resources of each start.
+        (decision.allocations).extend_from_slice(&branch.decision.allocations);
         // Under a power manager: the nodes it placed the jobs on, and the queue rule it plans by.
         decision.nodes.extend_from_slice(&branch.decision.nodes);
         decision.held.extend_from_slice(&branch.decision.held);
@@ -486,4 +492,31 @@ pub fn build_mars(name: &str, options: &SearchOptions) -> Result<MarsPolicy> {
         options.model,
         options.threads,
     )
+}
+
+/// The component of each job (a set of partitions sharing nodes; 0 on one pool).
+fn component_of<'a>(view: &View<'a>) -> impl Fn(u32) -> u32 + 'a {
+    let site = (view.site.map(|s| s.model)).or(view.shared.and_then(|s| s.site));
+    move |job| site.map_or(0, |s| s.job_key(job).1)
+}
+
+/// The components the chosen outcome drains: it starts none of their jobs while another
+/// outcome starts some (on one pool: the chosen outcome is empty and another is not).
+fn drained_components(view: &View, branches: &[Branch], chosen: usize) -> Vec<u32> {
+    let component = component_of(view);
+    let served: Vec<u32> = branches[chosen]
+        .outcome
+        .iter()
+        .map(|&j| component(j))
+        .collect();
+    let mut drained = Vec::new();
+    for (i, branch) in branches.iter().enumerate() {
+        for &job in branch.outcome.iter().filter(|_| i != chosen) {
+            let c = component(job);
+            if !served.contains(&c) && !drained.contains(&c) {
+                drained.push(c);
+            }
+        }
+    }
+    drained
 }

@@ -24,6 +24,9 @@
 //! waiting at the root as if they started then (a neutral reference), so does `bsld` when
 //! nothing waits either, and
 //! `utilization_since_root` the share of nodes busy at that instant.
+//!
+//! Where jobs share nodes the utilization terms count CPUs (CPU-seconds held by jobs over
+//! CPU-seconds up), as the run's summary does: a node one small job holds part of is not busy.
 
 use crate::engine::{bounded_slowdown, Engine};
 
@@ -270,8 +273,16 @@ impl Reward {
             total += self.maintenance_utilization * u;
         }
         if self.utilization_since_root > 0.0 || self.energy > 0.0 {
-            // Busy and idle node-seconds since the root (at the root itself: node counts now).
-            let (busy, idle) = if m.up_node_seconds > 0.0 {
+            // Busy and idle node-seconds since the root (at the root itself: node counts now);
+            // CPUs where jobs share nodes.
+            let (busy, idle) = if let Some(shared) = &engine.state().shared {
+                if m.up_cpu_seconds > 0.0 {
+                    (m.busy_cpu_seconds, m.up_cpu_seconds - m.busy_cpu_seconds)
+                } else {
+                    let busy = shared.busy_cpus() as f64;
+                    (busy, shared.up_cpus() as f64 - busy)
+                }
+            } else if m.up_node_seconds > 0.0 {
                 (m.busy_node_seconds, m.idle_node_seconds())
             } else {
                 let s = engine.state();
@@ -341,20 +352,28 @@ fn horizon_utilization(engine: &Engine, until: f64, mark: usize) -> f64 {
     let m = state.metrics();
     let now = state.now;
     let left = until - now;
+    let shared = state.shared.as_ref();
+    // (where jobs share nodes, in CPUs: each running job's, the CPUs up)
+    let held = |job: u32, nodes: u32| match shared {
+        Some(s) => s.allocation(job).map_or(0.0, |a| a.total_cpus() as f64),
+        None => f64::from(nodes),
+    };
+    let totals = |at: &crate::engine::Metrics| match shared {
+        Some(_) => (at.busy_cpu_seconds, at.up_cpu_seconds),
+        None => (at.busy_node_seconds, at.up_node_seconds),
+    };
     let (busy, up) = if left > 0.0 {
-        let committed: f64 = state
-            .completions
-            .iter()
-            .map(|c| f64::from(c.nodes) * (c.end.min(until) - now).max(0.0))
+        let committed: f64 = (state.completions.iter())
+            .map(|c| held(c.job, c.nodes) * (c.end.min(until) - now).max(0.0))
             .sum();
-        let capacity = f64::from(engine.inputs().machine.nodes - state.down_nodes());
-        (
-            m.busy_node_seconds + committed,
-            m.up_node_seconds + capacity * left,
-        )
+        let capacity = match shared {
+            Some(s) => s.up_cpus() as f64,
+            None => f64::from(engine.inputs().machine.nodes - state.down_nodes()),
+        };
+        let (busy, up) = totals(m);
+        (busy + committed, up + capacity * left)
     } else {
-        let at = state.metrics_at_mark(mark).unwrap_or(m);
-        (at.busy_node_seconds, at.up_node_seconds)
+        totals(state.metrics_at_mark(mark).unwrap_or(m))
     };
     if up > 0.0 {
         (busy / up).clamp(0.0, 1.0)

@@ -257,8 +257,9 @@ impl RunSpec {
         if self.shared.is_some() {
             let queue_policy = crate::sched::Heuristic::from_name(&policy_name).is_some()
                 || (policy_name.eq_ignore_ascii_case("snf") && max_wait.is_none())
-                || policy_name == "slurm";
-            let unsupported = if !queue_policy || search.is_some() {
+                || policy_name == "slurm"
+                || search.is_some();
+            let unsupported = if !queue_policy {
                 Some(format!("policy {policy_name:?}"))
             } else if estimates != "requested" {
                 Some("EASY on predicted run times".into())
@@ -270,8 +271,8 @@ impl RunSpec {
             if let Some(what) = unsupported {
                 return Err(CoreError::input(format!(
                     "jobs sharing nodes with {what}: not yet (the queue heuristics, with or \
-                     without EASY, SNF without a maximum wait and Slurm's scheduler run on \
-                     shared nodes)"
+                     without EASY, SNF without a maximum wait, Slurm's scheduler and the \
+                     look-aheads MARS and random run on shared nodes)"
                 )));
             }
         }

@@ -280,7 +280,7 @@ impl Engine {
             DecisionPoint::JobsWaiting => !engine.state.queue.is_empty(),
             DecisionPoint::JobsAndNodes => {
                 let view = engine.view();
-                !view.queue.is_empty() && view.free > 0
+                !view.queue.is_empty() && view.has_room()
             }
         })
     }
@@ -306,12 +306,18 @@ impl Engine {
                 let mut at_mark = self.state.metrics;
                 let part = mark.at.max(0.0) - self.state.now.max(0.0);
                 at_mark.elapse(part, self.state.busy, capacity, self.state.down);
+                if let Some(shared) = &self.state.shared {
+                    at_mark.elapse_cpus(part, shared.busy_cpus(), shared.up_cpus());
+                }
                 mark.metrics = Some(at_mark);
             }
         }
         self.state
             .metrics
             .elapse(dt, self.state.busy, capacity, self.state.down);
+        if let Some(shared) = &self.state.shared {
+            (self.state.metrics).elapse_cpus(dt, shared.busy_cpus(), shared.up_cpus());
+        }
         if let Some(nodes) = &self.state.nodes {
             self.state
                 .metrics

@@ -1,0 +1,146 @@
+//! Look-ahead search where jobs share nodes (`engine::belief`, `search::policy`): MARS's
+//! forward model carries each node's free resources and each running job's allocation, on a
+//! site of two partitions, and decides a drain of one partition while the other runs.
+
+use std::sync::Arc;
+
+use crate::common::*;
+use crate::shared::{job, node_sets, placements, shared, Shaped};
+use hpcsched_core::model::{OverLimits, PartitionSpec};
+use hpcsched_core::search::{build_search_policy, Reward, SearchConfig, SearchOptions};
+use hpcsched_core::{
+    Belief, Calendar, Engine, Inputs, Machine, Overrun, Policy, RunLog, StartKind,
+};
+
+/// Partition a = node 0, b = node 1 (4 CPUs, 8000 MB each). In a: three 1-CPU jobs run
+/// until 3600; at 10 four 10-hour 1-CPU jobs and a short 4-CPU job L arrive. In b: a 2-CPU
+/// job arrives at 10 and a 4-CPU one at 20.
+fn site_jobs() -> (Vec<Shaped>, Vec<u32>) {
+    let mut jobs: Vec<Shaped> = vec![(0.0, 3600.0, job(1, 1000, 0)); 3];
+    jobs.extend(vec![(10.0, 36000.0, job(1, 1000, 0)); 4]);
+    jobs.push((10.0, 360.0, job(4, 4000, 0)));
+    jobs.push((10.0, 100.0, job(2, 1000, 0)));
+    jobs.push((20.0, 50.0, job(4, 1000, 0)));
+    let partition = vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 1];
+    (jobs, partition)
+}
+
+fn site_inputs(jobs: &[Shaped], partition: &[u32]) -> Inputs {
+    let specs: Vec<Spec> = (jobs.iter())
+        .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
+        .collect();
+    let offsets: Vec<u32> = (0..=jobs.len() as u32).collect();
+    Inputs::new(
+        table(&specs),
+        Machine::new(2),
+        Calendar::new(Vec::new(), 0.0).unwrap(),
+        Overrun::Continue,
+    )
+    .unwrap()
+    .with_site(
+        vec![
+            PartitionSpec::new("a", &[(0, 1)]),
+            PartitionSpec::new("b", &[(1, 2)]),
+        ],
+        OverLimits::Reject,
+        offsets,
+        partition.to_vec(),
+    )
+    .unwrap()
+    .with_shared_nodes(shared(2, jobs, node_sets(&[&[0], &[1]])))
+    .unwrap()
+}
+
+fn mars_cw() -> Box<dyn Policy> {
+    build_search_policy(
+        "mars",
+        &SearchOptions {
+            actions: "paper".into(),
+            reward: Reward::CW,
+            config: SearchConfig {
+                iterations: Some(64),
+                trees: 2,
+                seed: 3,
+                ..SearchConfig::default()
+            },
+            model: Default::default(),
+            threads: 1,
+        },
+    )
+    .unwrap()
+}
+
+fn run(policy: &mut dyn Policy) -> RunLog {
+    let (jobs, partition) = site_jobs();
+    run_inputs(site_inputs(&jobs, &partition), policy)
+}
+
+/// FCFS+EASY gives a's free CPU to a long job at 10 and the three others as the short jobs
+/// end at 3600, and L waits for them all (39600). MARS-CW
+/// leaves that CPU idle (a drain of partition a: no heuristic would) and starts L at 3600 on
+/// the four CPUs of node 0, the long jobs after it at 3960; in b the 2-CPU job starts at 10 in
+/// every outcome, the 4-CPU one at 110.
+#[test]
+fn mars_drains_one_partition_of_shared_nodes_while_the_other_runs() {
+    let greedy = run(&mut fcfs_easy());
+    assert_eq!(greedy.start[3], 10.0);
+    assert_eq!(greedy.start[7], 39600.0);
+    let log = run(&mut *mars_cw());
+    assert_eq!(log.start[7], 3600.0);
+    assert_eq!(log.start_kind[7], StartKind::Drain);
+    assert_eq!(&log.start[3..7], &[3960.0; 4]);
+    assert_eq!((log.start[8], log.start[9]), (10.0, 110.0));
+    assert_eq!(log.start_kind[8], StartKind::Primary); // b was not drained
+    let placed = placements(&log, 10);
+    assert_eq!(placed[7], [(0, 4, 4000, 0)]);
+    assert_eq!(placed[9], [(1, 4, 1000, 0)]);
+    let mean = |l: &RunLog| {
+        let (jobs, _) = site_jobs();
+        (jobs.iter().zip(&l.start))
+            .map(|(j, s)| s - j.0)
+            .sum::<f64>()
+            / jobs.len() as f64
+    };
+    assert!(mean(&log) < mean(&greedy));
+}
+
+/// The belief at a decision point is the engine's own state where jobs share nodes: run to
+/// the end under FCFS+EASY, it gives exactly the real run's starts and nodes (every run time
+/// is its request here).
+#[test]
+fn the_belief_of_shared_nodes_runs_on_as_the_engine_does() {
+    let (jobs, partition) = site_jobs();
+    let inputs = Arc::new(site_inputs(&jobs, &partition));
+    let mut real = Engine::new(Arc::clone(&inputs));
+    let mut policy = fcfs_easy();
+    // to t = 20: J0-J2 and J3 hold node 0, J8 node 1; J9 arrives
+    for _ in 0..3 {
+        real.step(&mut policy).unwrap();
+    }
+    assert_eq!(real.now(), 20.0);
+    let belief = Belief::from_view(&real.view()).unwrap();
+    let index = belief.real_index.clone();
+    // (a belief's own log keeps counters only: the same state under a recording engine)
+    let mut recording = Engine::with_state(
+        Arc::clone(belief.engine.inputs()),
+        belief.engine.state().clone(),
+    );
+    recording.run(&mut fcfs_easy()).unwrap();
+    let log = recording.into_log();
+    let mut whole = Engine::new(inputs);
+    whole.run(&mut fcfs_easy()).unwrap();
+    let full = whole.into_log();
+    assert!(index.len() >= 6 && log.start.iter().filter(|s| s.is_finite()).count() >= 5);
+    for (b, &r) in index.iter().enumerate() {
+        if log.start[b].is_finite() {
+            assert_eq!(log.start[b], full.start[r as usize], "job {r}");
+        }
+    }
+    let mine = placements(&log, index.len());
+    let theirs = placements(&full, jobs.len());
+    for (b, &r) in index.iter().enumerate() {
+        if !mine[b].is_empty() {
+            assert_eq!(mine[b], theirs[r as usize], "job {r}");
+        }
+    }
+}
