@@ -5,7 +5,9 @@ stochastic one (run times drawn from the jobs completed before the state, a day 
 arrivals), then the rollout look-ahead from the same states with the stochastic model (every
 future drawn and built inside the timed part; its iterations are rollouts); and the full replay
 of a 4000-job Theta slice (with its maintenance calendar) under MARS-CW with the budget of
-`mars_quality.py` and under MARS-WB with the rollout look-ahead.
+`mars_quality.py` and under MARS-WB with the rollout look-ahead. Last (issue 42), the same
+search where jobs share Theta's nodes as 64 cores (each job asking its nodes' cores as one-CPU
+tasks, placed by the cons_tres rule), against whole nodes measured just before it.
 
     python benchmarks/mars_speed.py [--traces DIR]
 
@@ -20,6 +22,7 @@ only: the paper searched Theta 2021 states with its own (leaky) forward model an
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import subprocess
 import sys
@@ -73,6 +76,24 @@ def main() -> None:
                 f"  -> {float(rate) / PAPER_RATE:,.0f}x the MARS paper's per-core rate "
                 f"({PAPER_RATE:.1f} it/s/core)"
             )
+
+    rates = {}
+    for label, extra in (("whole nodes", {}), ("as 64 cores", {"SEARCH_SPEED_CORES": "64"})):
+        out = subprocess.run(
+            [binary, trace, str(args.iterations // 5 or 1), "200"],
+            capture_output=True,
+            text=True,
+            check=True,
+            env={**os.environ, "SEARCH_SPEED_PARTITION": "1", **extra},
+        ).stdout
+        print(f"\n{label}:\n{out.rstrip()}")
+        rates[label] = [float(r) for r in re.findall(r"([\d.]+) iterations/s", out)][:4]
+    ratios = [c / w for c, w in zip(rates["as 64 cores"], rates["whole nodes"], strict=True)]
+    print(
+        "  -> MARS tree search as cores keeps "
+        + ", ".join(f"{r:.3f}" for r in ratios)
+        + " of the whole-node iterations/s (CW, CU paper's; CW, CU)"
+    )
 
     import tempfile
 

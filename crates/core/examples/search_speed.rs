@@ -11,7 +11,9 @@
 //!
 //! With `SEARCH_SPEED_PARTITION=1` the machine is one partition of all its nodes (the same
 //! schedule as one pool, scheduled by the engine's partitions code): the trees only (sampled
-//! arrivals do not run on partitions).
+//! arrivals do not run on partitions). With `SEARCH_SPEED_CORES=C` jobs share nodes of `C`
+//! cores (`CR_Core`, memory not a resource), each asking its nodes' cores as one-CPU tasks
+//! (`sbatch -n`), placed by the cons_tres rule: the trees only, as on partitions.
 
 use std::time::Instant;
 
@@ -53,6 +55,14 @@ fn main() {
         inputs = std::sync::Arc::new(site.unwrap());
         println!("one partition of all {machine} nodes");
     }
+    let cores: Option<u32> = std::env::var("SEARCH_SPEED_CORES")
+        .ok()
+        .and_then(|v| v.parse().ok());
+    if let Some(cores) = cores {
+        inputs = std::sync::Arc::new(as_cores((*inputs).clone(), cores));
+        println!("jobs sharing nodes of {cores} cores");
+    }
+    let one_partition = one_partition || cores.is_some();
     let mut engine = Engine::new(inputs);
     engine.record_events();
     let mut history = RuntimeHistory::new();
@@ -73,7 +83,10 @@ fn main() {
                 run_time: end - start,
             });
         }
-        if view.queue.len() >= min_queue && view.free > 0 && actions.outcomes(&view, 2).len() >= 2 {
+        if view.queue.len() >= min_queue
+            && view.has_room()
+            && actions.outcomes(&view, 2).len() >= 2
+        {
             break;
         }
         engine.invoke(&mut fcfs).unwrap();
@@ -192,4 +205,30 @@ fn main() {
             result.iterations as f64 / seconds
         );
     }
+}
+
+/// `inputs` with jobs sharing nodes of `cores` cores: each job asks for its nodes' cores as
+/// one-CPU tasks.
+fn as_cores(inputs: hpcsched_core::Inputs, cores: u32) -> hpcsched_core::Inputs {
+    use hpcsched_core::model::{Memory, NodeSet, NodeShape, Request, Resources, SharedNodes, Sharing};
+    let machine = inputs.machine.nodes;
+    let shape = NodeShape {
+        cpus: cores,
+        threads_per_core: 1,
+        memory: 1,
+        gres: Vec::new().into(),
+        weight: 1,
+    };
+    let resources =
+        Resources::new(Sharing::Core, Vec::new(), vec![shape], vec![0; machine as usize]).unwrap();
+    let requests = (0..inputs.jobs.len() as u32)
+        .map(|j| Request::tasks(inputs.jobs.get(j).nodes * cores, Memory::PerNode(0)))
+        .collect();
+    let all = NodeSet {
+        nodes: (0..machine).collect(),
+        limits: Default::default(),
+        max_mem_per_node: None,
+    };
+    let shared = SharedNodes::new(resources, requests, vec![all]).unwrap();
+    inputs.with_shared_nodes(shared).unwrap()
 }

@@ -144,3 +144,27 @@ fn the_belief_of_shared_nodes_runs_on_as_the_engine_does() {
         }
     }
 }
+
+/// The utilization terms count CPUs where jobs share nodes: a 2-CPU job on a node of 4 for
+/// 100 s of a 200 s horizon is a quarter of the horizon's CPU-seconds (a half of its
+/// node-seconds), and half of the CPU-seconds since the root, at the root (2 of 4 busy) as
+/// after its end.
+#[test]
+fn utilization_rewards_count_cpus_where_jobs_share_nodes() {
+    let jobs = [(0.0, 100.0, job(2, 1000, 0))];
+    let mut engine = Engine::new(Arc::new(crate::shared::shared_inputs(1, &jobs)));
+    engine.step(&mut fcfs_easy()).unwrap(); // t = 0: the job starts
+    let term = |k: usize| {
+        let mut w = [0.0; 8];
+        w[k] = 1.0;
+        Reward::from_weights(w, 200.0)
+    };
+    let (horizon, since) = (term(2), term(5));
+    let (at_horizon, at_since) = (horizon.reference_of(&engine), since.reference_of(&engine));
+    assert_eq!(horizon.evaluate(&engine, &at_horizon), 0.25);
+    assert_eq!(since.evaluate(&engine, &at_since), 0.5);
+    engine.step(&mut fcfs_easy()).unwrap(); // t = 100: it ends
+    assert_eq!(engine.now(), 100.0);
+    assert_eq!(horizon.evaluate(&engine, &at_horizon), 0.25);
+    assert_eq!(since.evaluate(&engine, &at_since), 0.5);
+}
