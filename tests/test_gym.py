@@ -179,3 +179,69 @@ def test_the_ppo_example_runs_a_model_as_a_policy(workload):
         if slot == 0:
             np.testing.assert_array_equal(result.jobs["start"], fcfs.jobs["start"])
         assert result.jobs["start"].notna().all()
+
+
+#: 16 nodes of 4 cores shared by CPUs (cr_core): jobs ask their processors as one-CPU tasks.
+SHARED_PLATFORM = """
+name = "shared-16"
+sharing = "cr_core"
+[[groups]]
+name = "node"
+nodes = 16
+cores = 4
+"""
+
+
+@pytest.fixture(scope="module")
+def shared_site(tmp_path_factory):
+    """A shared-node platform, and a workload of 300 jobs of 1-16 processors on it."""
+    folder = tmp_path_factory.mktemp("shared")
+    (folder / "shared.toml").write_text(SHARED_PLATFORM)
+    rng = np.random.default_rng(3)
+    lines = ["; MaxNodes: 16", "; MaxProcs: 64"]
+    submit = 0
+    for i in range(300):
+        submit += int(rng.integers(0, 120))
+        run, procs = int(rng.integers(60, 3600)), int(rng.integers(1, 17))
+        lines.append(
+            f"{i + 1} {submit} -1 {run} {procs} -1 -1 {procs} {run * 2} -1 1 1 1 1 1 -1 -1 -1"
+        )
+    (folder / "t.swf").write_text("\n".join(lines) + "\n")
+    return folder / "t.swf", str(folder / "shared.toml")
+
+
+def test_check_env_passes_on_a_shared_node_site(shared_site):
+    """Where jobs share nodes the features speak of CPUs: a slot's size is its CPUs over the
+    machine's, and "fits now" the placement rule's answer."""
+    trace, platform = shared_site
+    env = SchedulingEnv(str(trace), slots=16, platform=platform)
+    check_env(env, skip_render_check=True)
+    observation, _ = env.reset(seed=1)
+    assert env.observation_space.contains(observation)
+    sizes = []
+    done = False
+    while not done:
+        jobs = observation[: 16 * JOB_FEATURES].reshape(16, JOB_FEATURES)
+        sizes.extend(jobs[jobs[:, 7] == 1, 2] * 64)
+        observation, _, terminated, truncated, _ = env.step(0)
+        done = terminated or truncated
+    cpus = np.array(sizes)  # CPUs asked (1-16) over the machine's 64, not nodes over 16
+    assert len(cpus) > 100 and np.allclose(cpus, np.round(cpus)) and cpus.max() == 16
+    steps, info = run_episode(env, seed=2)
+    assert len(steps) > 1 and set(info["terms"]) == {"wait", "bsld", "utilization", "energy"}
+
+
+def test_the_ppo_example_runs_on_a_shared_node_site(shared_site):
+    """The PPO example's adapter where jobs share nodes: a model choosing slot 0 schedules as
+    FCFS with EASY does there."""
+    trace, platform = shared_site
+    ppo = load_example("train_ppo")
+
+    class Model:
+        def predict(self, observation, deterministic):
+            return np.int64(0), None
+
+    fcfs = hpcsched.simulate(trace, "fcfs", platform=platform)
+    result = hpcsched.simulate(trace, ppo.PPOPolicy(Model()), platform=platform)
+    np.testing.assert_array_equal(result.jobs["start"], fcfs.jobs["start"])
+    assert result.jobs["alloc_nodes"].tolist() == fcfs.jobs["alloc_nodes"].tolist()

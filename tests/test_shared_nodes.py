@@ -190,7 +190,7 @@ def test_a_job_no_node_could_hold_is_refused_at_submission(tmp_path):
     ("args", "says"),
     [
         (["--policy", "snf", "--max-wait", "3600"], "SNF's maximum wait does not run on shared"),
-        (["--policy", "mars"], "policy mars does not run on shared nodes yet"),
+        (["--policy", "mars", "--arrivals", "recent"], "future arrivals does not run on"),
         (["--estimates", "history"], "EASY on predicted run times"),
     ],
 )

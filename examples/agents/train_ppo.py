@@ -4,6 +4,8 @@ and evaluate it with the same metrics as every built-in policy.
     pip install 'hpcsched[gym]' stable-baselines3
     python examples/agents/train_ppo.py --trace ../shared/traces/pwa/lublin_256.swf.gz \\
         --steps 50000
+    python examples/agents/train_ppo.py --platform examples/platforms/curie-cores.toml \\
+        --trace ../shared/traces/pwa/CEA-Curie-2011-2.1-cln.swf.gz   # sharing nodes by cores
 
 Training: episodes of 256 consecutive jobs drawn at random from the trace, 32 queue slots,
 reward = 1 / mean bounded slowdown at the episode's end (RLScheduler's objective), four
@@ -42,14 +44,16 @@ class PPOPolicy:
         return Decision(order=[int(view.queue[slot])])
 
 
-def train(trace: str, steps: int, seed: int = 0):
+def train(trace: str, steps: int, seed: int = 0, platform: str | None = None):
     from stable_baselines3 import PPO
     from stable_baselines3.common.env_util import make_vec_env
 
     workload = hpcsched.load_workload(trace)
     training = slice_workload(workload, 0, int(len(workload) * 0.7))
     env = make_vec_env(
-        lambda: SchedulingEnv(training, slots=SLOTS, reward="bsld", episode_jobs=256),
+        lambda: SchedulingEnv(
+            training, slots=SLOTS, reward="bsld", episode_jobs=256, platform=platform
+        ),
         n_envs=4,
         seed=seed,
     )
@@ -63,11 +67,19 @@ def main() -> None:
     parser.add_argument("--trace", default="../shared/traces/pwa/lublin_256.swf.gz")
     parser.add_argument("--steps", type=int, default=50_000)
     parser.add_argument("--report", default="ppo-report.html")
+    parser.add_argument(
+        "--platform",
+        default=None,
+        help="a platform preset or file (partitions, jobs sharing nodes by cores), e.g. "
+        "examples/platforms/curie-cores.toml",
+    )
     args = parser.parse_args()
-    model, workload = train(args.trace, args.steps)
+    model, workload = train(args.trace, args.steps, platform=args.platform)
     test = slice_workload(workload, int(len(workload) * 0.7), int(len(workload) * 0.7) + 1024)
     # the trained agent next to the baselines, with the same metrics, tables and plots
-    comparison = hpcsched.compare(test, ["fcfs", "sjf", "f1", PPOPolicy(model)], processes=1)
+    comparison = hpcsched.compare(
+        test, ["fcfs", "sjf", "f1", PPOPolicy(model)], platform=args.platform, processes=1
+    )
     print(f"held-out slice: {len(test)} jobs")
     for row in comparison.table.itertuples():
         print(

@@ -47,8 +47,7 @@ from hpcsched.protocol import IDLE, SLEEPING, SWITCHING_ON, Decision
 from hpcsched.rewards import parse_reward
 from hpcsched.run import native_run, new_simulation, resolve_platform
 from hpcsched.run.options import open_platform
-from hpcsched.run.site import RunSite
-from hpcsched.site.assignment import fit_partitions
+from hpcsched.run.site import agent_site
 from hpcsched.site.platform import Platform
 from hpcsched.workload import DowntimeCalendar, Workload, load_workload
 
@@ -123,11 +122,9 @@ class SchedulingEnv(gymnasium.Env):
         super().reset(seed=seed)
         workload = self._episode_workload()
         manager = {"sample_transitions": None} if self.action_kind in POWER_ACTIONS else None
-        site = RunSite(self.platform)
-        if self.platform is not None and self.platform.site is not None:
-            # jobs sized in their partitions' nodes; the engine keeps each in its partitions
-            workload, assignment = fit_partitions(workload, self.platform)
-            site = RunSite(self.platform, assignment)
+        # on partitions, jobs sized in their partitions' nodes, each kept in its partitions;
+        # where jobs share nodes, each with its request
+        workload, site = agent_site(workload, self.platform)
         self._sim = new_simulation(
             native_run(workload, DowntimeCalendar(()), "agent", site=site, manager=manager)
         )

@@ -17,7 +17,7 @@ import importlib
 import importlib.util
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -45,7 +45,11 @@ class Decision(NamedTuple):
       there with ``backfill="none"``;
     - ``timers``: times at which to be called again even if nothing happens;
     - ``power_on`` / ``power_off``: nodes to switch (platforms with a power model; a node
-      switches off only when idle).
+      switches off only when idle);
+    - ``nodes``: where jobs share nodes, the nodes (indices) among which a job of ``start`` or
+      ``backfilled`` is placed, by job index: the engine places it there by the cons_tres
+      rule and refuses the decision when it does not fit there (jobs not named here go
+      wherever the rule puts them in their partitions).
 
     ``Decision()`` starts nothing (the jobs wait). Immutable (a named tuple: cheap to build at
     every invocation)."""
@@ -57,6 +61,19 @@ class Decision(NamedTuple):
     timers: Sequence[float] = ()
     power_on: Sequence[int] = ()
     power_off: Sequence[int] = ()
+    nodes: Mapping[int, Sequence[int]] | None = None
+
+
+def _none_array(dtype: type) -> np.ndarray:
+    empty: np.ndarray = np.empty(0, dtype=dtype)
+    empty.flags.writeable = False
+    return empty
+
+
+_NO_INTS = _none_array(np.int64)
+_NO_BOOLS = _none_array(np.bool_)
+_NO_GRES = np.empty((0, 0), dtype=np.int64)
+_NO_GRES.flags.writeable = False
 
 
 class View(NamedTuple):
@@ -100,6 +117,52 @@ class View(NamedTuple):
     #: starts a job in the first of them where its nodes are free. Empty on one pool.
     partitions: tuple[tuple[str, int, int], ...] = ()
     queue_partitions: tuple[tuple[int, ...], ...] = ()
+    #: where jobs share nodes (empty elsewhere): each node's free CPUs, memory (MB) and
+    #: generic resources (nodes x kinds, in ``gres_kinds`` order; an exclusive job's node and
+    #: a node down offer nothing), and each waiting job's request: tasks, CPUs per task, ``-N``
+    #: (0: not given), memory in MB per node or, with ``queue_memory_per_cpu``, per CPU (-1:
+    #: all of each node), generic resource units per node, ``--exclusive``
+    gres_kinds: tuple[str, ...] = ()
+    node_free_cpus: np.ndarray = _NO_INTS
+    node_free_memory: np.ndarray = _NO_INTS
+    node_free_gres: np.ndarray = _NO_GRES
+    queue_tasks: np.ndarray = _NO_INTS
+    queue_cpus_per_task: np.ndarray = _NO_INTS
+    queue_req_nodes: np.ndarray = _NO_INTS
+    queue_memory: np.ndarray = _NO_INTS
+    queue_memory_per_cpu: np.ndarray = _NO_BOOLS
+    queue_gres: np.ndarray = _NO_INTS
+    queue_exclusive: np.ndarray = _NO_BOOLS
+    #: where jobs share nodes: the nodes each waiting job would take if it alone started now
+    #: (index ranges ``0-3,7``; empty: it does not fit now), by the engine's placement rule
+    queue_fit_nodes: tuple[str, ...] = ()
+
+    def fits(self, job: int) -> np.ndarray | None:
+        """Whether waiting job ``job`` (index) fits now, and where: the nodes the engine's
+        placement would give it if it alone started now (jobs sharing nodes), an empty array
+        on whole nodes when its nodes are free (nodes are counted there, not named), ``None``
+        when it does not fit now."""
+        positions = np.flatnonzero(self.queue == job)
+        if not len(positions):
+            raise ValueError(f"job index {job} is not waiting")
+        k = int(positions[0])
+        if self.queue_fit_nodes:
+            text = self.queue_fit_nodes[k]
+            if not text:
+                return None
+            nodes = [
+                n
+                for part in text.split(",")
+                for first, _, last in [part.partition("-")]
+                for n in range(int(first), int(last or first) + 1)
+            ]
+            return np.asarray(nodes, dtype=np.int64)
+        need = int(self.queue_nodes[k])
+        if self.partitions:  # free in one of the partitions it may start in
+            fits = any(self.partitions[p][2] >= need for p in self.queue_partitions[k])
+        else:
+            fits = need <= self.free
+        return _NO_INTS if fits else None
 
     @property
     def idle_nodes(self) -> np.ndarray:

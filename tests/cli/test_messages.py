@@ -33,7 +33,7 @@ def test_a_million_entry_decision_gives_a_bounded_message():
         hpcsched.simulate(workload_from([(0, 10, 10, 1)], nodes=1), Huge())
     text = str(error.value)
     assert text.startswith("huge at t=0: there is no job index 1; decision: Decision(")
-    assert text.endswith("power_on=(), power_off=())")  # cut in the middle
+    assert text.endswith("power_on=(), power_off=(), nodes=None)")  # cut in the middle
     assert len(text) <= MAX_REASON_CHARS + 5
 
 

@@ -83,9 +83,7 @@ fn main() {
                 run_time: end - start,
             });
         }
-        if view.queue.len() >= min_queue
-            && view.has_room()
-            && actions.outcomes(&view, 2).len() >= 2
+        if view.queue.len() >= min_queue && view.has_room() && actions.outcomes(&view, 2).len() >= 2
         {
             break;
         }
@@ -210,7 +208,9 @@ fn main() {
 /// `inputs` with jobs sharing nodes of `cores` cores: each job asks for its nodes' cores as
 /// one-CPU tasks.
 fn as_cores(inputs: hpcsched_core::Inputs, cores: u32) -> hpcsched_core::Inputs {
-    use hpcsched_core::model::{Memory, NodeSet, NodeShape, Request, Resources, SharedNodes, Sharing};
+    use hpcsched_core::model::{
+        Memory, NodeSet, NodeShape, Request, Resources, SharedNodes, Sharing,
+    };
     let machine = inputs.machine.nodes;
     let shape = NodeShape {
         cpus: cores,
@@ -219,8 +219,13 @@ fn as_cores(inputs: hpcsched_core::Inputs, cores: u32) -> hpcsched_core::Inputs 
         gres: Vec::new().into(),
         weight: 1,
     };
-    let resources =
-        Resources::new(Sharing::Core, Vec::new(), vec![shape], vec![0; machine as usize]).unwrap();
+    let resources = Resources::new(
+        Sharing::Core,
+        Vec::new(),
+        vec![shape],
+        vec![0; machine as usize],
+    )
+    .unwrap();
     let requests = (0..inputs.jobs.len() as u32)
         .map(|j| Request::tasks(inputs.jobs.get(j).nodes * cores, Memory::PerNode(0)))
         .collect();

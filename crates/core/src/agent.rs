@@ -8,16 +8,20 @@
 use crate::engine::power::NodeState;
 use crate::engine::{Engine, View};
 use crate::error::Result;
+use crate::sched::shared::SharedScan;
 use crate::sched::{translate, Backfill, Decision, ExternalDecision};
 use crate::search::{Reward, RootReference};
 
 /// Features per queue slot: wait (h), requested time (h), nodes / machine, requested
 /// node-hours / machine, fits in the free nodes now (0/1), would end before the next
-/// announced maintenance (0/1), FCFS rank / slots, slot holds a job (0/1).
+/// announced maintenance (0/1), FCFS rank / slots, slot holds a job (0/1). Where jobs share
+/// nodes, CPUs stand for nodes (CPUs asked / the machine's, CPU-hours / the machine's CPUs)
+/// and "fits now" is the placement rule's answer on what is free.
 pub const JOB_FEATURES: usize = 8;
 /// Cluster features: free, busy, down, idle, switching, sleeping nodes (shares of the
 /// machine), waiting jobs / slots, hours to the next announced maintenance (capped at 48 h,
-/// 48 without one), hours since the first submission / 1000.
+/// 48 without one), hours since the first submission / 1000. Where jobs share nodes, free
+/// and busy are shares of the CPUs.
 pub const CLUSTER_FEATURES: usize = 9;
 const HORIZON_HOURS: f64 = 48.0;
 
@@ -41,15 +45,31 @@ pub fn observe(
         .fold(f64::INFINITY, f64::min);
     jobs.fill(0.0);
     mask.fill(false);
+    // where jobs share nodes: sizes in CPUs, and where each job fits now by the placement rule
+    let shared = view.shared.map(|s| {
+        let cpus = (0..s.model.resources.nodes())
+            .map(|n| f64::from(s.model.resources.shape(n).cpus))
+            .sum::<f64>()
+            .max(1.0);
+        let fits = SharedScan::default().fits_alone(view, slots);
+        (s, cpus, fits)
+    });
     for (slot, &j) in view.queue.iter().take(slots).enumerate() {
         let job = view.jobs.get(j);
         let f = &mut jobs[slot * JOB_FEATURES..(slot + 1) * JOB_FEATURES];
         let hours = job.requested_time / 3600.0;
+        let (size, fits) = match &shared {
+            Some((s, cpus, fits)) => (
+                s.model.requests[j as usize].cpus() as f64 / cpus,
+                fits[slot].is_some(),
+            ),
+            None => (f64::from(job.nodes) / machine, job.nodes <= view.free),
+        };
         f[0] = ((now - job.submit).max(0.0) / 3600.0) as f32;
         f[1] = hours as f32;
-        f[2] = (f64::from(job.nodes) / machine) as f32;
-        f[3] = (hours * f64::from(job.nodes) / machine) as f32;
-        f[4] = f32::from(u8::from(job.nodes <= view.free));
+        f[2] = size as f32;
+        f[3] = (hours * size) as f32;
+        f[4] = f32::from(u8::from(fits));
         f[5] = f32::from(u8::from(now + job.requested_time <= next_maintenance));
         f[6] = (slot as f64 / slots.max(1) as f64) as f32;
         f[7] = 1.0;
@@ -64,6 +84,11 @@ pub fn observe(
     let share = |n: u32| (f64::from(n) / machine) as f32;
     cluster[0] = share(view.free);
     cluster[1] = share(busy);
+    if let Some((s, cpus, _)) = &shared {
+        let busy = s.state.busy_cpus() as f64;
+        cluster[0] = ((s.state.up_cpus() as f64 - busy).max(0.0) / cpus) as f32;
+        cluster[1] = (busy / cpus) as f32;
+    }
     cluster[2] = share(down);
     cluster[3] = share(counts[NodeState::Idle as usize]);
     cluster[4] =

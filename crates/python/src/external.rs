@@ -143,7 +143,31 @@ pub fn external_decision(answer: &Bound<'_, PyAny>) -> PyResult<ExternalDecision
         timers: answer.getattr("timers")?.extract::<Vec<f64>>()?,
         power_on: list_u32("power_on")?,
         power_off: list_u32("power_off")?,
+        nodes: chosen_nodes(answer)?,
     })
+}
+
+/// The decision's `nodes`: job index -> node indices (absent or empty: none named), in the
+/// mapping's order.
+fn chosen_nodes(answer: &Bound<'_, PyAny>) -> PyResult<Vec<(u32, Vec<u32>)>> {
+    let Ok(value) = answer.getattr("nodes") else {
+        return Ok(Vec::new());
+    };
+    if value.is_none() {
+        return Ok(Vec::new());
+    }
+    let mapping = value.cast::<pyo3::types::PyMapping>().map_err(|_| {
+        pyo3::exceptions::PyTypeError::new_err("nodes must map job indices to node indices")
+    })?;
+    let mut out = Vec::new();
+    for item in mapping.items()?.iter() {
+        let (job, nodes): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item.extract()?;
+        let job = u32::try_from(job.extract::<i64>()?).map_err(|_| {
+            pyo3::exceptions::PyValueError::new_err("nodes: a job index is negative")
+        })?;
+        out.push((job, indices(&nodes)?));
+    }
+    Ok(out)
 }
 
 /// Job indices from a numpy integer array (the view's own arrays, read in one go) or any
@@ -249,5 +273,100 @@ pub fn view_dict<'py>(py: Python<'py>, view: &View) -> PyResult<Bound<'py, PyDic
         d.set_item("queue_partitions", candidates)?;
     }
     d.set_item("completed_end", array(py, completed.map(|c| c.2)))?;
+    if let Some(shared) = view.shared {
+        shared_view(py, &d, view, shared)?;
+    }
     Ok(d)
+}
+
+/// Where jobs share nodes: each node's free CPUs, memory and generic resources, each waiting
+/// job's request, and where each would start now alone (see `hpcsched.protocol.View`).
+fn shared_view<'py>(
+    py: Python<'py>,
+    d: &Bound<'py, PyDict>,
+    view: &View,
+    shared: hpcsched_core::engine::SharedView,
+) -> PyResult<()> {
+    use hpcsched_core::model::Memory;
+    use numpy::PyArray2;
+    let (model, usage) = (shared.model, shared.state.usage());
+    let nodes = model.resources.nodes();
+    let kinds = model.resources.gres_names();
+    d.set_item("gres_kinds", kinds.to_vec())?;
+    d.set_item(
+        "node_free_cpus",
+        array(py, (0..nodes).map(|n| i64::from(usage.free_cpus(n)))),
+    )?;
+    d.set_item(
+        "node_free_memory",
+        array(py, (0..nodes).map(|n| usage.free_memory(n) as i64)),
+    )?;
+    let gres: Vec<Vec<i64>> = (0..nodes)
+        .map(|n| {
+            (0..kinds.len() as u32)
+                .map(|k| i64::from(usage.free_gres(n, k)))
+                .collect()
+        })
+        .collect();
+    let gres = if kinds.is_empty() {
+        numpy::ndarray::Array2::<i64>::zeros((nodes as usize, 0)).into_pyarray(py)
+    } else {
+        PyArray2::from_vec2(py, &gres)?
+    };
+    d.set_item("node_free_gres", gres)?;
+    let requests = view.queue.iter().map(|&j| &model.requests[j as usize]);
+    d.set_item(
+        "queue_tasks",
+        array(py, requests.clone().map(|r| i64::from(r.tasks))),
+    )?;
+    d.set_item(
+        "queue_cpus_per_task",
+        array(py, requests.clone().map(|r| i64::from(r.cpus_per_task))),
+    )?;
+    d.set_item(
+        "queue_req_nodes",
+        array(
+            py,
+            requests.clone().map(|r| i64::from(r.nodes.unwrap_or(0))),
+        ),
+    )?;
+    d.set_item(
+        "queue_memory",
+        array(
+            py,
+            requests.clone().map(|r| match r.memory {
+                Memory::PerNode(mb) | Memory::PerCpu(mb) => mb as i64,
+                Memory::Whole => -1,
+            }),
+        ),
+    )?;
+    d.set_item(
+        "queue_memory_per_cpu",
+        array(
+            py,
+            requests
+                .clone()
+                .map(|r| matches!(r.memory, Memory::PerCpu(_))),
+        ),
+    )?;
+    d.set_item(
+        "queue_gres",
+        array(
+            py,
+            requests
+                .clone()
+                .map(|r| r.gres.iter().map(|g| i64::from(g.count)).sum::<i64>()),
+        ),
+    )?;
+    d.set_item("queue_exclusive", array(py, requests.map(|r| r.exclusive)))?;
+    let fits = hpcsched_core::sched::shared::SharedScan::default().fits_alone(view, usize::MAX);
+    let fit_nodes: Vec<String> = (fits.iter())
+        .map(|a| {
+            a.as_ref().map_or_else(String::new, |a| {
+                hpcsched_core::layout::index_ranges(&a.nodes)
+            })
+        })
+        .collect();
+    d.set_item("queue_fit_nodes", fit_nodes)?;
+    Ok(())
 }

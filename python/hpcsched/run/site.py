@@ -211,6 +211,17 @@ def fit_site(workload: Workload, platform: Platform | None) -> tuple[Workload, R
     return workload, RunSite(platform)
 
 
+def agent_site(workload: Workload, platform: Platform | None) -> tuple[Workload, RunSite]:
+    """What a learning agent's episode runs on: ``workload`` sized as :func:`fit_site` does,
+    and the site with each job's request where jobs share nodes (as a run resolves it)."""
+    workload, site = fit_site(workload, platform)
+    if platform is not None and platform.shared:
+        from hpcsched.run.shared import native_shared
+
+        site = replace(site, shared=native_shared(workload, platform, site.assignment))
+    return workload, site
+
+
 def _fit_groups(workload: Workload, platform: Platform) -> Workload:
     """The workload without the jobs larger than every node group (they could never run),
     counted as skipped."""
@@ -312,17 +323,18 @@ def _check_shared_run(
     spec: PolicySpec | PythonPolicySpec, platform: Platform, calendar: DowntimeCalendar
 ) -> None:
     """An ``OptionError`` for what does not run on shared nodes yet (said plainly, before the
-    run): the queue heuristics, with or without EASY, SNF, Slurm's scheduler and the
-    look-aheads (without future arrivals) do, under a downtime calendar too."""
+    run): the queue heuristics, with or without EASY, SNF, Slurm's scheduler, the
+    look-aheads (without future arrivals) and Python policies do, under a downtime calendar
+    too."""
     from hpcsched import _core
 
     unsupported = None
-    lookahead = not isinstance(spec, PythonPolicySpec) and spec.search is not None
-    if (
-        isinstance(spec, PythonPolicySpec)
-        or (spec.engine_name not in (*_core.heuristic_names(), "snf", "slurm") and not lookahead)
-        or spec.is_power
-    ):
+    if isinstance(spec, PythonPolicySpec):
+        if spec.is_power:
+            unsupported = ("a power manager", "--power")
+    elif (
+        spec.engine_name not in (*_core.heuristic_names(), "snf", "slurm") and spec.search is None
+    ) or spec.is_power:
         unsupported = (f"policy {spec.name}", "--policy")
     elif spec.search is not None and spec.search.arrivals != "none":
         # (the requests of jobs that have not arrived are not known)
@@ -336,8 +348,8 @@ def _check_shared_run(
         raise OptionError(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
             f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
-            "with or without EASY), snf, slurm and the look-aheads mars and random (without "
-            "--arrivals) do",
+            "with or without EASY), snf, slurm, the look-aheads mars and random (without "
+            "--arrivals) and Python policies do",
             option=option,
         )
 

@@ -8,6 +8,7 @@ use std::collections::HashMap;
 use crate::engine::View;
 use crate::error::{CoreError, Result};
 use crate::sched::policy::{scan_with_backfill, Backfill, Decision, Start, StartKind};
+use crate::sched::shared::SharedScan;
 use crate::sched::site::SiteScan;
 
 /// What an outside policy decides at one invocation.
@@ -27,6 +28,9 @@ pub struct ExternalDecision {
     /// Nodes to switch on and off (platforms with a power model).
     pub power_on: Vec<u32>,
     pub power_off: Vec<u32>,
+    /// Where jobs share nodes: the nodes a job of `start` or `backfilled` is placed among
+    /// (job, nodes); the others are placed on every node of their partitions.
+    pub nodes: Vec<(u32, Vec<u32>)>,
 }
 
 /// Fills `decision` from `external`, naming unknown or repeated jobs in the error.
@@ -76,7 +80,44 @@ pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decisi
         name(pos, job)?;
         named_starts.push((pos, job, kind));
     }
-    if view.site.is_some() {
+    if let Some((job, _)) = external
+        .nodes
+        .iter()
+        .find(|(j, _)| !(external.start.contains(j) || external.backfilled.contains(j)))
+    {
+        return Err(CoreError::decision(format!(
+            "nodes are named for job index {job}, which the decision does not start"
+        )));
+    }
+    if let Some(shared) = view.shared {
+        // the placement rule puts each job now, among the nodes named for it if any
+        let machine = shared.model.resources.nodes();
+        if let Some((job, node)) = (external.nodes.iter())
+            .find_map(|(j, nodes)| nodes.iter().find(|&&n| n >= machine).map(|&n| (*j, n)))
+        {
+            return Err(CoreError::decision(format!(
+                "job {} is given node {node} of a machine of {machine}",
+                view.jobs.get(job).id
+            )));
+        }
+        let mut scan = SharedScan::default();
+        if let Err(job) = scan.start_named(view, &named_starts, &external.nodes, decision) {
+            let among = if external.nodes.iter().any(|(j, _)| *j == job) {
+                " among the nodes named for it"
+            } else {
+                ""
+            };
+            return Err(CoreError::decision(format!(
+                "job {} fits in none of its partitions now{among}",
+                view.jobs.get(job).id
+            )));
+        }
+    } else if !external.nodes.is_empty() {
+        return Err(CoreError::decision(
+            "a policy names nodes only where jobs share nodes: on whole nodes the engine \
+             counts them (name none)",
+        ));
+    } else if view.site.is_some() {
         // on partitions the engine finds each job's partition and nodes
         let placed = SiteScan::default().start_named(view, &named_starts, decision);
         if let Err(job) = placed {
@@ -100,7 +141,10 @@ pub fn translate(view: &View, external: &ExternalDecision, decision: &mut Decisi
             positions.push(pos);
         }
         positions.extend((0..view.queue.len() as u32).filter(|&p| !named[p as usize]));
-        if view.site.is_some() {
+        if view.shared.is_some() {
+            let len = positions.len();
+            SharedScan::default().scan(view, len, |k| positions[k], external.backfill, decision);
+        } else if view.site.is_some() {
             let len = positions.len();
             SiteScan::default().scan(view, len, |k| positions[k], external.backfill, decision);
         } else {

@@ -258,6 +258,8 @@ impl RunSpec {
             let queue_policy = crate::sched::Heuristic::from_name(&policy_name).is_some()
                 || (policy_name.eq_ignore_ascii_case("snf") && max_wait.is_none())
                 || policy_name == "slurm"
+                || policy_name == "python"
+                || policy_name == "agent"
                 || search.is_some();
             let unsupported = if !queue_policy {
                 Some(format!("policy {policy_name:?}"))
@@ -271,8 +273,9 @@ impl RunSpec {
             if let Some(what) = unsupported {
                 return Err(CoreError::input(format!(
                     "jobs sharing nodes with {what}: not yet (the queue heuristics, with or \
-                     without EASY, SNF without a maximum wait, Slurm's scheduler and the \
-                     look-aheads MARS and random run on shared nodes)"
+                     without EASY, SNF without a maximum wait, Slurm's scheduler, the \
+                     look-aheads MARS and random, Python policies and agents run on shared \
+                     nodes)"
                 )));
             }
         }

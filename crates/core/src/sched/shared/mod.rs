@@ -14,6 +14,7 @@
 //! before it can start (docs/semantics.md, "Resources inside nodes").
 
 use crate::engine::shared::window_bits;
+mod named;
 mod place;
 mod reserve;
 
