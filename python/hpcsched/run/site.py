@@ -349,7 +349,7 @@ def _check_shared_run(
             f"on platform {platform.name} jobs share nodes (sharing = {platform.sharing}), and "
             f"{what} does not run on shared nodes yet; the queue heuristics (fcfs, wfp3, ..., "
             "with or without EASY), snf, slurm, the look-aheads mars and random (without "
-            "--arrivals) and Python policies do",
+            "--arrivals) and Python policies do (docs/semantics.md, 'What runs where')",
             option=option,
         )
 
@@ -373,8 +373,8 @@ def _check_partitioned_run(
         what, option = unsupported
         raise OptionError(
             f"platform {platform.name} has partitions, and {what} does not run on partitions "
-            "yet; heuristics (with or without EASY), SNF, MARS (without --arrivals) and Python "
-            "policies do",
+            "yet; heuristics (with or without EASY), SNF, slurm, mars and random (without "
+            "--arrivals) and Python policies do (docs/semantics.md, 'What runs where')",
             option=option,
         )
 

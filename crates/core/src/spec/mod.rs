@@ -249,8 +249,9 @@ impl RunSpec {
             };
             if let Some(what) = unsupported {
                 return Err(CoreError::input(format!(
-                    "partitions with {what}: not yet (heuristics, with or without EASY, SNF, MARS, \
-                     Python policies and learning agents run on partitions)"
+                    "partitions with {what}: not yet (heuristics, with or without EASY, SNF, \
+                     Slurm's scheduler, MARS, random, Python policies and learning agents run \
+                     on partitions)"
                 )));
             }
         }
