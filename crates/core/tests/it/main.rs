@@ -13,6 +13,7 @@ mod power_classes;
 mod progress;
 mod shared;
 mod shared_downtime;
+mod shared_external;
 mod shared_search;
 mod slurm;
 mod slurm_limits;

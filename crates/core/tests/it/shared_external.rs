@@ -1,0 +1,148 @@
+//! Outside policies and agents where jobs share nodes (`sched::external`, `sched::shared::
+//! named`, `agent`): named starts placed by the rule, among named nodes, orders scanned on
+//! vectors, where each job fits alone, and the agent's features in CPUs. One node of 4 CPUs,
+//! 8000 MB and 2 GPUs: J0 (2 CPUs) runs; J1 (4 CPUs) and J2 (1 CPU, 1 GPU) wait.
+
+use std::sync::Arc;
+
+use crate::common::*;
+use crate::shared::{job, shared_inputs, Shaped};
+use hpcsched_core::agent::{observe, CLUSTER_FEATURES, JOB_FEATURES};
+use hpcsched_core::sched::shared::SharedScan;
+use hpcsched_core::sched::{translate, ExternalDecision};
+use hpcsched_core::{Decision, Engine};
+
+fn jobs() -> Vec<Shaped> {
+    vec![
+        (0.0, 100.0, job(2, 2000, 0)),
+        (0.0, 100.0, job(4, 1000, 0)),
+        (0.0, 50.0, job(1, 1000, 1)),
+    ]
+}
+
+/// The engine at t = 0 with J0 started by an outside decision, J1 and J2 waiting.
+fn engine() -> Engine {
+    let mut engine = Engine::new(Arc::new(shared_inputs(1, &jobs())));
+    assert!(engine.advance());
+    let external = ExternalDecision {
+        start: vec![0],
+        ..ExternalDecision::default()
+    };
+    let mut decision = Decision::default();
+    translate(&engine.view(), &external, &mut decision).unwrap();
+    engine.apply_decision(&decision).unwrap();
+    assert_eq!(engine.view().queue, &[1, 2]);
+    engine
+}
+
+fn decide(engine: &Engine, external: ExternalDecision) -> Result<Decision, String> {
+    let mut decision = Decision::default();
+    translate(&engine.view(), &external, &mut decision).map_err(|e| e.to_string())?;
+    Ok(decision)
+}
+
+#[test]
+fn named_starts_are_placed_by_the_rule_and_refused_where_they_do_not_fit() {
+    let e = engine();
+    let fits = decide(
+        &e,
+        ExternalDecision {
+            start: vec![2],
+            nodes: vec![(2, vec![0])],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(fits.starts.len(), 1);
+    assert_eq!(fits.allocations[0].nodes, [0]);
+    assert_eq!(fits.allocations[0].cpus, [1]);
+    assert_eq!(fits.allocations[0].gres, [1]);
+    let err = decide(
+        &e,
+        ExternalDecision {
+            start: vec![1],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("job 2 fits in none of its partitions now"),
+        "{err}"
+    );
+    assert!(!err.contains("among"), "{err}");
+    // two starts: each sees what the one before it took (J2 then J1: 1 CPU left)
+    let err = decide(
+        &e,
+        ExternalDecision {
+            start: vec![2, 1],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.contains("job 2 fits"), "{err}");
+    let err = decide(
+        &e,
+        ExternalDecision {
+            start: vec![2],
+            nodes: vec![(2, vec![1])],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.contains("given node 1 of a machine of 1"), "{err}");
+    let err = decide(
+        &e,
+        ExternalDecision {
+            start: vec![2],
+            nodes: vec![(1, vec![0])],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap_err();
+    assert!(err.contains("does not start"), "{err}");
+}
+
+#[test]
+fn an_order_runs_the_shared_scan_and_fits_alone_says_where_each_job_would_go() {
+    let e = engine();
+    // J1 first: it does not fit and is reserved at 100; J2 ends at 50, before: backfilled
+    let ordered = decide(
+        &e,
+        ExternalDecision {
+            order: Some(vec![1, 2]),
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(ordered.starts.len(), 1);
+    assert_eq!(ordered.starts[0].job, 2);
+    assert_eq!(ordered.starts[0].kind, B);
+    assert_eq!(ordered.reservation.unwrap().shadow_time, 100.0);
+    let fits = SharedScan::default().fits_alone(&e.view(), 10);
+    assert_eq!(fits.len(), 2);
+    assert!(fits[0].is_none());
+    assert_eq!(fits[1].as_ref().unwrap().nodes, [0]);
+    assert_eq!(SharedScan::default().fits_alone(&e.view(), 1).len(), 1);
+}
+
+#[test]
+fn agent_features_speak_of_cpus_where_jobs_share_nodes() {
+    let e = engine();
+    let slots = 4;
+    let mut jobs = vec![0.0f32; slots * JOB_FEATURES];
+    let mut cluster = vec![0.0f32; CLUSTER_FEATURES];
+    let mut mask = vec![false; slots];
+    observe(&e.view(), slots, &mut jobs, &mut cluster, &mut mask);
+    assert_eq!(mask, [true, true, false, false]);
+    let slot = |k: usize| &jobs[k * JOB_FEATURES..(k + 1) * JOB_FEATURES];
+    // J1: 4 of 4 CPUs, 100 s; does not fit now (2 CPUs free)
+    assert_eq!(slot(0)[2], 1.0);
+    assert_eq!(slot(0)[3], (100.0f64 / 3600.0) as f32);
+    assert_eq!(slot(0)[4], 0.0);
+    // J2: 1 of 4 CPUs, 50 s; fits
+    assert_eq!(slot(1)[2], 0.25);
+    assert_eq!(slot(1)[3], (50.0f64 / 3600.0 * 0.25) as f32);
+    assert_eq!(slot(1)[4], 1.0);
+    // the cluster: half the CPUs free, half busy
+    assert_eq!((cluster[0], cluster[1]), (0.5, 0.5));
+}
