@@ -13,7 +13,6 @@
 //! blocked by GPUs therefore holds back neither a job that needs only CPUs nor one ending
 //! before it can start (docs/semantics.md, "Resources inside nodes").
 
-use crate::engine::shared::window_bits;
 mod named;
 mod place;
 mod reserve;
@@ -195,24 +194,9 @@ impl SharedScan {
         let Some(shared) = view.shared else {
             return;
         };
-        let model = shared.model;
-        let components = self.prepare(shared);
+        let components = self.begin(view, shared);
         self.phases.clear();
         self.phases.resize(components, Phase::Primary);
-        self.started.clear();
-        let (nodes, kinds) = (
-            model.resources.nodes() as usize,
-            model.resources.gres_names().len(),
-        );
-        self.now.reset(nodes, kinds);
-        self.shadow.reset(nodes, kinds);
-        self.later.reset(nodes, kinds);
-        self.now_tallies.clone_from(shared.state.tallies());
-        self.limit_tallies.clone_from(shared.state.tallies());
-        self.announced.clear();
-        for w in view.announced {
-            self.announced.push((w.start, w.end, window_bits(model, w)));
-        }
         // the queue positions in scan order: by tier first on a site of several
         self.positions.clear();
         self.positions.extend((0..len).map(&position));

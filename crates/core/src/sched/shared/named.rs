@@ -89,10 +89,11 @@ impl SharedScan {
         out
     }
 
-    /// Ready for starts on `shared` at `view`: nothing taken yet, the announced windows.
-    fn begin(&mut self, view: &View, shared: SharedView) {
+    /// Ready for starts on `shared` at `view`: nothing taken yet, the announced windows;
+    /// returns how many components there are.
+    pub(super) fn begin(&mut self, view: &View, shared: SharedView) -> usize {
         let model = shared.model;
-        self.prepare(shared);
+        let components = self.prepare(shared);
         let (nodes, kinds) = (
             model.resources.nodes() as usize,
             model.resources.gres_names().len(),
@@ -107,6 +108,7 @@ impl SharedScan {
         for w in view.announced {
             self.announced.push((w.start, w.end, window_bits(model, w)));
         }
+        components
     }
 
     /// Fills `excluded` with the nodes a job running `[from, until)` may not use: those of the
