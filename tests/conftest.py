@@ -141,3 +141,24 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if "slurm_cluster" in getattr(item, "fixturenames", ()):
             item.add_marker(pytest.mark.live)
+
+
+def write_site_trace(
+    folder: Path,
+    platform: str,
+    jobs: list[tuple[int, int, int, int]],
+    partitions: tuple[str, ...],
+    header: tuple[int, int],
+) -> tuple[Path, Path]:
+    """A platform file (``platform``'s text) and an SWF trace of ``jobs`` (submit, run =
+    requested time, processors, partition number: 1 names ``partitions[0]``) in ``folder``,
+    the header giving (MaxNodes, MaxProcs): (trace, platform)."""
+    (folder / "site.toml").write_text(platform)
+    lines = [f"; MaxNodes: {header[0]}", f"; MaxProcs: {header[1]}"]
+    lines += [f"; Partition: {k + 1} {name}" for k, name in enumerate(partitions)]
+    for i, (submit, run, procs, part) in enumerate(jobs):
+        lines.append(
+            f"{i + 1} {submit} -1 {run} {procs} -1 -1 {procs} {run} -1 1 1 1 1 1 {part} -1 -1"
+        )
+    (folder / "t.swf").write_text("\n".join(lines) + "\n")
+    return folder / "t.swf", folder / "site.toml"

@@ -11,6 +11,7 @@ import pytest
 
 import hpcsched
 from hpcsched.cli import main
+from tests.conftest import write_site_trace
 
 PLATFORM = """
 name = "two-shared"
@@ -37,14 +38,7 @@ JOBS += [(20, 50, 4, 2)]
 
 @pytest.fixture
 def site(tmp_path: Path) -> tuple[Path, Path]:
-    (tmp_path / "site.toml").write_text(PLATFORM)
-    lines = ["; MaxNodes: 2", "; MaxProcs: 8", "; Partition: 1 a", "; Partition: 2 b"]
-    for i, (submit, run, procs, part) in enumerate(JOBS):
-        lines.append(
-            f"{i + 1} {submit} -1 {run} {procs} -1 -1 {procs} {run} -1 1 1 1 1 1 {part} -1 -1"
-        )
-    (tmp_path / "t.swf").write_text("\n".join(lines) + "\n")
-    return tmp_path / "t.swf", tmp_path / "site.toml"
+    return write_site_trace(tmp_path, PLATFORM, JOBS, ("a", "b"), (2, 8))
 
 
 def mars(threads: int = 1) -> hpcsched.PolicySpec:

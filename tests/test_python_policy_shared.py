@@ -12,6 +12,7 @@ import numpy as np
 import hpcsched
 from hpcsched.cli import main
 from hpcsched.protocol import Decision, View
+from tests.conftest import write_site_trace
 
 #: Two partitions of one node each (4 cores, 8000 MB, 2 GPUs), CR_Core_Memory, 1000 MB per
 #: CPU by default.
@@ -41,14 +42,7 @@ JOBS = [(0, 100, 2, 1), (0, 100, 1, 2), (5, 50, 2, 2)]
 
 
 def write_site(folder: Path) -> tuple[Path, Path]:
-    (folder / "site.toml").write_text(PLATFORM)
-    lines = ["; MaxNodes: 2", "; MaxProcs: 8", "; Partition: 1 a", "; Partition: 2 b"]
-    for i, (submit, run, procs, part) in enumerate(JOBS):
-        lines.append(
-            f"{i + 1} {submit} -1 {run} {procs} -1 -1 {procs} {run} -1 1 1 1 1 1 {part} -1 -1"
-        )
-    (folder / "t.swf").write_text("\n".join(lines) + "\n")
-    return folder / "t.swf", folder / "site.toml"
+    return write_site_trace(folder, PLATFORM, JOBS, ("a", "b"), (2, 8))
 
 
 class Recorder:
