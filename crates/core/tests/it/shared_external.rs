@@ -1,7 +1,7 @@
 //! Outside policies and agents where jobs share nodes (`sched::external`, `sched::shared::
 //! named`, `agent`): named starts placed by the rule, among named nodes, orders scanned on
 //! vectors, where each job fits alone, and the agent's features in CPUs. One node of 4 CPUs,
-//! 8000 MB and 2 GPUs: J0 (2 CPUs) runs; J1 (4 CPUs) and J2 (1 CPU, 1 GPU) wait.
+//! 8000 MB and 2 GPUs: J0 (1 CPU) runs; J1 (4 CPUs) and J2 (1 CPU, 1 GPU) wait.
 
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ use hpcsched_core::{Decision, Engine};
 
 fn jobs() -> Vec<Shaped> {
     vec![
-        (0.0, 100.0, job(2, 2000, 0)),
+        (0.0, 100.0, job(1, 2000, 0)),
         (0.0, 100.0, job(4, 1000, 0)),
         (0.0, 50.0, job(1, 1000, 1)),
     ]
@@ -70,7 +70,7 @@ fn named_starts_are_placed_by_the_rule_and_refused_where_they_do_not_fit() {
         "{err}"
     );
     assert!(!err.contains("among"), "{err}");
-    // two starts: each sees what the one before it took (J2 then J1: 1 CPU left)
+    // two starts: each sees what the one before it took (J2 then J1: 2 CPUs left)
     let err = decide(
         &e,
         ExternalDecision {
@@ -135,7 +135,7 @@ fn agent_features_speak_of_cpus_where_jobs_share_nodes() {
     observe(&e.view(), slots, &mut jobs, &mut cluster, &mut mask);
     assert_eq!(mask, [true, true, false, false]);
     let slot = |k: usize| &jobs[k * JOB_FEATURES..(k + 1) * JOB_FEATURES];
-    // J1: 4 of 4 CPUs, 100 s; does not fit now (2 CPUs free)
+    // J1: 4 of 4 CPUs, 100 s; does not fit now (3 CPUs free)
     assert_eq!(slot(0)[2], 1.0);
     assert_eq!(slot(0)[3], (100.0f64 / 3600.0) as f32);
     assert_eq!(slot(0)[4], 0.0);
@@ -143,6 +143,6 @@ fn agent_features_speak_of_cpus_where_jobs_share_nodes() {
     assert_eq!(slot(1)[2], 0.25);
     assert_eq!(slot(1)[3], (50.0f64 / 3600.0 * 0.25) as f32);
     assert_eq!(slot(1)[4], 1.0);
-    // the cluster: half the CPUs free, half busy
-    assert_eq!((cluster[0], cluster[1]), (0.5, 0.5));
+    // the cluster: 3 of 4 CPUs free, 1 busy
+    assert_eq!((cluster[0], cluster[1]), (0.75, 0.25));
 }
