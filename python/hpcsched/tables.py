@@ -44,6 +44,11 @@ def _count(x: Any) -> str:
     return f"{int(x):,}"
 
 
+def _mwh(x: Any) -> str:
+    """Energy in MWh, with as many decimals as a small partition needs."""
+    return "-" if not is_given(x) else f"{float(x):.4g}"
+
+
 #: The utilization of a resource beside the CPUs (runs on shared nodes).
 RESOURCE_COLUMNS = ("utilization_memory",)
 
@@ -132,6 +137,15 @@ def partition_waits(infos: dict[str, dict[str, Any]]) -> pd.DataFrame:
             "wait_p95": part["wait"]["p95"],
             "bsld_mean": part["bounded_slowdown_mean"],
             "utilization": part["utilization"],
+            # (platforms with power models: each partition's nodes' energy)
+            **(
+                {
+                    "energy_mwh": part["energy"]["total_mwh"],
+                    "energy_wasted_mwh": part["energy"]["wasted_mwh"],
+                }
+                if "energy" in part
+                else {}
+            ),
         }
         for label, info in infos.items()
         for name, part in (info.get("partitions") or {}).items()
@@ -151,6 +165,14 @@ def partition_rows(table: pd.DataFrame) -> pd.DataFrame:
             "P95 wait (h)": table["wait_p95"].map(_hours),
             "bsld": table["bsld_mean"].map(_num),
             "utilization (%)": table["utilization"].map(_pct),
+            **(
+                {
+                    "energy (MWh)": table["energy_mwh"].map(_mwh),
+                    "wasted (MWh)": table["energy_wasted_mwh"].map(_mwh),
+                }
+                if "energy_mwh" in table
+                else {}
+            ),
         }
     )
 
@@ -163,4 +185,7 @@ def partition_wait_cells(table: pd.DataFrame) -> list[tuple[str, list[str]]]:
     for name in dict.fromkeys(table["partition"]):
         mine = table[table["partition"] == name].set_index("policy")
         cells.append((f"{name} (h)", [_hours(mine.at[p, "wait_mean"]) for p in policies]))
+        if "energy_mwh" in mine:
+            wasted = [_mwh(mine.at[p, "energy_wasted_mwh"]) for p in policies]
+            cells.append((f"{name} wasted (MWh)", wasted))
     return cells

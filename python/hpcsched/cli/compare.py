@@ -204,7 +204,11 @@ def print_partition_waits(infos: dict[str, dict[str, Any]]) -> None:
     if table.empty:
         return
     policies = list(dict.fromkeys(table["policy"]))
-    title = "mean wait by partition"
+    title = (
+        "mean wait and wasted energy by partition"
+        if "energy_mwh" in table
+        else "mean wait by partition"
+    )
     for view in fitted_tables(
         title, [("policy", policies)], partition_wait_cells(table), console.width
     ):

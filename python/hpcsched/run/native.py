@@ -145,12 +145,12 @@ def manager_options(
 
 
 def _power_groups(platform: Platform | None) -> list[tuple[int, dict[str, float]]] | None:
-    """The node groups the engine places jobs in: those of a platform of several groups with
-    their power models, without partitions (partitions say where jobs run)."""
+    """The node groups of a platform of several groups with their power models: on one pool
+    the engine places jobs in them; on partitions (which say where jobs run) they only say
+    what each node draws, for the energy."""
     if (
         platform is None
         or not platform.heterogeneous
-        or platform.site is not None
         or platform.shared  # (placement on shared nodes is Slurm's rule, not node groups)
     ):
         return None

@@ -299,9 +299,18 @@ def _partition_windows(calendar: DowntimeCalendar, site: RunSite) -> DowntimeCal
 
 def _unsimulated_resources(platform: Platform | None) -> list[str]:
     """What the run says of a platform's resources it does not follow: memory and generic
-    resources on whole nodes."""
-    if platform is None or platform.shared:
+    resources on whole nodes; where jobs share nodes, groups of different power (the energy
+    counts every node at the first group's)."""
+    if platform is None:
         return []
+    if platform.shared:
+        models = {g.power for g in platform.groups if g.power is not None}
+        if len(models) < 2:
+            return []
+        return [
+            f"platform {platform.name}: its groups draw different power, and where jobs share "
+            "nodes the energy counts every node at the first group's (not yet per group)"
+        ]
     given = [
         key
         for key, on in (

@@ -128,6 +128,15 @@ def build_result(
         info["energy"] = metrics.energy_summary(
             raw["energy_by_state_j"], raw["node_seconds"], raw["horizon"]
         )
+        if site.platform is not None and "partitions" in info:
+            from hpcsched.run.partition_energy import partition_energy
+
+            # each partition's nodes: computing, idle (wasted), in all
+            by_partition = partition_energy(
+                table, lost, calendar, site.platform, float(raw["horizon"])
+            )
+            for name, energy in by_partition.items():
+                info["partitions"][name]["energy"] = energy
     search_name, power_name = log_names(spec.search is not None)
     logs: dict[str, LogFrame]
     summary_log: Callable[[str], pd.DataFrame]

@@ -52,6 +52,11 @@ pub struct Inputs {
     /// Node groups (count, power model) of a heterogeneous platform; empty: one group of the
     /// machine's power model.
     pub groups: Vec<(u32, PowerModel)>,
+    /// On a site whose node groups have their own power models: the groups (count, model),
+    /// set before the site (its atoms are cut at their bounds), and each atom's model then:
+    /// what its nodes draw computing and idle (nodes are counted per atom, not named).
+    pub site_groups: Vec<(u32, PowerModel)>,
+    pub atom_power: Vec<PowerModel>,
     /// The partitions of a site, and each job's candidates (`None`: one pool).
     pub site: Option<Site>,
     /// Each job's place in an outside priority order, handed to every view (`View::ranks`):
@@ -103,6 +108,24 @@ impl Inputs {
             model.validate()?;
         }
         self.groups = groups;
+        Ok(self)
+    }
+
+    /// The node groups of a site (counts summing to the machine's size) with their power
+    /// models, for the energy its nodes draw: set before the site. Jobs are placed by the
+    /// site's partitions, not by groups; each atom of the site then lies in one group.
+    pub fn with_site_groups(mut self, groups: Vec<(u32, PowerModel)>) -> Result<Self> {
+        let total: u64 = groups.iter().map(|g| u64::from(g.0)).sum();
+        if total != u64::from(self.machine.nodes) || groups.iter().any(|g| g.0 == 0) {
+            return Err(CoreError::input(format!(
+                "node groups of {total} nodes in all for a machine of {}",
+                self.machine.nodes
+            )));
+        }
+        for (_, model) in &groups {
+            model.validate()?;
+        }
+        self.site_groups = groups;
         Ok(self)
     }
 
@@ -161,8 +184,15 @@ impl Inputs {
     ) -> Result<Self> {
         if self.power_managed || !self.groups.is_empty() {
             return Err(CoreError::input(
-                "partitions with node power states or node groups of their own power: not yet",
+                "partitions with node power states or node groups placing jobs: not yet",
             ));
+        }
+        // (each atom in one node group: its nodes' power is that group's)
+        let mut cuts = cuts;
+        let mut first = 0;
+        for &(count, _) in &self.site_groups {
+            cuts.push((first, first + count));
+            first += count;
         }
         let site = Site::with_cuts(
             partitions,
@@ -173,6 +203,18 @@ impl Inputs {
             candidates,
             cuts,
         )?;
+        self.atom_power = (0..site.atoms() as u32)
+            .filter(|_| !self.site_groups.is_empty())
+            .map(|a| {
+                let node = site.atom_nodes(a).first().copied().unwrap_or(0);
+                let mut end = 0;
+                let group = (self.site_groups.iter()).find(|g| {
+                    end += g.0;
+                    node < end
+                });
+                group.map_or(self.site_groups[0].1, |g| g.1)
+            })
+            .collect();
         if let Some(w) = (self.calendar.windows().iter()).find(|w| {
             w.range
                 .is_some_and(|r| site.cuts().binary_search(&r).is_err())
@@ -330,6 +372,8 @@ impl Inputs {
             sample_transitions: None,
             manager: None,
             groups: Vec::new(),
+            site_groups: Vec::new(),
+            atom_power: Vec::new(),
             site: None,
             ranks: Vec::new(),
             submit_limits: None,

@@ -212,6 +212,18 @@ impl Metrics {
         }
     }
 
+    /// On a site of node groups of their own power: `dt` seconds of each atom's (busy, idle)
+    /// nodes at its model's power (nodes down draw nothing).
+    pub(crate) fn elapse_atoms(&mut self, dt: f64, atoms: &[(u32, u32)], power: &[PowerModel]) {
+        let energy = self.state_energy_j.get_or_insert([0.0; STATES]);
+        if dt > 0.0 {
+            for (&(busy, idle), model) in atoms.iter().zip(power) {
+                energy[1] += dt * f64::from(busy) * model.computing_w;
+                energy[0] += dt * f64::from(idle) * model.idle_w;
+            }
+        }
+    }
+
     pub(crate) fn elapse_cpus(&mut self, dt: f64, busy: u64, up: u64) {
         if dt > 0.0 {
             self.busy_cpu_seconds += node_seconds(dt, busy as f64);

@@ -388,7 +388,12 @@ impl RunSpec {
         };
         let mut inputs = Inputs::new(table, machine, calendar, overrun)?;
         if let Some(groups) = self.groups {
-            inputs = inputs.with_groups(groups)?;
+            // on a site the partitions place jobs: the groups only say what their nodes draw
+            inputs = if self.site.is_some() {
+                inputs.with_site_groups(groups)?
+            } else {
+                inputs.with_groups(groups)?
+            };
         }
         let partition_windows = inputs
             .calendar

@@ -173,6 +173,8 @@ impl Engine {
             ));
         }
         for (i, start) in decision.starts.iter().enumerate() {
+            // (on a site of node groups of their own power: what this start's nodes draw)
+            let mut site_watts: Option<f64> = None;
             let queued = self.state.queue.as_slice().get(start.pos as usize).copied();
             if queued != Some(start.job) {
                 return Err(CoreError::decision(format!(
@@ -256,6 +258,13 @@ impl Engine {
                 let component = site.job_key(start.job).1;
                 state.take(start.job, takes, requested_end);
                 self.log.record_takes(start.job, now, takes);
+                if !inputs.atom_power.is_empty() {
+                    // (each atom's nodes draw their group's power)
+                    let atom_watts = |&(a, n): &(u32, u32)| {
+                        f64::from(n) * inputs.atom_power[a as usize].computing_w
+                    };
+                    site_watts = Some(takes.iter().map(atom_watts).sum());
+                }
                 state.dequeue(start.job, component);
                 state.changed(Some(component));
                 self.log.record_partition(start.job, p, inputs.jobs.len());
@@ -283,10 +292,9 @@ impl Engine {
                 requested_end,
             });
             self.state.busy += newly_busy;
-            let mut watts = inputs
-                .machine
-                .power
-                .map(|m| f64::from(job.nodes) * m.computing_w);
+            let mut watts = site_watts
+                .take()
+                .or_else(|| (inputs.machine.power).map(|m| f64::from(job.nodes) * m.computing_w));
             if let Some(nodes) = self.state.nodes.as_mut() {
                 let k = job.nodes as usize;
                 let these = placed.get(offset..offset + k).ok_or_else(|| {

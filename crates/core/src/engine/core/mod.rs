@@ -300,12 +300,17 @@ impl Engine {
         let capacity = self.inputs.machine.nodes - self.state.down;
         // Totals cover the replay clock from 0 (a calendar may start earlier).
         let dt = t.max(0.0) - self.state.now.max(0.0);
+        // (a site of node groups of their own power: each atom's busy and idle nodes)
+        let atoms = self.atom_counts();
         for mark in self.state.marks.iter_mut().flatten() {
             if mark.metrics.is_none() && mark.at <= t {
                 // The totals are linear between events: the mark's are the part up to it.
                 let mut at_mark = self.state.metrics;
                 let part = mark.at.max(0.0) - self.state.now.max(0.0);
                 at_mark.elapse(part, self.state.busy, capacity, self.state.down);
+                if !atoms.is_empty() {
+                    at_mark.elapse_atoms(part, &atoms, &self.inputs.atom_power);
+                }
                 if let Some(shared) = &self.state.shared {
                     at_mark.elapse_cpus(part, shared.busy_cpus(), shared.up_cpus());
                 }
@@ -315,6 +320,9 @@ impl Engine {
         self.state
             .metrics
             .elapse(dt, self.state.busy, capacity, self.state.down);
+        if !atoms.is_empty() {
+            (self.state.metrics).elapse_atoms(dt, &atoms, &self.inputs.atom_power);
+        }
         if let Some(shared) = &self.state.shared {
             (self.state.metrics).elapse_cpus(dt, shared.busy_cpus(), shared.up_cpus());
         }
@@ -437,6 +445,24 @@ impl Engine {
             self.step(policy)?;
         }
         Ok(self.peek().is_some())
+    }
+
+    /// On a site of node groups of their own power, each atom's (busy, idle) nodes now (a
+    /// down atom has neither); empty elsewhere.
+    fn atom_counts(&self) -> Vec<(u32, u32)> {
+        let (Some(site), Some(state)) = (self.inputs.site.as_ref(), self.state.site.as_ref())
+        else {
+            return Vec::new();
+        };
+        if self.inputs.atom_power.is_empty() {
+            return Vec::new();
+        }
+        (site.atom_sizes().iter().zip(state.free()).enumerate())
+            .map(|(a, (&size, &free))| match state.down(a as u32) {
+                Some(_) => (0, 0),
+                None => (size - free, free),
+            })
+            .collect()
     }
 
     pub fn view(&self) -> View<'_> {
