@@ -959,3 +959,35 @@ fn a_job_exactly_at_a_partitions_limits_runs_and_one_past_them_does_not() {
     assert_eq!((held.start[0], held.start[4]), (0.0, 1.0));
     assert!([1, 2, 3, 5].iter().all(|&j| held.start[j].is_nan()));
 }
+
+/// Windows of one partition that overlap hold its nodes once, from the first start to the
+/// last end; apart, each its own time: a = nodes 0-1 down over [10, 20) and [15, 30), then
+/// [40, 50); J1 (a, both nodes), waiting from 25, runs over [30, 35) on nodes 0-1.
+#[test]
+fn overlapping_windows_of_a_partition_hold_its_nodes_once() {
+    let down = |start: f64, end: f64| Downtime {
+        start,
+        end,
+        kind: DowntimeKind::Unscheduled,
+        nodes: Some(2),
+        back_asleep: false,
+        partition: Some(0),
+        range: None,
+    };
+    let calendar = Calendar::new(
+        vec![down(10.0, 20.0), down(15.0, 30.0), down(40.0, 50.0)],
+        0.0,
+    )
+    .unwrap();
+    let specs = [(0.0, 100.0, 100.0, 1), (25.0, 5.0, 5.0, 2)];
+    let parts = vec![part("a", &[(0, 2)]), part("b", &[(2, 4)])];
+    let cands: [&[u32]; 2] = [&[1], &[0]];
+    let inputs = site_inputs(4, &specs, parts, &cands, OverLimits::Reject, calendar);
+    let mut engine = Engine::new(Arc::new(inputs.clone()));
+    engine.run(&mut fcfs_easy()).unwrap();
+    let log = engine.into_log();
+    assert_eq!(log.start, vec![0.0, 30.0]);
+    let (last, killed) = named_nodes(inputs, &log);
+    assert_eq!(last, ["2", "0-1"]);
+    assert!(killed.is_empty());
+}
