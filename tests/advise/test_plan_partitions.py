@@ -135,3 +135,27 @@ def test_the_tick_line_says_the_tiers_and_what_was_left_alone(capsys, tmp_path):
     assert [(e["job"], e["partition"], e["tier"]) for e in tick["plan"]] == [
         (4, "batch", 2), (5, "debug", 2), (3, "debug", 1)
     ]  # fmt: skip
+
+
+def test_the_tick_line_says_which_running_jobs_it_could_not_model():
+    """Job 3 shares c1 with job 1 (as in the case above): the plan leaves it out and the tick
+    line says so (the JSON log's ``sharing`` count, until issue 42 said nowhere else)."""
+    from hpcsched.advise.plan import make_plan
+    from hpcsched.cli.advise import not_modelled
+
+    part = [Partition("all", tuple(f"c{i}" for i in range(1, 5)))]
+    nodes = [Node(f"c{i}", ("idle",), ("all",)) for i in range(1, 5)]
+
+    def running(job_id, start, names):
+        return Job(job_id, "r", "u", ("all",), "RUNNING", "None", len(names), 600.0, 0.0,
+                   start, 1, 0, node_names=names)  # fmt: skip
+
+    pending = Job(4, "p", "u", ("all",), "PENDING", "Priority", 2, 60.0, 50.0, None, 1, 0)
+    jobs = [running(1, 10.0, ("c1", "c2")), running(3, 30.0, ("c1",)), pending]
+    plan = make_plan(ClusterState(100.0, jobs, nodes, partitions=part), PolicySpec("fcfs"))
+    assert plan.summary["sharing"] == 1 and plan.summary["running"] == 2
+    assert not_modelled(plan.summary) == (
+        "; 1 running job shares nodes with others: not modelled (each node held once, by the "
+        "job that started on it first)"
+    )
+    assert not_modelled({"sharing": 0}) == ""

@@ -7,7 +7,7 @@ import dataclasses
 import signal
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -287,6 +287,20 @@ def _line(*parts: str | tuple[str, str]) -> Text:
     return Text.assemble(*parts)
 
 
+def not_modelled(summary: dict[str, Any]) -> str:
+    """What the tick line says the plan could not model: running jobs that share nodes with
+    others (the plan gives jobs whole nodes: each node counts once, held by the job that
+    started on it first, and the others are left out)."""
+    sharing = int(summary.get("sharing") or 0)
+    if not sharing:
+        return ""
+    jobs = "job shares" if sharing == 1 else "jobs share"
+    return (
+        f"; {sharing} running {jobs} nodes with others: not modelled (each node held once, "
+        "by the job that started on it first)"
+    )
+
+
 def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None:
     """The plan as a table: job, current priority, new priority, why."""
     from hpcsched.advise.adapter import WRITTEN
@@ -311,10 +325,10 @@ def show(result: TickResult, *, all_rows: bool = False, limit: int = 30) -> None
         )
     if "one_pool" in s:
         tiers = f" as one pool ({s['one_pool']})"
-    left = ""
+    left = not_modelled(s)
     if plan.skipped:
         kinds = left_alone_counts(plan.skipped)
-        left = (
+        left += (
             f"; left alone {len(plan.skipped)} ("
             + ", ".join(f"{n} {kind}" for kind, n in kinds.items())
             + ")"
