@@ -592,6 +592,54 @@ mod tests {
         assert_eq!(engine.submitted(), 2);
     }
 
+    /// Two one-CPU jobs on 4 nodes of 4 cores shared by cores.
+    fn shared(policy: &str) -> RunSpec {
+        let mut spec = run(policy);
+        spec.shared = Some(SharedSpec {
+            sharing: "cr_core".into(),
+            shape_cpus: vec![4],
+            shape_threads_per_core: vec![1],
+            shape_memory: vec![0],
+            shape_weight: vec![1],
+            node_shape: vec![0; 4],
+            set_offsets: vec![0, 4],
+            set_nodes: vec![0, 1, 2, 3],
+            set_min_nodes: vec![1],
+            set_max_nodes: vec![u32::MAX],
+            set_exclusive: vec![false],
+            nodes: vec![0, 0],
+            tasks: vec![1, 1],
+            cpus_per_task: vec![1, 1],
+            memory_kind: vec![0, 0],
+            memory: vec![0, 0],
+            exclusive: vec![false, false],
+            gres_offsets: vec![0, 0, 0],
+            ..SharedSpec::default()
+        });
+        spec
+    }
+
+    #[test]
+    fn what_runs_where_jobs_share_nodes_is_built_and_the_rest_refused() {
+        for name in ["fcfs", "snf", "python", "agent"] {
+            let spec = shared(name);
+            let outside: Option<Box<dyn Policy>> = (name == "python")
+                .then(|| crate::sched::registry::build_policy("fcfs", None, "easy").unwrap());
+            assert!(spec.build(outside, StopFlag::default()).is_ok(), "{name}");
+        }
+        let mut mars = shared("mars");
+        mars.search = Some(search());
+        let (mut engine, mut policy) = mars.build(None, StopFlag::default()).unwrap();
+        engine.run(policy.as_mut()).unwrap();
+        assert_eq!(engine.log().start, vec![0.0, 10.0]);
+        let mut guarded = shared("snf");
+        guarded.max_wait = Some(3600.0);
+        assert!(refused(guarded).contains("jobs sharing nodes with policy \"snf\""));
+        let mut predicted = shared("fcfs");
+        predicted.estimates = "history".into();
+        assert!(refused(predicted).contains("EASY on predicted run times"));
+    }
+
     #[test]
     fn a_wrong_name_is_named() {
         let mut spec = run("fcfs");
