@@ -991,3 +991,59 @@ fn overlapping_windows_of_a_partition_hold_its_nodes_once() {
     assert_eq!(last, ["2", "0-1"]);
     assert!(killed.is_empty());
 }
+
+/// On a site whose node groups draw their own power (batch: 2 nodes at 100 W computing,
+/// 10 W idle; gpu: 1 node at 400 W and 50 W), each atom counts at its group's power: J0 holds
+/// both batch nodes over [0, 100), J1 the GPU node over [0, 50), J2 a batch node over
+/// [100, 160). Jobs: 20,000, 20,000 and 6,000 J; in all 46,000 J computing and
+/// (60 x 10 + 110 x 50) = 6,100 J idle up to the last end.
+#[test]
+fn each_atom_of_a_site_draws_its_own_groups_power() {
+    let cpu = hpcsched_core::model::PowerModel {
+        computing_w: 100.0,
+        idle_w: 10.0,
+        ..crate::power_classes::model()
+    };
+    let gpu = hpcsched_core::model::PowerModel {
+        computing_w: 400.0,
+        idle_w: 50.0,
+        ..cpu
+    };
+    let specs = [
+        (0.0, 100.0, 100.0, 2),
+        (0.0, 50.0, 50.0, 1),
+        (0.0, 60.0, 60.0, 1),
+    ];
+    let machine = Machine {
+        nodes: 3,
+        power: Some(cpu),
+    };
+    let inputs = Inputs::new(table(&specs), machine, Calendar::empty(), Overrun::Continue)
+        .unwrap()
+        .with_site_groups(vec![(2, cpu), (1, gpu)])
+        .unwrap()
+        .with_site(
+            vec![part("batch", &[(0, 2)]), part("gpu", &[(2, 3)])],
+            OverLimits::Reject,
+            vec![0, 1, 2, 3],
+            vec![0, 1, 0],
+        )
+        .unwrap();
+    assert_eq!(inputs.atom_power, [cpu, gpu]);
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run(&mut fcfs_easy()).unwrap();
+    let log = engine.into_log();
+    assert_eq!(log.start, vec![0.0, 0.0, 100.0]);
+    assert_eq!(log.energy_j, vec![20_000.0, 20_000.0, 6_000.0]);
+    let energy = log.at_last_completion.energy(&cpu);
+    assert_eq!(energy.computing_j, 46_000.0);
+    assert_eq!(energy.idle_j, 6_100.0);
+    // groups that do not add up to the machine are refused
+    let wrong = Inputs::new(table(&specs), machine, Calendar::empty(), Overrun::Continue)
+        .unwrap()
+        .with_site_groups(vec![(2, cpu)]);
+    assert!(wrong
+        .unwrap_err()
+        .to_string()
+        .contains("node groups of 2 nodes in all"));
+}
