@@ -168,3 +168,38 @@ fn utilization_rewards_count_cpus_where_jobs_share_nodes() {
     assert_eq!(horizon.evaluate(&engine, &at_horizon), 0.25);
     assert_eq!(since.evaluate(&engine, &at_since), 0.5);
 }
+
+/// A sampled future where jobs share nodes: run times and ends drawn are taken; arrivals are
+/// refused (their requests are not known).
+#[test]
+fn a_scenario_without_arrivals_builds_and_one_with_arrivals_is_refused() {
+    let (jobs, partition) = site_jobs();
+    let mut real = Engine::new(Arc::new(site_inputs(&jobs, &partition)));
+    let mut policy = fcfs_easy();
+    for _ in 0..2 {
+        real.step(&mut policy).unwrap();
+    }
+    let view = real.view();
+    let drawn = hpcsched_core::Scenario {
+        queued_run_time: vec![10.0; view.queue.len()],
+        running_end: vec![view.now + 5.0; view.running.len()],
+        arrivals: Vec::new(),
+    };
+    let belief = Belief::from_scenario(&view, &drawn).unwrap();
+    assert_eq!(belief.engine.view().queue.len(), view.queue.len());
+    let arriving = hpcsched_core::Scenario {
+        arrivals: vec![hpcsched_core::Job {
+            id: -1,
+            submit: view.now + 1.0,
+            run_time: 10.0,
+            requested_time: 10.0,
+            nodes: 1,
+        }],
+        ..drawn
+    };
+    let refused = Belief::from_scenario(&view, &arriving)
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(refused.contains("future arrivals on"), "{refused}");
+}
