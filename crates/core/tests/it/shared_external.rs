@@ -146,3 +146,36 @@ fn agent_features_speak_of_cpus_where_jobs_share_nodes() {
     // the cluster: 3 of 4 CPUs free, 1 busy
     assert_eq!((cluster[0], cluster[1]), (0.75, 0.25));
 }
+
+/// A driver's decision point where jobs share nodes is an instant with jobs waiting and a node
+/// with a free CPU, even when no node is free: J0 (2 of 4 CPUs) runs from 0; J1 (1 CPU)
+/// arrives at 10, J2 (4 CPUs) at 20 behind it; J1 starts at 10 on the free CPUs; then
+/// nothing has room until J0 and J1 end.
+#[test]
+fn a_decision_point_is_where_a_node_has_a_free_cpu() {
+    use hpcsched_core::engine::DecisionPoint;
+    let jobs = vec![
+        (0.0, 100.0, job(2, 1000, 0)),
+        (10.0, 30.0, job(1, 1000, 0)),
+        (20.0, 10.0, job(4, 1000, 0)),
+    ];
+    let mut engine = Engine::new(Arc::new(shared_inputs(1, &jobs)));
+    let mut fcfs = fcfs_easy();
+    engine.step(&mut fcfs).unwrap(); // t = 0: J0 starts
+    assert!(engine.advance_to(DecisionPoint::JobsAndNodes));
+    assert_eq!(engine.now(), 10.0); // no free node, two free CPUs
+    engine.invoke(&mut fcfs).unwrap(); // J1 starts
+                                       // t = 20: J2 waits and one CPU is free (room, though J2 cannot use it)
+    assert!(engine.advance_to(DecisionPoint::JobsAndNodes));
+    assert_eq!(engine.now(), 20.0);
+    engine.invoke(&mut fcfs).unwrap();
+    // t = 40: J1 ends (two CPUs free) and J2 still waits: the next point
+    assert!(engine.advance_to(DecisionPoint::JobsAndNodes));
+    assert_eq!(engine.now(), 40.0);
+    engine.invoke(&mut fcfs).unwrap();
+    // t = 100: J0 ends and J2 starts; then no job waits: no point left
+    assert!(engine.advance_to(DecisionPoint::JobsAndNodes));
+    assert_eq!(engine.now(), 100.0);
+    engine.invoke(&mut fcfs).unwrap();
+    assert!(!engine.advance_to(DecisionPoint::JobsAndNodes));
+}
