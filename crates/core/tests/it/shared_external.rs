@@ -80,6 +80,20 @@ fn named_starts_are_placed_by_the_rule_and_refused_where_they_do_not_fit() {
     )
     .unwrap_err();
     assert!(err.contains("job 2 fits"), "{err}");
+    // J1 names no nodes (J2 does): its refusal does not speak of named nodes
+    let err = decide(
+        &e,
+        ExternalDecision {
+            start: vec![2, 1],
+            nodes: vec![(2, vec![0])],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap_err();
+    assert!(
+        err.contains("job 2 fits") && !err.contains("among"),
+        "{err}"
+    );
     let err = decide(
         &e,
         ExternalDecision {

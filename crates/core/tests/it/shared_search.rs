@@ -119,6 +119,8 @@ fn the_belief_of_shared_nodes_runs_on_as_the_engine_does() {
     }
     assert_eq!(real.now(), 20.0);
     let belief = Belief::from_view(&real.view()).unwrap();
+    // (the nodes some job holds part of: none free of a's, b's held by J8)
+    assert_eq!(belief.engine.view().free, real.view().free);
     let index = belief.real_index.clone();
     // (a belief's own log keeps counters only: the same state under a recording engine)
     let mut recording = Engine::with_state(
@@ -151,7 +153,7 @@ fn the_belief_of_shared_nodes_runs_on_as_the_engine_does() {
 /// after its end.
 #[test]
 fn utilization_rewards_count_cpus_where_jobs_share_nodes() {
-    let jobs = [(0.0, 100.0, job(2, 1000, 0))];
+    let jobs = [(0.0, 100.0, job(2, 1000, 0)), (200.0, 10.0, job(1, 1000, 0))];
     let mut engine = Engine::new(Arc::new(crate::shared::shared_inputs(1, &jobs)));
     engine.step(&mut fcfs_easy()).unwrap(); // t = 0: the job starts
     let term = |k: usize| {
@@ -167,6 +169,46 @@ fn utilization_rewards_count_cpus_where_jobs_share_nodes() {
     assert_eq!(engine.now(), 100.0);
     assert_eq!(horizon.evaluate(&engine, &at_horizon), 0.25);
     assert_eq!(since.evaluate(&engine, &at_since), 0.5);
+    // nothing runs from 100 to the next job at 200: 200 of 800 CPU-seconds
+    engine.step(&mut fcfs_easy()).unwrap();
+    assert_eq!(engine.now(), 200.0);
+    assert_eq!(since.evaluate(&engine, &at_since), 0.25);
+}
+
+/// The CPUs up leave out a node while a window has it down: 2 nodes of 4 CPUs, J0 (2 CPUs)
+/// over [0, 300), node 1 down over [100, 200): 600 CPU-seconds held of 8 x 100 + 4 x 100 +
+/// 8 x 100 = 2,000 up.
+#[test]
+fn the_cpus_up_leave_out_the_nodes_down() {
+    use hpcsched_core::{Calendar, Downtime, DowntimeKind};
+    let jobs = [
+        (0.0, 300.0, job(2, 1000, 0)),
+        (300.0, 10.0, job(1, 1000, 0)),
+    ];
+    let window = Downtime {
+        start: 100.0,
+        end: 200.0,
+        kind: DowntimeKind::Unscheduled,
+        nodes: Some(1),
+        back_asleep: false,
+        partition: None,
+        range: Some((1, 2)),
+    };
+    let inputs = crate::shared::inputs_under(2, &jobs, Calendar::new(vec![window], 0.0).unwrap())
+        .with_shared_nodes(shared(2, &jobs, crate::shared::all_nodes(2)))
+        .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    let mut fcfs = fcfs_easy();
+    engine.step(&mut fcfs).unwrap(); // t = 0
+    let mut w = [0.0; 8];
+    w[5] = 1.0;
+    let since = Reward::from_weights(w, 200.0);
+    let root = since.reference_of(&engine);
+    while engine.now() < 300.0 {
+        engine.step(&mut fcfs).unwrap();
+    }
+    assert_eq!(engine.now(), 300.0);
+    assert_eq!(since.evaluate(&engine, &root), 0.3);
 }
 
 /// A sampled future where jobs share nodes: run times and ends drawn are taken; arrivals are
