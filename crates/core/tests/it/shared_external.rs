@@ -193,3 +193,45 @@ fn a_decision_point_is_where_a_node_has_a_free_cpu() {
     engine.invoke(&mut fcfs).unwrap();
     assert!(!engine.advance_to(DecisionPoint::JobsAndNodes));
 }
+
+/// A named start keeps off an announced maintenance it would run into: node 0 goes down at
+/// 30 (announced), and J (1 CPU, 50 s) named at 0 would still run then: refused; a 20 s one
+/// fits before it.
+#[test]
+fn a_named_start_may_not_run_into_an_announced_window() {
+    use hpcsched_core::{Calendar, Downtime, DowntimeKind};
+    let jobs = vec![(0.0, 50.0, job(1, 1000, 0)), (0.0, 20.0, job(1, 1000, 0))];
+    let window = Downtime {
+        start: 30.0,
+        end: 60.0,
+        kind: DowntimeKind::Scheduled,
+        nodes: Some(1),
+        back_asleep: false,
+        partition: None,
+        range: Some((0, 1)),
+    };
+    let calendar = Calendar::new(vec![window], 1000.0).unwrap();
+    let inputs = crate::shared::inputs_under(1, &jobs, calendar)
+        .with_shared_nodes(crate::shared::shared(1, &jobs, crate::shared::all_nodes(1)))
+        .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    assert!(engine.advance());
+    let long = decide(
+        &engine,
+        ExternalDecision {
+            start: vec![0],
+            ..ExternalDecision::default()
+        },
+    );
+    assert!(long
+        .unwrap_err()
+        .contains("fits in none of its partitions now"));
+    let short = decide(
+        &engine,
+        ExternalDecision {
+            start: vec![1],
+            ..ExternalDecision::default()
+        },
+    );
+    assert_eq!(short.unwrap().starts.len(), 1);
+}

@@ -91,6 +91,7 @@ fn mars_drains_one_partition_of_shared_nodes_while_the_other_runs() {
     assert_eq!(&log.start[3..7], &[3960.0; 4]);
     assert_eq!((log.start[8], log.start[9]), (10.0, 110.0));
     assert_eq!(log.start_kind[8], StartKind::Primary); // b was not drained
+    assert_eq!(&log.start_kind[..3], &[StartKind::Primary; 3]); // t = 0: one outcome
     let placed = placements(&log, 10);
     assert_eq!(placed[7], [(0, 4, 4000, 0)]);
     assert_eq!(placed[9], [(1, 4, 1000, 0)]);
@@ -153,7 +154,10 @@ fn the_belief_of_shared_nodes_runs_on_as_the_engine_does() {
 /// after its end.
 #[test]
 fn utilization_rewards_count_cpus_where_jobs_share_nodes() {
-    let jobs = [(0.0, 100.0, job(2, 1000, 0)), (200.0, 10.0, job(1, 1000, 0))];
+    let jobs = [
+        (0.0, 100.0, job(2, 1000, 0)),
+        (200.0, 10.0, job(1, 1000, 0)),
+    ];
     let mut engine = Engine::new(Arc::new(crate::shared::shared_inputs(1, &jobs)));
     engine.step(&mut fcfs_easy()).unwrap(); // t = 0: the job starts
     let term = |k: usize| {
@@ -173,6 +177,30 @@ fn utilization_rewards_count_cpus_where_jobs_share_nodes() {
     engine.step(&mut fcfs_easy()).unwrap();
     assert_eq!(engine.now(), 200.0);
     assert_eq!(since.evaluate(&engine, &at_since), 0.25);
+    // a horizon from 200 (J1 started, 1 CPU until 210) to 400, over this engine's totals
+    // since 0 (a look-ahead's belief starts its own at its root): 200 + 10 of 800 + 800
+    let later = horizon.reference_of(&engine);
+    assert_eq!(horizon.evaluate(&engine, &later), 210.0 / 1600.0);
+}
+
+/// On whole nodes the same term counts nodes: a 2-node job on 4 is half the machine at the
+/// root.
+#[test]
+fn on_whole_nodes_the_utilization_at_the_root_counts_nodes() {
+    let inputs = hpcsched_core::Inputs::new(
+        table(&[(0.0, 100.0, 100.0, 2)]),
+        Machine::new(4),
+        Calendar::empty(),
+        Overrun::Continue,
+    )
+    .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.step(&mut fcfs_easy()).unwrap();
+    let mut w = [0.0; 8];
+    w[5] = 1.0;
+    let since = Reward::from_weights(w, 200.0);
+    let root = since.reference_of(&engine);
+    assert_eq!(since.evaluate(&engine, &root), 0.5);
 }
 
 /// The CPUs up leave out a node while a window has it down: 2 nodes of 4 CPUs, J0 (2 CPUs)
@@ -204,6 +232,7 @@ fn the_cpus_up_leave_out_the_nodes_down() {
     w[5] = 1.0;
     let since = Reward::from_weights(w, 200.0);
     let root = since.reference_of(&engine);
+    assert_eq!(since.evaluate(&engine, &root), 0.25); // 2 of 8 CPUs at the root
     while engine.now() < 300.0 {
         engine.step(&mut fcfs).unwrap();
     }
