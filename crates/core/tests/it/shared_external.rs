@@ -234,4 +234,39 @@ fn a_named_start_may_not_run_into_an_announced_window() {
         },
     );
     assert_eq!(short.unwrap().starts.len(), 1);
+    let alone = SharedScan::default().fits_alone(&engine.view(), 10);
+    assert!(alone[0].is_none() && alone[1].is_some());
+}
+
+/// Named nodes past the first word of the bit sets: 72 nodes; J0 named to node 70 goes
+/// there, J1 named to 70 and 71 to 70 (the fuller that covers it), J2 named to none where
+/// the rule puts it on the whole machine (70 again, the fullest that covers it), recorded as
+/// backfilled as the decision says.
+#[test]
+fn named_nodes_anywhere_on_the_machine_place_the_job_among_them() {
+    let jobs = vec![
+        (0.0, 10.0, job(1, 1000, 0)),
+        (0.0, 10.0, job(1, 1000, 0)),
+        (0.0, 10.0, job(1, 1000, 0)),
+    ];
+    let mut engine = Engine::new(Arc::new(shared_inputs(72, &jobs)));
+    assert!(engine.advance());
+    let decision = decide(
+        &engine,
+        ExternalDecision {
+            start: vec![0, 1],
+            backfilled: vec![2],
+            nodes: vec![(0, vec![70]), (1, vec![70, 71])],
+            ..ExternalDecision::default()
+        },
+    )
+    .unwrap();
+    let nodes: Vec<Vec<u32>> = decision
+        .allocations
+        .iter()
+        .map(|a| a.nodes.clone())
+        .collect();
+    assert_eq!(nodes, [vec![70], vec![70], vec![70]]);
+    let kinds: Vec<_> = decision.starts.iter().map(|s| s.kind).collect();
+    assert_eq!(kinds, [P, P, B]);
 }
