@@ -239,9 +239,8 @@ fn a_named_start_may_not_run_into_an_announced_window() {
 }
 
 /// Named nodes past the first word of the bit sets: 72 nodes; J0 named to node 70 goes
-/// there, J1 named to 70 and 71 to 70 (the fuller that covers it), J2 named to none where
-/// the rule puts it on the whole machine (70 again, the fullest that covers it), recorded as
-/// backfilled as the decision says.
+/// there, J1 named to 71 there, J2 named to none where the rule puts it on the whole machine
+/// (70, the first of the fullest that cover it), recorded as backfilled as the decision says.
 #[test]
 fn named_nodes_anywhere_on_the_machine_place_the_job_among_them() {
     let jobs = vec![
@@ -256,7 +255,7 @@ fn named_nodes_anywhere_on_the_machine_place_the_job_among_them() {
         ExternalDecision {
             start: vec![0, 1],
             backfilled: vec![2],
-            nodes: vec![(0, vec![70]), (1, vec![70, 71])],
+            nodes: vec![(0, vec![70]), (1, vec![71])],
             ..ExternalDecision::default()
         },
     )
@@ -266,7 +265,7 @@ fn named_nodes_anywhere_on_the_machine_place_the_job_among_them() {
         .iter()
         .map(|a| a.nodes.clone())
         .collect();
-    assert_eq!(nodes, [vec![70], vec![70], vec![70]]);
+    assert_eq!(nodes, [vec![70], vec![71], vec![70]]);
     let kinds: Vec<_> = decision.starts.iter().map(|s| s.kind).collect();
     assert_eq!(kinds, [P, P, B]);
 }
