@@ -184,15 +184,6 @@ pub struct Branch {
     pub best: u16,
 }
 
-/// Whether no decision can start a job at `view` (see [`View::starts_nothing`]); where jobs
-/// share nodes, whether no waiting job fits now even alone (the placement rule's answer).
-pub fn starts_nothing(view: &View) -> bool {
-    view.starts_nothing()
-        || (view.manager.is_none()
-            && view.shared.is_some()
-            && !crate::sched::shared::SharedScan::default().any_fits_alone(view))
-}
-
 /// The set of jobs a decision starts, as sorted job indices.
 pub fn outcome_of(decision: &Decision) -> Vec<u32> {
     let mut jobs: Vec<u32> = decision.starts.iter().map(|s| s.job).collect();

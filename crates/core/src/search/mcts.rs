@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::engine::{Decision, Engine, Policy};
 use crate::sched::QueuePolicy;
-use crate::search::action::{starts_nothing, ActionSet, Branch};
+use crate::search::action::{ActionSet, Branch};
 use crate::search::config::{Rollout, RootChild, SearchConfig, SearchOutcome};
 use crate::search::reward::{Reward, RootReference};
 use crate::search::rollout::{best_base_return, follow};
@@ -110,7 +110,7 @@ fn advance_to_decision(engine: &mut Engine, actions: &mut ActionSet) -> (Stop, u
     let reached = engine.advance_until(|engine| {
         let branches = {
             let view = engine.view();
-            if view.queue.is_empty() || !view.has_room() || starts_nothing(&view) {
+            if view.queue.is_empty() || !view.has_room() || view.starts_nothing() {
                 return false; // a single outcome that starts nothing
             }
             actions.outcomes(&view, 2)
@@ -380,7 +380,7 @@ impl<'a> Tree<'a> {
         let view = engine.view();
         // Where nothing can start, every action decides nothing that matters here (the belief
         // records nothing): the draws are made all the same, so the random stream is unchanged.
-        let idle = starts_nothing(&view);
+        let idle = view.starts_nothing();
         match self.config.rollout {
             Rollout::Actions => {
                 let action = self.below(self.actions.len());

@@ -13,7 +13,7 @@ use rayon::prelude::*;
 
 use crate::engine::{DecisionPoint, Engine};
 use crate::sched::{Decision, Policy, QueuePolicy};
-use crate::search::action::{outcome_of, starts_nothing, Action, Branch};
+use crate::search::action::{outcome_of, Action, Branch};
 use crate::search::config::{RootChild, SearchConfig, SearchOutcome};
 use crate::search::reward::{Reward, RootReference};
 use crate::search::tree::rollout_return;
@@ -159,7 +159,7 @@ fn base_return(
             } else {
                 decision.clear();
                 let view = engine.view();
-                if !starts_nothing(&view) {
+                if !view.starts_nothing() {
                     policy.decide(&view, decision); // (else it decides nothing that matters)
                 }
             }

@@ -89,52 +89,6 @@ impl SharedScan {
         out
     }
 
-    /// Whether some waiting job would start now if it were the only one started (every start
-    /// of any order must: `false` means no decision starts anything now).
-    pub fn any_fits_alone(&mut self, view: &View) -> bool {
-        let Some(shared) = view.shared else {
-            return false;
-        };
-        let (model, base) = (shared.model, shared.state.usage());
-        let tallies = shared.state.tallies();
-        // (most of a long queue is ruled out by the tallies alone, before any preparation)
-        let may = |job: u32| {
-            let request = &model.requests[job as usize];
-            model
-                .fitting(job)
-                .iter()
-                .any(|&s| tallies.may_fit(model, s, request))
-        };
-        if !view.queue.iter().any(|&job| may(job)) {
-            return false;
-        }
-        self.begin(view, shared);
-        for &job in view.queue.iter().filter(|&&job| may(job)) {
-            let est_end = view.now + view.jobs.get(job).requested_time;
-            let excluded = self.excluded_for(view.now, est_end, None, nodes_of(shared));
-            let place = Place {
-                base,
-                free: base,
-                touched: [&[], &[]],
-                tallies,
-                excluded: excluded.then_some(&self.excluded[..]),
-            };
-            let request = &model.requests[job as usize];
-            if fit(
-                model,
-                &place,
-                model.fitting(job),
-                request,
-                &mut self.scratch,
-            )
-            .is_some()
-            {
-                return true;
-            }
-        }
-        false
-    }
-
     /// Ready for starts on `shared` at `view`: nothing taken yet, the announced windows;
     /// returns how many components there are.
     pub(super) fn begin(&mut self, view: &View, shared: SharedView) -> usize {
