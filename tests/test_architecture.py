@@ -79,7 +79,17 @@ PACKAGE = REPO / "python" / "hpcsched"
 #: (`hpcsched/__init__.py`) re-exports and is exempt.
 PYTHON_LAYERS = {
     **dict.fromkeys(
-        ["exceptions", "_records", "_core", "classes", "logs", "units", "site.slurm.text"], 0
+        [
+            "exceptions",
+            "_records",
+            "_core",
+            "classes",
+            "logs",
+            "units",
+            "node_ranges",
+            "site.slurm.text",
+        ],
+        0,
     ),
     "_io": 1,
     "workload": 2,

@@ -17,7 +17,8 @@ import pytest
 import hpcsched
 from hpcsched.cli import main
 from hpcsched.export import BATSIM_COLUMNS, batsim_jobs, write_batsim_jobs
-from hpcsched.placement import parse_ranges, placement
+from hpcsched.node_ranges import parse_ranges
+from hpcsched.placement import placement
 from hpcsched.plots import figure_to_png
 from hpcsched.plots.gantt import JOBS_GID, KILLED_GID, STATES_GID, busiest_day, gantt_chart
 from hpcsched.workload import Downtime, DowntimeCalendar

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from hpcsched._io import atomic_write_bytes
+from hpcsched.node_ranges import node_count
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -79,7 +80,7 @@ def batsim_jobs(result: Result) -> pd.DataFrame:
         energy = np.full(len(attempts), -1.0)
     node_texts = attempts["nodes"].tolist()
     resources = [text.replace(",", " ") for text in node_texts]
-    counts = [_node_count(text) for text in node_texts]
+    counts = [node_count(text) for text in node_texts]
     workload = Path(str(result.info["inputs"].get("trace", "w0"))).name
     return pd.DataFrame(
         {
@@ -112,9 +113,3 @@ def write_batsim_jobs(result: Result, path: str | os.PathLike[str]) -> str:
     batsim_jobs(result).to_csv(buffer, index=False, float_format="%.6f")
     atomic_write_bytes(path, buffer.getvalue().encode())
     return os.fspath(path)
-
-
-def _node_count(ranges: str) -> int:
-    from hpcsched.placement import parse_ranges
-
-    return sum(last - first + 1 for first, last in parse_ranges(ranges))

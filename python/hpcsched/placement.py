@@ -19,6 +19,7 @@ import pandas as pd
 
 from hpcsched import _core
 from hpcsched.exceptions import InputError
+from hpcsched.node_ranges import parse_ranges
 
 if TYPE_CHECKING:
     from hpcsched.run import Result
@@ -44,15 +45,6 @@ class Placement:
     node_count: int
     partitions: tuple[tuple[str, tuple[tuple[int, int], ...]], ...]
     laid_out: bool
-
-
-def parse_ranges(text: str) -> list[tuple[int, int]]:
-    """Index ranges ``0-3,7`` as inclusive ``(first, last)`` pairs."""
-    out: list[tuple[int, int]] = []
-    for part in filter(None, text.split(",")):
-        first, _, last = part.partition("-")
-        out.append((int(first), int(last or first)))
-    return out
 
 
 def placement(result: Result) -> Placement:

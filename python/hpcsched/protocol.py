@@ -25,6 +25,7 @@ import numpy as np
 
 from hpcsched import _core
 from hpcsched.exceptions import DecisionError, OptionError, shown
+from hpcsched.node_ranges import node_list
 
 #: Node power states in ``View.node_state``: codes into the engine's ``node_state_names()``.
 NODE_STATES: tuple[str, ...] = tuple(_core.node_state_names())
@@ -150,13 +151,7 @@ class View(NamedTuple):
             text = self.queue_fit_nodes[k]
             if not text:
                 return None
-            nodes = [
-                n
-                for part in text.split(",")
-                for first, _, last in [part.partition("-")]
-                for n in range(int(first), int(last or first) + 1)
-            ]
-            return np.asarray(nodes, dtype=np.int64)
+            return np.asarray(node_list(text), dtype=np.int64)
         need = int(self.queue_nodes[k])
         if self.partitions:  # free in one of the partitions it may start in
             fits = any(self.partitions[p][2] >= need for p in self.queue_partitions[k])

@@ -12,7 +12,8 @@ from matplotlib.collections import PolyCollection
 from matplotlib.patches import Patch
 
 from hpcsched.exceptions import InputError
-from hpcsched.placement import Placement, parse_ranges, placement
+from hpcsched.node_ranges import parse_ranges
+from hpcsched.placement import Placement, placement
 from hpcsched.plots._style import DAY, HOUR, _legend_columns, _new_figure
 from hpcsched.plots.power import NODE_STATE_COLORS
 

@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from hpcsched.node_ranges import parse_ranges
+
 if TYPE_CHECKING:
     from hpcsched.site.platform import Platform
     from hpcsched.workload import DowntimeCalendar
@@ -64,14 +66,6 @@ def partition_energy(
     return out
 
 
-def _ranges(text: str) -> list[tuple[int, int]]:
-    out = []
-    for part in filter(None, text.split(",")):
-        first, _, last = part.partition("-")
-        out.append((int(first), int(last or first) + 1))
-    return out
-
-
 def _attempts(table: pd.DataFrame, lost: pd.DataFrame) -> tuple[np.ndarray, ...]:
     """(node, start, end) of every node each attempt held."""
     frames: list[tuple[Any, Any, Any]] = []
@@ -94,10 +88,10 @@ def _attempts(table: pd.DataFrame, lost: pd.DataFrame) -> tuple[np.ndarray, ...]
     node, start, end = [], [], []
     for texts, starts, ends in frames:
         for text, s, e in zip(texts, starts, ends, strict=True):
-            for a, b in _ranges(str(text)):
-                node.append(np.arange(a, b))
-                start.append(np.full(b - a, s))
-                end.append(np.full(b - a, e))
+            for first, last in parse_ranges(str(text)):
+                node.append(np.arange(first, last + 1))
+                start.append(np.full(last + 1 - first, s))
+                end.append(np.full(last + 1 - first, e))
     return _joined(node, start, end)
 
 
