@@ -162,3 +162,25 @@ def write_site_trace(
         )
     (folder / "t.swf").write_text("\n".join(lines) + "\n")
     return folder / "t.swf", folder / "site.toml"
+
+
+def powered_group(name: str, nodes: int, computing: float, idle: float, cores: int = 1) -> str:
+    """A platform file's ``[[groups]]`` table of ``nodes`` nodes drawing ``computing`` and
+    ``idle`` W (sleeping 1, switching on 20 and off 30 W; latencies 50 and 40 s)."""
+    return f"""
+[[groups]]
+name = "{name}"
+nodes = {nodes}
+cores = {cores}
+[groups.power]
+computing = {computing}
+idle = {idle}
+sleeping = 1.0
+switching_on = 20.0
+switching_off = 30.0
+[groups.transitions]
+switch_on = 50.0
+switch_on_std = 5.0
+switch_off = 40.0
+switch_off_std = 4.0
+"""

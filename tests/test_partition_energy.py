@@ -13,36 +13,16 @@ import pytest
 import hpcsched
 from hpcsched.site.platform import parse_platform
 from hpcsched.workload import Downtime, DowntimeCalendar, load_workload
-from tests.conftest import write_site_trace
+from tests.conftest import powered_group, write_site_trace
 
 MWH = 3.6e9
-
-
-def powered(name: str, nodes: int, computing: float, idle: float, cores: int = 1) -> str:
-    return f"""
-[[groups]]
-name = "{name}"
-nodes = {nodes}
-cores = {cores}
-[groups.power]
-computing = {computing}
-idle = {idle}
-sleeping = 1.0
-switching_on = 20.0
-switching_off = 30.0
-[groups.transitions]
-switch_on = 50.0
-switch_on_std = 5.0
-switch_off = 40.0
-switch_off_std = 4.0
-"""
 
 
 #: batch: 2 CPU nodes (100 W computing, 10 W idle); gpu: 1 node drawing 400 W and 50 W idle
 SITE = (
     'name = "two-kinds"\n'
-    + powered("cpu", 2, 100.0, 10.0)
-    + powered("gpu", 1, 400.0, 50.0)
+    + powered_group("cpu", 2, 100.0, 10.0)
+    + powered_group("gpu", 1, 400.0, 50.0)
     + '[[partitions]]\nname = "batch"\nnodes = "cpu"\ndefault = true\n'
     + '[[partitions]]\nname = "gpu"\nnodes = "gpu"\n'
 )
@@ -77,9 +57,9 @@ def test_curie_partitions_add_up_to_the_engines_totals_under_an_outage(traces_di
     computing and idle energy."""
     text = (
         'name = "CEA-Curie-powered"\n'
-        + powered("thin", 5040, 300.0, 90.0, 16)
-        + powered("fat", 360, 900.0, 250.0, 32)
-        + powered("hybrid", 144, 1200.0, 300.0, 8)
+        + powered_group("thin", 5040, 300.0, 90.0, 16)
+        + powered_group("fat", 360, 900.0, 250.0, 32)
+        + powered_group("hybrid", 144, 1200.0, 300.0, 8)
         + '[[partitions]]\nname = "standard"\nnodes = "thin"\ndefault = true\n'
         + 'aliases = ["Burned"]\n'
         + '[[partitions]]\nname = "large"\nnodes = "fat"\n'

@@ -20,6 +20,7 @@ from hpcsched.placement import placement
 from hpcsched.protocol import Decision, View
 from hpcsched.site.platform import load_platform
 from hpcsched.workload import load_workload
+from tests.conftest import powered_group
 from tests.invariants import check_jobs, check_shared, check_shared_downtime
 
 REPO = Path(__file__).resolve().parents[1]
@@ -115,31 +116,10 @@ def _refusals() -> list[tuple[str, str, list[str], str]]:
 
 
 SITES = {
-    "partitions": """
-name = "parts-power"
-[[groups]]
-name = "cpu"
-nodes = 8
-cores = 4
-[groups.power]
-computing = 100.0
-idle = 10.0
-sleeping = 1.0
-switching_on = 20.0
-switching_off = 30.0
-[groups.transitions]
-switch_on = 50.0
-switch_on_std = 5.0
-switch_off = 40.0
-switch_off_std = 4.0
-[[partitions]]
-name = "batch"
-nodes = "0-5"
-default = true
-[[partitions]]
-name = "debug"
-nodes = "6-7"
-""",
+    "partitions": 'name = "parts-power"\n'
+    + powered_group("cpu", 8, 100.0, 10.0, 4)
+    + '[[partitions]]\nname = "batch"\nnodes = "0-5"\ndefault = true\n'
+    + '[[partitions]]\nname = "debug"\nnodes = "6-7"\n',
 }
 SITES["shared"] = SITES["partitions"].replace(
     'name = "parts-power"', 'name = "shared-power"\nsharing = "cr_core"'
