@@ -1031,7 +1031,11 @@ fn each_atom_of_a_site_draws_its_own_groups_power() {
         .unwrap();
     assert_eq!(inputs.atom_power, [cpu, gpu]);
     let mut engine = Engine::new(Arc::new(inputs));
+    // the totals at 50 (a look-ahead's mark): J0's 2 nodes and J1's GPU node computing
+    engine.set_mark(0, 50.0);
     engine.run(&mut fcfs_easy()).unwrap();
+    let at_mark = engine.state().metrics_at_mark(0).unwrap().energy(&cpu);
+    assert_eq!((at_mark.computing_j, at_mark.idle_j), (30_000.0, 0.0));
     let log = engine.into_log();
     assert_eq!(log.start, vec![0.0, 0.0, 100.0]);
     assert_eq!(log.energy_j, vec![20_000.0, 20_000.0, 6_000.0]);
