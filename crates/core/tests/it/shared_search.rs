@@ -274,3 +274,44 @@ fn a_scenario_without_arrivals_builds_and_one_with_arrivals_is_refused() {
         .to_string();
     assert!(refused.contains("future arrivals on"), "{refused}");
 }
+
+/// On whole nodes the horizon's capacity leaves out the nodes down: 4 nodes, 2 of them down
+/// over [0, 1000), a 2-node job over [0, 100): the machine up is fully used to 100.
+#[test]
+fn on_whole_nodes_the_horizon_counts_the_nodes_up() {
+    use hpcsched_core::{Downtime, DowntimeKind};
+    let window = Downtime {
+        start: 0.0,
+        end: 1000.0,
+        kind: DowntimeKind::Unscheduled,
+        nodes: Some(2),
+        back_asleep: false,
+        partition: None,
+        range: None,
+    };
+    let inputs = hpcsched_core::Inputs::new(
+        table(&[(0.0, 100.0, 100.0, 2)]),
+        Machine::new(4),
+        Calendar::new(vec![window], 0.0).unwrap(),
+        Overrun::Continue,
+    )
+    .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.step(&mut fcfs_easy()).unwrap();
+    let mut w = [0.0; 8];
+    w[2] = 1.0;
+    let horizon = Reward::from_weights(w, 100.0);
+    let root = horizon.reference_of(&engine);
+    assert_eq!(horizon.evaluate(&engine, &root), 1.0);
+}
+
+/// A belief's free nodes are those no job holds any part of: J0 (2 CPUs) holds node 0 of 2.
+#[test]
+fn a_beliefs_free_nodes_are_those_no_job_holds() {
+    let jobs = vec![(0.0, 100.0, job(2, 1000, 0))];
+    let mut engine = Engine::new(Arc::new(crate::shared::shared_inputs(2, &jobs)));
+    engine.step(&mut fcfs_easy()).unwrap();
+    assert_eq!(engine.view().free, 1);
+    let belief = Belief::from_view(&engine.view()).unwrap();
+    assert_eq!(belief.engine.view().free, 1);
+}
