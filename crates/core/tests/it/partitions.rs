@@ -1051,3 +1051,23 @@ fn each_atom_of_a_site_draws_its_own_groups_power() {
         .to_string()
         .contains("node groups of 2 nodes in all"));
 }
+
+/// In one pool of one power model, a job draws its nodes' computing power over its run.
+#[test]
+fn one_pool_jobs_draw_the_machines_computing_power() {
+    let cpu = crate::power_classes::model();
+    let machine = Machine {
+        nodes: 4,
+        power: Some(cpu),
+    };
+    let inputs = Inputs::new(
+        table(&[(0.0, 100.0, 100.0, 2)]),
+        machine,
+        Calendar::empty(),
+        Overrun::Continue,
+    )
+    .unwrap();
+    let mut engine = Engine::new(Arc::new(inputs));
+    engine.run(&mut fcfs_easy()).unwrap();
+    assert_eq!(engine.log().energy_j, vec![2.0 * 100.0 * cpu.computing_w]);
+}

@@ -269,3 +269,15 @@ fn named_nodes_anywhere_on_the_machine_place_the_job_among_them() {
     let kinds: Vec<_> = decision.starts.iter().map(|s| s.kind).collect();
     assert_eq!(kinds, [P, P, B]);
 }
+
+/// No decision point while no CPU is free: J0 takes all 4 CPUs from 0; J1 (1 CPU) waits from
+/// 10; the next point is J0's end at 100.
+#[test]
+fn no_decision_point_while_every_cpu_is_taken() {
+    use hpcsched_core::engine::DecisionPoint;
+    let jobs = vec![(0.0, 100.0, job(4, 1000, 0)), (10.0, 10.0, job(1, 1000, 0))];
+    let mut engine = Engine::new(Arc::new(shared_inputs(1, &jobs)));
+    engine.step(&mut fcfs_easy()).unwrap();
+    assert!(engine.advance_to(DecisionPoint::JobsAndNodes));
+    assert_eq!(engine.now(), 100.0);
+}
