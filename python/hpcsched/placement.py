@@ -116,12 +116,7 @@ def _named_down_windows(
     ranges_of = dict(partitions)
     rows = []
     for w in result.calendar:
-        if w.node_range is not None:
-            spans: tuple[tuple[int, int], ...] = (w.node_range,)
-        elif w.partition is not None:
-            spans = ranges_of.get(w.partition, ())
-        else:
-            spans = ((0, node_count),)
+        spans = w.node_spans(ranges_of, node_count)
         nodes = ",".join(f"{a}-{b - 1}" if b - a > 1 else str(a) for a, b in spans)
         rows.append(("down", w.start, w.end, nodes))
     return pd.DataFrame(rows, columns=["state", "start", "end", "nodes"])

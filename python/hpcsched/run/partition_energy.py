@@ -101,13 +101,7 @@ def _windows(calendar: DowntimeCalendar, site: Any, n: int) -> tuple[np.ndarray,
     ranges = {p.name: p.ranges for p in site.partitions}
     node, start, end = [], [], []
     for w in calendar:
-        if w.node_range is not None:
-            spans: Any = (w.node_range,)
-        elif w.partition is not None:
-            spans = ranges.get(w.partition, ())
-        else:
-            spans = ((0, n),)
-        for a, b in spans:
+        for a, b in w.node_spans(ranges, n):
             node.append(np.arange(a, b))
             start.append(np.full(b - a, w.start))
             end.append(np.full(b - a, w.end))

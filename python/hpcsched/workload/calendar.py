@@ -35,7 +35,7 @@ from __future__ import annotations
 import math
 import os
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -100,6 +100,18 @@ class Downtime:
     @property
     def duration(self) -> float:
         return self.end - self.start
+
+    def node_spans(
+        self, partition_ranges: Mapping[str, Sequence[tuple[int, int]]], machine: int
+    ) -> tuple[tuple[int, int], ...]:
+        """The nodes it takes down where windows name their nodes, as ``[first, end)``
+        ranges: its node range, its partition's ranges (``partition_ranges`` by name), or the
+        whole machine of ``machine`` nodes."""
+        if self.node_range is not None:
+            return (self.node_range,)
+        if self.partition is not None:
+            return tuple(partition_ranges.get(self.partition, ()))
+        return ((0, machine),)
 
 
 @dataclass(frozen=True)

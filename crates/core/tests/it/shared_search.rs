@@ -26,29 +26,20 @@ fn site_jobs() -> (Vec<Shaped>, Vec<u32>) {
 }
 
 fn site_inputs(jobs: &[Shaped], partition: &[u32]) -> Inputs {
-    let specs: Vec<Spec> = (jobs.iter())
-        .map(|(submit, run, r)| (*submit, *run, *run, r.nodes.unwrap_or(1)))
-        .collect();
     let offsets: Vec<u32> = (0..=jobs.len() as u32).collect();
-    Inputs::new(
-        table(&specs),
-        Machine::new(2),
-        Calendar::new(Vec::new(), 0.0).unwrap(),
-        Overrun::Continue,
-    )
-    .unwrap()
-    .with_site(
-        vec![
-            PartitionSpec::new("a", &[(0, 1)]),
-            PartitionSpec::new("b", &[(1, 2)]),
-        ],
-        OverLimits::Reject,
-        offsets,
-        partition.to_vec(),
-    )
-    .unwrap()
-    .with_shared_nodes(shared(2, jobs, node_sets(&[&[0], &[1]])))
-    .unwrap()
+    crate::shared::inputs(2, jobs)
+        .with_site(
+            vec![
+                PartitionSpec::new("a", &[(0, 1)]),
+                PartitionSpec::new("b", &[(1, 2)]),
+            ],
+            OverLimits::Reject,
+            offsets,
+            partition.to_vec(),
+        )
+        .unwrap()
+        .with_shared_nodes(shared(2, jobs, node_sets(&[&[0], &[1]])))
+        .unwrap()
 }
 
 fn mars_cw() -> Box<dyn Policy> {
